@@ -1,0 +1,159 @@
+//! The one error type every command returns, and the exit status each kind maps to.
+//!
+//! A refusal carries every reason (one line each); everything else carries one message and,
+//! where there is an obvious next step, a hint.
+
+use std::fmt;
+
+/// Exit statuses, as fixed by `cli.md`.
+pub mod exit {
+    /// Done (a blocked comparison is still done).
+    pub const OK: i32 = 0;
+    /// Could not run: I/O error, Git error, missing commit, store unreadable.
+    pub const FAILED: i32 = 1;
+    /// Refused: the input breaks a rule (each reason printed).
+    pub const REFUSED: i32 = 2;
+    /// A concurrent writer kept winning; nothing was written.
+    pub const CONTENDED: i32 = 3;
+    /// Usage error: unknown flag, missing argument.
+    pub const USAGE: i32 = 64;
+}
+
+/// What went wrong, classified by the exit status it leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The input, ledger, declaration, record or transition breaks a rule.
+    Refused(Vec<String>),
+    /// The command could not run (I/O, Git, a missing commit, an unreadable store).
+    Failed {
+        message: String,
+        hint: Option<String>,
+    },
+    /// The ref moved on every try.
+    Contended(String),
+    /// The command line is wrong.
+    Usage(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A refusal with one reason.
+    pub fn refused(reason: impl Into<String>) -> Self {
+        Error::Refused(vec![reason.into()])
+    }
+
+    /// A failure without a hint.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Error::Failed {
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// A failure with a hint line.
+    pub fn failed_with_hint(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Failed {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+
+    /// Prefix every message with `context: ` (the file or commit the error is about).
+    pub fn context(self, context: impl fmt::Display) -> Self {
+        match self {
+            Error::Refused(reasons) => {
+                Error::Refused(reasons.into_iter().map(|r| format!("{context}: {r}")).collect())
+            }
+            Error::Failed { message, hint } => Error::Failed {
+                message: format!("{context}: {message}"),
+                hint,
+            },
+            Error::Contended(m) => Error::Contended(format!("{context}: {m}")),
+            Error::Usage(m) => Error::Usage(format!("{context}: {m}")),
+        }
+    }
+
+    /// The process exit status for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Refused(_) => exit::REFUSED,
+            Error::Failed { .. } => exit::FAILED,
+            Error::Contended(_) => exit::CONTENDED,
+            Error::Usage(_) => exit::USAGE,
+        }
+    }
+
+    /// The reasons a refusal lists (or the one message of any other error).
+    pub fn reasons(&self) -> Vec<String> {
+        match self {
+            Error::Refused(r) => r.clone(),
+            Error::Failed { message, .. } => vec![message.clone()],
+            Error::Contended(m) | Error::Usage(m) => vec![m.clone()],
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Refused(reasons) => {
+                write!(f, "refused:")?;
+                for r in reasons {
+                    write!(f, "\n  {r}")?;
+                }
+                Ok(())
+            }
+            Error::Failed { message, hint } => {
+                write!(f, "{message}")?;
+                if let Some(h) = hint {
+                    write!(f, "\nhint: {h}")?;
+                }
+                Ok(())
+            }
+            Error::Contended(m) => write!(f, "{m}"),
+            Error::Usage(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::failed(e.to_string())
+    }
+}
+
+/// Collects refusal reasons, so a check can report every problem instead of the first.
+#[derive(Debug, Default)]
+pub struct Reasons(Vec<String>);
+
+impl Reasons {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn push(&mut self, reason: impl Into<String>) {
+        self.0.push(reason.into());
+    }
+    pub fn extend(&mut self, other: impl IntoIterator<Item = String>) {
+        self.0.extend(other);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// `Ok(())` when nothing was pushed, else the refusal with every reason.
+    pub fn into_result(self) -> Result<()> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Refused(self.0))
+        }
+    }
+    pub fn into_vec(self) -> Vec<String> {
+        self.0
+    }
+}

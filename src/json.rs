@@ -1,0 +1,328 @@
+//! Strict JSON in, canonical JSON out.
+//!
+//! Every JSON input goes through [`parse_strict`]: duplicate keys, NaN/Infinity, numbers that
+//! overflow, trailing data, nesting deeper than [`MAX_DEPTH`] and inputs over the byte bound are
+//! refused with a message naming the place. Every JSON document the tool writes goes through
+//! [`canonical`] or [`canonical_ordered`]: serde_json's pretty printer (two-space indent), raw
+//! UTF-8, sorted keys (except where a format fixes the order), and a trailing newline.
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::{Map, Number, Value};
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// Deepest nesting of arrays and objects accepted.
+pub const MAX_DEPTH: usize = 64;
+
+/// Default bound on the size of a JSON input (`--max-input-bytes`).
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Parse `bytes` as one strict JSON value. The error message names the line and column.
+pub fn parse_strict(bytes: &[u8]) -> std::result::Result<Value, String> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = StrictSeed { depth: 0 }
+        .deserialize(&mut de)
+        .map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(value)
+}
+
+/// Parse a JSON document, refusing it (exit 2) with `what` named when it is not strict JSON or
+/// exceeds `max_bytes`.
+pub fn parse_document(bytes: &[u8], what: &str, max_bytes: u64) -> Result<Value> {
+    if bytes.len() as u64 > max_bytes {
+        return Err(Error::refused(format!(
+            "{what}: {} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
+            bytes.len()
+        )));
+    }
+    parse_strict(bytes).map_err(|e| Error::refused(format!("{what}: not valid JSON: {e}")))
+}
+
+/// Read a file and parse it strictly. The file is refused before it is read whole when it is
+/// larger than `max_bytes`; a file that cannot be read is a failure (exit 1).
+pub fn read_document(path: &std::path::Path, max_bytes: u64) -> Result<(Vec<u8>, Value)> {
+    let bytes = read_bounded(path, max_bytes)?;
+    let value = parse_document(&bytes, &path.display().to_string(), max_bytes)?;
+    Ok((bytes, value))
+}
+
+/// Read a whole file, refusing it when it is over `max_bytes` (checked before and while reading).
+pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .map_err(|e| Error::failed(format!("{}: cannot open: {e}", path.display())))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+    if meta.is_dir() {
+        return Err(Error::failed(format!(
+            "{}: is a directory, not a file",
+            path.display()
+        )));
+    }
+    if meta.len() > max_bytes {
+        return Err(Error::refused(format!(
+            "{}: {} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
+            path.display(),
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Error::refused(format!(
+            "{}: over the input bound of {max_bytes} bytes (--max-input-bytes)",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+struct StrictSeed {
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for StrictSeed {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl StrictSeed {
+    fn enter<E: de::Error>(&self) -> std::result::Result<usize, E> {
+        let depth = self.depth + 1;
+        if depth > MAX_DEPTH {
+            Err(E::custom(format_args!(
+                "nesting deeper than {MAX_DEPTH} levels"
+            )))
+        } else {
+            Ok(depth)
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for StrictSeed {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Value, E> {
+        Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("number is not finite"))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+        let depth = self.enter()?;
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(StrictSeed { depth })? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+        let depth = self.enter()?;
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
+            }
+            let v = map.next_value_seed(StrictSeed { depth })?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// The canonical bytes of any value: pretty-printed, keys sorted, trailing newline.
+pub fn canonical<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::pretty(&mut out);
+    // Serialising an in-memory value to a Vec cannot fail for the types used here.
+    value
+        .serialize(&mut ser)
+        .expect("serialising JSON to memory");
+    out.push(b'\n');
+    out
+}
+
+/// An object whose keys are written in the given order (rows follow `attempt_fields`; the
+/// declaration and the ledger document have a fixed key order). Nested objects are sorted.
+pub struct Ordered<'a>(pub Vec<(&'a str, &'a Value)>);
+
+impl Serialize for Ordered<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// Canonical bytes of an object with a fixed key order.
+pub fn canonical_ordered(fields: Vec<(&str, &Value)>) -> Vec<u8> {
+    canonical(&Ordered(fields))
+}
+
+/// The JSON type name of a value, for messages.
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Equality by value: numbers compare numerically (`1` equals `1.0`), everything else
+/// structurally.
+pub fn value_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => number_eq(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| value_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x
+                    .iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| value_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn number_eq(x: &Number, y: &Number) -> bool {
+    match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+        (Some(a), Some(b), _, _) => a == b,
+        (_, _, Some(a), Some(b)) => a == b,
+        _ => x.as_f64() == y.as_f64() && x.as_f64().is_some(),
+    }
+}
+
+/// A nonnegative finite number (`Some(f64)`), else `None`.
+pub fn nonneg_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64().filter(|f| f.is_finite() && *f >= 0.0),
+        _ => None,
+    }
+}
+
+/// A nonnegative integer count. Floats are not counts (`2.0` is refused).
+pub fn count(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_plain_json() {
+        let v = parse_strict(br#"{"a": [1, 2.5, "x", null, true], "b": {}}"#).unwrap();
+        assert_eq!(v["a"][1], serde_json::json!(2.5));
+    }
+
+    #[test]
+    fn refuses_duplicate_keys_at_any_depth() {
+        let e = parse_strict(br#"{"a": {"b": 1, "b": 2}}"#).unwrap_err();
+        assert!(e.contains("duplicate key \"b\""), "{e}");
+        let e = parse_strict(br#"[{"x": 1, "x": 1}]"#).unwrap_err();
+        assert!(e.contains("duplicate key \"x\""), "{e}");
+    }
+
+    #[test]
+    fn refuses_nan_infinity_and_overflow() {
+        for bad in [&b"NaN"[..], b"Infinity", b"-Infinity", b"[1e999]", b"{\"a\": nan}"] {
+            assert!(parse_strict(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn refuses_trailing_data() {
+        let e = parse_strict(b"{} {}").unwrap_err();
+        assert!(e.contains("trailing"), "{e}");
+        assert!(parse_strict(b"{}\n\n").is_ok());
+    }
+
+    #[test]
+    fn depth_limit_is_64() {
+        let ok = format!("{}{}", "[".repeat(64), "]".repeat(64));
+        assert!(parse_strict(ok.as_bytes()).is_ok());
+        let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+        let e = parse_strict(deep.as_bytes()).unwrap_err();
+        assert!(e.contains("nesting deeper than 64"), "{e}");
+        let very_deep = "[".repeat(100_000);
+        assert!(parse_strict(very_deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn refuses_invalid_utf8() {
+        assert!(parse_strict(b"\"\xff\"").is_err());
+    }
+
+    #[test]
+    fn input_bound_is_checked_before_parsing() {
+        let e = parse_document(b"[1,2,3]", "x.json", 3).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.reasons()[0].contains("input bound"));
+    }
+
+    #[test]
+    fn canonical_is_pretty_sorted_utf8_with_newline() {
+        let v = parse_strict("{\"b\": 1, \"a\": \"é\", \"c\": 45.0}".as_bytes()).unwrap();
+        assert_eq!(
+            String::from_utf8(canonical(&v)).unwrap(),
+            "{\n  \"a\": \"é\",\n  \"b\": 1,\n  \"c\": 45.0\n}\n"
+        );
+    }
+
+    #[test]
+    fn ordered_keeps_order() {
+        let (one, two) = (Value::from(1), Value::from(2));
+        let out = canonical_ordered(vec![("z", &one), ("a", &two)]);
+        assert_eq!(out, b"{\n  \"z\": 1,\n  \"a\": 2\n}\n");
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        assert!(value_eq(&serde_json::json!(1), &serde_json::json!(1.0)));
+        assert!(!value_eq(&serde_json::json!(1), &serde_json::json!(1.5)));
+        assert!(value_eq(&serde_json::json!({"a": [2]}), &serde_json::json!({"a": [2.0]})));
+    }
+}
