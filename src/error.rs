@@ -62,9 +62,12 @@ impl Error {
     /// Prefix every message with `context: ` (the file or commit the error is about).
     pub fn context(self, context: impl fmt::Display) -> Self {
         match self {
-            Error::Refused(reasons) => {
-                Error::Refused(reasons.into_iter().map(|r| format!("{context}: {r}")).collect())
-            }
+            Error::Refused(reasons) => Error::Refused(
+                reasons
+                    .into_iter()
+                    .map(|r| format!("{context}: {r}"))
+                    .collect(),
+            ),
             Error::Failed { message, hint } => Error::Failed {
                 message: format!("{context}: {message}"),
                 hint,

@@ -216,8 +216,7 @@ pub fn value_eq(a: &Value, b: &Value) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| value_eq(v, w)))
         }
         _ => a == b,
@@ -268,8 +267,18 @@ mod tests {
 
     #[test]
     fn refuses_nan_infinity_and_overflow() {
-        for bad in [&b"NaN"[..], b"Infinity", b"-Infinity", b"[1e999]", b"{\"a\": nan}"] {
-            assert!(parse_strict(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        for bad in [
+            &b"NaN"[..],
+            b"Infinity",
+            b"-Infinity",
+            b"[1e999]",
+            b"{\"a\": nan}",
+        ] {
+            assert!(
+                parse_strict(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 
@@ -323,6 +332,9 @@ mod tests {
     fn numbers_compare_by_value() {
         assert!(value_eq(&serde_json::json!(1), &serde_json::json!(1.0)));
         assert!(!value_eq(&serde_json::json!(1), &serde_json::json!(1.5)));
-        assert!(value_eq(&serde_json::json!({"a": [2]}), &serde_json::json!({"a": [2.0]})));
+        assert!(value_eq(
+            &serde_json::json!({"a": [2]}),
+            &serde_json::json!({"a": [2.0]})
+        ));
     }
 }

@@ -1,1 +1,5 @@
-fn main() {}
+//! The `git-ledger` binary: parse the command line, run the command, exit with its status.
+
+fn main() {
+    std::process::exit(git_ledger::cli::main());
+}

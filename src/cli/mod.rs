@@ -1,0 +1,127 @@
+//! The command line: clap definitions, one module per command, and the single place where a
+//! result becomes output on stdout/stderr and an exit status.
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+
+use crate::error::{exit, Error, Result};
+
+/// Citeable AI coding-agent evaluation ledgers, kept on Git refs.
+#[derive(Debug, Parser)]
+#[command(name = "git-ledger", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command that reads JSON inputs accepts.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InputOpts {
+    /// Refuse JSON inputs larger than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::json::DEFAULT_MAX_INPUT_BYTES, global = true)]
+    pub max_input_bytes: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+/// Where a command writes: results to `out`, messages to `err`.
+pub struct Io<'a> {
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+}
+
+/// Run the binary: parse arguments, dispatch, print errors once, return the exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = match e.kind() {
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayVersion
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                    {
+                        exit::USAGE
+                    } else {
+                        exit::OK
+                    }
+                }
+                _ => exit::USAGE,
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let json = cli.command.wants_json();
+    let result = {
+        let mut io = Io {
+            out: &mut out,
+            err: &mut err,
+        };
+        run(cli.command, &mut io)
+    };
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => report_error(&e, json, &mut out, &mut err),
+    };
+    if let Err(e) = out.flush() {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = writeln!(err, "error: cannot write output: {e}");
+            return exit::FAILED;
+        }
+    }
+    code
+}
+
+/// Print an error once: on stderr, and under `--json` also as an object on stdout.
+pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    if json {
+        let obj = serde_json::json!({
+            "refused": matches!(e, Error::Refused(_)),
+            "reasons": e.reasons(),
+        });
+        let _ = out.write_all(&crate::json::canonical(&obj));
+    }
+    let _ = match e {
+        Error::Refused(reasons) => {
+            let mut r = writeln!(
+                err,
+                "refused ({} reason{}):",
+                reasons.len(),
+                if reasons.len() == 1 { "" } else { "s" }
+            );
+            for reason in reasons {
+                r = r.and(writeln!(err, "  {reason}"));
+            }
+            r
+        }
+        Error::Failed { message, hint } => {
+            let r = writeln!(err, "error: {message}");
+            match hint {
+                Some(h) => r.and(writeln!(err, "hint: {h}")),
+                None => r,
+            }
+        }
+        Error::Contended(m) => writeln!(err, "error: {m}"),
+        Error::Usage(m) => writeln!(err, "usage error: {m}"),
+    };
+    e.exit_code()
+}
+
+impl Command {
+    /// Whether the command was asked for JSON output (refusals then go to stdout as JSON too).
+    pub fn wants_json(&self) -> bool {
+        match *self {}
+    }
+}
+
+/// Dispatch one command. Returns the exit status on success (0, or 2 for a verdict such as
+/// `cite`'s "not citeable" that is an answer rather than an error).
+pub fn run(command: Command, _io: &mut Io) -> Result<i32> {
+    match command {}
+}

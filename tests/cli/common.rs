@@ -1,0 +1,138 @@
+//! Helpers shared by the integration tests: pinned environment, temporary repositories made
+//! with the real `git`, and running the built binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The built binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-ledger"))
+}
+
+/// The repository this test suite lives in (for the embedded campaign).
+pub fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Apply the pinned environment to a command: no user or system Git config, fixed identities
+/// and dates, UTC, C locale, no colour.
+pub fn pin_env(cmd: &mut Command) -> &mut Command {
+    cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Test Author")
+        .env("GIT_AUTHOR_EMAIL", "author@example.com")
+        .env("GIT_COMMITTER_NAME", "Test Committer")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+        .env("GIT_AUTHOR_DATE", "2026-11-29T10:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-11-29T10:00:00Z")
+        .env("TZ", "UTC")
+        .env("LC_ALL", "C")
+        .env("NO_COLOR", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+}
+
+/// What a process printed and how it ended.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Self {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+    /// Panic with everything printed unless the exit status is `code`.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "exit status {} (wanted {code})\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+    #[track_caller]
+    pub fn ok(&self) -> &Self {
+        self.expect_code(0)
+    }
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+/// Run the binary in `dir` with `args`.
+pub fn ledger(dir: &Path, args: &[&str]) -> Run {
+    ledger_stdin(dir, args, None)
+}
+
+/// Run the binary in `dir` with `args`, feeding `stdin`.
+pub fn ledger_stdin(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut cmd = Command::new(bin());
+    pin_env(&mut cmd).current_dir(dir).args(args);
+    run_with_stdin(cmd, stdin)
+}
+
+/// Run `git` in `dir`, panicking on failure; returns stdout trimmed.
+#[track_caller]
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let r = git_run(dir, args, None);
+    assert_eq!(r.code, 0, "git {args:?} failed:\n{}{}", r.stdout, r.stderr);
+    r.stdout.trim_end().to_owned()
+}
+
+/// Run `git` in `dir` and return what happened.
+pub fn git_run(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut cmd = Command::new("git");
+    pin_env(&mut cmd).current_dir(dir).args(args);
+    run_with_stdin(cmd, stdin)
+}
+
+fn run_with_stdin(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
+    use std::io::Write;
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(input).expect("write stdin");
+    }
+    Run::from(child.wait_with_output().expect("wait"))
+}
+
+/// A fresh, empty non-bare repository in a temporary directory.
+pub fn new_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    dir
+}
+
+/// Write `content` at `rel` under `root`, creating directories.
+pub fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, content).unwrap();
+}
+
+/// Stage everything and commit; returns the full commit id.
+pub fn commit_all(dir: &Path, message: &str) -> String {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "--allow-empty", "-m", message]);
+    git(dir, &["rev-parse", "HEAD"])
+}
