@@ -4,7 +4,21 @@
 //! the command line and maps results to exit codes.
 
 pub mod cli;
+pub mod declaration;
 pub mod error;
 pub mod json;
+pub mod ledger;
 
 pub use error::{Error, Result};
+
+/// Lowercase hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        use std::fmt::Write;
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}

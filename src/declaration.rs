@@ -1,0 +1,1280 @@
+//! The campaign declaration (`campaign-declaration/1`): strict parsing, every validation rule
+//! of `declaration.md`, and the typed view the rest of the tool reads.
+//!
+//! A [`Declaration`] can only be built from bytes that pass every rule, so code holding one
+//! never re-checks it. Its identity is the SHA-256 of those exact bytes. Drafts (the same
+//! format without the computed fields) are parsed by the same code in [`Mode::Draft`].
+
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::error::{Error, Reasons, Result};
+use crate::json;
+
+/// The format string of a declaration.
+pub const FORMAT: &str = "campaign-declaration/1";
+
+/// The acceptance rules the tool applies; a declaration must state each as `true`.
+pub const ACCEPTANCE_RULES: [&str; 10] = [
+    "one_row_per_schedule_id",
+    "retry_needs_new_schedule",
+    "unknown_is_null",
+    "fixture_is_never_live",
+    "pass_requires_passing_oracle",
+    "verified_requires_evidence",
+    "over_limit_is_not_verified",
+    "stop_is_appropriate_only_when_expected",
+    "non_pass_requires_reason",
+    "deferred_carries_nothing",
+];
+
+/// The row fields `ledger.md` defines, in order. A declaration's `attempt_fields` starts with
+/// exactly these and may append its own.
+pub const STANDARD_FIELDS: [&str; 20] = [
+    "schedule_id",
+    "task_id",
+    "repetition",
+    "evidence",
+    "native_outcome",
+    "native_status",
+    "reason",
+    "source_revision",
+    "runtime_identity",
+    "actual_models_and_efforts",
+    "runner_options",
+    "option_deviations",
+    "oracle_checks",
+    "evidence_refs",
+    "elapsed_seconds",
+    "usage",
+    "estimated_usd",
+    "spent_budget",
+    "interventions_decision_or_repair",
+    "native_record",
+];
+
+/// Native outcomes an Arena task may declare.
+pub const ARENA_OUTCOMES: [&str; 6] = ["PASS", "FAIL", "STOPPED", "ERROR", "SKIPPED", "RUNNING"];
+/// Native outcomes a scenario task may declare.
+pub const SCENARIO_OUTCOMES: [&str; 9] = [
+    "PASS",
+    "FALSE_COMPLETE",
+    "HONEST_BLOCKER",
+    "ERROR",
+    "SKIPPED",
+    "NOT_EXERCISED",
+    "RUNNING",
+    "INTERRUPTED_UNGRADED",
+    "PENDING_UNGRADED",
+];
+
+/// The limits each kind declares, exactly.
+pub const ARENA_LIMITS: [&str; 3] = ["cli_invocation_seconds", "oracle_seconds", "max_iterations"];
+pub const SCENARIO_LIMITS: [&str; 2] = ["harness_minutes", "max_steps"];
+/// Limits that are counts (integers).
+pub const COUNT_LIMITS: [&str; 2] = ["max_steps", "max_iterations"];
+
+/// Top-level keys of a declaration, in the order they are written.
+pub const TOP_KEYS: [&str; 14] = [
+    "format",
+    "id",
+    "title",
+    "status",
+    "source_revision",
+    "repetitions",
+    "profile",
+    "policy_files",
+    "runner_tools",
+    "runtime_requirements",
+    "acceptance",
+    "attempt_fields",
+    "tasks",
+    "schedule",
+];
+/// Task keys, in the order they are written.
+pub const TASK_KEYS: [&str; 9] = [
+    "id",
+    "kind",
+    "evidence",
+    "expects",
+    "definition",
+    "oracle",
+    "upstream",
+    "limits",
+    "native_outcomes",
+];
+
+/// Whether bytes are a pinned declaration or a draft (computed fields left out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Declaration,
+    Draft,
+}
+
+/// A task's harness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Arena,
+    Scenario,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Arena => "arena",
+            Kind::Scenario => "scenario",
+        }
+    }
+    /// The status at which a PASS is a completion.
+    pub fn completion_status(self) -> &'static str {
+        match self {
+            Kind::Arena => "COMPLETED",
+            Kind::Scenario => "COMPLETE",
+        }
+    }
+    /// The status at which a PASS is a stop.
+    pub fn stop_status(self) -> &'static str {
+        match self {
+            Kind::Arena => "STOPPED",
+            Kind::Scenario => "BLOCKED",
+        }
+    }
+    /// The native outcomes this kind may declare.
+    pub fn allowed_outcomes(self) -> &'static [&'static str] {
+        match self {
+            Kind::Arena => &ARENA_OUTCOMES,
+            Kind::Scenario => &SCENARIO_OUTCOMES,
+        }
+    }
+    /// The limits this kind declares.
+    pub fn limit_names(self) -> &'static [&'static str] {
+        match self {
+            Kind::Arena => &ARENA_LIMITS,
+            Kind::Scenario => &SCENARIO_LIMITS,
+        }
+    }
+}
+
+/// Live or fixture evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Evidence {
+    Live,
+    Fixture,
+}
+
+impl Evidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Evidence::Live => "live",
+            Evidence::Fixture => "fixture",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "live" => Some(Evidence::Live),
+            "fixture" => Some(Evidence::Fixture),
+            _ => None,
+        }
+    }
+}
+
+/// What a task expects of a well-behaved agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expects {
+    Completion,
+    Stop,
+}
+
+/// A path pinned by a definition hash (`{"path", "sha256", "files"}`); hash and count are
+/// `None` in a draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreePin {
+    pub path: String,
+    pub sha256: Option<String>,
+    pub files: Option<u64>,
+}
+
+/// A single file pinned by the SHA-256 of its bytes; the hash is `None` in a draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePin {
+    pub path: String,
+    pub sha256: Option<String>,
+}
+
+/// One role of the profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Role {
+    pub model: String,
+    pub effort: String,
+}
+
+/// The selected profile as declared (absent content in a draft).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    pub source: FilePin,
+    pub name: Option<String>,
+    pub provider: Option<String>,
+    pub joint_planning: bool,
+    pub roles: BTreeMap<String, Role>,
+    pub extra_options: Vec<String>,
+}
+
+/// An Arena task's upstream pin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    pub repository: String,
+    pub base_commit: String,
+    pub reference_commit: String,
+    pub checks: Vec<String>,
+}
+
+/// One declared task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub id: String,
+    pub kind: Kind,
+    pub evidence: Evidence,
+    pub expects: Expects,
+    pub definition: TreePin,
+    pub oracle: Option<FilePin>,
+    pub upstream: Option<Upstream>,
+    /// Declared limits by name (finite, nonnegative).
+    pub limits: BTreeMap<String, f64>,
+    pub native_outcomes: Vec<String>,
+}
+
+impl Task {
+    /// Whether the task's harness can produce this native outcome (`DEFERRED` always).
+    pub fn allows_outcome(&self, outcome: &str) -> bool {
+        outcome == "DEFERRED" || self.native_outcomes.iter().any(|o| o == outcome)
+    }
+}
+
+/// One scheduled attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleEntry {
+    pub id: String,
+    pub task: String,
+    pub repetition: u64,
+}
+
+/// A validated declaration (or draft).
+#[derive(Debug, Clone)]
+pub struct Declaration {
+    /// The exact bytes it was read from (its identity).
+    pub bytes: Vec<u8>,
+    /// SHA-256 of `bytes`, lowercase hex.
+    pub sha256: String,
+    /// The parsed document.
+    pub value: Value,
+    pub id: String,
+    pub source_revision: Option<String>,
+    pub repetitions: u64,
+    pub profile: Profile,
+    pub policy_files: Vec<FilePin>,
+    pub runner_tools: TreePin,
+    pub runtime_requirements: Map<String, Value>,
+    pub attempt_fields: Vec<String>,
+    pub tasks: Vec<Task>,
+    /// The schedule (in a draft: the one it implies).
+    pub schedule: Vec<ScheduleEntry>,
+    task_index: HashMap<String, usize>,
+    schedule_index: HashMap<String, usize>,
+}
+
+impl Declaration {
+    /// Parse and validate a pinned declaration from its exact bytes.
+    pub fn parse(bytes: &[u8], max_input_bytes: u64) -> Result<Self> {
+        Self::parse_mode(bytes, Mode::Declaration, max_input_bytes)
+    }
+
+    /// Parse and validate bytes in the given mode.
+    pub fn parse_mode(bytes: &[u8], mode: Mode, max_input_bytes: u64) -> Result<Self> {
+        let value = json::parse_document(bytes, "declaration", max_input_bytes)?;
+        let mut r = Reasons::new();
+        let parsed = validate(&value, mode, &mut r);
+        match parsed {
+            Some(mut d) if r.is_empty() => {
+                d.bytes = bytes.to_vec();
+                d.sha256 = crate::sha256_hex(bytes);
+                d.value = value;
+                Ok(d)
+            }
+            _ => {
+                if r.is_empty() {
+                    r.push("declaration is not valid");
+                }
+                Err(Error::Refused(r.into_vec()))
+            }
+        }
+    }
+
+    /// Read and validate a declaration file.
+    pub fn read(path: &std::path::Path, max_input_bytes: u64) -> Result<Self> {
+        let bytes = json::read_bounded(path, max_input_bytes)?;
+        Self::parse(&bytes, max_input_bytes).map_err(|e| e.context(path.display()))
+    }
+
+    /// The task with this id.
+    pub fn task(&self, id: &str) -> Option<&Task> {
+        self.task_index.get(id).map(|&i| &self.tasks[i])
+    }
+
+    /// The position of a schedule id in the schedule.
+    pub fn schedule_position(&self, id: &str) -> Option<usize> {
+        self.schedule_index.get(id).copied()
+    }
+
+    /// The schedule entry with this id.
+    pub fn schedule_entry(&self, id: &str) -> Option<&ScheduleEntry> {
+        self.schedule_position(id).map(|i| &self.schedule[i])
+    }
+
+    /// The task of a scheduled attempt.
+    pub fn task_of(&self, schedule_id: &str) -> Option<&Task> {
+        self.schedule_entry(schedule_id)
+            .and_then(|e| self.task(&e.task))
+    }
+
+    /// The first characters of the declaration's hash, for sentences and headings.
+    pub fn short_hash(&self) -> &str {
+        &self.sha256[..12]
+    }
+}
+
+/// Whether `s` is a full commit id (40 or 64 lowercase hex digits).
+pub fn is_full_commit(s: &str) -> bool {
+    (s.len() == 40 || s.len() == 64)
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Whether `s` is a lowercase hex SHA-256.
+pub fn is_sha256(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Whether `s` may be a declaration id (a ref name component).
+pub fn is_valid_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 100
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && !s.starts_with('.')
+        && !s.starts_with('-')
+        && !s.contains("..")
+        && !s.ends_with(".lock")
+}
+
+/// Whether `name` may be a task name (`[A-Za-z0-9][A-Za-z0-9._-]*`, at most 100, no `..`).
+fn is_valid_task_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphanumeric())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && name.len() <= 100
+        && !name.contains("..")
+}
+
+/// Whether `p` is a clean repository-relative path.
+pub fn is_repo_path(p: &str) -> bool {
+    !p.is_empty()
+        && !p.starts_with('/')
+        && !p.ends_with('/')
+        && p.split('/').all(|c| {
+            !c.is_empty() && c != "." && c != ".." && !c.contains('\\') && !c.contains('\0')
+        })
+}
+
+/// The zero-padded width of repetition numbers in schedule ids.
+pub fn repetition_width(repetitions: u64) -> usize {
+    repetitions.to_string().len().max(2)
+}
+
+/// The schedule id of a task's repetition.
+pub fn schedule_id(task: &str, repetition: u64, repetitions: u64) -> String {
+    format!(
+        "{task}/{repetition:0width$}",
+        width = repetition_width(repetitions)
+    )
+}
+
+/// The schedule `tasks × repetitions` implies, in task order then repetition order.
+pub fn expected_schedule(tasks: &[Task], repetitions: u64) -> Vec<ScheduleEntry> {
+    let mut out = Vec::with_capacity(tasks.len() * repetitions as usize);
+    for t in tasks {
+        for rep in 1..=repetitions {
+            out.push(ScheduleEntry {
+                id: schedule_id(&t.id, rep, repetitions),
+                task: t.id.clone(),
+                repetition: rep,
+            });
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation. Each helper records a reason naming the place and returns what it could read.
+
+struct Ctx<'r> {
+    r: &'r mut Reasons,
+    mode: Mode,
+}
+
+impl Ctx<'_> {
+    fn bad(&mut self, at: &str, msg: impl std::fmt::Display) {
+        self.r.push(format!("declaration: {at}: {msg}"));
+    }
+
+    /// Check an object's keys: unknown keys refused, required keys present. In a draft the
+    /// `computed` keys must be absent; in a declaration they are required.
+    fn keys(
+        &mut self,
+        at: &str,
+        m: &Map<String, Value>,
+        required: &[&str],
+        optional: &[&str],
+        computed: &[&str],
+    ) {
+        for k in m.keys() {
+            let known = required.contains(&k.as_str()) || optional.contains(&k.as_str());
+            let is_computed = computed.contains(&k.as_str());
+            if is_computed && self.mode == Mode::Draft {
+                self.bad(
+                    &join(at, k),
+                    "a draft carries no computed field (pin computes it)",
+                );
+            } else if !known && !is_computed {
+                self.bad(&join(at, k), "unknown key");
+            }
+        }
+        for k in required {
+            if !m.contains_key(*k) {
+                self.bad(&join(at, k), "missing");
+            }
+        }
+        if self.mode == Mode::Declaration {
+            for k in computed {
+                if !m.contains_key(*k) {
+                    self.bad(&join(at, k), "missing");
+                }
+            }
+        }
+    }
+
+    fn object<'v>(&mut self, at: &str, v: Option<&'v Value>) -> Option<&'v Map<String, Value>> {
+        match v? {
+            Value::Object(m) => Some(m),
+            other => {
+                self.bad(
+                    at,
+                    format!("must be an object, not {}", json::type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn string<'v>(&mut self, at: &str, v: Option<&'v Value>) -> Option<&'v str> {
+        match v? {
+            Value::String(s) if !s.is_empty() => Some(s),
+            Value::String(_) => {
+                self.bad(at, "must not be empty");
+                None
+            }
+            other => {
+                self.bad(
+                    at,
+                    format!("must be a string, not {}", json::type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, at: &str, v: Option<&Value>) -> Option<Vec<String>> {
+        match v? {
+            Value::Array(items) => {
+                let mut out = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => out.push(s.clone()),
+                        other => self.bad(
+                            &format!("{at}[{i}]"),
+                            format!("must be a string, not {}", json::type_name(other)),
+                        ),
+                    }
+                }
+                Some(out)
+            }
+            other => {
+                self.bad(
+                    at,
+                    format!("must be a list of strings, not {}", json::type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn repo_path(&mut self, at: &str, v: Option<&Value>) -> Option<String> {
+        let s = self.string(at, v)?;
+        if is_repo_path(s) {
+            Some(s.to_owned())
+        } else {
+            self.bad(at, format!("{s:?} is not a repository-relative path"));
+            None
+        }
+    }
+
+    fn sha256(&mut self, at: &str, v: Option<&Value>) -> Option<String> {
+        let v = v?;
+        let s = self.string(at, Some(v))?;
+        if is_sha256(s) {
+            Some(s.to_owned())
+        } else {
+            self.bad(at, format!("{s:?} is not a lowercase hex SHA-256"));
+            None
+        }
+    }
+
+    fn count(&mut self, at: &str, v: Option<&Value>) -> Option<u64> {
+        let v = v?;
+        match json::count(v) {
+            Some(n) => Some(n),
+            None => {
+                self.bad(at, format!("must be a nonnegative integer, not {v}"));
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, at: &str, v: Option<&Value>) -> Option<bool> {
+        match v? {
+            Value::Bool(b) => Some(*b),
+            other => {
+                self.bad(
+                    at,
+                    format!("must be a boolean, not {}", json::type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn tree_pin(&mut self, at: &str, v: Option<&Value>) -> Option<TreePin> {
+        let m = self.object(at, v)?;
+        self.keys(at, m, &["path"], &[], &["sha256", "files"]);
+        let path = self.repo_path(&join(at, "path"), m.get("path"));
+        let sha256 = self.sha256(
+            &join(at, "sha256"),
+            m.get("sha256").filter(|_| self.mode == Mode::Declaration),
+        );
+        let files = self.count(
+            &join(at, "files"),
+            m.get("files").filter(|_| self.mode == Mode::Declaration),
+        );
+        if files == Some(0) {
+            self.bad(
+                &join(at, "files"),
+                "must be at least 1 (an empty tree cannot be pinned)",
+            );
+        }
+        Some(TreePin {
+            path: path?,
+            sha256,
+            files,
+        })
+    }
+
+    fn file_pin(&mut self, at: &str, v: Option<&Value>) -> Option<FilePin> {
+        let m = self.object(at, v)?;
+        self.keys(at, m, &["path"], &[], &["sha256"]);
+        let path = self.repo_path(&join(at, "path"), m.get("path"));
+        let sha256 = self.sha256(
+            &join(at, "sha256"),
+            m.get("sha256").filter(|_| self.mode == Mode::Declaration),
+        );
+        Some(FilePin {
+            path: path?,
+            sha256,
+        })
+    }
+}
+
+fn join(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
+    let mut c = Ctx { r, mode };
+    let Value::Object(top) = value else {
+        c.bad(
+            "(top level)",
+            format!("must be an object, not {}", json::type_name(value)),
+        );
+        return None;
+    };
+    c.keys(
+        "",
+        top,
+        &[
+            "format",
+            "id",
+            "repetitions",
+            "profile",
+            "policy_files",
+            "runner_tools",
+            "runtime_requirements",
+            "acceptance",
+            "attempt_fields",
+            "tasks",
+        ],
+        &["title", "status"],
+        &["source_revision", "schedule"],
+    );
+    match top.get("format") {
+        Some(Value::String(s)) if s == FORMAT => {}
+        Some(other) => c.bad("format", format!("must be {FORMAT:?}, not {other}")),
+        None => {}
+    }
+    let id = c.string("id", top.get("id")).map(str::to_owned);
+    if let Some(id) = &id {
+        if !is_valid_id(id) {
+            c.bad(
+                "id",
+                format!("{id:?} is not a valid ref name component (ASCII letters, digits, '.', '_', '-'; not starting with '.' or '-', no '..', not ending in '.lock', at most 100 characters)"),
+            );
+        }
+    }
+    for k in ["title", "status"] {
+        if top.contains_key(k) {
+            c.string(k, top.get(k));
+        }
+    }
+    let source_revision = if mode == Mode::Declaration {
+        let s = c.string("source_revision", top.get("source_revision"));
+        match s {
+            Some(s) if is_full_commit(s) => Some(s.to_owned()),
+            Some(s) => {
+                c.bad("source_revision", format!("{s:?} is not a full commit id (a branch, tag or abbreviation is never pinned)"));
+                None
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
+    let repetitions = c.count("repetitions", top.get("repetitions"));
+    if let Some(n) = repetitions {
+        if !(1..=999).contains(&n) {
+            c.bad("repetitions", format!("must be from 1 to 999, not {n}"));
+        }
+    }
+    let profile = validate_profile(&mut c, top.get("profile"));
+    let policy_files = match top.get("policy_files") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| c.file_pin(&format!("policy_files[{i}]"), Some(v)))
+            .collect(),
+        Some(other) => {
+            c.bad(
+                "policy_files",
+                format!("must be a list, not {}", json::type_name(other)),
+            );
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    let runner_tools = c.tree_pin("runner_tools", top.get("runner_tools"));
+    let runtime_requirements = validate_runtime(&mut c, top.get("runtime_requirements"));
+    validate_acceptance(&mut c, top.get("acceptance"));
+    let attempt_fields = validate_attempt_fields(&mut c, top.get("attempt_fields"));
+    let tasks = validate_tasks(&mut c, top.get("tasks"));
+    let expected = match (&tasks, repetitions) {
+        (Some(tasks), Some(reps)) if (1..=999).contains(&reps) => {
+            Some(expected_schedule(tasks, reps))
+        }
+        _ => None,
+    };
+    let schedule = if mode == Mode::Declaration {
+        validate_schedule(&mut c, top.get("schedule"), expected.as_deref())
+    } else {
+        expected.clone()
+    };
+
+    let tasks = tasks?;
+    let schedule = schedule?;
+    let task_index = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.id.clone(), i))
+        .collect();
+    let schedule_index = schedule
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.clone(), i))
+        .collect();
+    Some(Declaration {
+        bytes: Vec::new(),
+        sha256: String::new(),
+        value: Value::Null,
+        id: id?,
+        source_revision,
+        repetitions: repetitions?,
+        profile: profile?,
+        policy_files,
+        runner_tools: runner_tools?,
+        runtime_requirements: runtime_requirements?,
+        attempt_fields: attempt_fields?,
+        tasks,
+        schedule,
+        task_index,
+        schedule_index,
+    })
+}
+
+fn validate_profile(c: &mut Ctx, v: Option<&Value>) -> Option<Profile> {
+    let m = c.object("profile", v)?;
+    let content = [
+        "name",
+        "provider",
+        "joint_planning",
+        "roles",
+        "extra_options",
+    ];
+    c.keys("profile", m, &["source"], &[], &content);
+    let source = c.file_pin("profile.source", m.get("source"));
+    if c.mode == Mode::Draft {
+        return Some(Profile {
+            source: source?,
+            name: None,
+            provider: None,
+            joint_planning: false,
+            roles: BTreeMap::new(),
+            extra_options: Vec::new(),
+        });
+    }
+    let name = c.string("profile.name", m.get("name")).map(str::to_owned);
+    let provider = c
+        .string("profile.provider", m.get("provider"))
+        .map(str::to_owned);
+    let joint_planning = c.boolean("profile.joint_planning", m.get("joint_planning"));
+    let extra_options = c.strings("profile.extra_options", m.get("extra_options"));
+    let roles = parse_roles(c, "profile.roles", m.get("roles"));
+    Some(Profile {
+        source: source?,
+        name,
+        provider,
+        joint_planning: joint_planning?,
+        roles: roles?,
+        extra_options: extra_options?,
+    })
+}
+
+/// Parse a profile's `roles` object (also used by `pin` on the profile file).
+fn parse_roles(c: &mut Ctx, at: &str, v: Option<&Value>) -> Option<BTreeMap<String, Role>> {
+    let m = c.object(at, v)?;
+    if m.is_empty() {
+        c.bad(at, "must declare at least one role");
+    }
+    let mut roles = BTreeMap::new();
+    for (name, spec) in m {
+        let rat = format!("{at}.{name}");
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            c.bad(
+                &rat,
+                "a role name is letters, digits, '-' or '_' (it names the --<role>-model flag)",
+            );
+        }
+        let Some(spec) = c.object(&rat, Some(spec)) else {
+            continue;
+        };
+        c.keys(&rat, spec, &["model", "effort"], &[], &[]);
+        let model = c.string(&format!("{rat}.model"), spec.get("model"));
+        let effort = c.string(&format!("{rat}.effort"), spec.get("effort"));
+        if let (Some(model), Some(effort)) = (model, effort) {
+            roles.insert(
+                name.clone(),
+                Role {
+                    model: model.to_owned(),
+                    effort: effort.to_owned(),
+                },
+            );
+        }
+    }
+    Some(roles)
+}
+
+/// Validate a profile file's content (what `pin` copies into the declaration).
+pub fn validate_profile_file(value: &Value) -> Result<()> {
+    let mut r = Reasons::new();
+    let mut c = Ctx {
+        r: &mut r,
+        mode: Mode::Declaration,
+    };
+    if let Some(m) = c.object("profile file", Some(value)) {
+        c.keys(
+            "profile file",
+            m,
+            &[
+                "name",
+                "provider",
+                "joint_planning",
+                "roles",
+                "extra_options",
+            ],
+            &[],
+            &[],
+        );
+        c.string("profile file.name", m.get("name"));
+        c.string("profile file.provider", m.get("provider"));
+        c.boolean("profile file.joint_planning", m.get("joint_planning"));
+        c.strings("profile file.extra_options", m.get("extra_options"));
+        parse_roles(&mut c, "profile file.roles", m.get("roles"));
+    }
+    r.into_result()
+}
+
+fn validate_runtime(c: &mut Ctx, v: Option<&Value>) -> Option<Map<String, Value>> {
+    let m = c.object("runtime_requirements", v)?;
+    c.keys(
+        "runtime_requirements",
+        m,
+        &[],
+        &["python", "psutil", "native_provider", "packages"],
+        &[],
+    );
+    for k in ["python", "psutil", "native_provider"] {
+        if m.contains_key(k) {
+            c.string(&format!("runtime_requirements.{k}"), m.get(k));
+        }
+    }
+    if let Some(p) = m.get("packages") {
+        if let Some(pm) = c.object("runtime_requirements.packages", Some(p)) {
+            for (name, version) in pm {
+                c.string(
+                    &format!("runtime_requirements.packages.{name}"),
+                    Some(version),
+                );
+            }
+        }
+    }
+    Some(m.clone())
+}
+
+fn validate_acceptance(c: &mut Ctx, v: Option<&Value>) {
+    let Some(m) = c.object("acceptance", v) else {
+        return;
+    };
+    for rule in ACCEPTANCE_RULES {
+        match m.get(rule) {
+            Some(Value::Bool(true)) => {}
+            Some(other) => c.bad(
+                &format!("acceptance.{rule}"),
+                format!("weakens the acceptance rules: must be true, not {other}"),
+            ),
+            None => c.bad(
+                &format!("acceptance.{rule}"),
+                "weakens the acceptance rules: the rule is omitted (state it as true)",
+            ),
+        }
+    }
+    for k in m.keys() {
+        if !ACCEPTANCE_RULES.contains(&k.as_str()) {
+            c.bad(
+                &format!("acceptance.{k}"),
+                "weakens the acceptance rules: the tool does not know this rule",
+            );
+        }
+    }
+}
+
+fn validate_attempt_fields(c: &mut Ctx, v: Option<&Value>) -> Option<Vec<String>> {
+    let fields = c.strings("attempt_fields", v)?;
+    let mut ok = true;
+    for (i, std) in STANDARD_FIELDS.iter().enumerate() {
+        match fields.get(i) {
+            Some(f) if f == std => {}
+            Some(f) => {
+                c.bad(&format!("attempt_fields[{i}]"), format!("must be {std:?} (the fields of ledger.md in order, then added fields), not {f:?}"));
+                ok = false;
+                break;
+            }
+            None => {
+                c.bad(
+                    "attempt_fields",
+                    format!("lacks {std:?} (every field of ledger.md, in order)"),
+                );
+                ok = false;
+                break;
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    for (i, f) in fields.iter().enumerate() {
+        if f.is_empty() {
+            c.bad(&format!("attempt_fields[{i}]"), "must not be empty");
+            ok = false;
+        }
+        if !seen.insert(f.as_str()) {
+            c.bad(
+                &format!("attempt_fields[{i}]"),
+                format!("{f:?} is listed twice"),
+            );
+            ok = false;
+        }
+    }
+    ok.then_some(fields)
+}
+
+fn validate_tasks(c: &mut Ctx, v: Option<&Value>) -> Option<Vec<Task>> {
+    let items = match v? {
+        Value::Array(items) => items,
+        other => {
+            c.bad(
+                "tasks",
+                format!("must be a list, not {}", json::type_name(other)),
+            );
+            return None;
+        }
+    };
+    if items.is_empty() {
+        c.bad("tasks", "must declare at least one task");
+    }
+    let mut tasks = Vec::new();
+    let mut ids = HashSet::new();
+    let mut all_ok = true;
+    for (i, item) in items.iter().enumerate() {
+        match validate_task(c, i, item) {
+            Some(t) => {
+                if !ids.insert(t.id.clone()) {
+                    c.bad(
+                        &format!("tasks[{i}].id"),
+                        format!("{:?} repeats an id", t.id),
+                    );
+                    all_ok = false;
+                }
+                tasks.push(t);
+            }
+            None => all_ok = false,
+        }
+    }
+    all_ok.then_some(tasks)
+}
+
+fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
+    let at0 = format!("tasks[{i}]");
+    let m = c.object(&at0, Some(v))?;
+    let label = m
+        .get("id")
+        .and_then(Value::as_str)
+        .map(|id| format!("{at0} ({id})"))
+        .unwrap_or(at0);
+    let at = label.as_str();
+    let before = c.r.len();
+    let kind = match c.string(&join(at, "kind"), m.get("kind")) {
+        Some("arena") => Some(Kind::Arena),
+        Some("scenario") => Some(Kind::Scenario),
+        Some(other) => {
+            c.bad(
+                &join(at, "kind"),
+                format!("must be \"arena\" or \"scenario\", not {other:?}"),
+            );
+            None
+        }
+        None => None,
+    };
+    match kind {
+        Some(Kind::Arena) => c.keys(
+            at,
+            m,
+            &[
+                "id",
+                "kind",
+                "evidence",
+                "expects",
+                "definition",
+                "oracle",
+                "upstream",
+                "limits",
+                "native_outcomes",
+            ],
+            &[],
+            &[],
+        ),
+        Some(Kind::Scenario) => {
+            let common = [
+                "id",
+                "kind",
+                "evidence",
+                "expects",
+                "definition",
+                "limits",
+                "native_outcomes",
+            ];
+            c.keys(at, m, &common, &[], &[]);
+        }
+        None => {}
+    }
+    let id = c.string(&join(at, "id"), m.get("id")).map(str::to_owned);
+    if let (Some(id), Some(kind)) = (&id, kind) {
+        match id.split_once('/') {
+            Some((k, name)) if k == kind.as_str() && is_valid_task_name(name) => {}
+            _ => c.bad(
+                &join(at, "id"),
+                format!("{id:?} must be \"{}/<name>\", the name matching [A-Za-z0-9][A-Za-z0-9._-]* (at most 100 characters, no '..')", kind.as_str()),
+            ),
+        }
+    }
+    let evidence = match c.string(&join(at, "evidence"), m.get("evidence")) {
+        Some(s) => Evidence::parse(s).or_else(|| {
+            c.bad(
+                &join(at, "evidence"),
+                format!("must be \"live\" or \"fixture\", not {s:?}"),
+            );
+            None
+        }),
+        None => None,
+    };
+    let expects = match c.string(&join(at, "expects"), m.get("expects")) {
+        Some("completion") => Some(Expects::Completion),
+        Some("stop") => Some(Expects::Stop),
+        Some(s) => {
+            c.bad(
+                &join(at, "expects"),
+                format!("must be \"completion\" or \"stop\", not {s:?}"),
+            );
+            None
+        }
+        None => None,
+    };
+    let definition = c.tree_pin(&join(at, "definition"), m.get("definition"));
+    let (oracle, upstream) = if kind == Some(Kind::Arena) {
+        let oracle = c.file_pin(&join(at, "oracle"), m.get("oracle"));
+        (
+            oracle,
+            validate_upstream(c, &join(at, "upstream"), m.get("upstream")),
+        )
+    } else {
+        (None, None)
+    };
+    let limits = kind.and_then(|k| validate_limits(c, &join(at, "limits"), m.get("limits"), k));
+    let native_outcomes = c.strings(&join(at, "native_outcomes"), m.get("native_outcomes"));
+    if let (Some(outcomes), Some(kind)) = (&native_outcomes, kind) {
+        let mut seen = HashSet::new();
+        for o in outcomes {
+            if o == "DEFERRED" {
+                c.bad(
+                    &join(at, "native_outcomes"),
+                    "DEFERRED is implied and is not listed",
+                );
+            } else if !kind.allowed_outcomes().contains(&o.as_str()) {
+                c.bad(
+                    &join(at, "native_outcomes"),
+                    format!(
+                        "{o:?} has no portfolio outcome for an {} task (allowed: {})",
+                        kind.as_str(),
+                        kind.allowed_outcomes().join(" ")
+                    ),
+                );
+            }
+            if !seen.insert(o) {
+                c.bad(
+                    &join(at, "native_outcomes"),
+                    format!("{o:?} is listed twice"),
+                );
+            }
+        }
+    }
+    if c.r.len() != before {
+        return None;
+    }
+    Some(Task {
+        id: id?,
+        kind: kind?,
+        evidence: evidence?,
+        expects: expects?,
+        definition: definition?,
+        oracle,
+        upstream,
+        limits: limits?,
+        native_outcomes: native_outcomes?,
+    })
+}
+
+fn validate_upstream(c: &mut Ctx, at: &str, v: Option<&Value>) -> Option<Upstream> {
+    let m = c.object(at, v)?;
+    c.keys(
+        at,
+        m,
+        &["repository", "base_commit", "reference_commit", "checks"],
+        &[],
+        &[],
+    );
+    let repository = c.string(&join(at, "repository"), m.get("repository"));
+    let commit = |c: &mut Ctx, k: &str| {
+        let s = c.string(&join(at, k), m.get(k))?;
+        if is_full_commit(s) {
+            Some(s.to_owned())
+        } else {
+            c.bad(&join(at, k), format!("{s:?} is not a full commit id"));
+            None
+        }
+    };
+    let base_commit = commit(c, "base_commit");
+    let reference_commit = commit(c, "reference_commit");
+    let checks = c.strings(&join(at, "checks"), m.get("checks"));
+    Some(Upstream {
+        repository: repository?.to_owned(),
+        base_commit: base_commit?,
+        reference_commit: reference_commit?,
+        checks: checks?,
+    })
+}
+
+fn validate_limits(
+    c: &mut Ctx,
+    at: &str,
+    v: Option<&Value>,
+    kind: Kind,
+) -> Option<BTreeMap<String, f64>> {
+    let Some(v) = v else {
+        c.bad(
+            at,
+            "missing: every task declares its limits (spend is compared with them)",
+        );
+        return None;
+    };
+    let m = c.object(at, Some(v))?;
+    let names = kind.limit_names();
+    let mut out = BTreeMap::new();
+    for k in m.keys() {
+        if !names.contains(&k.as_str()) {
+            c.bad(
+                &join(at, k),
+                format!(
+                    "an {} task declares exactly {}",
+                    kind.as_str(),
+                    names.join(", ")
+                ),
+            );
+        }
+    }
+    for name in names {
+        let lat = join(at, name);
+        match m.get(*name) {
+            None => c.bad(&lat, "missing limit"),
+            Some(v) if COUNT_LIMITS.contains(name) => match json::count(v) {
+                Some(n) => {
+                    out.insert(name.to_string(), n as f64);
+                }
+                None => c.bad(
+                    &lat,
+                    format!("must be a nonnegative integer (a count), not {v}"),
+                ),
+            },
+            Some(v) => match json::nonneg_number(v) {
+                Some(f) => {
+                    out.insert(name.to_string(), f);
+                }
+                None => c.bad(
+                    &lat,
+                    format!("must be a finite nonnegative number, not {v}"),
+                ),
+            },
+        }
+    }
+    (out.len() == names.len()).then_some(out)
+}
+
+fn validate_schedule(
+    c: &mut Ctx,
+    v: Option<&Value>,
+    expected: Option<&[ScheduleEntry]>,
+) -> Option<Vec<ScheduleEntry>> {
+    let items = match v? {
+        Value::Array(items) => items,
+        other => {
+            c.bad(
+                "schedule",
+                format!("must be a list, not {}", json::type_name(other)),
+            );
+            return None;
+        }
+    };
+    let mut entries = Vec::new();
+    let mut ok = true;
+    let mut seen = HashSet::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("schedule[{i}]");
+        let Some(m) = c.object(&at, Some(item)) else {
+            ok = false;
+            continue;
+        };
+        let before = c.r.len();
+        c.keys(&at, m, &["id", "task", "repetition"], &[], &[]);
+        let id = c.string(&join(&at, "id"), m.get("id"));
+        let task = c.string(&join(&at, "task"), m.get("task"));
+        let repetition = c.count(&join(&at, "repetition"), m.get("repetition"));
+        if let Some(id) = id {
+            if !seen.insert(id.to_owned()) {
+                c.bad(&join(&at, "id"), format!("{id:?} repeats an id"));
+            }
+        }
+        match (id, task, repetition) {
+            (Some(id), Some(task), Some(repetition)) if c.r.len() == before => {
+                entries.push(ScheduleEntry {
+                    id: id.to_owned(),
+                    task: task.to_owned(),
+                    repetition,
+                })
+            }
+            _ => ok = false,
+        }
+    }
+    let expected = expected?;
+    if !ok {
+        return None;
+    }
+    if entries != expected {
+        let mut diffs = Vec::new();
+        for (i, (got, want)) in entries.iter().zip(expected).enumerate() {
+            if got != want {
+                diffs.push(format!(
+                    "schedule[{i}] is {{{:?}, {:?}, {}}}, expected {{{:?}, {:?}, {}}}",
+                    got.id, got.task, got.repetition, want.id, want.task, want.repetition
+                ));
+                if diffs.len() == 3 {
+                    break;
+                }
+            }
+        }
+        c.bad(
+            "schedule",
+            format!(
+                "is not exactly tasks × repetitions in task then repetition order ({} entries, expected {}){}{}",
+                entries.len(),
+                expected.len(),
+                if diffs.is_empty() { "" } else { ": " },
+                diffs.join("; ")
+            ),
+        );
+        return None;
+    }
+    Some(entries)
+}
+
+#[cfg(test)]
+mod tests;
