@@ -8,6 +8,8 @@ pub mod declaration;
 pub mod error;
 pub mod json;
 pub mod ledger;
+pub mod portfolio;
+pub mod report;
 
 pub use error::{Error, Result};
 

@@ -22,8 +22,16 @@ pub struct InputOpts {
     pub max_input_bytes: u64,
 }
 
+mod report;
+mod template;
+
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Print the ledger with every row DEFERRED.
+    Template(template::TemplateArgs),
+    /// Classify every attempt; portfolio per section; blocked or not.
+    Report(report::ReportArgs),
+}
 
 /// Where a command writes: results to `out`, messages to `err`.
 pub struct Io<'a> {
@@ -116,12 +124,18 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
 impl Command {
     /// Whether the command was asked for JSON output (refusals then go to stdout as JSON too).
     pub fn wants_json(&self) -> bool {
-        match *self {}
+        match self {
+            Command::Template(_) => false,
+            Command::Report(a) => a.json,
+        }
     }
 }
 
 /// Dispatch one command. Returns the exit status on success (0, or 2 for a verdict such as
 /// `cite`'s "not citeable" that is an answer rather than an error).
-pub fn run(command: Command, _io: &mut Io) -> Result<i32> {
-    match command {}
+pub fn run(command: Command, io: &mut Io) -> Result<i32> {
+    match command {
+        Command::Template(a) => template::run(a, io),
+        Command::Report(a) => report::run(a, io),
+    }
 }

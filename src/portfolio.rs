@@ -1,0 +1,292 @@
+//! The portfolio: which outcome each row lands in, the gaps that keep a PASS from being a
+//! verified delivery, each declared limit's state, and the deviations and blockers a row
+//! contributes to its section's comparison. Pure functions of a declaration and a checked row.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+use crate::declaration::{Declaration, Evidence, Kind, Task};
+use crate::ledger::Row;
+
+/// A portfolio outcome. Every row lands in exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    VerifiedDelivery,
+    VerifiedAfterRepair,
+    AppropriateStop,
+    PassWithoutCompleteEvidence,
+    FalseCompletion,
+    StoppedUnestablished,
+    EndedWithoutCompleting,
+    Error,
+    Skipped,
+    Ungraded,
+    NotAttempted,
+}
+
+impl Outcome {
+    /// Every outcome, in the table's order.
+    pub const ALL: [Outcome; 11] = [
+        Outcome::VerifiedDelivery,
+        Outcome::VerifiedAfterRepair,
+        Outcome::AppropriateStop,
+        Outcome::PassWithoutCompleteEvidence,
+        Outcome::FalseCompletion,
+        Outcome::StoppedUnestablished,
+        Outcome::EndedWithoutCompleting,
+        Outcome::Error,
+        Outcome::Skipped,
+        Outcome::Ungraded,
+        Outcome::NotAttempted,
+    ];
+
+    /// The JSON key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Outcome::VerifiedDelivery => "verified_delivery",
+            Outcome::VerifiedAfterRepair => "verified_after_repair",
+            Outcome::AppropriateStop => "appropriate_stop",
+            Outcome::PassWithoutCompleteEvidence => "pass_without_complete_evidence",
+            Outcome::FalseCompletion => "false_completion",
+            Outcome::StoppedUnestablished => "stopped_unestablished",
+            Outcome::EndedWithoutCompleting => "ended_without_completing",
+            Outcome::Error => "error",
+            Outcome::Skipped => "skipped",
+            Outcome::Ungraded => "ungraded",
+            Outcome::NotAttempted => "not_attempted",
+        }
+    }
+
+    /// The label text uses.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::VerifiedDelivery => "Verified delivery",
+            Outcome::VerifiedAfterRepair => "Verified delivery after a human repair",
+            Outcome::AppropriateStop => "Appropriate stop",
+            Outcome::PassWithoutCompleteEvidence => "Native PASS without complete evidence",
+            Outcome::FalseCompletion => "False completion",
+            Outcome::StoppedUnestablished => "Stopped (appropriateness not established)",
+            Outcome::EndedWithoutCompleting => "Ended without completing or stopping",
+            Outcome::Error => "Error",
+            Outcome::Skipped => "Skipped or never reached",
+            Outcome::Ungraded => "Ungraded",
+            Outcome::NotAttempted => "Not attempted",
+        }
+    }
+}
+
+/// Where a row's spend stands against one declared limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LimitState {
+    Within,
+    Over,
+    Unknown,
+}
+
+/// Everything the report says about one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Classification {
+    pub outcome: Outcome,
+    /// For a PASS without complete evidence: every gap that put it there (gap vocabulary).
+    pub gaps: Vec<String>,
+    /// For an attempted row: each declared limit's state.
+    pub limits: BTreeMap<String, LimitState>,
+    /// Deviations (gap vocabulary): revision, runtime, (live) profile and options.
+    pub deviations: Vec<String>,
+    /// Why this row blocks its section's comparison (blocker vocabulary); empty if it does not.
+    pub blockers: Vec<String>,
+}
+
+/// Classify one checked row.
+pub fn classify(decl: &Declaration, row: &Row) -> Classification {
+    let task = decl
+        .task(row.task_id())
+        .expect("a checked row names a declared task");
+    if row.is_deferred() {
+        return Classification {
+            outcome: Outcome::NotAttempted,
+            gaps: Vec::new(),
+            limits: BTreeMap::new(),
+            deviations: Vec::new(),
+            blockers: vec!["not attempted".to_owned()],
+        };
+    }
+    let limits = limit_states(task, row);
+    let over: Vec<String> = limits
+        .iter()
+        .filter(|(_, s)| **s == LimitState::Over)
+        .map(|(n, _)| format!("over limit {n}"))
+        .collect();
+    let deviations = deviations(decl, task, row);
+
+    let outcome = match row.native_outcome() {
+        "PASS" => None,
+        "FALSE_COMPLETE" => Some(Outcome::FalseCompletion),
+        "STOPPED" | "HONEST_BLOCKER" => Some(Outcome::StoppedUnestablished),
+        "FAIL" => Some(Outcome::EndedWithoutCompleting),
+        "ERROR" => Some(Outcome::Error),
+        "SKIPPED" | "NOT_EXERCISED" => Some(Outcome::Skipped),
+        _ => Some(Outcome::Ungraded), // RUNNING, INTERRUPTED_UNGRADED, PENDING_UNGRADED
+    };
+    let mut gaps = Vec::new();
+    let outcome = outcome.unwrap_or_else(|| {
+        let at_stop = row.native_status() == Some(task.kind.stop_status());
+        gaps = evidence_gaps(task, row, at_stop);
+        gaps.extend(deviations.iter().cloned());
+        gaps.extend(over.iter().cloned());
+        if !gaps.is_empty() {
+            Outcome::PassWithoutCompleteEvidence
+        } else if at_stop {
+            Outcome::AppropriateStop
+        } else if row.interventions().any(|(k, _)| k == "repair") {
+            Outcome::VerifiedAfterRepair
+        } else {
+            Outcome::VerifiedDelivery
+        }
+    });
+    let mut blockers = Vec::new();
+    if outcome == Outcome::Ungraded {
+        blockers.push("ungraded".to_owned());
+    }
+    blockers.extend(deviations.iter().cloned());
+    blockers.extend(over);
+    Classification {
+        outcome,
+        gaps,
+        limits,
+        deviations,
+        blockers,
+    }
+}
+
+/// Gaps in a PASS's own evidence: oracle checks and evidence references.
+fn evidence_gaps(task: &Task, row: &Row, at_stop: bool) -> Vec<String> {
+    let mut gaps = Vec::new();
+    let checks = row.oracle_checks();
+    if !at_stop {
+        match &checks {
+            Some(c) if !c.is_empty() => {
+                if let (Kind::Arena, Some(up)) = (task.kind, &task.upstream) {
+                    for name in &up.checks {
+                        if !c.iter().any(|k| k.name == name) {
+                            gaps.push(format!("missing upstream check {name}"));
+                        }
+                    }
+                }
+            }
+            _ => gaps.push("no oracle checks".to_owned()),
+        }
+    }
+    // A failing check on a PASS is refused by the row checks, so none is left to report here.
+    if row.evidence_refs().next().is_none() {
+        gaps.push("no evidence refs".to_owned());
+    }
+    gaps
+}
+
+/// Deviations of an attempted row, in the gap vocabulary's order.
+fn deviations(decl: &Declaration, task: &Task, row: &Row) -> Vec<String> {
+    let mut out = Vec::new();
+    match row.source_revision() {
+        None => out.push("revision null".to_owned()),
+        Some(r) if Some(r) != decl.source_revision.as_deref() => {
+            out.push("revision differs".to_owned())
+        }
+        Some(_) => {}
+    }
+    match runtime_state(decl, row) {
+        RuntimeState::Matches => {}
+        RuntimeState::NotRecorded => out.push("runtime not recorded".to_owned()),
+        RuntimeState::Differs => out.push("runtime differs".to_owned()),
+    }
+    if task.evidence == Evidence::Live {
+        if !profile_matches(decl, row) {
+            out.push("profile differs".to_owned());
+        }
+        if row.option_deviations().next().is_some() {
+            out.push("option deviations".to_owned());
+        }
+    }
+    out
+}
+
+enum RuntimeState {
+    Matches,
+    NotRecorded,
+    Differs,
+}
+
+/// A runtime is recorded when `runtime_identity` is an object with a non-empty `dependencies`
+/// freeze; it matches when every key `runtime_requirements` names is equal (packages too).
+fn runtime_state(decl: &Declaration, row: &Row) -> RuntimeState {
+    let Some(id) = row.runtime_identity() else {
+        return RuntimeState::NotRecorded;
+    };
+    let freeze = match id.get("dependencies") {
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => o
+            .get("sha256")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty()),
+        _ => false,
+    };
+    if !freeze {
+        return RuntimeState::NotRecorded;
+    }
+    for (key, want) in &decl.runtime_requirements {
+        let got = id.get(key);
+        let equal = match (want, got) {
+            (Value::Object(wp), Some(Value::Object(gp))) => {
+                wp.iter().all(|(name, v)| gp.get(name) == Some(v))
+            }
+            (w, Some(g)) => w == g,
+            (_, None) => false,
+        };
+        if !equal {
+            return RuntimeState::Differs;
+        }
+    }
+    RuntimeState::Matches
+}
+
+/// Whether `actual_models_and_efforts` names the declared provider and exactly the declared
+/// roles, each with its declared model and effort.
+fn profile_matches(decl: &Declaration, row: &Row) -> bool {
+    let Some(actual) = row.actual_models_and_efforts() else {
+        return false;
+    };
+    let p = &decl.profile;
+    if actual.get("provider").and_then(Value::as_str) != p.provider.as_deref() {
+        return false;
+    }
+    let Some(roles) = actual.get("roles").and_then(Value::as_object) else {
+        return false;
+    };
+    roles.len() == p.roles.len()
+        && p.roles.iter().all(|(name, role)| {
+            roles.get(name).is_some_and(|r| {
+                r.get("model").and_then(Value::as_str) == Some(role.model.as_str())
+                    && r.get("effort").and_then(Value::as_str) == Some(role.effort.as_str())
+            })
+        })
+}
+
+/// Each declared limit's state for an attempted row (equal is within; missing is unknown).
+fn limit_states(task: &Task, row: &Row) -> BTreeMap<String, LimitState> {
+    task.limits
+        .iter()
+        .map(|(name, &limit)| {
+            let state = match row.spent(name) {
+                None => LimitState::Unknown,
+                Some(s) if s > limit => LimitState::Over,
+                Some(_) => LimitState::Within,
+            };
+            (name.clone(), state)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
