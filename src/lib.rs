@@ -3,6 +3,7 @@
 //! The library holds every concept of the specification; the `git-ledger` binary only parses
 //! the command line and maps results to exit codes.
 
+pub mod admission;
 pub mod cli;
 pub mod declaration;
 pub mod error;

@@ -1,0 +1,80 @@
+//! Admission: which ledger state may follow which.
+//!
+//! This module is the one place where the transition rules of `git.md` live. A row transition
+//! ([`row_transition`]) is what import, put and repair produce and what every hook and `verify`
+//! re-check: a DEFERRED row becoming a valid attempted row, or a filled row gaining only
+//! appended `repair` interventions. Everything else is refused, naming the row and the field.
+
+use serde_json::Value;
+
+use crate::declaration::Declaration;
+use crate::json;
+use crate::ledger::Row;
+
+/// What a changed row did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowChange {
+    /// A DEFERRED row now holds an attempt (a new record file must come with it).
+    Filled,
+    /// A filled row gained this many appended repair interventions.
+    Repaired(usize),
+}
+
+/// Decide whether `child` may follow `parent` for one scheduled attempt. Both rows have
+/// already passed [`Row::check`]. `at` names where the change was found (a commit, a file).
+pub fn row_transition(decl: &Declaration, parent: &Row, child: &Row, at: &str) -> Result<RowChange, Vec<String>> {
+    let id = parent.schedule_id();
+    if parent.is_deferred() {
+        if child.is_deferred() {
+            // Both equal their template (Row::check), so nothing changed.
+            return Err(vec![format!("{at}: row {id}: a DEFERRED row was rewritten without change")]);
+        }
+        if child.native_record().is_none() {
+            return Err(vec![format!(
+                "{at}: row {id}: native_record: a filled row names the record it was filled from (rule 5: one record file per filled row)"
+            )]);
+        }
+        return Ok(RowChange::Filled);
+    }
+    // A filled row: only appended repairs.
+    let mut reasons = Vec::new();
+    for f in &decl.attempt_fields {
+        if f == "interventions_decision_or_repair" {
+            continue;
+        }
+        if !json::value_eq(parent.get(f), child.get(f)) {
+            let what = if f == "native_outcome" || f == "native_record" {
+                "a filled row is never replaced (a retry needs a new declared schedule; the original row stays)"
+            } else {
+                "a filled row admits no change but appended repair interventions"
+            };
+            reasons.push(format!("{at}: row {id}: {f}: {what} (was {}, now {})", parent.get(f), child.get(f)));
+        }
+    }
+    let before = interventions(parent);
+    let after = interventions(child);
+    let field = "interventions_decision_or_repair";
+    if after.len() < before.len() || !before.iter().zip(after).all(|(a, b)| json::value_eq(a, b)) {
+        reasons.push(format!("{at}: row {id}: {field}: recorded interventions never change or disappear; a repair is appended"));
+    } else {
+        for extra in &after[before.len()..] {
+            if extra.get("kind").and_then(Value::as_str) != Some("repair") {
+                reasons.push(format!("{at}: row {id}: {field}: only repair interventions may be appended to a filled row, not {extra}"));
+            }
+        }
+    }
+    if !reasons.is_empty() {
+        return Err(reasons);
+    }
+    match after.len() - before.len() {
+        0 => Err(vec![format!("{at}: row {id}: a filled row was rewritten without change")]),
+        n => Ok(RowChange::Repaired(n)),
+    }
+}
+
+fn interventions(row: &Row) -> &[Value] {
+    row.get("interventions_decision_or_repair").as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+#[cfg(test)]
+mod tests;
