@@ -22,12 +22,19 @@ pub enum RowChange {
 
 /// Decide whether `child` may follow `parent` for one scheduled attempt. Both rows have
 /// already passed [`Row::check`]. `at` names where the change was found (a commit, a file).
-pub fn row_transition(decl: &Declaration, parent: &Row, child: &Row, at: &str) -> Result<RowChange, Vec<String>> {
+pub fn row_transition(
+    decl: &Declaration,
+    parent: &Row,
+    child: &Row,
+    at: &str,
+) -> Result<RowChange, Vec<String>> {
     let id = parent.schedule_id();
     if parent.is_deferred() {
         if child.is_deferred() {
             // Both equal their template (Row::check), so nothing changed.
-            return Err(vec![format!("{at}: row {id}: a DEFERRED row was rewritten without change")]);
+            return Err(vec![format!(
+                "{at}: row {id}: a DEFERRED row was rewritten without change"
+            )]);
         }
         if child.native_record().is_none() {
             return Err(vec![format!(
@@ -48,7 +55,11 @@ pub fn row_transition(decl: &Declaration, parent: &Row, child: &Row, at: &str) -
             } else {
                 "a filled row admits no change but appended repair interventions"
             };
-            reasons.push(format!("{at}: row {id}: {f}: {what} (was {}, now {})", parent.get(f), child.get(f)));
+            reasons.push(format!(
+                "{at}: row {id}: {f}: {what} (was {}, now {})",
+                parent.get(f),
+                child.get(f)
+            ));
         }
     }
     let before = interventions(parent);
@@ -67,13 +78,18 @@ pub fn row_transition(decl: &Declaration, parent: &Row, child: &Row, at: &str) -
         return Err(reasons);
     }
     match after.len() - before.len() {
-        0 => Err(vec![format!("{at}: row {id}: a filled row was rewritten without change")]),
+        0 => Err(vec![format!(
+            "{at}: row {id}: a filled row was rewritten without change"
+        )]),
         n => Ok(RowChange::Repaired(n)),
     }
 }
 
 fn interventions(row: &Row) -> &[Value] {
-    row.get("interventions_decision_or_repair").as_array().map(Vec::as_slice).unwrap_or(&[])
+    row.get("interventions_decision_or_repair")
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
 }
 
 #[cfg(test)]

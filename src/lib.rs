@@ -7,10 +7,12 @@ pub mod admission;
 pub mod cli;
 pub mod declaration;
 pub mod error;
+pub mod hand;
 pub mod json;
 pub mod ledger;
 pub mod portfolio;
 pub mod report;
+pub mod store;
 
 pub use error::{Error, Result};
 

@@ -22,6 +22,7 @@ pub struct InputOpts {
     pub max_input_bytes: u64,
 }
 
+mod hand;
 mod report;
 mod template;
 
@@ -31,6 +32,10 @@ pub enum Command {
     Template(template::TemplateArgs),
     /// Classify every attempt; portfolio per section; blocked or not.
     Report(report::ReportArgs),
+    /// Write one hand-written row into a DEFERRED slot.
+    Put(hand::PutArgs),
+    /// Append a repair intervention to a filled row.
+    Repair(hand::RepairArgs),
 }
 
 /// Where a command writes: results to `out`, messages to `err`.
@@ -127,6 +132,7 @@ impl Command {
         match self {
             Command::Template(_) => false,
             Command::Report(a) => a.json,
+            Command::Put(_) | Command::Repair(_) => false,
         }
     }
 }
@@ -137,5 +143,43 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
     match command {
         Command::Template(a) => template::run(a, io),
         Command::Report(a) => report::run(a, io),
+        Command::Put(a) => hand::put(a, io),
+        Command::Repair(a) => hand::repair(a, io),
     }
+}
+
+/// Print what a written change did: one line per row with its schedule id, native outcome,
+/// portfolio outcome and gaps.
+pub fn print_change(
+    store: &dyn crate::store::Store,
+    change: &crate::store::Change,
+    io: &mut Io,
+) -> Result<()> {
+    let decl = store.declaration();
+    for w in &change.rows {
+        let c = crate::portfolio::classify(decl, &w.row);
+        let status = w
+            .row
+            .native_status()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        write!(
+            io.out,
+            "{}  {}{}  {}",
+            w.row.schedule_id(),
+            w.row.native_outcome(),
+            status,
+            c.outcome.label().to_lowercase()
+        )?;
+        if !c.gaps.is_empty() {
+            write!(io.out, "  [{}]", c.gaps.join("; "))?;
+        } else if !c.deviations.is_empty() {
+            write!(io.out, "  [{}]", c.deviations.join("; "))?;
+        }
+        if change.kind == crate::store::ChangeKind::Repair {
+            write!(io.out, "  + repair")?;
+        }
+        writeln!(io.out)?;
+    }
+    Ok(())
 }

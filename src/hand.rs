@@ -1,0 +1,110 @@
+//! Rows written by hand: `put` (a row no harness record can fill, into a DEFERRED slot) and
+//! `repair` (one repair intervention appended to a filled row). Both build a [`Change`] that
+//! goes through the same write path and admission checks as an import.
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::ledger::Row;
+use crate::store::{Change, ChangeKind, RowWrite, Store};
+
+/// Build the change `put` writes: the row file's bytes become the row, `native_record` set to
+/// `{"kind": "hand", "id": <schedule id>, "sha256": <sha256 of the row file's bytes>}`.
+pub fn put<S: Store + ?Sized>(
+    store: &mut S,
+    schedule_id: &str,
+    row_bytes: &[u8],
+    source: &str,
+    max_input_bytes: u64,
+) -> Result<Change> {
+    let mut value = crate::json::parse_document(row_bytes, source, max_input_bytes)?;
+    let decl = store.declaration();
+    if decl.schedule_position(schedule_id).is_none() {
+        return Err(Error::refused(format!("{schedule_id} is not scheduled by declaration {} (a retry needs a new declared schedule)", decl.id)));
+    }
+    let Some(obj) = value.as_object_mut() else {
+        return Err(Error::refused(format!(
+            "{source}: a row must be a JSON object"
+        )));
+    };
+    match obj.get("schedule_id") {
+        Some(Value::String(s)) if s == schedule_id => {}
+        other => {
+            return Err(Error::refused(format!(
+                "{source}: schedule_id is {}, but the row is put into {schedule_id}",
+                other.map_or("missing".to_owned(), |v| v.to_string())
+            )))
+        }
+    }
+    match obj.get("native_record") {
+        Some(Value::Null) => {}
+        Some(_) => {
+            return Err(Error::refused(format!(
+                "{source}: native_record must be null: put sets it to the hand record"
+            )))
+        }
+        None => {} // reported as a missing field by the row check
+    }
+    if obj.contains_key("native_record") {
+        obj.insert(
+            "native_record".into(),
+            json!({"kind": "hand", "id": schedule_id, "sha256": crate::sha256_hex(row_bytes)}),
+        );
+    }
+    if obj.get("native_outcome").and_then(Value::as_str) == Some(crate::ledger::DEFERRED) {
+        return Err(Error::refused(format!(
+            "{source}: put writes an attempted row; DEFERRED is what the slot already holds"
+        )));
+    }
+    let row = Row::check(decl, &value, source).map_err(Error::Refused)?;
+    let current = store.row(schedule_id)?;
+    if !current.is_deferred() {
+        return Err(already_filled(schedule_id, &current));
+    }
+    Ok(Change {
+        kind: ChangeKind::Put,
+        rows: vec![RowWrite {
+            row,
+            record: Some(row_bytes.to_vec()),
+            source: source.to_owned(),
+        }],
+    })
+}
+
+/// Build the change `repair` writes: one `repair` intervention appended to a filled row.
+pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -> Result<Change> {
+    if note.trim().is_empty() {
+        return Err(Error::refused(
+            "repair: --note must say what the person fixed",
+        ));
+    }
+    let current = store.row(schedule_id)?;
+    if current.is_deferred() {
+        return Err(Error::refused(format!(
+            "row {schedule_id} holds no attempt (DEFERRED): only a filled row can be repaired"
+        )));
+    }
+    let mut value = current.to_value();
+    value["interventions_decision_or_repair"]
+        .as_array_mut()
+        .expect("checked row")
+        .push(json!({"kind": "repair", "note": note}));
+    let row = Row::check(store.declaration(), &value, schedule_id).map_err(Error::Refused)?;
+    Ok(Change {
+        kind: ChangeKind::Repair,
+        rows: vec![RowWrite {
+            row,
+            record: None,
+            source: String::new(),
+        }],
+    })
+}
+
+/// The refusal for writing into a row that already holds an attempt.
+pub fn already_filled(schedule_id: &str, current: &Row) -> Error {
+    Error::refused(format!(
+        "row {schedule_id} already holds an attempt ({}{}); a retry needs a new declared schedule, and the original row stays",
+        current.native_outcome(),
+        current.native_record().map(|r| format!(", from {}", r.key())).unwrap_or_default()
+    ))
+}

@@ -1,0 +1,132 @@
+//! Ledger stores and the one write path every writer goes through.
+//!
+//! A [`Store`] holds a ledger state (a file, or a commit on a ledger ref) and can write a
+//! [`Change`] on top of the state it read. [`apply`] is the write path of `import`, `put` and
+//! `repair` in both modes: build the change from the current state, check every changed row
+//! with the admission validator, write, and on a lost race re-read and rebuild a bounded
+//! number of times.
+
+use crate::admission::{row_transition, RowChange};
+use crate::declaration::Declaration;
+use crate::error::{Error, Result};
+use crate::ledger::Row;
+
+pub mod file;
+
+/// How many times a writer rebuilds its change after losing a race.
+pub const MAX_ATTEMPTS: usize = 16;
+
+/// A new state of one row, with the native record that justifies it (for a filled row).
+#[derive(Debug, Clone)]
+pub struct RowWrite {
+    pub row: Row,
+    /// The bytes of the record file (`records/<sha256 of key>.json` in a ledger ref); `None`
+    /// for a repair.
+    pub record: Option<Vec<u8>>,
+    /// Where the row came from, for messages (`from <path>`).
+    pub source: String,
+}
+
+/// What kind of write a change is (it decides the commit message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Import,
+    Put,
+    Repair,
+}
+
+/// A change to a ledger: rows in schedule order.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub kind: ChangeKind,
+    pub rows: Vec<RowWrite>,
+}
+
+/// Why a write did not happen.
+#[derive(Debug)]
+pub enum WriteError {
+    /// Another writer moved the ledger since it was read: re-read and rebuild.
+    Moved,
+    Other(Error),
+}
+
+impl From<Error> for WriteError {
+    fn from(e: Error) -> Self {
+        WriteError::Other(e)
+    }
+}
+
+/// A place a ledger state is read from and written to.
+pub trait Store {
+    /// The declaration the ledger follows.
+    fn declaration(&self) -> &Declaration;
+    /// The current row of a scheduled attempt.
+    fn row(&mut self, schedule_id: &str) -> Result<Row>;
+    /// The schedule id of the row that record key (`<kind>:<id>`) already filled, if any.
+    fn record_owner(&mut self, key: &str) -> Result<Option<String>>;
+    /// Write `change` on top of the state last read, atomically.
+    fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError>;
+    /// Re-read the current state after a lost race.
+    fn reload(&mut self) -> Result<()>;
+}
+
+/// Build a change from the current state with `build`, check it, write it; rebuild on a lost
+/// race. Returns the change that was written.
+pub fn apply<S: Store + ?Sized>(
+    store: &mut S,
+    mut build: impl FnMut(&mut S) -> Result<Change>,
+) -> Result<Change> {
+    for _ in 0..MAX_ATTEMPTS {
+        let change = build(store)?;
+        check_change(store, &change)?;
+        match store.write(&change) {
+            Ok(()) => return Ok(change),
+            Err(WriteError::Moved) => store.reload()?,
+            Err(WriteError::Other(e)) => return Err(e),
+        }
+    }
+    Err(Error::Contended(format!(
+        "the ledger moved on each of {MAX_ATTEMPTS} tries (other writers kept winning); nothing was written"
+    )))
+}
+
+/// Check every row of a change against the store's current state: the admission rules for a
+/// row transition, and one record per row.
+pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result<()> {
+    let mut reasons = Vec::new();
+    let mut keys = std::collections::HashMap::new();
+    for w in &change.rows {
+        let id = w.row.schedule_id().to_owned();
+        let parent = store.row(&id)?;
+        let decl = store.declaration();
+        match row_transition(decl, &parent, &w.row, "change") {
+            Ok(RowChange::Filled) => {
+                let rec = w
+                    .row
+                    .native_record()
+                    .expect("a filled row names its record");
+                let key = rec.key();
+                if let Some(other) = keys.insert(key.clone(), id.clone()) {
+                    reasons.push(format!("record {key} would fill two rows ({other} and {id}); one record cannot fill two rows"));
+                } else if let Some(owner) = store.record_owner(&key)? {
+                    reasons.push(format!(
+                        "record {key} already filled row {owner}; one record cannot fill two rows"
+                    ));
+                }
+                match &w.record {
+                    Some(bytes) if crate::sha256_hex(bytes) == rec.sha256 => {}
+                    _ => reasons.push(format!(
+                        "row {id}: native_record.sha256 is not the SHA-256 of the record's bytes"
+                    )),
+                }
+            }
+            Ok(RowChange::Repaired(_)) => {}
+            Err(r) => reasons.extend(r.into_iter().map(|s| s.replacen("change: ", "", 1))),
+        }
+    }
+    if reasons.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Refused(reasons))
+    }
+}
