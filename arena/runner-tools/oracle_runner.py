@@ -50,6 +50,7 @@ def run_hidden_tests(task_dir, workdir, timeout):
 
 
 def grade(task_dir, workdir, checks=None, timeout=120):
+    task_dir = os.path.abspath(task_dir)
     if os.path.exists(os.path.join(task_dir, "oracle.py")):
         return run_oracle(task_dir, workdir, checks, timeout)
     return run_hidden_tests(task_dir, workdir, timeout)
