@@ -1,0 +1,1 @@
+"""ratelimit: a token-bucket rate limiter (to be written; see the brief)."""
