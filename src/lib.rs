@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod import;
 pub mod json;
 
 pub use error::{Error, Result};
