@@ -1,12 +1,15 @@
 //! Native harness records, read strictly, before they become ledger rows.
 //!
-//! [`scenario`] reads a scenario run's `result.json`, and [`options`] derives the models, efforts and option deviations from the options a
+//! [`scenario`] reads a scenario run's `result.json`, [`arena`] reads one attempt from an Arena
+//! store, and [`options`] derives the models, efforts and option deviations from the options a
 //! harness forwarded. This module holds what they share: the evidence class a mode implies, the
 //! oracle check shape, the reason rule and how evidence paths are written.
 
+pub mod arena;
 pub mod options;
 pub mod scenario;
 
+pub use arena::{open_store, open_store_with, read_attempt, ArenaAttempt, ArenaCase, ArenaStore};
 pub use options::{analyse, parse_flags, DeclaredProfile, Flag, OptionsAnalysis, RoleSpec};
 pub use scenario::{load, ScenarioRecord};
 
@@ -149,6 +152,20 @@ fn normalise(path: &Path) -> PathBuf {
     out
 }
 
+/// Test helpers shared by the readers' tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::path::Path;
+
+    /// Create `<dir>/results.sqlite3` by running `sql` (an Arena store built from SQL text).
+    pub fn store_from_sql(dir: &Path, sql: &str) -> rusqlite::Connection {
+        std::fs::create_dir_all(dir).unwrap();
+        let conn = rusqlite::Connection::open(dir.join("results.sqlite3")).unwrap();
+        conn.execute_batch(sql).unwrap();
+        conn
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +257,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn root_reached_through_a_symlink_still_matches() {
         let base = tempfile::tempdir().unwrap();
         let real = base.path().join("real");
