@@ -8,6 +8,7 @@ pub mod cli;
 pub mod declaration;
 pub mod error;
 pub mod hand;
+pub mod import;
 pub mod json;
 pub mod ledger;
 pub mod portfolio;
