@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod git;
 pub mod json;
 
 pub use error::{Error, Result};
