@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-pub use defhash::{definition_hash, definition_hash_with, DefinitionHash};
+pub use defhash::{definition_hash, definition_hash_with, DefinitionHash, MAX_THREADS};
 pub use revision::{require_commit, resolve_commit};
 pub use tree::{blob_sha256, read_blob, read_blob_bounded};
 

@@ -27,6 +27,9 @@ fn split_rev(rev: &str) -> std::result::Result<(&str, Vec<Step>), String> {
     let (base, mut rest) = rev.split_at(cut);
     let mut steps = Vec::new();
     while let Some(op) = rest.chars().next() {
+        if op != '~' && op != '^' {
+            return Err(format!("unexpected `{rest}`"));
+        }
         rest = &rest[1..];
         if op == '^' {
             if let Some(after) = rest
@@ -46,14 +49,11 @@ fn split_rev(rev: &str) -> std::result::Result<(&str, Vec<Step>), String> {
                 .map_err(|_| format!("the number after `{op}` is too large"))?
         };
         rest = &rest[digits..];
-        steps.push(match op {
-            '~' => Step::Ancestor(n),
-            '^' => Step::Parent(n),
-            _ => return Err(format!("unexpected `{op}`")),
+        steps.push(if op == '~' {
+            Step::Ancestor(n)
+        } else {
+            Step::Parent(n)
         });
-        if !rest.is_empty() && !rest.starts_with(['~', '^']) {
-            return Err(format!("unexpected `{rest}`"));
-        }
     }
     Ok((base, steps))
 }
@@ -275,5 +275,8 @@ mod tests {
         assert!(split_rev("HEAD~x").is_err());
         assert!(split_rev("HEAD^{tree}").is_err());
         assert!(split_rev("HEAD~99999999999").is_err());
+        assert!(split_rev("v1^{}é").is_err());
+        assert!(split_rev("HEAD~1é").is_err());
+        assert!(split_rev("HEAD^{}^{}~é~").is_err());
     }
 }

@@ -376,6 +376,16 @@ fn revisions_resolve_like_git() {
         "main..side",
         "HEAD^{tree}",
         "",
+        "^",
+        "~",
+        "é",
+        "HEAD^{",
+        "HEAD^{}é",
+        "a\0b",
+        "-x",
+        "refs/heads/",
+        "....",
+        "0000",
     ] {
         let e = resolve(rev).unwrap_err();
         assert_eq!(e.exit_code(), 1, "{rev}: {e}");
