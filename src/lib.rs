@@ -7,6 +7,7 @@ pub mod admission;
 pub mod cli;
 pub mod declaration;
 pub mod error;
+pub mod git;
 pub mod hand;
 pub mod import;
 pub mod json;

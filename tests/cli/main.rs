@@ -2,3 +2,4 @@
 //! environment pinned for determinism. One test binary, one module per area.
 
 mod common;
+mod defhash;

@@ -1,0 +1,90 @@
+//! Reading Git objects: opening the repository, resolving revisions to commits, reading blobs
+//! at a commit, and the definition hash that pins a tree of files (`declaration.md`).
+//!
+//! Everything here reads objects only (never the work tree), through gix. Object lookups go
+//! through `repo.objects`; worker threads open their own object store from the path of that
+//! store, so a repository whose store was swapped (e.g. for a pre-receive quarantine whose
+//! private `info/alternates` lists the quarantine and the main store) is read the same way by
+//! every thread.
+
+mod defhash;
+mod revision;
+mod tree;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+pub use defhash::{definition_hash, definition_hash_with, DefinitionHash, MAX_THREADS};
+pub use revision::{require_commit, resolve_commit};
+pub use tree::{blob_sha256, read_blob, read_blob_bounded};
+
+/// Re-exported so callers need not depend on gix directly for the id type.
+pub use gix::ObjectId;
+
+/// The hint given whenever a commit or object the caller needs is not in the local store.
+pub(crate) const FETCH_HINT: &str =
+    "the declaration is pinned to it; fetch it, e.g. `git fetch --unshallow` or `git fetch origin <id>`";
+
+/// Open the repository containing `repo_dir` (default: the current directory), discovering it
+/// upwards like Git does: bare or not, `GIT_DIR` honoured (it wins over `repo_dir`, as with
+/// `git -C`). Replace objects (`refs/replace/*`) are ignored: a pinned hash must not depend on
+/// local refs that clones do not share.
+pub fn open(repo_dir: Option<&Path>) -> Result<gix::Repository> {
+    let start = absolute_start(repo_dir)?;
+    let options = gix::open::Options::default().config_overrides(["core.useReplaceRefs=false"]);
+    let trust = gix::sec::trust::Mapping {
+        full: options.clone().with(gix::sec::Trust::Full),
+        reduced: options.with(gix::sec::Trust::Reduced),
+    };
+    let repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+        &start,
+        Default::default(),
+        trust,
+    )
+    .map_err(|e| {
+        Error::failed_with_hint(
+            format!("not a Git repository: {} ({e})", start.display()),
+            "run inside a repository or pass --repo DIR",
+        )
+    })?;
+    Ok(repo.to_thread_local())
+}
+
+/// Discovery needs an absolute start: from `"."` inside a bare repository's subdirectory
+/// gix fails to find it.
+fn absolute_start(repo_dir: Option<&Path>) -> Result<PathBuf> {
+    let cwd = || {
+        std::env::current_dir()
+            .map_err(|e| Error::failed(format!("cannot read the current directory: {e}")))
+    };
+    match repo_dir {
+        None => cwd(),
+        Some(dir) if dir.is_absolute() => Ok(dir.to_path_buf()),
+        Some(dir) => Ok(cwd()?.join(dir)),
+    }
+}
+
+/// Render a Git path for messages: valid UTF-8 as is (control characters escaped), any other
+/// byte as `\xNN`.
+pub(crate) fn show_path(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// [`show_path`] for a path already known to be UTF-8.
+pub(crate) fn show_str(path: &str) -> String {
+    show_path(path.as_bytes())
+}

@@ -1,0 +1,273 @@
+//! Finding one path in a commit's tree and reading blobs: the shared lookup under the
+//! definition hash, `blob_sha256` (oracle, policy and profile files) and `read_blob` (the
+//! profile's content at a revision).
+
+use gix::objs::{Find, Kind, TreeRefIter};
+use gix::ObjectId;
+use sha2::{Digest, Sha256};
+
+use super::{show_str, FETCH_HINT};
+use crate::error::{Error, Result};
+
+/// What a repository-relative path names in a commit's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// A file or symlink: its Git mode as Git writes it, and its blob id.
+    Blob { mode: BlobMode, id: ObjectId },
+    /// A directory.
+    Tree(ObjectId),
+}
+
+/// The three blob modes, canonical as Git writes them (any other regular-file mode is read as
+/// 100644 or 100755 by its executable bit, like Git's `canon_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlobMode {
+    Regular,
+    Executable,
+    Symlink,
+}
+
+impl BlobMode {
+    /// The octal mode string, e.g. `"100644"`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            BlobMode::Regular => "100644",
+            BlobMode::Executable => "100755",
+            BlobMode::Symlink => "120000",
+        }
+    }
+}
+
+/// A tree entry classified, or the reason it cannot be pinned.
+pub(crate) enum Classified {
+    Blob(BlobMode),
+    Tree,
+    Submodule,
+    Unknown(u16),
+}
+
+/// Classify a raw tree-entry mode (checked on the raw value: gix's `kind()` calls every
+/// unknown mode a commit).
+pub(crate) fn classify(mode: gix::objs::tree::EntryMode) -> Classified {
+    let value = mode.value();
+    match value & 0o170000 {
+        0o100000 if value & 0o100 != 0 => Classified::Blob(BlobMode::Executable),
+        0o100000 => Classified::Blob(BlobMode::Regular),
+        0o120000 => Classified::Blob(BlobMode::Symlink),
+        0o040000 => Classified::Tree,
+        0o160000 => Classified::Submodule,
+        _ => Classified::Unknown(value),
+    }
+}
+
+/// Check a declared path: repository-relative, `/`-separated, no empty, `.` or `..` component.
+pub(crate) fn check_path(path: &str) -> Result<()> {
+    let bad = path.is_empty()
+        || path
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..");
+    if bad {
+        return Err(Error::refused(format!(
+            "path \"{}\" is not a repository-relative path (no leading or trailing `/`, no empty, `.` or `..` component)",
+            show_str(path)
+        )));
+    }
+    if path.contains('\0') {
+        return Err(Error::refused(format!(
+            "path \"{}\" contains a NUL byte",
+            show_str(path)
+        )));
+    }
+    Ok(())
+}
+
+/// Read an object of the expected kind into `buf`; a missing object is a failure with the
+/// fetch hint, a wrong kind is a failure naming both kinds.
+pub(crate) fn read_object<'a>(
+    objects: &impl Find,
+    id: &gix::oid,
+    kind: Kind,
+    what: impl FnOnce() -> String,
+    buf: &'a mut Vec<u8>,
+) -> Result<&'a [u8]> {
+    match objects.try_find(id, buf) {
+        Ok(Some(data)) if data.kind == kind => Ok(data.data),
+        Ok(Some(data)) => Err(Error::failed(format!(
+            "{} {id} is a {}, not a {kind}",
+            what(),
+            data.kind
+        ))),
+        Ok(None) => Err(Error::failed_with_hint(
+            format!("{} {id} is not in this repository", what()),
+            FETCH_HINT,
+        )),
+        Err(e) => Err(Error::failed(format!("cannot read {} {id}: {e}", what()))),
+    }
+}
+
+/// The root tree of `commit`.
+pub(crate) fn commit_tree(repo: &gix::Repository, commit: ObjectId) -> Result<ObjectId> {
+    let mut buf = Vec::new();
+    let data = read_object(
+        &repo.objects,
+        &commit,
+        Kind::Commit,
+        || "commit".into(),
+        &mut buf,
+    )?;
+    gix::objs::CommitRefIter::from_bytes(data, repo.object_hash())
+        .tree_id()
+        .map_err(|e| Error::failed(format!("commit {commit} is corrupt: {e}")))
+}
+
+/// The entries of a tree object, owned: `(name, mode, id)`.
+pub(crate) fn tree_entries(
+    objects: &impl Find,
+    hash: gix::hash::Kind,
+    tree: &gix::oid,
+    shown: &str,
+    buf: &mut Vec<u8>,
+) -> Result<Vec<(Vec<u8>, gix::objs::tree::EntryMode, ObjectId)>> {
+    let data = read_object(
+        objects,
+        tree,
+        Kind::Tree,
+        || format!("tree for \"{shown}\""),
+        buf,
+    )?;
+    TreeRefIter::from_bytes(data, hash)
+        .map(|entry| {
+            entry
+                .map(|e| (e.filename.to_vec(), e.mode, e.oid.to_owned()))
+                .map_err(|e| Error::failed(format!("tree {tree} (\"{shown}\") is corrupt: {e}")))
+        })
+        .collect()
+}
+
+/// Find `path` in `commit`'s tree. A path that is not there, or that runs through a file or a
+/// submodule, is refused naming it.
+pub(crate) fn lookup(repo: &gix::Repository, commit: ObjectId, path: &str) -> Result<Entry> {
+    check_path(path)?;
+    let hash = repo.object_hash();
+    let missing = || {
+        Error::refused(format!(
+            "path \"{}\" does not exist at commit {commit}",
+            show_str(path)
+        ))
+    };
+    let mut buf = Vec::new();
+    let mut tree = commit_tree(repo, commit)?;
+    let mut walked = String::new();
+    let mut components = path.split('/').peekable();
+    while let Some(name) = components.next() {
+        let shown = if walked.is_empty() {
+            ""
+        } else {
+            walked.as_str()
+        };
+        let entries = tree_entries(&repo.objects, hash, &tree, shown, &mut buf)?;
+        let Some((_, mode, id)) = entries.into_iter().find(|(n, _, _)| n == name.as_bytes()) else {
+            return Err(missing());
+        };
+        if !walked.is_empty() {
+            walked.push('/');
+        }
+        walked.push_str(name);
+        let last = components.peek().is_none();
+        match classify(mode) {
+            Classified::Tree if last => return Ok(Entry::Tree(id)),
+            Classified::Tree => tree = id,
+            Classified::Blob(mode) if last => return Ok(Entry::Blob { mode, id }),
+            Classified::Blob(_) => return Err(missing()),
+            Classified::Submodule => {
+                return Err(Error::refused(format!(
+                    "path \"{}\" is a submodule (mode 160000) at commit {commit}: a declaration cannot pin what the repository does not hold",
+                    show_str(&walked)
+                )))
+            }
+            Classified::Unknown(m) => {
+                return Err(Error::refused(format!(
+                    "path \"{}\" has an unknown Git mode {m:o} at commit {commit}",
+                    show_str(&walked)
+                )))
+            }
+        }
+    }
+    Err(missing())
+}
+
+/// The blob at `path` in `commit`, refusing a directory or a missing path.
+fn blob_at(repo: &gix::Repository, commit: ObjectId, path: &str) -> Result<ObjectId> {
+    match lookup(repo, commit, path)? {
+        Entry::Blob { id, .. } => Ok(id),
+        Entry::Tree(_) => Err(Error::refused(format!(
+            "path \"{}\" is a directory at commit {commit}, not a file",
+            show_str(path)
+        ))),
+    }
+}
+
+/// The bytes of the file (or symlink target) at `path` in `commit`.
+pub fn read_blob(repo: &gix::Repository, commit: ObjectId, path: &str) -> Result<Vec<u8>> {
+    read_blob_bounded(repo, commit, path, u64::MAX)
+}
+
+/// Like [`read_blob`], but refuse a blob larger than `max_bytes` before reading it.
+pub fn read_blob_bounded(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    path: &str,
+    max_bytes: u64,
+) -> Result<Vec<u8>> {
+    let id = blob_at(repo, commit, path)?;
+    if max_bytes != u64::MAX {
+        let header = repo.find_header(id).map_err(|e| {
+            Error::failed(format!(
+                "cannot read blob {id} (\"{}\"): {e}",
+                show_str(path)
+            ))
+        })?;
+        if header.size() > max_bytes {
+            return Err(Error::refused(format!(
+                "\"{}\" at commit {commit} is {} bytes, over the bound of {max_bytes} bytes",
+                show_str(path),
+                header.size()
+            )));
+        }
+    }
+    let mut buf = Vec::new();
+    read_object(
+        &repo.objects,
+        &id,
+        Kind::Blob,
+        || format!("blob for \"{}\"", show_str(path)),
+        &mut buf,
+    )?;
+    Ok(buf)
+}
+
+/// The lowercase hex SHA-256 of the bytes of the file (or symlink target) at `path` in
+/// `commit`: the plain hash that `oracle`, `policy_files` and `profile.source` pin.
+pub fn blob_sha256(repo: &gix::Repository, commit: ObjectId, path: &str) -> Result<String> {
+    let id = blob_at(repo, commit, path)?;
+    let mut buf = Vec::new();
+    let data = read_object(
+        &repo.objects,
+        &id,
+        Kind::Blob,
+        || format!("blob for \"{}\"", show_str(path)),
+        &mut buf,
+    )?;
+    Ok(hex(&Sha256::digest(data)))
+}
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 0xf)] as char);
+    }
+    s
+}
