@@ -356,7 +356,9 @@ pub fn is_sha256(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Whether `s` may be a declaration id (a ref name component).
+/// Whether `s` may be a declaration id (a ref name component). Besides the rules of
+/// `declaration.md`, an id may not end in `.`: Git refuses such a ref name, so the ledger
+/// `refs/ledgers/<id>` could never be created.
 pub fn is_valid_id(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 100
@@ -366,6 +368,7 @@ pub fn is_valid_id(s: &str) -> bool {
         && !s.starts_with('-')
         && !s.contains("..")
         && !s.ends_with(".lock")
+        && !s.ends_with('.')
 }
 
 /// Whether `name` may be a task name (`[A-Za-z0-9][A-Za-z0-9._-]*`, at most 100, no `..`).
@@ -649,7 +652,7 @@ fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
         if !is_valid_id(id) {
             c.bad(
                 "id",
-                format!("{id:?} is not a valid ref name component (ASCII letters, digits, '.', '_', '-'; not starting with '.' or '-', no '..', not ending in '.lock', at most 100 characters)"),
+                format!("{id:?} is not a valid ref name component (ASCII letters, digits, '.', '_', '-'; not starting with '.' or '-', no '..', not ending in '.' or '.lock', at most 100 characters)"),
             );
         }
     }
@@ -996,6 +999,7 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
         }
         None => None,
     };
+    // `limits` is required too; `validate_limits` reports its absence, once, with the reason.
     match kind {
         Some(Kind::Arena) => c.keys(
             at,
@@ -1008,10 +1012,9 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
                 "definition",
                 "oracle",
                 "upstream",
-                "limits",
                 "native_outcomes",
             ],
-            &[],
+            &["limits"],
             &[],
         ),
         Some(Kind::Scenario) => {
@@ -1021,10 +1024,9 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
                 "evidence",
                 "expects",
                 "definition",
-                "limits",
                 "native_outcomes",
             ];
-            c.keys(at, m, &common, &[], &[]);
+            c.keys(at, m, &common, &["limits"], &[]);
         }
         None => {}
     }

@@ -8,6 +8,8 @@ pub mod declaration;
 pub mod error;
 pub mod json;
 pub mod ledger;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 pub use error::{Error, Result};
 
