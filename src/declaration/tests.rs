@@ -442,7 +442,7 @@ fn each_missing_limit_is_refused() {
     for name in SCENARIO_LIMITS {
         refused_once(
             &task_with(2, |t| _ = t["limits"].as_object_mut().unwrap().remove(name)),
-            &[&format!("tasks[2]"), &format!("limits.{name}"), "missing"],
+            &["tasks[2]", &format!("limits.{name}"), "missing"],
         );
     }
 }
@@ -799,9 +799,12 @@ fn a_valid_draft_is_accepted_and_implies_its_schedule() {
     ));
 }
 
+/// A change to a declaration value.
+type Edit = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn a_draft_carrying_a_computed_field_is_refused() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    let cases: Vec<(&str, Edit)> = vec![
         (
             "source_revision",
             Box::new(|v| v["source_revision"] = json!(hex('c', 40))),
