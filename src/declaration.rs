@@ -635,11 +635,11 @@ fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
             "policy_files",
             "runner_tools",
             "runtime_requirements",
-            "acceptance",
             "attempt_fields",
             "tasks",
         ],
-        &["title", "status"],
+        // `acceptance` is required too; `validate_acceptance` reports its absence.
+        &["title", "status", "acceptance"],
         &["source_revision", "schedule"],
     );
     match top.get("format") {
@@ -878,8 +878,25 @@ fn validate_runtime(c: &mut Ctx, v: Option<&Value>) -> Option<Map<String, Value>
 }
 
 fn validate_acceptance(c: &mut Ctx, v: Option<&Value>) {
-    let Some(m) = c.object("acceptance", v) else {
-        return;
+    let m = match v {
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            c.bad(
+                "acceptance",
+                format!(
+                    "weakens the acceptance rules: must be an object stating every rule as true, not {}",
+                    json::type_name(other)
+                ),
+            );
+            return;
+        }
+        None => {
+            c.bad(
+                "acceptance",
+                "missing: weakens the acceptance rules (state every rule as true)",
+            );
+            return;
+        }
     };
     for rule in ACCEPTANCE_RULES {
         match m.get(rule) {

@@ -274,6 +274,27 @@ fn acceptance_rule_not_true_weakens() {
 }
 
 #[test]
+fn acceptance_missing_or_not_an_object_weakens() {
+    refused_once(
+        &with(|v| _ = obj(v).remove("acceptance")),
+        &["acceptance", "missing", "weakens the acceptance rules"],
+    );
+    for bad in [json!(true), json!([]), json!(null)] {
+        refused_once(
+            &with(|v| v["acceptance"] = bad.clone()),
+            &["acceptance", "weakens the acceptance rules"],
+        );
+    }
+    let r = reasons(&with(|v| v["acceptance"] = json!({})));
+    assert_eq!(
+        r.len(),
+        ACCEPTANCE_RULES.len(),
+        "one reason per omitted rule: {r:?}"
+    );
+    assert!(r.iter().all(|x| x.contains("weakens the acceptance rules")));
+}
+
+#[test]
 fn acceptance_unknown_rule_weakens() {
     refused_once(
         &with(|v| v["acceptance"]["zero_is_unknown"] = json!(true)),
