@@ -356,7 +356,9 @@ pub fn is_sha256(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Whether `s` may be a declaration id (a ref name component).
+/// Whether `s` may be a declaration id (a ref name component). Besides the rules of
+/// `declaration.md`, an id may not end in `.`: Git refuses such a ref name, so the ledger
+/// `refs/ledgers/<id>` could never be created.
 pub fn is_valid_id(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 100
@@ -366,6 +368,7 @@ pub fn is_valid_id(s: &str) -> bool {
         && !s.starts_with('-')
         && !s.contains("..")
         && !s.ends_with(".lock")
+        && !s.ends_with('.')
 }
 
 /// Whether `name` may be a task name (`[A-Za-z0-9][A-Za-z0-9._-]*`, at most 100, no `..`).
@@ -632,11 +635,11 @@ fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
             "policy_files",
             "runner_tools",
             "runtime_requirements",
-            "acceptance",
             "attempt_fields",
             "tasks",
         ],
-        &["title", "status"],
+        // `acceptance` is required too; `validate_acceptance` reports its absence.
+        &["title", "status", "acceptance"],
         &["source_revision", "schedule"],
     );
     match top.get("format") {
@@ -649,7 +652,7 @@ fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
         if !is_valid_id(id) {
             c.bad(
                 "id",
-                format!("{id:?} is not a valid ref name component (ASCII letters, digits, '.', '_', '-'; not starting with '.' or '-', no '..', not ending in '.lock', at most 100 characters)"),
+                format!("{id:?} is not a valid ref name component (ASCII letters, digits, '.', '_', '-'; not starting with '.' or '-', no '..', not ending in '.' or '.lock', at most 100 characters)"),
             );
         }
     }
@@ -875,8 +878,25 @@ fn validate_runtime(c: &mut Ctx, v: Option<&Value>) -> Option<Map<String, Value>
 }
 
 fn validate_acceptance(c: &mut Ctx, v: Option<&Value>) {
-    let Some(m) = c.object("acceptance", v) else {
-        return;
+    let m = match v {
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            c.bad(
+                "acceptance",
+                format!(
+                    "weakens the acceptance rules: must be an object stating every rule as true, not {}",
+                    json::type_name(other)
+                ),
+            );
+            return;
+        }
+        None => {
+            c.bad(
+                "acceptance",
+                "missing: weakens the acceptance rules (state every rule as true)",
+            );
+            return;
+        }
     };
     for rule in ACCEPTANCE_RULES {
         match m.get(rule) {
@@ -996,6 +1016,7 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
         }
         None => None,
     };
+    // `limits` is required too; `validate_limits` reports its absence, once, with the reason.
     match kind {
         Some(Kind::Arena) => c.keys(
             at,
@@ -1008,10 +1029,9 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
                 "definition",
                 "oracle",
                 "upstream",
-                "limits",
                 "native_outcomes",
             ],
-            &[],
+            &["limits"],
             &[],
         ),
         Some(Kind::Scenario) => {
@@ -1021,10 +1041,9 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
                 "evidence",
                 "expects",
                 "definition",
-                "limits",
                 "native_outcomes",
             ];
-            c.keys(at, m, &common, &[], &[]);
+            c.keys(at, m, &common, &["limits"], &[]);
         }
         None => {}
     }

@@ -139,10 +139,13 @@ impl Row {
                 format!("must be {}, not {}", entry.repetition, get("repetition")),
             ),
         }
+        // A relabeled row is otherwise well typed: its relabeling is reported beside what its
+        // outcome implies (groups 5 and 6), so that every reason is listed.
+        let mut relabeled = Reasons::new();
         match get("evidence") {
             Value::String(e) if Evidence::parse(e) == Some(task.evidence) => {}
             Value::String(e) if Evidence::parse(e).is_some() => bad(
-                &mut r,
+                &mut relabeled,
                 "evidence",
                 format!("is {e:?} but task {} is declared {} (a fixture row is never relabeled live, nor the reverse)", task.id, task.evidence.as_str()),
             ),
@@ -241,9 +244,12 @@ impl Row {
         check_interventions(&mut r, &label, get("interventions_decision_or_repair"));
         check_native_record(&mut r, &label, get("native_record"), task);
 
+        let is_relabeled = !relabeled.is_empty();
         if !r.is_empty() {
+            r.extend(relabeled.into_vec());
             return Err(r.into_vec());
         }
+        r.extend(relabeled.into_vec());
         let row = Row { fields: m.clone() };
 
         // Groups 5 and 6: what the outcome implies.
@@ -251,6 +257,9 @@ impl Row {
             Some(DEFERRED) => {
                 let template = Row::template(decl, sid).expect("scheduled");
                 for f in &decl.attempt_fields {
+                    if is_relabeled && f == "evidence" {
+                        continue; // already reported
+                    }
                     if !json::value_eq(&row.fields[f], &template.fields[f]) {
                         let why = match f.as_str() {
                             "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
@@ -689,6 +698,9 @@ impl Ledger {
         let mut slots: Vec<Option<Row>> = vec![None; decl.schedule.len()];
         let mut seen: HashMap<&str, usize> = HashMap::new();
         let mut records: HashMap<String, String> = HashMap::new();
+        // The furthest schedule position seen so far: rows are in schedule order, and a row
+        // out of it is refused rather than silently moved.
+        let mut furthest: Option<(usize, String)> = None;
         for (i, v) in rows.iter().enumerate() {
             let sid = v.get("schedule_id").and_then(Value::as_str);
             if let Some(sid) = sid {
@@ -706,6 +718,13 @@ impl Ledger {
                         }
                     }
                     let pos = decl.schedule_position(row.schedule_id()).expect("checked");
+                    match &furthest {
+                        Some((last, last_id)) if pos < *last => r.push(format!(
+                            "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {last_id}; rows are in schedule order)",
+                            row.schedule_id()
+                        )),
+                        _ => furthest = Some((pos, row.schedule_id().to_owned())),
+                    }
                     slots[pos] = Some(row);
                 }
                 Err(reasons) => r.extend(reasons),

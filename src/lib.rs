@@ -15,6 +15,8 @@ pub mod ledger;
 pub mod portfolio;
 pub mod report;
 pub mod store;
+#[cfg(test)]
+pub(crate) mod testutil;
 
 pub use error::{Error, Result};
 

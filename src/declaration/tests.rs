@@ -1,1 +1,978 @@
+//! One test per rule of `declaration.md`, from both sides: the valid declaration parses, and
+//! each change that breaks exactly one rule is refused with a reason naming it.
 
+use serde_json::{json, Value};
+
+use super::*;
+use crate::json::DEFAULT_MAX_INPUT_BYTES;
+use crate::testutil::{assert_reason, bytes, declaration_value, hex, parse, refusal, schedule_for};
+
+/// The reasons a declaration value is refused for.
+fn reasons(v: &Value) -> Vec<String> {
+    refusal(Declaration::parse(&bytes(v), DEFAULT_MAX_INPUT_BYTES))
+}
+
+/// Assert that the value is refused for exactly one reason, which contains every needle.
+#[track_caller]
+fn refused_once(v: &Value, needles: &[&str]) {
+    let r = reasons(v);
+    assert_reason(&r, needles);
+    assert_eq!(
+        r.len(),
+        1,
+        "expected one reason, got:\n  {}",
+        r.join("\n  ")
+    );
+}
+
+/// Change the declaration with `f`, then recompute its schedule (so only `f`'s rule breaks).
+fn with(f: impl FnOnce(&mut Value)) -> Value {
+    let mut v = declaration_value();
+    f(&mut v);
+    v["schedule"] = schedule_for(&v);
+    v
+}
+
+/// Change the declaration with `f`, leaving the schedule as it was.
+fn with_raw(f: impl FnOnce(&mut Value)) -> Value {
+    let mut v = declaration_value();
+    f(&mut v);
+    v
+}
+
+fn obj(v: &mut Value) -> &mut serde_json::Map<String, Value> {
+    v.as_object_mut().expect("object")
+}
+
+// --- the valid declaration -----------------------------------------------------------------
+
+#[test]
+fn valid_declaration_parses() {
+    let v = declaration_value();
+    let b = bytes(&v);
+    let d = Declaration::parse(&b, DEFAULT_MAX_INPUT_BYTES).expect("valid");
+    assert_eq!(d.id, "reliability-slice-1");
+    assert_eq!(d.sha256, crate::sha256_hex(&b));
+    assert_eq!(d.bytes, b);
+    assert_eq!(d.repetitions, 2);
+    assert_eq!(d.tasks.len(), 3);
+    assert_eq!(d.schedule.len(), 6);
+    assert_eq!(d.attempt_fields, STANDARD_FIELDS);
+    assert_eq!(d.source_revision.as_deref(), Some(hex('c', 40).as_str()));
+    let arena = d.task("arena/sympy-matrix").expect("arena task");
+    assert_eq!(arena.kind, Kind::Arena);
+    assert_eq!(arena.limits["max_iterations"], 3.0);
+    assert!(arena.oracle.is_some() && arena.upstream.is_some());
+    let fixture = d.task("scenario/interrupted-reuse").expect("fixture task");
+    assert_eq!(fixture.evidence, Evidence::Fixture);
+    assert!(fixture.oracle.is_none() && fixture.upstream.is_none());
+    assert_eq!(
+        d.task_of("scenario/interrupted-reuse/02")
+            .map(|t| t.id.as_str()),
+        Some("scenario/interrupted-reuse")
+    );
+    assert_eq!(d.schedule_position("scenario/bugfix-iso-weeks/01"), Some(2));
+    assert!(d.schedule_entry("scenario/bugfix-iso-weeks/03").is_none());
+}
+
+#[test]
+fn a_64_hex_source_revision_is_a_full_commit() {
+    parse(&with(|v| v["source_revision"] = json!(hex('a', 64))));
+}
+
+#[test]
+fn same_bytes_same_identity_other_bytes_other_identity() {
+    let v = declaration_value();
+    let pretty = bytes(&v);
+    let compact = serde_json::to_vec(&v).unwrap();
+    let a = Declaration::parse(&pretty, DEFAULT_MAX_INPUT_BYTES).unwrap();
+    let b = Declaration::parse(&compact, DEFAULT_MAX_INPUT_BYTES).unwrap();
+    assert_ne!(
+        a.sha256, b.sha256,
+        "identity is the exact bytes, not the value"
+    );
+    assert_eq!(a.short_hash(), &a.sha256[..12]);
+}
+
+// --- JSON and the top level ----------------------------------------------------------------
+
+#[test]
+fn not_an_object_is_refused() {
+    for v in [json!([]), json!("x"), json!(1), json!(null)] {
+        refused_once(&v, &["must be an object"]);
+    }
+}
+
+#[test]
+fn wrong_format_is_refused() {
+    refused_once(
+        &with(|v| v["format"] = json!("campaign-declaration/2")),
+        &["format", "campaign-declaration/1"],
+    );
+    refused_once(
+        &with(|v| _ = obj(v).remove("format")),
+        &["format", "missing"],
+    );
+}
+
+#[test]
+fn unknown_top_level_key_is_refused() {
+    refused_once(
+        &with(|v| v["results"] = json!([])),
+        &["results", "unknown key"],
+    );
+}
+
+#[test]
+fn title_and_status_are_accepted_as_free_strings() {
+    parse(&with(|v| {
+        v["title"] = json!("Pinned reliability campaign");
+        v["status"] = json!("PLANNED");
+    }));
+    refused_once(&with(|v| v["status"] = json!(3)), &["status", "string"]);
+}
+
+#[test]
+fn duplicate_keys_nan_trailing_data_deep_nesting_are_refused() {
+    let good = String::from_utf8(bytes(&declaration_value())).unwrap();
+    let dup = good.replacen(
+        "\"repetitions\": 2",
+        "\"repetitions\": 2, \"repetitions\": 2",
+        1,
+    );
+    assert_ne!(dup, good);
+    let r = refusal(Declaration::parse(dup.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
+    assert_reason(&r, &["duplicate key \"repetitions\""]);
+    let nan = good.replacen("\"repetitions\": 2", "\"repetitions\": NaN", 1);
+    refusal(Declaration::parse(nan.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
+    let inf = good.replacen("\"repetitions\": 2", "\"repetitions\": 1e999", 1);
+    refusal(Declaration::parse(inf.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
+    let trailing = format!("{good}{{}}");
+    let r = refusal(Declaration::parse(
+        trailing.as_bytes(),
+        DEFAULT_MAX_INPUT_BYTES,
+    ));
+    assert_reason(&r, &["trailing"]);
+    let deep = with(|v| {
+        let mut nested = json!(1);
+        for _ in 0..70 {
+            nested = json!([nested]);
+        }
+        v["title"] = nested;
+    });
+    let r = reasons(&deep);
+    assert_reason(&r, &["nesting deeper than 64"]);
+    refusal(Declaration::parse(b"", DEFAULT_MAX_INPUT_BYTES));
+    refusal(Declaration::parse(b"\xff\xfe", DEFAULT_MAX_INPUT_BYTES));
+}
+
+#[test]
+fn oversized_input_is_refused_before_parsing() {
+    let b = bytes(&declaration_value());
+    let r = refusal(Declaration::parse(&b, b.len() as u64 - 1));
+    assert_reason(&r, &["input bound"]);
+    Declaration::parse(&b, b.len() as u64).expect("exactly at the bound is accepted");
+}
+
+// --- id ------------------------------------------------------------------------------------
+
+#[test]
+fn id_rules() {
+    for bad in [
+        "has space",
+        "slash/inside",
+        "ümlaut",
+        "colon:x",
+        ".hidden",
+        "-dash",
+        "a..b",
+        "x.lock",
+        "",
+        "trailing.",
+    ] {
+        assert!(!is_valid_id(bad), "{bad:?} must be invalid");
+        refused_once(&with(|v| v["id"] = json!(bad)), &["id"]);
+    }
+    let long = "a".repeat(101);
+    assert!(!is_valid_id(&long));
+    refused_once(
+        &with(|v| v["id"] = json!(long)),
+        &["id", "not a valid ref name component"],
+    );
+    let max = "a".repeat(100);
+    assert!(is_valid_id(&max));
+    parse(&with(|v| v["id"] = json!(max)));
+    for good in ["a", "A_b-c.d", "0x", "lock", "x.locked", "x_"] {
+        assert!(is_valid_id(good), "{good:?} must be valid");
+    }
+    refused_once(&with(|v| v["id"] = json!(7)), &["id", "string"]);
+}
+
+// --- source_revision and repetitions --------------------------------------------------------
+
+#[test]
+fn source_revision_must_be_a_full_commit() {
+    for bad in [
+        hex('c', 7),
+        hex('c', 39),
+        hex('c', 41),
+        "main".into(),
+        "v1.0".into(),
+        hex('C', 40),
+    ] {
+        refused_once(
+            &with(|v| v["source_revision"] = json!(bad)),
+            &["source_revision", "not a full commit id"],
+        );
+    }
+    refused_once(
+        &with(|v| _ = obj(v).remove("source_revision")),
+        &["source_revision", "missing"],
+    );
+}
+
+#[test]
+fn repetitions_are_an_integer_from_1_to_999() {
+    for (n, word) in [
+        (json!(0), "1 to 999"),
+        (json!(1000), "1 to 999"),
+        (json!(1.5), "integer"),
+        (json!(2.0), "integer"),
+        (json!(-1), "integer"),
+        (json!("2"), "integer"),
+    ] {
+        let r = reasons(&with_raw(|v| v["repetitions"] = n.clone()));
+        assert_reason(&r, &["repetitions", word]);
+        assert_eq!(r.len(), 1, "{n}: {r:?}");
+    }
+    parse(&with(|v| v["repetitions"] = json!(1)));
+}
+
+// --- acceptance ----------------------------------------------------------------------------
+
+#[test]
+fn acceptance_omitted_rule_weakens() {
+    for rule in ACCEPTANCE_RULES {
+        refused_once(
+            &with(|v| _ = v["acceptance"].as_object_mut().unwrap().remove(rule)),
+            &[
+                &format!("acceptance.{rule}"),
+                "weakens the acceptance rules",
+            ],
+        );
+    }
+}
+
+#[test]
+fn acceptance_rule_not_true_weakens() {
+    for bad in [json!(false), json!("yes"), json!(1), json!(null), json!({})] {
+        refused_once(
+            &with(|v| v["acceptance"]["unknown_is_null"] = bad.clone()),
+            &["acceptance.unknown_is_null", "weakens the acceptance rules"],
+        );
+    }
+}
+
+#[test]
+fn acceptance_missing_or_not_an_object_weakens() {
+    refused_once(
+        &with(|v| _ = obj(v).remove("acceptance")),
+        &["acceptance", "missing", "weakens the acceptance rules"],
+    );
+    for bad in [json!(true), json!([]), json!(null)] {
+        refused_once(
+            &with(|v| v["acceptance"] = bad.clone()),
+            &["acceptance", "weakens the acceptance rules"],
+        );
+    }
+    let r = reasons(&with(|v| v["acceptance"] = json!({})));
+    assert_eq!(
+        r.len(),
+        ACCEPTANCE_RULES.len(),
+        "one reason per omitted rule: {r:?}"
+    );
+    assert!(r.iter().all(|x| x.contains("weakens the acceptance rules")));
+}
+
+#[test]
+fn acceptance_unknown_rule_weakens() {
+    refused_once(
+        &with(|v| v["acceptance"]["zero_is_unknown"] = json!(true)),
+        &["acceptance.zero_is_unknown", "weakens the acceptance rules"],
+    );
+}
+
+// --- attempt_fields ------------------------------------------------------------------------
+
+fn fields_with(f: impl FnOnce(&mut Vec<Value>)) -> Value {
+    with(|v| f(v["attempt_fields"].as_array_mut().unwrap()))
+}
+
+#[test]
+fn attempt_fields_missing_a_standard_field_is_refused() {
+    refused_once(
+        &fields_with(|a| _ = a.pop()),
+        &["attempt_fields", "native_record"],
+    );
+    refused_once(
+        &fields_with(|a| _ = a.remove(5)),
+        &["attempt_fields[5]", "native_status"],
+    );
+}
+
+#[test]
+fn attempt_fields_out_of_order_is_refused() {
+    refused_once(
+        &fields_with(|a| a.swap(0, 1)),
+        &["attempt_fields[0]", "schedule_id"],
+    );
+}
+
+#[test]
+fn attempt_fields_duplicate_is_refused() {
+    refused_once(
+        &fields_with(|a| a.push(json!("reason"))),
+        &["attempt_fields[20]", "twice"],
+    );
+    refused_once(
+        &fields_with(|a| {
+            a.push(json!("reviewer_note"));
+            a.push(json!("reviewer_note"));
+        }),
+        &["attempt_fields[21]", "twice"],
+    );
+}
+
+#[test]
+fn attempt_fields_extra_field_is_accepted() {
+    let d = parse(&fields_with(|a| a.push(json!("reviewer_note"))));
+    assert_eq!(d.attempt_fields.len(), 21);
+    assert_eq!(d.attempt_fields[20], "reviewer_note");
+    refused_once(
+        &fields_with(|a| a.push(json!(""))),
+        &["attempt_fields[20]", "empty"],
+    );
+    refused_once(
+        &fields_with(|a| a.push(json!(3))),
+        &["attempt_fields[20]", "string"],
+    );
+}
+
+// --- tasks ---------------------------------------------------------------------------------
+
+fn task_with(i: usize, f: impl FnOnce(&mut Value)) -> Value {
+    with(|v| f(&mut v["tasks"][i]))
+}
+
+fn task_raw(i: usize, f: impl FnOnce(&mut Value)) -> Value {
+    with_raw(|v| f(&mut v["tasks"][i]))
+}
+
+#[test]
+fn task_kind_evidence_expects_are_closed() {
+    refused_once(
+        &task_raw(1, |t| t["kind"] = json!("bench")),
+        &["tasks[1]", "kind", "bench"],
+    );
+    refused_once(
+        &task_with(1, |t| t["evidence"] = json!("replay")),
+        &["tasks[1]", "evidence", "replay"],
+    );
+    refused_once(
+        &task_with(1, |t| t["expects"] = json!("success")),
+        &["tasks[1]", "expects", "success"],
+    );
+    refused_once(
+        &task_with(1, |t| t["notes"] = json!("x")),
+        &["tasks[1]", "notes", "unknown key"],
+    );
+    parse(&task_with(1, |t| t["expects"] = json!("stop")));
+}
+
+#[test]
+fn task_id_is_kind_slash_name() {
+    for bad in [
+        "bugfix-iso-weeks",
+        "arena/bugfix-iso-weeks",
+        "scenario/",
+        "scenario/a..b",
+        "scenario/.hidden",
+        "scenario/-dash",
+        "scenario/sp ace",
+        "scenario/a/b",
+        "scenario/ümlaut",
+    ] {
+        refused_once(
+            &task_with(1, |t| t["id"] = json!(bad)),
+            &["tasks[1]", "id", "<name>"],
+        );
+    }
+    let long = format!("scenario/{}", "n".repeat(101));
+    refused_once(
+        &task_with(1, |t| t["id"] = json!(long)),
+        &["tasks[1]", "id"],
+    );
+    let max = format!("scenario/{}", "n".repeat(100));
+    parse(&task_with(1, |t| t["id"] = json!(max)));
+    parse(&task_with(1, |t| t["id"] = json!("scenario/A0.b_c-d")));
+}
+
+#[test]
+fn duplicate_task_id_is_refused() {
+    let v = with(|v| {
+        let copy = v["tasks"][1].clone();
+        v["tasks"].as_array_mut().unwrap().push(copy);
+    });
+    // The schedule then repeats the copy's ids too: each is named.
+    let r = reasons(&v);
+    assert_reason(
+        &r,
+        &["tasks[3]", "scenario/bugfix-iso-weeks", "repeats an id"],
+    );
+    assert_reason(&r, &["schedule[6].id", "repeats an id"]);
+}
+
+#[test]
+fn no_tasks_is_refused() {
+    refused_once(
+        &with(|v| v["tasks"] = json!([])),
+        &["tasks", "at least one"],
+    );
+}
+
+#[test]
+fn task_without_limits_is_refused() {
+    refused_once(
+        &task_with(0, |t| _ = obj(t).remove("limits")),
+        &["tasks[0]", "limits", "missing"],
+    );
+    refused_once(
+        &task_with(1, |t| t["limits"] = json!(null)),
+        &["tasks[1]", "limits", "object"],
+    );
+}
+
+#[test]
+fn each_missing_limit_is_refused() {
+    for name in ARENA_LIMITS {
+        refused_once(
+            &task_with(0, |t| _ = t["limits"].as_object_mut().unwrap().remove(name)),
+            &[&format!("limits.{name}"), "missing"],
+        );
+    }
+    for name in SCENARIO_LIMITS {
+        refused_once(
+            &task_with(2, |t| _ = t["limits"].as_object_mut().unwrap().remove(name)),
+            &["tasks[2]", &format!("limits.{name}"), "missing"],
+        );
+    }
+}
+
+#[test]
+fn negative_non_numeric_and_fractional_limits_are_refused() {
+    for (name, bad) in [
+        ("harness_minutes", json!(-1)),
+        ("harness_minutes", json!(-0.5)),
+        ("harness_minutes", json!("90")),
+        ("harness_minutes", json!(null)),
+        ("max_steps", json!(1.5)),
+        ("max_steps", json!(-3)),
+        ("max_steps", json!(true)),
+    ] {
+        refused_once(
+            &task_with(1, |t| t["limits"][name] = bad.clone()),
+            &[&format!("limits.{name}")],
+        );
+    }
+    refused_once(
+        &task_with(0, |t| t["limits"]["max_iterations"] = json!(2.5)),
+        &["limits.max_iterations", "integer"],
+    );
+    refused_once(
+        &task_with(0, |t| t["limits"]["oracle_seconds"] = json!(-120)),
+        &["limits.oracle_seconds", "nonnegative"],
+    );
+    // Zero and fractional durations are finite nonnegative numbers.
+    parse(&task_with(1, |t| t["limits"]["harness_minutes"] = json!(0)));
+    parse(&task_with(1, |t| {
+        t["limits"]["harness_minutes"] = json!(7.5)
+    }));
+}
+
+#[test]
+fn an_extra_limit_key_is_refused() {
+    refused_once(
+        &task_with(1, |t| t["limits"]["max_tokens"] = json!(100)),
+        &["limits.max_tokens", "declares exactly"],
+    );
+}
+
+#[test]
+fn a_scenario_with_arena_limits_is_refused() {
+    let r = reasons(&task_with(
+        1,
+        |t| {
+            t["limits"] = json!({ "cli_invocation_seconds": 3600, "oracle_seconds": 120, "max_iterations": 3 })
+        },
+    ));
+    for name in ["cli_invocation_seconds", "harness_minutes", "max_steps"] {
+        assert_reason(&r, &["tasks[1]", &format!("limits.{name}")]);
+    }
+}
+
+#[test]
+fn native_outcomes_must_map_to_the_portfolio() {
+    refused_once(
+        &task_with(1, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("TIMEOUT"))
+        }),
+        &[
+            "tasks[1]",
+            "native_outcomes",
+            "TIMEOUT",
+            "no portfolio outcome",
+        ],
+    );
+    refused_once(
+        &task_with(0, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("FALSE_COMPLETE"))
+        }),
+        &["tasks[0]", "native_outcomes", "FALSE_COMPLETE"],
+    );
+    refused_once(
+        &task_with(1, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("FAIL"))
+        }),
+        &["tasks[1]", "native_outcomes", "FAIL"],
+    );
+    refused_once(
+        &task_with(1, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("DEFERRED"))
+        }),
+        &["tasks[1]", "native_outcomes", "DEFERRED", "implied"],
+    );
+    refused_once(
+        &task_with(1, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("PASS"))
+        }),
+        &["tasks[1]", "native_outcomes", "PASS", "twice"],
+    );
+    parse(&task_with(0, |t| {
+        t["native_outcomes"] = json!(ARENA_OUTCOMES)
+    }));
+    parse(&task_with(1, |t| {
+        t["native_outcomes"] = json!(SCENARIO_OUTCOMES)
+    }));
+}
+
+#[test]
+fn arena_needs_upstream_and_oracle_scenario_carries_neither() {
+    refused_once(
+        &task_with(0, |t| _ = obj(t).remove("oracle")),
+        &["tasks[0]", "oracle", "missing"],
+    );
+    refused_once(
+        &task_with(0, |t| _ = obj(t).remove("upstream")),
+        &["tasks[0]", "upstream", "missing"],
+    );
+    let oracle = json!({ "path": "arena/tasks/scenario/bugfix-iso-weeks/oracle.py", "sha256": hex('f', 64) });
+    refused_once(
+        &task_with(1, |t| t["oracle"] = oracle.clone()),
+        &["tasks[1]", "oracle"],
+    );
+    let upstream = declaration_value()["tasks"][0]["upstream"].clone();
+    refused_once(
+        &task_with(1, |t| t["upstream"] = upstream.clone()),
+        &["tasks[1]", "upstream"],
+    );
+}
+
+#[test]
+fn upstream_commits_must_be_full() {
+    for k in ["base_commit", "reference_commit"] {
+        refused_once(
+            &task_with(0, |t| t["upstream"][k] = json!("abc1234")),
+            &[&format!("upstream.{k}"), "not a full commit id"],
+        );
+    }
+    refused_once(
+        &task_with(0, |t| t["upstream"]["checks"] = json!(["a", 1])),
+        &["upstream.checks[1]", "string"],
+    );
+}
+
+#[test]
+fn pins_must_be_paths_and_hashes() {
+    refused_once(
+        &task_with(1, |t| t["definition"]["sha256"] = json!("abc")),
+        &["definition.sha256", "SHA-256"],
+    );
+    refused_once(
+        &task_with(1, |t| t["definition"]["files"] = json!(0)),
+        &["definition.files", "at least 1"],
+    );
+    refused_once(
+        &task_with(1, |t| t["definition"]["path"] = json!("../x")),
+        &["definition.path", "repository-relative"],
+    );
+    refused_once(
+        &with(|v| v["policy_files"][0]["sha256"] = json!(hex('A', 64))),
+        &["policy_files[0].sha256"],
+    );
+    refused_once(
+        &with(|v| v["runner_tools"]["files"] = json!(4.0)),
+        &["runner_tools.files", "integer"],
+    );
+}
+
+// --- schedule ------------------------------------------------------------------------------
+
+fn schedule_with(f: impl FnOnce(&mut Vec<Value>)) -> Value {
+    with_raw(|v| f(v["schedule"].as_array_mut().unwrap()))
+}
+
+#[test]
+fn schedule_helpers() {
+    assert_eq!(repetition_width(1), 2);
+    assert_eq!(repetition_width(99), 2);
+    assert_eq!(repetition_width(100), 3);
+    assert_eq!(repetition_width(999), 3);
+    assert_eq!(schedule_id("arena/x", 1, 2), "arena/x/01");
+    assert_eq!(schedule_id("arena/x", 7, 100), "arena/x/007");
+    let d = parse(&declaration_value());
+    let ids: Vec<_> = expected_schedule(&d.tasks, 2)
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "arena/sympy-matrix/01",
+            "arena/sympy-matrix/02",
+            "scenario/bugfix-iso-weeks/01",
+            "scenario/bugfix-iso-weeks/02",
+            "scenario/interrupted-reuse/01",
+            "scenario/interrupted-reuse/02"
+        ]
+    );
+}
+
+#[test]
+fn schedule_missing_entry_is_refused() {
+    refused_once(
+        &schedule_with(|s| _ = s.pop()),
+        &["schedule", "tasks × repetitions", "5 entries, expected 6"],
+    );
+    refused_once(
+        &with_raw(|v| _ = obj(v).remove("schedule")),
+        &["schedule", "missing"],
+    );
+}
+
+#[test]
+fn schedule_extra_entry_is_refused() {
+    refused_once(
+        &schedule_with(|s| {
+            s.push(json!({ "id": "arena/sympy-matrix/03", "task": "arena/sympy-matrix", "repetition": 3 }))
+        }),
+        &["schedule", "7 entries, expected 6"],
+    );
+}
+
+#[test]
+fn schedule_wrong_order_is_refused() {
+    refused_once(
+        &schedule_with(|s| s.swap(0, 1)),
+        &["schedule[0]", "arena/sympy-matrix/02"],
+    );
+    refused_once(
+        &schedule_with(|s| s.swap(1, 2)),
+        &["schedule[1]", "expected"],
+    );
+}
+
+#[test]
+fn schedule_wrong_padding_is_refused() {
+    refused_once(
+        &schedule_with(|s| s[0]["id"] = json!("arena/sympy-matrix/1")),
+        &[
+            "schedule[0]",
+            "arena/sympy-matrix/1",
+            "arena/sympy-matrix/01",
+        ],
+    );
+}
+
+#[test]
+fn schedule_repeated_id_is_refused() {
+    refused_once(
+        &schedule_with(|s| s[1]["id"] = json!("arena/sympy-matrix/01")),
+        &["schedule[1].id", "repeats an id"],
+    );
+}
+
+#[test]
+fn schedule_entries_are_closed_objects() {
+    refused_once(
+        &schedule_with(|s| s[0]["note"] = json!("x")),
+        &["schedule[0].note", "unknown key"],
+    );
+    refused_once(
+        &schedule_with(|s| s[0]["repetition"] = json!(1.0)),
+        &["schedule[0].repetition", "integer"],
+    );
+}
+
+#[test]
+fn three_digit_padding_from_100_repetitions() {
+    let v = with(|v| v["repetitions"] = json!(100));
+    assert_eq!(v["schedule"][0]["id"], "arena/sympy-matrix/001");
+    assert_eq!(v["schedule"][99]["id"], "arena/sympy-matrix/100");
+    let d = parse(&v);
+    assert_eq!(d.schedule.len(), 300);
+    let mut two = v.clone();
+    two["schedule"][0]["id"] = json!("arena/sympy-matrix/01");
+    refused_once(&two, &["schedule[0]", "arena/sympy-matrix/001"]);
+    // With 99 repetitions two digits remain right.
+    let v = with(|v| v["repetitions"] = json!(99));
+    assert_eq!(v["schedule"][0]["id"], "arena/sympy-matrix/01");
+    parse(&v);
+}
+
+// --- profile -------------------------------------------------------------------------------
+
+#[test]
+fn profile_is_closed_and_typed() {
+    refused_once(
+        &with(|v| v["profile"]["temperature"] = json!(0)),
+        &["profile.temperature", "unknown key"],
+    );
+    refused_once(
+        &with(|v| v["profile"]["roles"]["builder"]["seed"] = json!(1)),
+        &["profile.roles.builder.seed"],
+    );
+    refused_once(
+        &with(|v| v["profile"]["extra_options"] = json!("--x")),
+        &["profile.extra_options", "list"],
+    );
+    refused_once(
+        &with(|v| _ = obj(&mut v["profile"]).remove("name")),
+        &["profile.name", "missing"],
+    );
+}
+
+// --- drafts --------------------------------------------------------------------------------
+
+/// A valid draft: the declaration with every computed field left out.
+fn draft_value() -> Value {
+    let mut v = declaration_value();
+    let top = obj(&mut v);
+    top.remove("source_revision");
+    top.remove("schedule");
+    top["profile"] = json!({ "source": { "path": "arena/profiles/build-comparison.json" } });
+    top["policy_files"] = json!([{ "path": "arena/policy/live-spend.md" }]);
+    top["runner_tools"] = json!({ "path": "arena/runner-tools" });
+    for t in top["tasks"].as_array_mut().unwrap() {
+        let d = obj(&mut t["definition"]);
+        d.remove("sha256");
+        d.remove("files");
+        if let Some(o) = t.get_mut("oracle") {
+            obj(o).remove("sha256");
+        }
+    }
+    v
+}
+
+fn draft_reasons(v: &Value) -> Vec<String> {
+    refusal(Declaration::parse_mode(
+        &bytes(v),
+        Mode::Draft,
+        DEFAULT_MAX_INPUT_BYTES,
+    ))
+}
+
+#[test]
+fn a_valid_draft_is_accepted_and_implies_its_schedule() {
+    let d = Declaration::parse_mode(&bytes(&draft_value()), Mode::Draft, DEFAULT_MAX_INPUT_BYTES)
+        .expect("valid draft");
+    assert_eq!(d.source_revision, None);
+    assert_eq!(d.schedule.len(), 6);
+    assert_eq!(d.tasks[0].definition.sha256, None);
+    // A draft is not a declaration.
+    refusal(Declaration::parse(
+        &bytes(&draft_value()),
+        DEFAULT_MAX_INPUT_BYTES,
+    ));
+}
+
+/// A change to a declaration value.
+type Edit = Box<dyn Fn(&mut Value)>;
+
+#[test]
+fn a_draft_carrying_a_computed_field_is_refused() {
+    let cases: Vec<(&str, Edit)> = vec![
+        (
+            "source_revision",
+            Box::new(|v| v["source_revision"] = json!(hex('c', 40))),
+        ),
+        ("schedule", Box::new(|v| v["schedule"] = json!([]))),
+        (
+            "profile.name",
+            Box::new(|v| v["profile"]["name"] = json!("x")),
+        ),
+        (
+            "profile.roles",
+            Box::new(|v| v["profile"]["roles"] = json!({})),
+        ),
+        (
+            "profile.source.sha256",
+            Box::new(|v| v["profile"]["source"]["sha256"] = json!(hex('a', 64))),
+        ),
+        (
+            "runner_tools.files",
+            Box::new(|v| v["runner_tools"]["files"] = json!(4)),
+        ),
+        (
+            "policy_files[0].sha256",
+            Box::new(|v| v["policy_files"][0]["sha256"] = json!(hex('b', 64))),
+        ),
+        (
+            "definition.sha256",
+            Box::new(|v| v["tasks"][1]["definition"]["sha256"] = json!(hex('3', 64))),
+        ),
+        (
+            "oracle.sha256",
+            Box::new(|v| v["tasks"][0]["oracle"]["sha256"] = json!(hex('f', 64))),
+        ),
+    ];
+    for (field, f) in cases {
+        let mut v = draft_value();
+        f(&mut v);
+        let r = draft_reasons(&v);
+        assert_reason(&r, &[field, "computed"]);
+        assert_eq!(r.len(), 1, "{field}: {r:?}");
+    }
+}
+
+#[test]
+fn a_draft_obeys_the_other_rules() {
+    let mut v = draft_value();
+    v["acceptance"]["unknown_is_null"] = json!(false);
+    v["id"] = json!("..");
+    let r = draft_reasons(&v);
+    assert_reason(&r, &["weakens the acceptance rules"]);
+    assert_reason(&r, &["id"]);
+}
+
+// --- every reason at once ------------------------------------------------------------------
+
+#[test]
+fn every_reason_is_reported_together() {
+    let v = with_raw(|v| {
+        v["id"] = json!("bad id");
+        v["source_revision"] = json!("main");
+        v["acceptance"]["unknown_is_null"] = json!(false);
+        v["attempt_fields"].as_array_mut().unwrap().swap(2, 3);
+        v["tasks"][0]["limits"]["oracle_seconds"] = json!(-1);
+        v["tasks"][1]["native_outcomes"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("TIMEOUT"));
+        v["tasks"][2]["kind"] = json!("bench");
+        v["schedule"].as_array_mut().unwrap().pop();
+        v["surprise"] = json!(1);
+    });
+    let r = reasons(&v);
+    assert_reason(&r, &["id", "ref name"]);
+    assert_reason(&r, &["source_revision"]);
+    assert_reason(&r, &["weakens the acceptance rules"]);
+    assert_reason(&r, &["attempt_fields[2]"]);
+    assert_reason(&r, &["limits.oracle_seconds"]);
+    assert_reason(&r, &["TIMEOUT"]);
+    assert_reason(&r, &["tasks[2]", "kind"]);
+    assert_reason(&r, &["surprise", "unknown key"]);
+    assert!(r.len() >= 8, "{r:?}");
+    assert!(r.iter().all(|x| x.starts_with("declaration: ")), "{r:?}");
+}
+
+#[test]
+fn every_schedule_and_task_reason_is_reported_together() {
+    // The schedule is still compared when tasks and repetitions are valid, beside other reasons.
+    let v = with_raw(|v| {
+        v["acceptance"]["unknown_is_null"] = json!(false);
+        v["schedule"].as_array_mut().unwrap().pop();
+    });
+    let r = reasons(&v);
+    assert_reason(&r, &["weakens the acceptance rules"]);
+    assert_reason(&r, &["schedule", "tasks × repetitions"]);
+    assert_eq!(r.len(), 2, "{r:?}");
+}
+
+#[test]
+fn no_panic_on_wrongly_shaped_values() {
+    // Every top-level key given every JSON type: refused, never a panic.
+    let shapes = [
+        json!(null),
+        json!(true),
+        json!(1),
+        json!(-1.5),
+        json!("s"),
+        json!([]),
+        json!({}),
+        json!([1, "a", null]),
+    ];
+    let keys: Vec<String> = obj(&mut declaration_value()).keys().cloned().collect();
+    for k in &keys {
+        for s in &shapes {
+            let _ = Declaration::parse(
+                &bytes(&with_raw(|v| v[k.as_str()] = s.clone())),
+                DEFAULT_MAX_INPUT_BYTES,
+            );
+        }
+    }
+    for k in [
+        "id",
+        "kind",
+        "evidence",
+        "expects",
+        "definition",
+        "oracle",
+        "upstream",
+        "limits",
+        "native_outcomes",
+    ] {
+        for s in &shapes {
+            for i in 0..3 {
+                let _ = Declaration::parse(
+                    &bytes(&task_raw(i, |t| t[k] = s.clone())),
+                    DEFAULT_MAX_INPUT_BYTES,
+                );
+            }
+        }
+    }
+    for s in &shapes {
+        let _ = Declaration::parse(
+            &bytes(&schedule_with(|e| e[0] = s.clone())),
+            DEFAULT_MAX_INPUT_BYTES,
+        );
+        let _ = Declaration::parse(
+            &bytes(&with_raw(|v| v["tasks"][0] = s.clone())),
+            DEFAULT_MAX_INPUT_BYTES,
+        );
+    }
+}

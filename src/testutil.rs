@@ -1,0 +1,149 @@
+//! Test helpers shared by the unit tests: one small valid declaration built in code, and ways to
+//! mutate it and read refusals.
+
+use serde_json::{json, Value};
+
+use crate::declaration::{Declaration, ACCEPTANCE_RULES, STANDARD_FIELDS};
+use crate::error::Error;
+use crate::json::DEFAULT_MAX_INPUT_BYTES;
+
+/// `n` copies of the hex digit `c` (a stand-in SHA-256 or commit id).
+pub(crate) fn hex(c: char, n: usize) -> String {
+    std::iter::repeat_n(c, n).collect()
+}
+
+/// The declared source revision.
+pub(crate) fn revision() -> String {
+    hex('c', 40)
+}
+
+/// A valid declaration: one live arena task, one live scenario task, one fixture scenario
+/// task, two repetitions each, every acceptance rule true, the standard attempt fields.
+pub(crate) fn declaration_value() -> Value {
+    let acceptance: serde_json::Map<String, Value> = ACCEPTANCE_RULES
+        .iter()
+        .map(|r| (r.to_string(), Value::Bool(true)))
+        .collect();
+    let mut v = json!({
+        "format": "campaign-declaration/1",
+        "id": "reliability-slice-1",
+        "source_revision": revision(),
+        "repetitions": 2,
+        "profile": {
+            "name": "build-comparison",
+            "source": { "path": "arena/profiles/build-comparison.json", "sha256": hex('a', 64) },
+            "provider": "acme",
+            "joint_planning": true,
+            "roles": {
+                "builder": { "model": "m-large", "effort": "high" },
+                "reviewer": { "model": "m-small", "effort": "medium" }
+            },
+            "extra_options": ["--no-telemetry"]
+        },
+        "policy_files": [ { "path": "arena/policy/live-spend.md", "sha256": hex('b', 64) } ],
+        "runner_tools": { "path": "arena/runner-tools", "sha256": hex('d', 64), "files": 4 },
+        "runtime_requirements": {
+            "python": "3.12.7", "psutil": "6.1.0", "native_provider": "acme 1.2",
+            "packages": { "numpy": "2.1.0" }
+        },
+        "acceptance": acceptance,
+        "attempt_fields": STANDARD_FIELDS,
+        "tasks": [
+            {
+                "id": "arena/sympy-matrix",
+                "kind": "arena",
+                "evidence": "live",
+                "expects": "completion",
+                "definition": { "path": "arena/tasks/arena/sympy-matrix", "sha256": hex('e', 64), "files": 9 },
+                "oracle": { "path": "arena/tasks/arena/sympy-matrix/oracle.py", "sha256": hex('f', 64) },
+                "upstream": {
+                    "repository": "https://example.org/sympy.git",
+                    "base_commit": hex('1', 40),
+                    "reference_commit": hex('2', 40),
+                    "checks": ["test_a", "test_b"]
+                },
+                "limits": { "cli_invocation_seconds": 3600, "oracle_seconds": 120, "max_iterations": 3 },
+                "native_outcomes": ["PASS", "FAIL", "STOPPED", "ERROR", "SKIPPED"]
+            },
+            {
+                "id": "scenario/bugfix-iso-weeks",
+                "kind": "scenario",
+                "evidence": "live",
+                "expects": "completion",
+                "definition": { "path": "arena/tasks/scenario/bugfix-iso-weeks", "sha256": hex('3', 64), "files": 7 },
+                "limits": { "harness_minutes": 90, "max_steps": 400 },
+                "native_outcomes": ["PASS", "FALSE_COMPLETE", "HONEST_BLOCKER", "ERROR", "SKIPPED",
+                                    "NOT_EXERCISED", "RUNNING", "INTERRUPTED_UNGRADED", "PENDING_UNGRADED"]
+            },
+            {
+                "id": "scenario/interrupted-reuse",
+                "kind": "scenario",
+                "evidence": "fixture",
+                "expects": "completion",
+                "definition": { "path": "arena/tasks/scenario/interrupted-reuse", "sha256": hex('4', 64), "files": 3 },
+                "limits": { "harness_minutes": 5, "max_steps": 100 },
+                "native_outcomes": ["PASS", "ERROR", "INTERRUPTED_UNGRADED"]
+            }
+        ]
+    });
+    v["schedule"] = schedule_for(&v);
+    v
+}
+
+/// The schedule `tasks × repetitions` of a declaration value, computed here independently of
+/// the code under test.
+pub(crate) fn schedule_for(v: &Value) -> Value {
+    let reps = v["repetitions"].as_u64().expect("repetitions");
+    let width = reps.to_string().len().max(2);
+    let mut out = Vec::new();
+    for t in v["tasks"].as_array().expect("tasks") {
+        let id = t["id"].as_str().expect("task id");
+        for rep in 1..=reps {
+            out.push(json!({ "id": format!("{id}/{rep:0width$}"), "task": id, "repetition": rep }));
+        }
+    }
+    Value::Array(out)
+}
+
+/// Serialise a value as a file would hold it.
+pub(crate) fn bytes(v: &Value) -> Vec<u8> {
+    let mut b = serde_json::to_vec_pretty(v).expect("serialise");
+    b.push(b'\n');
+    b
+}
+
+/// Parse a declaration value, panicking with the reasons when it is refused.
+pub(crate) fn parse(v: &Value) -> Declaration {
+    match Declaration::parse(&bytes(v), DEFAULT_MAX_INPUT_BYTES) {
+        Ok(d) => d,
+        Err(e) => panic!("declaration refused: {e}"),
+    }
+}
+
+/// The valid declaration, parsed.
+pub(crate) fn declaration() -> Declaration {
+    parse(&declaration_value())
+}
+
+/// The reasons of a refusal (panics on success or on another kind of error).
+pub(crate) fn refusal<T: std::fmt::Debug>(r: crate::Result<T>) -> Vec<String> {
+    match r {
+        Err(Error::Refused(reasons)) => {
+            assert!(!reasons.is_empty(), "a refusal lists at least one reason");
+            reasons
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// Assert that some reason contains every needle.
+#[track_caller]
+pub(crate) fn assert_reason(reasons: &[String], needles: &[&str]) {
+    assert!(
+        reasons
+            .iter()
+            .any(|r| needles.iter().all(|n| r.contains(n))),
+        "no reason contains {needles:?}; reasons:\n  {}",
+        reasons.join("\n  ")
+    );
+}
