@@ -62,7 +62,8 @@ pub trait Store {
     fn declaration(&self) -> &Declaration;
     /// The current row of a scheduled attempt.
     fn row(&mut self, schedule_id: &str) -> Result<Row>;
-    /// The schedule id of the row that record key (`<kind>:<id>`) already filled, if any.
+    /// Where record key (`<kind>:<id>`) is already in the ledger (e.g. `row X` or the record
+    /// file's path), if it is.
     fn record_owner(&mut self, key: &str) -> Result<Option<String>>;
     /// Write `change` on top of the state last read, atomically.
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError>;

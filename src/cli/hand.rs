@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use super::{InputOpts, Io};
-use crate::error::{Error, Result};
-use crate::store::{self, file::FileStore};
+use crate::error::Result;
+use crate::store;
 
 /// Write one hand-written row into a DEFERRED slot (e.g. an INTERRUPTED_UNGRADED attempt).
 #[derive(Debug, clap::Args)]
@@ -37,23 +37,11 @@ pub struct RepairArgs {
     pub input: InputOpts,
 }
 
-fn file_store(
-    decl: &Option<PathBuf>,
-    ledger: &Option<PathBuf>,
-    input: &InputOpts,
-    cmd: &str,
-) -> Result<FileStore> {
-    match (decl, ledger) {
-        (Some(d), Some(l)) => FileStore::open(d, l, input.max_input_bytes),
-        _ => Err(Error::Usage(format!("{cmd} needs <DECLARATION> <LEDGER>"))),
-    }
-}
-
 pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
-    let mut store = file_store(&args.declaration, &args.ledger, &args.input, "put")?;
+    let mut store = super::open_store(&args.declaration, &args.ledger, &args.input, "put")?;
     let bytes = crate::json::read_bounded(&args.row, args.input.max_input_bytes)?;
     let source = args.row.display().to_string();
-    let change = store::apply(&mut store, |s| {
+    let change = store::apply(&mut *store, |s| {
         crate::hand::put(
             s,
             &args.schedule_id,
@@ -62,15 +50,15 @@ pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
             args.input.max_input_bytes,
         )
     })?;
-    super::print_change(&store, &change, io)?;
+    super::print_change(&*store, &change, io)?;
     Ok(0)
 }
 
 pub fn repair(args: RepairArgs, io: &mut Io) -> Result<i32> {
-    let mut store = file_store(&args.declaration, &args.ledger, &args.input, "repair")?;
-    let change = store::apply(&mut store, |s| {
+    let mut store = super::open_store(&args.declaration, &args.ledger, &args.input, "repair")?;
+    let change = store::apply(&mut *store, |s| {
         crate::hand::repair(s, &args.schedule_id, &args.note)
     })?;
-    super::print_change(&store, &change, io)?;
+    super::print_change(&*store, &change, io)?;
     Ok(0)
 }

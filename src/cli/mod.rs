@@ -183,3 +183,20 @@ pub fn print_change(
     }
     Ok(())
 }
+
+/// Open the ledger a writing command works on: file mode with `<DECLARATION> <LEDGER>`.
+pub fn open_store(
+    declaration: &Option<std::path::PathBuf>,
+    ledger: &Option<std::path::PathBuf>,
+    input: &InputOpts,
+    cmd: &str,
+) -> Result<Box<dyn crate::store::Store>> {
+    match (declaration, ledger) {
+        (Some(d), Some(l)) => Ok(Box::new(crate::store::file::FileStore::open(
+            d,
+            l,
+            input.max_input_bytes,
+        )?)),
+        _ => Err(Error::Usage(format!("{cmd} needs <DECLARATION> <LEDGER>"))),
+    }
+}

@@ -70,7 +70,7 @@ impl Store for FileStore {
             .rows
             .iter()
             .find(|r| r.native_record().is_some_and(|n| n.key() == key))
-            .map(|r| r.schedule_id().to_owned()))
+            .map(|r| format!("row {}", r.schedule_id())))
     }
 
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError> {
