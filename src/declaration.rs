@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::error::{Error, Reasons, Result};
 use crate::json;
 
+pub mod pin;
+
 /// The format string of a declaration.
 pub const FORMAT: &str = "campaign-declaration/1";
 

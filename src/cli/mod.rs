@@ -23,11 +23,16 @@ pub struct InputOpts {
 }
 
 mod hand;
+mod pin;
 mod report;
 mod template;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Build a declaration from a draft and Git objects at a revision.
+    Pin(pin::PinArgs),
+    /// Validate a declaration and recompute every pinned hash from local Git objects.
+    Check(pin::CheckArgs),
     /// Print the ledger with every row DEFERRED.
     Template(template::TemplateArgs),
     /// Classify every attempt; portfolio per section; blocked or not.
@@ -130,7 +135,8 @@ impl Command {
     /// Whether the command was asked for JSON output (refusals then go to stdout as JSON too).
     pub fn wants_json(&self) -> bool {
         match self {
-            Command::Template(_) => false,
+            Command::Template(_) | Command::Pin(_) => false,
+            Command::Check(a) => a.json,
             Command::Report(a) => a.json,
             Command::Put(_) | Command::Repair(_) => false,
         }
@@ -141,6 +147,8 @@ impl Command {
 /// `cite`'s "not citeable" that is an answer rather than an error).
 pub fn run(command: Command, io: &mut Io) -> Result<i32> {
     match command {
+        Command::Pin(a) => pin::run_pin(a, io),
+        Command::Check(a) => pin::run_check(a, io),
         Command::Template(a) => template::run(a, io),
         Command::Report(a) => report::run(a, io),
         Command::Put(a) => hand::put(a, io),

@@ -1,0 +1,271 @@
+//! `pin` (draft → declaration at a revision) and `check` (recompute every pinned hash from
+//! local Git objects at `source_revision`). Both read Git objects only, never the work tree.
+
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::{Declaration, FilePin, Mode, TreePin, TASK_KEYS, TOP_KEYS};
+use crate::error::{Error, Reasons, Result};
+use crate::git::{self, ObjectId};
+use crate::json;
+
+/// Build the declaration a draft describes, with every hash, count, the profile copy and the
+/// schedule computed from Git objects at `revision`. Returns the canonical bytes.
+pub fn pin(
+    repo: &gix::Repository,
+    draft_bytes: &[u8],
+    revision: &str,
+    max_input_bytes: u64,
+) -> Result<Vec<u8>> {
+    let draft = Declaration::parse_mode(draft_bytes, Mode::Draft, max_input_bytes)?;
+    let commit = git::resolve_commit(repo, revision)?;
+    let mut out = match draft.value.clone() {
+        Value::Object(m) => m,
+        _ => unreachable!("a parsed draft is an object"),
+    };
+    let mut r = Reasons::new();
+
+    out.insert("source_revision".into(), Value::from(commit.to_string()));
+    match profile_copy(repo, commit, &draft.profile.source.path, max_input_bytes) {
+        Ok(p) => {
+            out.insert("profile".into(), p);
+        }
+        Err(e) => r.extend(e.reasons()),
+    }
+    let mut policies = Vec::new();
+    for p in &draft.policy_files {
+        match file_pin(repo, commit, p) {
+            Ok(v) => policies.push(v),
+            Err(e) => r.extend(e.reasons()),
+        }
+    }
+    out.insert("policy_files".into(), Value::Array(policies));
+    match tree_pin(repo, commit, &draft.runner_tools) {
+        Ok(v) => {
+            out.insert("runner_tools".into(), v);
+        }
+        Err(e) => r.extend(e.reasons()),
+    }
+    let mut tasks = Vec::new();
+    for (task, raw) in draft
+        .tasks
+        .iter()
+        .zip(draft.value["tasks"].as_array().into_iter().flatten())
+    {
+        let mut t = raw.as_object().cloned().unwrap_or_default();
+        match tree_pin(repo, commit, &task.definition) {
+            Ok(v) => {
+                t.insert("definition".into(), v);
+            }
+            Err(e) => r.extend(e.context(format!("task {}", task.id)).reasons()),
+        }
+        if let Some(oracle) = &task.oracle {
+            match file_pin(repo, commit, oracle) {
+                Ok(v) => {
+                    t.insert("oracle".into(), v);
+                }
+                Err(e) => r.extend(e.context(format!("task {}", task.id)).reasons()),
+            }
+        }
+        tasks.push(Value::Object(t));
+    }
+    out.insert("tasks".into(), Value::Array(tasks));
+    let schedule: Vec<Value> = draft
+        .schedule
+        .iter()
+        .map(|e| json!({"id": e.id, "task": e.task, "repetition": e.repetition}))
+        .collect();
+    out.insert("schedule".into(), Value::Array(schedule));
+    if !r.is_empty() {
+        return Err(Error::Refused(r.into_vec()));
+    }
+    let bytes = canonical(&Value::Object(out));
+    // The result must pass every rule a declaration is held to.
+    Declaration::parse(&bytes, u64::MAX).map_err(|e| e.context("the pinned declaration"))?;
+    Ok(bytes)
+}
+
+/// What `check` found: each pinned item that matched.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub id: String,
+    pub sha256: String,
+    pub source_revision: String,
+    pub tasks: usize,
+    pub scheduled: usize,
+    pub files: u64,
+    pub checked: Vec<String>,
+}
+
+/// Recompute every hash, file count, the profile copy and the schedule of a declaration from
+/// local Git objects at its `source_revision`; refuse with every mismatch.
+pub fn check(
+    repo: &gix::Repository,
+    decl: &Declaration,
+    max_input_bytes: u64,
+) -> Result<CheckReport> {
+    let rev = decl
+        .source_revision
+        .as_deref()
+        .expect("a pinned declaration has a source_revision");
+    let commit = git::require_commit(repo, rev)?;
+    let mut r = Reasons::new();
+    let mut checked = Vec::new();
+    let mut files = 0;
+    let mut compare = |what: String,
+                       declared: &Value,
+                       computed: std::result::Result<Value, Error>,
+                       r: &mut Reasons| match computed {
+        Ok(c) if json::value_eq(declared, &c) => checked.push(what),
+        Ok(c) => r.push(format!(
+            "{what}: declared {declared}, but commit {rev} holds {c}"
+        )),
+        Err(e) => r.extend(e.context(&what).reasons()),
+    };
+    let v = &decl.value;
+    compare(
+        "profile".into(),
+        &v["profile"],
+        profile_copy(repo, commit, &decl.profile.source.path, max_input_bytes),
+        &mut r,
+    );
+    for (i, p) in decl.policy_files.iter().enumerate() {
+        compare(
+            format!("policy_files[{i}] ({})", p.path),
+            &v["policy_files"][i],
+            file_pin(repo, commit, p),
+            &mut r,
+        );
+    }
+    let rt = tree_pin(repo, commit, &decl.runner_tools);
+    files += count_files(&rt);
+    compare(
+        format!("runner_tools ({})", decl.runner_tools.path),
+        &v["runner_tools"],
+        rt,
+        &mut r,
+    );
+    for (i, t) in decl.tasks.iter().enumerate() {
+        let def = tree_pin(repo, commit, &t.definition);
+        files += count_files(&def);
+        compare(
+            format!("tasks[{i}] ({}).definition", t.id),
+            &v["tasks"][i]["definition"],
+            def,
+            &mut r,
+        );
+        if let Some(o) = &t.oracle {
+            compare(
+                format!("tasks[{i}] ({}).oracle", t.id),
+                &v["tasks"][i]["oracle"],
+                file_pin(repo, commit, o),
+                &mut r,
+            );
+        }
+    }
+    // The schedule was recomputed and compared when the declaration was parsed.
+    r.into_result()
+        .map_err(|e| e.context(format!("declaration {} at {rev}", decl.id)))?;
+    Ok(CheckReport {
+        id: decl.id.clone(),
+        sha256: decl.sha256.clone(),
+        source_revision: rev.to_owned(),
+        tasks: decl.tasks.len(),
+        scheduled: decl.schedule.len(),
+        files,
+        checked,
+    })
+}
+
+fn count_files(v: &std::result::Result<Value, Error>) -> u64 {
+    v.as_ref()
+        .ok()
+        .and_then(|v| v["files"].as_u64())
+        .unwrap_or(0)
+}
+
+fn tree_pin(repo: &gix::Repository, commit: ObjectId, pin: &TreePin) -> Result<Value> {
+    let h = git::definition_hash(repo, commit, &pin.path)?;
+    Ok(json!({"path": pin.path, "sha256": h.sha256, "files": h.files}))
+}
+
+fn file_pin(repo: &gix::Repository, commit: ObjectId, pin: &FilePin) -> Result<Value> {
+    Ok(json!({"path": pin.path, "sha256": git::blob_sha256(repo, commit, &pin.path)?}))
+}
+
+/// The profile file at the commit, validated, plus its `source` (path and SHA-256).
+fn profile_copy(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    path: &str,
+    max_input_bytes: u64,
+) -> Result<Value> {
+    let bytes = git::read_blob_bounded(repo, commit, path, max_input_bytes)?;
+    let mut value = json::parse_document(&bytes, &format!("profile file {path}"), max_input_bytes)?;
+    super::validate_profile_file(&value).map_err(|e| e.context(format!("profile file {path}")))?;
+    let m: &mut Map<String, Value> = value.as_object_mut().expect("validated as an object");
+    m.insert(
+        "source".into(),
+        json!({"path": path, "sha256": crate::sha256_hex(&bytes)}),
+    );
+    Ok(value)
+}
+
+/// A declaration's canonical bytes: top-level and task keys in the order `declaration.md`
+/// shows, every other object's keys sorted, two-space indent, trailing newline.
+pub fn canonical(value: &Value) -> Vec<u8> {
+    json::canonical(&InOrder {
+        value,
+        order: &TOP_KEYS,
+        depth: 0,
+    })
+}
+
+struct InOrder<'a> {
+    value: &'a Value,
+    order: &'a [&'a str],
+    depth: u8,
+}
+
+impl Serialize for InOrder<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let Value::Object(m) = self.value else {
+            return self.value.serialize(s);
+        };
+        let mut keys: Vec<&String> = m
+            .keys()
+            .filter(|k| self.order.contains(&k.as_str()))
+            .collect();
+        keys.sort_by_key(|k| self.order.iter().position(|o| o == k));
+        keys.extend(m.keys().filter(|k| !self.order.contains(&k.as_str())));
+        let mut map = s.serialize_map(Some(m.len()))?;
+        for k in keys {
+            if self.depth == 0 && k == "tasks" {
+                map.serialize_entry(k, &Tasks(&m[k]))?;
+            } else {
+                map.serialize_entry(k, &m[k])?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct Tasks<'a>(&'a Value);
+
+impl Serialize for Tasks<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let Value::Array(items) = self.0 else {
+            return self.0.serialize(s);
+        };
+        let mut seq = s.serialize_seq(Some(items.len()))?;
+        for t in items {
+            seq.serialize_element(&InOrder {
+                value: t,
+                order: &TASK_KEYS,
+                depth: 1,
+            })?;
+        }
+        seq.end()
+    }
+}
