@@ -3,6 +3,7 @@
 //! The library holds every concept of the specification; the `git-ledger` binary only parses
 //! the command line and maps results to exit codes.
 
+pub mod cite;
 pub mod cli;
 pub mod error;
 pub mod json;

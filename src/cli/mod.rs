@@ -6,6 +6,8 @@ use std::io::Write;
 
 use crate::error::{exit, Error, Result};
 
+pub mod cite;
+
 /// Citeable AI coding-agent evaluation ledgers, kept on Git refs.
 #[derive(Debug, Parser)]
 #[command(name = "git-ledger", version, about, long_about = None)]
@@ -23,7 +25,9 @@ pub struct InputOpts {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    Cite(cite::CiteArgs),
+}
 
 /// Where a command writes: results to `out`, messages to `err`.
 pub struct Io<'a> {
@@ -116,12 +120,16 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
 impl Command {
     /// Whether the command was asked for JSON output (refusals then go to stdout as JSON too).
     pub fn wants_json(&self) -> bool {
-        match *self {}
+        match self {
+            Command::Cite(args) => args.json,
+        }
     }
 }
 
 /// Dispatch one command. Returns the exit status on success (0, or 2 for a verdict such as
 /// `cite`'s "not citeable" that is an answer rather than an error).
-pub fn run(command: Command, _io: &mut Io) -> Result<i32> {
-    match command {}
+pub fn run(command: Command, io: &mut Io) -> Result<i32> {
+    match command {
+        Command::Cite(args) => cite::run(args, io),
+    }
 }

@@ -1,0 +1,1094 @@
+//! The citeability gate (`cite.md`): read a runs file (JSON Lines, one attempt per line) and an
+//! optional dataset card, and either refuse with the list of what is missing or compute the three
+//! metrics and the one sentence that may be shipped.
+//!
+//! The runs are streamed: each line is read (bounded), checked and folded into small per-task
+//! state, then dropped. Nothing here knows about the command line or the terminal; the result is
+//! a [`Verdict`] that renders as text or serialises as JSON from the same data.
+
+mod card;
+mod lines;
+mod round;
+
+pub use card::{Card, CARD_FIELDS};
+pub use round::{round4, round_to};
+
+use serde::Serialize;
+use serde_json::{Number, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::BufRead;
+
+use crate::error::{Error, Result};
+
+/// The twelve fields every run line carries, in the seed's order.
+pub const RUN_FIELDS: [&str; 12] = [
+    "task_id",
+    "prompt_sha256",
+    "hidden_tests_sha256",
+    "access_class",
+    "server_class",
+    "timeout_s",
+    "token_budget",
+    "attempt",
+    "cold_start",
+    "queue_wait_ms",
+    "stop_reason",
+    "patch_sha256",
+];
+
+/// The SHA-256 of the empty patch, recorded by an attempt that produced no patch.
+pub const EMPTY_PATCH_SHA256: &str =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// How many problems of one reason are listed; the rest are counted (`omitted`).
+pub const MAX_LISTED_PER_REASON: usize = 1000;
+
+/// How many distinct envelopes a mixed-envelope refusal names; rows in further envelopes are
+/// counted.
+pub const MAX_GROUPS: usize = 100;
+
+/// Why the gate refuses, in the order the spec fixes (`reason` is the first that applies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// A required field is missing, null or empty, or a line is not a JSON object.
+    #[default]
+    IncompleteEnvelope,
+    /// A run differs from its card, its task is not on the card, or the card is incomplete.
+    EnvelopeMismatch,
+    /// Rows of different envelopes, or one task's rows with different hashes.
+    MixedEnvelopes,
+    /// A repeated attempt number, or attempts that do not run 1, 2, … without a gap.
+    AttemptSequence,
+    /// A value of the wrong type or outside its vocabulary.
+    InvalidValue,
+    /// No runs at all, or a task on the card without a run.
+    NoRuns,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 6] = [
+        Reason::IncompleteEnvelope,
+        Reason::EnvelopeMismatch,
+        Reason::MixedEnvelopes,
+        Reason::AttemptSequence,
+        Reason::InvalidValue,
+        Reason::NoRuns,
+    ];
+
+    /// The reason code as printed.
+    pub fn code(self) -> &'static str {
+        match self {
+            Reason::IncompleteEnvelope => "incomplete_envelope",
+            Reason::EnvelopeMismatch => "envelope_mismatch",
+            Reason::MixedEnvelopes => "mixed_envelopes",
+            Reason::AttemptSequence => "attempt_sequence",
+            Reason::InvalidValue => "invalid_value",
+            Reason::NoRuns => "no_runs",
+        }
+    }
+}
+
+/// One thing that keeps the runs from being citeable. Every entry has `reason`, `source` and
+/// `message`; the other keys appear where they apply (`task_id` is always present for a row,
+/// `null` when the row has none, as in the seed's gate).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Problem {
+    pub reason: Reason,
+    /// `"runs"` or `"card"`.
+    pub source: &'static str,
+    /// One line, naming the place.
+    pub message: String,
+    /// Index of the row among the non-blank lines, from 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row: Option<u64>,
+    /// 1-based line number in the runs file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// Index of the task card in the card's `tasks`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_task: Option<usize>,
+    /// The envelopes a `mixed_envelopes` refusal found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<EnvelopeGroup>>,
+    /// Rows in envelopes beyond the [`MAX_GROUPS`] named ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlisted_rows: Option<u64>,
+}
+
+/// The run envelope: what must be equal across every row for rates to be pooled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Envelope {
+    pub access_class: String,
+    pub server_class: String,
+    pub timeout_s: Number,
+    pub token_budget: u64,
+    /// SHA-256 of the card file (`null` without a card).
+    pub card_sha256: Option<String>,
+}
+
+/// One envelope found in the runs, with where it starts and how many rows it has.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnvelopeGroup {
+    pub access_class: String,
+    pub server_class: String,
+    pub timeout_s: Number,
+    pub token_budget: u64,
+    pub rows: u64,
+    pub first_row: u64,
+    pub first_line: u64,
+}
+
+impl EnvelopeGroup {
+    fn same(&self, access: &str, server: &str, timeout: &Number, budget: u64) -> bool {
+        self.access_class == access
+            && self.server_class == server
+            && self.token_budget == budget
+            && crate::json::value_eq(
+                &Value::Number(self.timeout_s.clone()),
+                &Value::Number(timeout.clone()),
+            )
+    }
+}
+
+/// The numerators behind the rates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Counts {
+    pub passed: u64,
+    pub retried: u64,
+    pub truncated: u64,
+    pub patch_apply_failed: u64,
+    pub rows: u64,
+}
+
+/// A citeable result: the metrics, always together, and the sentence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Citation {
+    pub citeable: bool,
+    pub n_tasks: u64,
+    pub first_complete_pass_rate: f64,
+    pub retry_rate: f64,
+    pub truncation_rate: f64,
+    /// Harness loss: first completed attempts whose patch the harness could not apply.
+    pub patch_apply_fail_rate: f64,
+    pub counts: Counts,
+    pub envelope: Envelope,
+    pub question: Option<String>,
+    pub warnings: Vec<String>,
+    pub sentence: String,
+}
+
+/// A refusal: no rate, the list instead.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Refusal {
+    pub citeable: bool,
+    pub refused: bool,
+    pub reason: Reason,
+    pub reasons: Vec<Reason>,
+    pub missing: Vec<Problem>,
+    /// Problems found but not listed (beyond [`MAX_LISTED_PER_REASON`] of one reason).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omitted: Option<u64>,
+}
+
+/// What the gate decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Citeable(Citation),
+    Refused(Refusal),
+}
+
+impl Verdict {
+    /// Exit status: 0 citeable, 2 not.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Verdict::Citeable(_) => crate::error::exit::OK,
+            Verdict::Refused(_) => crate::error::exit::REFUSED,
+        }
+    }
+
+    /// The canonical JSON document (sorted keys, trailing newline).
+    pub fn to_json(&self) -> Vec<u8> {
+        // Going through `Value` sorts every object's keys (serde_json's map is ordered).
+        let value = match self {
+            Verdict::Citeable(c) => serde_json::to_value(c),
+            Verdict::Refused(r) => serde_json::to_value(r),
+        };
+        crate::json::canonical(&value.unwrap_or(Value::Null))
+    }
+
+    /// The human text.
+    pub fn to_text(&self) -> String {
+        match self {
+            Verdict::Citeable(c) => c.to_text(),
+            Verdict::Refused(r) => r.to_text(),
+        }
+    }
+}
+
+impl Citation {
+    fn to_text(&self) -> String {
+        let mut s = String::new();
+        let e = &self.envelope;
+        let _ = writeln!(s, "citeable: true");
+        let _ = writeln!(s, "n_tasks: {}", self.n_tasks);
+        let _ = writeln!(
+            s,
+            "first_complete_pass_rate: {}",
+            rate(self.first_complete_pass_rate)
+        );
+        let _ = writeln!(
+            s,
+            "patch_apply_fail_rate: {} (harness loss, not the agent's: the harness could not apply the patch of {} of {} tasks' first completed attempt; those count as not passed)",
+            rate(self.patch_apply_fail_rate),
+            self.counts.patch_apply_failed,
+            self.n_tasks
+        );
+        let _ = writeln!(s, "retry_rate: {}", rate(self.retry_rate));
+        let _ = writeln!(s, "truncation_rate: {}", rate(self.truncation_rate));
+        let _ = writeln!(
+            s,
+            "envelope: access {}, server {}, timeout {} s, budget {} tokens, {}",
+            e.access_class,
+            e.server_class,
+            e.timeout_s,
+            e.token_budget,
+            e.card_sha256
+                .as_ref()
+                .map_or_else(|| "no card".to_string(), |h| format!("card sha256 {h}"))
+        );
+        if let Some(q) = &self.question {
+            let _ = writeln!(s, "question: {q}");
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "{}", self.sentence);
+        s
+    }
+}
+
+impl Refusal {
+    fn to_text(&self) -> String {
+        let mut s = String::new();
+        let codes: Vec<&str> = self.reasons.iter().map(|r| r.code()).collect();
+        let _ = writeln!(
+            s,
+            "not citeable: {} (reasons: {})",
+            self.reason.code(),
+            codes.join(", ")
+        );
+        for p in &self.missing {
+            let _ = writeln!(s, "  {}: {}", p.reason.code(), p.message);
+        }
+        if let Some(n) = self.omitted {
+            let _ = writeln!(
+                s,
+                "  ... and {n} more problem{} not listed (at most {MAX_LISTED_PER_REASON} per reason)",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+        let _ = writeln!(
+            s,
+            "No rate is printed until the envelope is complete; publish this list instead."
+        );
+        s
+    }
+}
+
+/// A rate as Python's `repr` and serde_json print it (`1.0`, `0.75`, `0.0833`).
+pub fn rate(x: f64) -> String {
+    Number::from_f64(x).map_or_else(|| "null".into(), |n| n.to_string())
+}
+
+/// Options of the gate.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Longest accepted runs line, in bytes (`--max-input-bytes`).
+    pub max_line_bytes: u64,
+}
+
+/// Run the gate over a runs reader (JSON Lines) and an optional checked card. Only an I/O error
+/// reading the runs is an `Err`; every problem with the content is in the [`Verdict`].
+pub fn cite<R: BufRead>(mut runs: R, card: Option<&Card>, options: Options) -> Result<Verdict> {
+    let mut gate = Gate::new(card);
+    let mut buf = Vec::new();
+    let mut line_no: u64 = 0;
+    loop {
+        let read = lines::read_line(&mut runs, &mut buf, options.max_line_bytes)
+            .map_err(|e| Error::failed(format!("cannot read the runs: {e}")))?;
+        let Some(read) = read else { break };
+        line_no += 1;
+        match read {
+            lines::Line::Complete => gate.push_line(line_no, &buf),
+            lines::Line::TooLong { bytes } => {
+                gate.push_too_long(line_no, bytes, options.max_line_bytes)
+            }
+        }
+    }
+    Ok(gate.finish())
+}
+
+/// A stop reason's vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Pass,
+    Fail,
+    Timeout,
+    Budget,
+    Transport,
+    ApplyError,
+}
+
+impl StopReason {
+    fn parse(s: &str) -> Option<StopReason> {
+        Some(match s {
+            "pass" => StopReason::Pass,
+            "fail" => StopReason::Fail,
+            "timeout" => StopReason::Timeout,
+            "budget" => StopReason::Budget,
+            "transport" => StopReason::Transport,
+            "apply_error" => StopReason::ApplyError,
+            _ => return None,
+        })
+    }
+}
+
+/// Collected problems: every one counted, at most [`MAX_LISTED_PER_REASON`] of each kept.
+#[derive(Debug, Default)]
+struct Problems {
+    listed: Vec<Problem>,
+    counts: [u64; 6],
+}
+
+impl Problems {
+    fn push(&mut self, p: Problem) {
+        let i = p.reason as usize;
+        self.counts[i] += 1;
+        if self.counts[i] <= MAX_LISTED_PER_REASON as u64 {
+            self.listed.push(p);
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.counts.iter().all(|&c| c == 0)
+    }
+}
+
+/// What is kept per task while streaming: a few numbers and the task's hashes, never its rows.
+#[derive(Debug)]
+struct TaskState {
+    first_row: u64,
+    first_line: u64,
+    /// The task's `prompt_sha256` and `hidden_tests_sha256` as first seen, with that line.
+    hashes: [Option<(String, u64)>; 2],
+    /// Attempt number → line of the row that has it.
+    attempts: BTreeMap<u64, u64>,
+    /// A row of this task had no usable attempt number (already refused): skip the sequence check.
+    attempt_unusable: bool,
+    /// Lowest attempt that completed (not `transport`), and how it stopped.
+    first_completed: Option<(u64, StopReason)>,
+    /// How attempt 1 stopped.
+    first_attempt: Option<StopReason>,
+    retried: bool,
+    /// Card fields already reported as differing for this task (one bit per field).
+    card_reported: u8,
+}
+
+/// A run's value and the card's, as printed, and whether they differ by value.
+type Compared = (String, String, bool);
+
+/// The typed fields of one row (each `None` when missing or invalid, already a problem).
+#[derive(Debug, Default)]
+struct RowFields {
+    task_id: Option<String>,
+    prompt_sha256: Option<String>,
+    hidden_tests_sha256: Option<String>,
+    access_class: Option<String>,
+    server_class: Option<String>,
+    timeout_s: Option<Number>,
+    token_budget: Option<u64>,
+    attempt: Option<u64>,
+    cold_start: Option<bool>,
+    stop_reason: Option<StopReason>,
+}
+
+/// The streaming gate: feed it lines, then [`Gate::finish`].
+pub struct Gate<'c> {
+    card: Option<&'c Card>,
+    problems: Problems,
+    rows: u64,
+    tasks: BTreeMap<String, TaskState>,
+    groups: Vec<EnvelopeGroup>,
+    unlisted_rows: u64,
+}
+
+impl<'c> Gate<'c> {
+    pub fn new(card: Option<&'c Card>) -> Self {
+        let mut problems = Problems::default();
+        if let Some(card) = card {
+            for p in &card.problems {
+                problems.push(p.clone());
+            }
+        }
+        Gate {
+            card,
+            problems,
+            rows: 0,
+            tasks: BTreeMap::new(),
+            groups: Vec::new(),
+            unlisted_rows: 0,
+        }
+    }
+
+    /// A line longer than the bound: refused with its line number, reading goes on.
+    pub fn push_too_long(&mut self, line: u64, bytes: u64, max: u64) {
+        let row = self.rows;
+        self.rows += 1;
+        self.problems.push(Problem {
+            reason: Reason::IncompleteEnvelope,
+            source: "runs",
+            message: format!(
+                "row {row} (line {line}): {bytes} bytes is over the line bound of {max} bytes (--max-input-bytes); not read as a JSON object"
+            ),
+            row: Some(row),
+            line: Some(line),
+            task_id: Some(Value::Null),
+            ..Problem::default()
+        });
+    }
+
+    /// One line of the runs file (without its newline). Blank lines are skipped.
+    pub fn push_line(&mut self, line: u64, bytes: &[u8]) {
+        if lines::is_blank(bytes) {
+            return;
+        }
+        let row = self.rows;
+        self.rows += 1;
+        let object = match crate::json::parse_strict(bytes) {
+            Ok(Value::Object(map)) => map,
+            Ok(other) => {
+                self.row_problem(
+                    Reason::IncompleteEnvelope,
+                    row,
+                    line,
+                    Value::Null,
+                    None,
+                    format!(
+                        "the line is {}, not a JSON object",
+                        crate::json::type_name(&other)
+                    ),
+                );
+                return;
+            }
+            Err(e) => {
+                self.row_problem(
+                    Reason::IncompleteEnvelope,
+                    row,
+                    line,
+                    Value::Null,
+                    None,
+                    format!("the line is not a JSON object: {e}"),
+                );
+                return;
+            }
+        };
+        let shown_id = match object.get("task_id") {
+            Some(v @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => v.clone(),
+            _ => Value::Null,
+        };
+        // Missing fields first (as the seed's gate lists them), then unknown ones, then values.
+        for field in RUN_FIELDS {
+            if object.get(field).is_none_or(is_missing) {
+                self.row_problem(
+                    Reason::IncompleteEnvelope,
+                    row,
+                    line,
+                    shown_id.clone(),
+                    Some(field),
+                    format!("{field} is missing (absent, null or empty)"),
+                );
+            }
+        }
+        for key in object.keys() {
+            if !RUN_FIELDS.contains(&key.as_str()) {
+                self.row_problem(
+                    Reason::InvalidValue,
+                    row,
+                    line,
+                    shown_id.clone(),
+                    Some(key),
+                    format!("unknown field {key:?} (a run line holds exactly the twelve envelope fields)"),
+                );
+            }
+        }
+        let mut f = RowFields::default();
+        for field in RUN_FIELDS {
+            let Some(value) = object.get(field).filter(|v| !is_missing(v)) else {
+                continue;
+            };
+            let checked: std::result::Result<(), String> = match field {
+                "task_id" => check_string(value).map(|s| f.task_id = Some(s)),
+                "prompt_sha256" => check_hex(value).map(|s| f.prompt_sha256 = Some(s)),
+                "hidden_tests_sha256" => check_hex(value).map(|s| f.hidden_tests_sha256 = Some(s)),
+                "access_class" => check_string(value).map(|s| f.access_class = Some(s)),
+                "server_class" => check_string(value).map(|s| f.server_class = Some(s)),
+                "timeout_s" => check_timeout(value).map(|n| f.timeout_s = Some(n)),
+                "token_budget" => check_budget(value).map(|b| f.token_budget = Some(b)),
+                "attempt" => match crate::json::count(value) {
+                    Some(n) if n >= 1 => {
+                        f.attempt = Some(n);
+                        Ok(())
+                    }
+                    _ => Err(format!("must be an attempt number 1, 2, …, not {}", show(value))),
+                },
+                "cold_start" => match value {
+                    Value::Bool(b) => {
+                        f.cold_start = Some(*b);
+                        Ok(())
+                    }
+                    v => Err(format!("must be true or false, not {}", show(v))),
+                },
+                "queue_wait_ms" => match crate::json::nonneg_number(value) {
+                    Some(_) => Ok(()),
+                    None => Err(format!("must be a number of milliseconds (0 or more), not {}", show(value))),
+                },
+                "stop_reason" => match value.as_str().and_then(StopReason::parse) {
+                    Some(s) => {
+                        f.stop_reason = Some(s);
+                        Ok(())
+                    }
+                    None => Err(format!(
+                        "must be one of pass, fail, timeout, budget, transport, apply_error, not {}",
+                        show(value)
+                    )),
+                },
+                "patch_sha256" => check_hex(value).map(|_| ()),
+                _ => Ok(()),
+            };
+            if let Err(why) = checked {
+                self.row_problem(
+                    Reason::InvalidValue,
+                    row,
+                    line,
+                    shown_id.clone(),
+                    Some(field),
+                    format!("{field} {why}"),
+                );
+            }
+        }
+        self.fold(row, line, f);
+    }
+
+    /// Fold a row's usable fields into the envelope groups and its task's state.
+    fn fold(&mut self, row: u64, line: u64, f: RowFields) {
+        if let (Some(a), Some(s), Some(t), Some(b)) = (
+            &f.access_class,
+            &f.server_class,
+            &f.timeout_s,
+            f.token_budget,
+        ) {
+            if let Some(g) = self.groups.iter_mut().find(|g| g.same(a, s, t, b)) {
+                g.rows += 1;
+            } else if self.groups.len() < MAX_GROUPS {
+                self.groups.push(EnvelopeGroup {
+                    access_class: a.clone(),
+                    server_class: s.clone(),
+                    timeout_s: t.clone(),
+                    token_budget: b,
+                    rows: 1,
+                    first_row: row,
+                    first_line: line,
+                });
+            } else {
+                self.unlisted_rows += 1;
+            }
+        }
+        let Some(id) = f.task_id.clone() else { return };
+        if !self.tasks.contains_key(&id) {
+            if let Some(card) = self.card.filter(|c| c.usable) {
+                if !card.tasks.contains_key(&id) {
+                    self.row_problem(
+                        Reason::EnvelopeMismatch,
+                        row,
+                        line,
+                        Value::String(id.clone()),
+                        Some("task_id"),
+                        "the task is not on the card".into(),
+                    );
+                }
+            }
+            self.tasks.insert(
+                id.clone(),
+                TaskState {
+                    first_row: row,
+                    first_line: line,
+                    hashes: [None, None],
+                    attempts: BTreeMap::new(),
+                    attempt_unusable: false,
+                    first_completed: None,
+                    first_attempt: None,
+                    retried: false,
+                    card_reported: 0,
+                },
+            );
+        }
+        let mut found = Vec::new();
+        let card_task = self.card.and_then(|c| c.tasks.get(&id));
+        let Some(task) = self.tasks.get_mut(&id) else {
+            return;
+        };
+
+        // One task's rows carry one pair of hashes.
+        for (i, (field, value)) in [
+            ("prompt_sha256", &f.prompt_sha256),
+            ("hidden_tests_sha256", &f.hidden_tests_sha256),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let Some(value) = value else { continue };
+            match &task.hashes[i] {
+                None => task.hashes[i] = Some((value.clone(), line)),
+                Some((first, first_line)) if first != value => found.push((
+                    Reason::MixedEnvelopes,
+                    field,
+                    format!(
+                        "{field} {value} differs from {first} on line {first_line} of the same task; different hashes are different experiments and are never pooled"
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+
+        // The card's values, reported once per task and field.
+        if let Some(ct) = card_task {
+            let num = |n: &Number| Value::Number(n.clone());
+            let checks: [(&str, Option<Compared>); 4] = [
+                (
+                    "prompt_sha256",
+                    f.prompt_sha256
+                        .as_ref()
+                        .zip(ct.prompt_sha256.as_ref())
+                        .map(|(r, c)| (r.clone(), c.clone(), r != c)),
+                ),
+                (
+                    "hidden_tests_sha256",
+                    f.hidden_tests_sha256
+                        .as_ref()
+                        .zip(ct.hidden_tests_sha256.as_ref())
+                        .map(|(r, c)| (r.clone(), c.clone(), r != c)),
+                ),
+                (
+                    "timeout_s",
+                    f.timeout_s
+                        .as_ref()
+                        .zip(ct.timeout_s.as_ref())
+                        .map(|(r, c)| {
+                            (
+                                r.to_string(),
+                                c.to_string(),
+                                !crate::json::value_eq(&num(r), &num(c)),
+                            )
+                        }),
+                ),
+                (
+                    "token_budget",
+                    f.token_budget
+                        .zip(ct.token_budget)
+                        .map(|(r, c)| (r.to_string(), c.to_string(), r != c)),
+                ),
+            ];
+            for (bit, (field, compared)) in checks.into_iter().enumerate() {
+                let Some((run, card, true)) = compared else {
+                    continue;
+                };
+                if task.card_reported & (1 << bit) == 0 {
+                    task.card_reported |= 1 << bit;
+                    found.push((
+                        Reason::EnvelopeMismatch,
+                        field,
+                        format!("{field} {run} differs from the card's {card} (first such row of this task)"),
+                    ));
+                }
+            }
+        }
+
+        // Attempt numbers: each once per task.
+        match f.attempt {
+            None => task.attempt_unusable = true,
+            Some(n) => {
+                if let Some(first_line) = task.attempts.get(&n) {
+                    found.push((
+                        Reason::AttemptSequence,
+                        "attempt",
+                        format!("attempt {n} appears again (first on line {first_line}); each attempt has exactly one row"),
+                    ));
+                } else {
+                    task.attempts.insert(n, line);
+                }
+                if let Some(stop) = f.stop_reason {
+                    if n == 1 {
+                        task.first_attempt = Some(stop);
+                    }
+                    if stop != StopReason::Transport
+                        && task.first_completed.is_none_or(|(m, _)| n < m)
+                    {
+                        task.first_completed = Some((n, stop));
+                    }
+                }
+                if n > 1 {
+                    task.retried = true;
+                }
+            }
+        }
+        if f.cold_start == Some(true) || f.stop_reason == Some(StopReason::Transport) {
+            task.retried = true;
+        }
+        for (reason, field, message) in found {
+            self.row_problem(
+                reason,
+                row,
+                line,
+                Value::String(id.clone()),
+                Some(field),
+                message,
+            );
+        }
+    }
+
+    fn row_problem(
+        &mut self,
+        reason: Reason,
+        row: u64,
+        line: u64,
+        task_id: Value,
+        field: Option<&str>,
+        message: String,
+    ) {
+        let task = match &task_id {
+            Value::Null => String::new(),
+            v => format!(", task {}", show(v)),
+        };
+        self.problems.push(Problem {
+            reason,
+            source: "runs",
+            message: format!("row {row} (line {line}{task}): {message}"),
+            row: Some(row),
+            line: Some(line),
+            task_id: Some(task_id),
+            field: field.map(str::to_owned),
+            ..Problem::default()
+        });
+    }
+
+    /// The checks that need every row, then the verdict.
+    pub fn finish(mut self) -> Verdict {
+        if self.groups.len() > 1 || (self.unlisted_rows > 0 && !self.groups.is_empty()) {
+            self.mixed_groups();
+        }
+        let mut sequence = Vec::new();
+        for (id, task) in &self.tasks {
+            if task.attempt_unusable || task.attempts.is_empty() {
+                continue;
+            }
+            let (&lowest, _) = task.attempts.first_key_value().unwrap_or((&1, &0));
+            let (&highest, _) = task.attempts.last_key_value().unwrap_or((&1, &0));
+            let present = task.attempts.len() as u64;
+            if lowest != 1 {
+                sequence.push((
+                    id.clone(),
+                    task.first_row,
+                    task.first_line,
+                    format!("attempts start at {lowest}, not 1"),
+                ));
+            } else if highest != present {
+                let gap = (1..=highest)
+                    .find(|n| !task.attempts.contains_key(n))
+                    .unwrap_or(highest);
+                sequence.push((
+                    id.clone(),
+                    task.first_row,
+                    task.first_line,
+                    format!("attempt {gap} is missing ({} of attempts 1..{highest} have no row); a dropped attempt is never silently skipped", highest - present),
+                ));
+            }
+        }
+        for (id, row, line, message) in sequence {
+            self.row_problem(
+                Reason::AttemptSequence,
+                row,
+                line,
+                Value::String(id),
+                Some("attempt"),
+                message,
+            );
+        }
+        if self.rows == 0 {
+            self.problems.push(Problem {
+                reason: Reason::NoRuns,
+                source: "runs",
+                message: "there are no runs: the file holds no attempt".into(),
+                ..Problem::default()
+            });
+        }
+        if let Some(card) = self.card.filter(|c| c.usable) {
+            for id in &card.order {
+                if !self.tasks.contains_key(id) {
+                    let index = card.tasks.get(id).map(|t| t.index);
+                    self.problems.push(Problem {
+                        reason: Reason::NoRuns,
+                        source: "card",
+                        message: format!("card task {} ({id}) has no run", index.unwrap_or(0)),
+                        task_id: Some(Value::String(id.clone())),
+                        card_task: index,
+                        ..Problem::default()
+                    });
+                }
+            }
+        }
+        if !self.problems.is_empty() {
+            return self.refusal();
+        }
+        self.citation()
+    }
+
+    fn mixed_groups(&mut self) {
+        let first = &self.groups[0];
+        let mut fields = Vec::new();
+        if self
+            .groups
+            .iter()
+            .any(|g| g.access_class != first.access_class)
+        {
+            fields.push("access_class");
+        }
+        if self
+            .groups
+            .iter()
+            .any(|g| g.server_class != first.server_class)
+        {
+            fields.push("server_class");
+        }
+        if self.groups.iter().any(|g| {
+            !crate::json::value_eq(
+                &Value::Number(g.timeout_s.clone()),
+                &Value::Number(first.timeout_s.clone()),
+            )
+        }) {
+            fields.push("timeout_s");
+        }
+        if self
+            .groups
+            .iter()
+            .any(|g| g.token_budget != first.token_budget)
+        {
+            fields.push("token_budget");
+        }
+        let named: Vec<String> = self
+            .groups
+            .iter()
+            .map(|g| {
+                format!(
+                    "[access {}, server {}, timeout {} s, budget {} tokens: {} row{} from line {}]",
+                    g.access_class,
+                    g.server_class,
+                    g.timeout_s,
+                    g.token_budget,
+                    g.rows,
+                    if g.rows == 1 { "" } else { "s" },
+                    g.first_line
+                )
+            })
+            .collect();
+        let mut message = format!(
+            "the rows mix {} envelopes (differing in {}); different envelopes are different experiments and are never pooled: {}",
+            self.groups.len(),
+            if fields.is_empty() { "more envelopes than listed".to_string() } else { fields.join(", ") },
+            named.join(" ")
+        );
+        if self.unlisted_rows > 0 {
+            let _ = write!(
+                message,
+                " and {} rows in further envelopes",
+                self.unlisted_rows
+            );
+        }
+        self.problems.push(Problem {
+            reason: Reason::MixedEnvelopes,
+            source: "runs",
+            message,
+            field: fields.first().map(|f| f.to_string()),
+            groups: Some(self.groups.clone()),
+            unlisted_rows: (self.unlisted_rows > 0).then_some(self.unlisted_rows),
+            ..Problem::default()
+        });
+    }
+
+    fn refusal(self) -> Verdict {
+        let reasons: Vec<Reason> = Reason::ALL
+            .into_iter()
+            .filter(|r| self.problems.counts[*r as usize] > 0)
+            .collect();
+        let mut missing = self.problems.listed;
+        // Grouped by reason in the spec's order; within a reason, in the order found.
+        missing.sort_by_key(|p| p.reason);
+        let total: u64 = self.problems.counts.iter().sum();
+        let omitted = total - missing.len() as u64;
+        Verdict::Refused(Refusal {
+            citeable: false,
+            refused: true,
+            reason: reasons.first().copied().unwrap_or_default(),
+            reasons,
+            missing,
+            omitted: (omitted > 0).then_some(omitted),
+        })
+    }
+
+    fn citation(self) -> Verdict {
+        let n = self.tasks.len() as u64;
+        let mut counts = Counts {
+            passed: 0,
+            retried: 0,
+            truncated: 0,
+            patch_apply_failed: 0,
+            rows: self.rows,
+        };
+        for task in self.tasks.values() {
+            match task.first_completed {
+                Some((_, StopReason::Pass)) => counts.passed += 1,
+                Some((_, StopReason::ApplyError)) => counts.patch_apply_failed += 1,
+                _ => {}
+            }
+            if matches!(
+                task.first_attempt,
+                Some(StopReason::Timeout | StopReason::Budget)
+            ) {
+                counts.truncated += 1;
+            }
+            if task.retried {
+                counts.retried += 1;
+            }
+        }
+        let share = |k: u64| {
+            if n == 0 {
+                0.0
+            } else {
+                round4(k as f64 / n as f64)
+            }
+        };
+        let g = &self.groups[0];
+        let card = self.card;
+        let envelope = Envelope {
+            access_class: g.access_class.clone(),
+            server_class: g.server_class.clone(),
+            timeout_s: g.timeout_s.clone(),
+            token_budget: g.token_budget,
+            card_sha256: card.map(|c| c.sha256.clone()),
+        };
+        let pass = share(counts.passed);
+        let retry = share(counts.retried);
+        let trunc = share(counts.truncated);
+        let mut warnings = Vec::new();
+        let mut sentence = format!(
+            "On {n} task{} ({}, access {}, server {}, timeout {} s, budget {} tokens): first completed attempt passed on {} ({}); retry rate {}; truncation rate {}. Single envelope; not a product ranking.",
+            if n == 1 { "" } else { "s" },
+            match card {
+                Some(c) => format!("card sha256 {}", &c.sha256[..12.min(c.sha256.len())]),
+                None => "no card".into(),
+            },
+            envelope.access_class,
+            envelope.server_class,
+            envelope.timeout_s,
+            envelope.token_budget,
+            counts.passed,
+            rate(pass),
+            rate(retry),
+            rate(trunc),
+        );
+        if card.is_some_and(|c| c.public_tasks) {
+            let w = "Public tasks: hidden tests do not detect training leakage, so this rate cannot be cited as generalisation.";
+            warnings.push(w.to_string());
+            sentence.push(' ');
+            sentence.push_str(w);
+        }
+        Verdict::Citeable(Citation {
+            citeable: true,
+            n_tasks: n,
+            first_complete_pass_rate: pass,
+            retry_rate: retry,
+            truncation_rate: trunc,
+            patch_apply_fail_rate: share(counts.patch_apply_failed),
+            counts,
+            envelope,
+            question: card.and_then(|c| c.question.clone()),
+            warnings,
+            sentence,
+        })
+    }
+}
+
+/// *Missing* as the spec defines it: absent (checked by the caller), `null` or `""`.
+pub(crate) fn is_missing(v: &Value) -> bool {
+    matches!(v, Value::Null) || v.as_str() == Some("")
+}
+
+/// A value for a message: strings quoted, everything else as JSON, long values cut.
+pub(crate) fn show(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 80 {
+        let cut: String = s.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
+fn check_string(v: &Value) -> std::result::Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        v => Err(format!("must be a string, not {}", show(v))),
+    }
+}
+
+/// A hash: 1 to 64 hex digits (either case; compared in lower case).
+pub(crate) fn check_hex(v: &Value) -> std::result::Result<String, String> {
+    match v {
+        Value::String(s)
+            if (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            Ok(s.to_ascii_lowercase())
+        }
+        v => Err(format!(
+            "must be a hex digest (1 to 64 hex digits), not {}",
+            show(v)
+        )),
+    }
+}
+
+/// A positive finite number of seconds.
+pub(crate) fn check_timeout(v: &Value) -> std::result::Result<Number, String> {
+    match v {
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.is_finite() && f > 0.0) => Ok(n.clone()),
+        v => Err(format!(
+            "must be a positive number of seconds, not {}",
+            show(v)
+        )),
+    }
+}
+
+/// A positive integer number of tokens.
+pub(crate) fn check_budget(v: &Value) -> std::result::Result<u64, String> {
+    match crate::json::count(v) {
+        Some(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "must be a positive integer number of tokens, not {}",
+            show(v)
+        )),
+    }
+}
