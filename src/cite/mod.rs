@@ -385,10 +385,10 @@ impl Problems {
 struct TaskState {
     first_row: u64,
     first_line: u64,
-    /// The task's `prompt_sha256` and `hidden_tests_sha256` as first seen, with that line.
-    hashes: [Option<(String, u64)>; 2],
-    /// Attempt number → line of the row that has it.
-    attempts: BTreeMap<u64, u64>,
+    /// The task's `prompt_sha256` and `hidden_tests_sha256` as first seen.
+    hashes: [Option<Hex>; 2],
+    /// The attempt numbers seen.
+    attempts: AttemptSet,
     /// A row of this task had no usable attempt number (already refused): skip the sequence check.
     attempt_unusable: bool,
     /// Lowest attempt that completed (not `transport`), and how it stopped.
@@ -398,6 +398,88 @@ struct TaskState {
     retried: bool,
     /// Card fields already reported as differing for this task (one bit per field).
     card_reported: u8,
+}
+
+/// A hex digest of up to 64 digits, packed into 33 bytes (no allocation per task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hex {
+    digits: u8,
+    packed: [u8; 32],
+}
+
+impl Hex {
+    /// From a checked lowercase hex string of 1 to 64 digits.
+    fn new(s: &str) -> Option<Hex> {
+        if s.is_empty() || s.len() > 64 {
+            return None;
+        }
+        let mut packed = [0u8; 32];
+        for (i, c) in s.bytes().enumerate() {
+            let v = (c as char).to_digit(16)? as u8;
+            packed[i / 2] |= if i % 2 == 0 { v << 4 } else { v };
+        }
+        Some(Hex {
+            digits: s.len() as u8,
+            packed,
+        })
+    }
+}
+
+impl std::fmt::Display for Hex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for i in 0..self.digits as usize {
+            let b = self.packed[i / 2];
+            let v = if i % 2 == 0 { b >> 4 } else { b & 0xf };
+            write!(f, "{v:x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A set of attempt numbers: 1 to 64 as bits, larger ones (rare) in a set that allocates only
+/// when used.
+#[derive(Debug, Default)]
+struct AttemptSet {
+    low: u64,
+    high: std::collections::BTreeSet<u64>,
+}
+
+impl AttemptSet {
+    /// Add `n` (at least 1); false when it was already there.
+    fn insert(&mut self, n: u64) -> bool {
+        if (1..=64).contains(&n) {
+            let bit = 1u64 << (n - 1);
+            let fresh = self.low & bit == 0;
+            self.low |= bit;
+            fresh
+        } else {
+            self.high.insert(n)
+        }
+    }
+    fn contains(&self, n: u64) -> bool {
+        if (1..=64).contains(&n) {
+            self.low & (1u64 << (n - 1)) != 0
+        } else {
+            self.high.contains(&n)
+        }
+    }
+    fn len(&self) -> u64 {
+        self.low.count_ones() as u64 + self.high.len() as u64
+    }
+    fn min(&self) -> Option<u64> {
+        if self.low != 0 {
+            Some(self.low.trailing_zeros() as u64 + 1)
+        } else {
+            self.high.first().copied()
+        }
+    }
+    fn max(&self) -> Option<u64> {
+        match self.high.last().copied() {
+            Some(n) => Some(n),
+            None if self.low != 0 => Some(64 - self.low.leading_zeros() as u64),
+            None => None,
+        }
+    }
 }
 
 /// A run's value and the card's, as printed, and whether they differ by value.
@@ -423,7 +505,7 @@ pub struct Gate<'c> {
     card: Option<&'c Card>,
     problems: Problems,
     rows: u64,
-    tasks: BTreeMap<String, TaskState>,
+    tasks: BTreeMap<Box<str>, TaskState>,
     groups: Vec<EnvelopeGroup>,
     unlisted_rows: u64,
 }
@@ -610,7 +692,7 @@ impl<'c> Gate<'c> {
             }
         }
         let Some(id) = f.task_id.clone() else { return };
-        if !self.tasks.contains_key(&id) {
+        if !self.tasks.contains_key(id.as_str()) {
             if let Some(card) = self.card.filter(|c| c.usable) {
                 if !card.tasks.contains_key(&id) {
                     self.row_problem(
@@ -624,12 +706,12 @@ impl<'c> Gate<'c> {
                 }
             }
             self.tasks.insert(
-                id.clone(),
+                id.clone().into_boxed_str(),
                 TaskState {
                     first_row: row,
                     first_line: line,
                     hashes: [None, None],
-                    attempts: BTreeMap::new(),
+                    attempts: AttemptSet::default(),
                     attempt_unusable: false,
                     first_completed: None,
                     first_attempt: None,
@@ -640,7 +722,7 @@ impl<'c> Gate<'c> {
         }
         let mut found = Vec::new();
         let card_task = self.card.and_then(|c| c.tasks.get(&id));
-        let Some(task) = self.tasks.get_mut(&id) else {
+        let Some(task) = self.tasks.get_mut(id.as_str()) else {
             return;
         };
 
@@ -652,14 +734,17 @@ impl<'c> Gate<'c> {
         .into_iter()
         .enumerate()
         {
-            let Some(value) = value else { continue };
-            match &task.hashes[i] {
-                None => task.hashes[i] = Some((value.clone(), line)),
-                Some((first, first_line)) if first != value => found.push((
+            let Some(value) = value.as_deref().and_then(Hex::new) else {
+                continue;
+            };
+            match task.hashes[i] {
+                None => task.hashes[i] = Some(value),
+                Some(first) if first != value => found.push((
                     Reason::MixedEnvelopes,
                     field,
                     format!(
-                        "{field} {value} differs from {first} on line {first_line} of the same task; different hashes are different experiments and are never pooled"
+                        "{field} {value} differs from {first}, this task's earlier value (its rows start on line {}); different hashes are different experiments and are never pooled",
+                        task.first_line
                     ),
                 )),
                 Some(_) => {}
@@ -723,14 +808,15 @@ impl<'c> Gate<'c> {
         match f.attempt {
             None => task.attempt_unusable = true,
             Some(n) => {
-                if let Some(first_line) = task.attempts.get(&n) {
+                if !task.attempts.insert(n) {
                     found.push((
                         Reason::AttemptSequence,
                         "attempt",
-                        format!("attempt {n} appears again (first on line {first_line}); each attempt has exactly one row"),
+                        format!(
+                            "attempt {n} appears again (the task's rows start on line {}); each attempt has exactly one row",
+                            task.first_line
+                        ),
                     ));
-                } else {
-                    task.attempts.insert(n, line);
                 }
                 if let Some(stop) = f.stop_reason {
                     if n == 1 {
@@ -794,12 +880,13 @@ impl<'c> Gate<'c> {
         }
         let mut sequence = Vec::new();
         for (id, task) in &self.tasks {
-            if task.attempt_unusable || task.attempts.is_empty() {
+            let (Some(lowest), Some(highest)) = (task.attempts.min(), task.attempts.max()) else {
+                continue;
+            };
+            if task.attempt_unusable {
                 continue;
             }
-            let (&lowest, _) = task.attempts.first_key_value().unwrap_or((&1, &0));
-            let (&highest, _) = task.attempts.last_key_value().unwrap_or((&1, &0));
-            let present = task.attempts.len() as u64;
+            let present = task.attempts.len();
             if lowest != 1 {
                 sequence.push((
                     id.clone(),
@@ -809,7 +896,7 @@ impl<'c> Gate<'c> {
                 ));
             } else if highest != present {
                 let gap = (1..=highest)
-                    .find(|n| !task.attempts.contains_key(n))
+                    .find(|&n| !task.attempts.contains(n))
                     .unwrap_or(highest);
                 sequence.push((
                     id.clone(),
@@ -824,7 +911,7 @@ impl<'c> Gate<'c> {
                 Reason::AttemptSequence,
                 row,
                 line,
-                Value::String(id),
+                Value::String(id.into()),
                 Some("attempt"),
                 message,
             );
@@ -839,7 +926,7 @@ impl<'c> Gate<'c> {
         }
         if let Some(card) = self.card.filter(|c| c.usable) {
             for id in &card.order {
-                if !self.tasks.contains_key(id) {
+                if !self.tasks.contains_key(id.as_str()) {
                     let index = card.tasks.get(id).map(|t| t.index);
                     self.problems.push(Problem {
                         reason: Reason::NoRuns,
@@ -1463,7 +1550,7 @@ mod tests {
         assert_eq!(p.line, Some(2));
         assert!(
             p.message
-                .contains("attempt 1 appears again (first on line 1)"),
+                .contains("attempt 1 appears again (the task's rows start on line 1)"),
             "{}",
             p.message
         );
@@ -1741,6 +1828,31 @@ mod tests {
         assert!(Verdict::Refused(r)
             .to_text()
             .contains("and 500 more problems not listed"));
+    }
+
+    #[test]
+    fn packed_hex_round_trips_and_compares_exactly() {
+        for h in ["a", "6d2ec1aa", "bb1", EMPTY_PATCH_SHA256] {
+            assert_eq!(Hex::new(h).unwrap().to_string(), h);
+        }
+        assert_ne!(Hex::new("ab"), Hex::new("ab0"));
+        assert_eq!(Hex::new(""), None);
+        assert_eq!(Hex::new(&"a".repeat(65)), None);
+    }
+
+    #[test]
+    fn attempt_sets_hold_small_and_large_numbers() {
+        let mut a = AttemptSet::default();
+        assert_eq!((a.min(), a.max(), a.len()), (None, None, 0));
+        for n in [3, 1, 64, 65, 1_000_000] {
+            assert!(a.insert(n), "{n}");
+        }
+        assert!(!a.insert(64) && !a.insert(65) && !a.insert(1));
+        assert_eq!((a.min(), a.max(), a.len()), (Some(1), Some(1_000_000), 5));
+        assert!(a.contains(3) && !a.contains(2) && a.contains(65) && !a.contains(66));
+        let mut b = AttemptSet::default();
+        b.insert(70);
+        assert_eq!((b.min(), b.max()), (Some(70), Some(70)));
     }
 
     #[test]
