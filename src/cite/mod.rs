@@ -946,7 +946,9 @@ impl<'c> Gate<'c> {
     }
 
     fn mixed_groups(&mut self) {
-        let first = &self.groups[0];
+        let Some(first) = self.groups.first() else {
+            return;
+        };
         let mut fields = Vec::new();
         if self
             .groups
@@ -1069,7 +1071,17 @@ impl<'c> Gate<'c> {
                 round4(k as f64 / n as f64)
             }
         };
-        let g = &self.groups[0];
+        // Every row was valid, so there is exactly one envelope; without one there is no rate.
+        let Some(g) = self.groups.first() else {
+            let mut gate = self;
+            gate.problems.push(Problem {
+                reason: Reason::NoRuns,
+                source: "runs",
+                message: "there are no runs: the file holds no attempt".into(),
+                ..Problem::default()
+            });
+            return gate.refusal();
+        };
         let card = self.card;
         let envelope = Envelope {
             access_class: g.access_class.clone(),

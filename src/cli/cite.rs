@@ -57,12 +57,22 @@ pub fn run(args: CiteArgs, io: &mut Io) -> Result<i32> {
             .map_err(|e| e.context(path.display()))?
     };
     if args.json {
-        io.out.write_all(&verdict.to_json())?;
+        write(io.out, &verdict.to_json())?;
         if let cite::Verdict::Refused(_) = verdict {
-            io.err.write_all(verdict.to_text().as_bytes())?;
+            write(io.err, verdict.to_text().as_bytes())?;
         }
     } else {
-        io.out.write_all(verdict.to_text().as_bytes())?;
+        write(io.out, verdict.to_text().as_bytes())?;
     }
     Ok(verdict.exit_code())
+}
+
+/// Write everything; a closed pipe (`git ledger cite runs.jsonl | head`) is not an error.
+fn write(w: &mut dyn std::io::Write, bytes: &[u8]) -> Result<()> {
+    match w.write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Error::failed(format!("cannot write output: {e}")))
+        }
+        _ => Ok(()),
+    }
 }
