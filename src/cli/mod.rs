@@ -6,6 +6,8 @@ use std::io::Write;
 
 use crate::error::{exit, Error, Result};
 
+pub mod cite;
+
 /// Citeable AI coding-agent evaluation ledgers, kept on Git refs.
 #[derive(Debug, Parser)]
 #[command(name = "git-ledger", version, about, long_about = None)]
@@ -41,6 +43,8 @@ pub enum Command {
     Put(hand::PutArgs),
     /// Append a repair intervention to a filled row.
     Repair(hand::RepairArgs),
+    /// The citeability gate: refuse the pass rate until the run envelope is complete.
+    Cite(cite::CiteArgs),
 }
 
 /// Where a command writes: results to `out`, messages to `err`.
@@ -139,6 +143,7 @@ impl Command {
             Command::Check(a) => a.json,
             Command::Report(a) => a.json,
             Command::Put(_) | Command::Repair(_) => false,
+            Command::Cite(args) => args.json,
         }
     }
 }
@@ -153,6 +158,7 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Report(a) => report::run(a, io),
         Command::Put(a) => hand::put(a, io),
         Command::Repair(a) => hand::repair(a, io),
+        Command::Cite(args) => cite::run(args, io),
     }
 }
 
