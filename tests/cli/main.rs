@@ -4,3 +4,4 @@
 mod cite;
 mod common;
 mod defhash;
+mod pin;
