@@ -288,3 +288,20 @@ pub(crate) fn checked(decl: &Declaration, row: &Value) -> crate::ledger::Row {
         Err(reasons) => panic!("row refused:\n  {}", reasons.join("\n  ")),
     }
 }
+
+/// The template ledger with `rows` in their slots, checked like a ledger file.
+#[track_caller]
+pub(crate) fn ledger_with(decl: &Declaration, rows: &[Value]) -> crate::ledger::Ledger {
+    let mut doc: Value =
+        serde_json::from_slice(&crate::ledger::Ledger::template(decl).canonical(decl))
+            .expect("canonical JSON");
+    for row in rows {
+        let id = row["schedule_id"].as_str().expect("schedule_id");
+        let pos = decl.schedule_position(id).expect("scheduled");
+        doc["rows"][pos] = row.clone();
+    }
+    match crate::ledger::Ledger::parse(decl, &bytes(&doc), DEFAULT_MAX_INPUT_BYTES) {
+        Ok(l) => l,
+        Err(e) => panic!("ledger refused: {e}"),
+    }
+}
