@@ -240,161 +240,260 @@ pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
     }
 }
 
-/// The quotable sentence of a section that is not blocked. It states counts only: no
-/// statistical reliability or model-effectiveness claim.
+/// The quotable sentence of a section that is not blocked: one plain sentence with the
+/// section, the declaration id and hash prefix, the count of each outcome that occurred and the
+/// cost per verified delivery. It states counts only, never a rate, an estimate or a ranking.
 fn sentence(decl: &Declaration, evidence: Evidence, s: &Section) -> String {
+    let head = format!(
+        "In the {} section of campaign {} (declaration sha256 {})",
+        evidence.as_str(),
+        decl.id,
+        decl.short_hash()
+    );
     let counts: Vec<String> = Outcome::ALL
         .iter()
         .filter(|o| s.outcomes[o.key()].count > 0)
-        .map(|o| format!("{} {}", s.outcomes[o.key()].count, o.label().to_lowercase()))
+        .map(|o| format!("{} {}", lower_first(o.label()), s.outcomes[o.key()].count))
         .collect();
+    let attempts = if s.scheduled == 0 {
+        "no attempt was scheduled".to_owned()
+    } else {
+        format!(
+            "the {} scheduled attempt{} were classified as {}",
+            s.scheduled,
+            plural(s.scheduled),
+            counts.join(", ")
+        )
+    };
     let cost = match s.cost_per_verified_delivery_usd {
         Some(c) => format!("cost per verified delivery {} USD", usd(c)),
         None => "cost per verified delivery not established".to_owned(),
     };
     format!(
-        "In the {} section of campaign {} (declaration sha256 {}), {} scheduled attempt{}: {}; {}. These are counts of one finite campaign, not a reliability estimate or a model ranking.",
-        evidence.as_str(),
-        decl.id,
-        decl.short_hash(),
-        s.scheduled,
-        if s.scheduled == 1 { "" } else { "s" },
-        if counts.is_empty() { "none".to_owned() } else { counts.join(", ") },
-        cost
+        "{head}, {attempts}; {cost}; these are counts from one finite campaign, not a reliability estimate or a model ranking."
     )
 }
 
+/// A label with its first letter in lower case (`Native PASS …` → `native PASS …`).
+fn lower_first(label: &str) -> String {
+    let mut chars = label.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// An amount in US dollars, to the cent (the JSON keeps the full value).
 fn usd(v: f64) -> String {
     format!("{v:.2}")
 }
 
-/// Render the report as JSON (the contract of `ledger.md`).
-pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    out.write_all(&crate::json::canonical(report))
+/// A duration for a person: the seconds as recorded, and hours, minutes and seconds beside
+/// them from one minute on (`3725.0 s (1h 02m 05s)`).
+fn duration(secs: f64) -> String {
+    let whole = secs.round() as u64;
+    let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60);
+    if h > 0 {
+        format!("{secs:.1} s ({h}h {m:02}m {s:02}s)")
+    } else if m > 0 {
+        format!("{secs:.1} s ({m}m {s:02}s)")
+    } else {
+        format!("{secs:.1} s")
+    }
 }
 
-/// Render the report as a readable text table.
+/// Render the report as JSON (the contract of `ledger.md`), through the canonical writer:
+/// every object's keys sorted, two-space indent, trailing newline.
+pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let value = serde_json::to_value(report).map_err(io::Error::other)?;
+    out.write_all(&crate::json::canonical(&value))
+}
+
+/// Render the report as text for a terminal: a heading, then each section on its own (outcome
+/// table, totals, deviations, the comparison and its rows). Deterministic, no colour.
 pub fn write_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "Campaign {} (declaration sha256 {})",
-        report.declaration.id, report.declaration.sha256
-    )?;
+    writeln!(out, "Campaign {}", report.declaration.id)?;
+    writeln!(out, "Declaration sha256 {}", report.declaration.sha256)?;
     for name in ["live", "fixture"] {
         let Some(s) = report.sections.get(name) else {
             continue;
         };
-        writeln!(out)?;
-        writeln!(
-            out,
-            "== {} section: {} scheduled, {} attempted ==",
-            name, s.scheduled, s.attempted
-        )?;
-        for o in Outcome::ALL {
-            let c = &s.outcomes[o.key()];
-            writeln!(out, "  {:<44} {:>5}", o.label(), c.count)?;
-        }
-        writeln!(
-            out,
-            "  decisions {} ({}), repairs {} ({})",
-            s.decisions,
-            list(&s.decision_rows),
-            s.repairs,
-            list(&s.repair_rows)
-        )?;
-        let total = match s.cost.total_usd {
-            Some(t) => format!("{} USD", usd(t)),
-            None => format!(
-                "unknown ({} unpriced attempt{})",
-                s.cost.unpriced,
-                if s.cost.unpriced == 1 { "" } else { "s" }
-            ),
-        };
-        writeln!(
-            out,
-            "  cost: known {} USD, total {}",
-            usd(s.cost.known_usd),
-            total
-        )?;
-        let per = s
-            .cost_per_verified_delivery_usd
-            .map_or("n/a".to_owned(), |c| format!("{} USD", usd(c)));
-        writeln!(out, "  cost per verified delivery: {per}")?;
-        writeln!(
-            out,
-            "  elapsed: {:.1} s known, {} unknown",
-            s.elapsed.known_seconds, s.elapsed.unknown
-        )?;
-        writeln!(
-            out,
-            "  limits: {} within, {} over, {} spend unknown",
-            s.limits.within, s.limits.over, s.limits.unknown
-        )?;
-        if !s.deviations.is_empty() {
-            writeln!(out, "  deviations:")?;
-            for d in &s.deviations {
-                writeln!(out, "    {}  {}", d.schedule_id, d.what)?;
-            }
-        }
-        if s.comparison.blocked {
-            writeln!(
-                out,
-                "  comparison: BLOCKED ({} reason{})",
-                s.comparison.blockers.len(),
-                if s.comparison.blockers.len() == 1 {
-                    ""
-                } else {
-                    "s"
-                }
-            )?;
-            for b in &s.comparison.blockers {
-                writeln!(out, "    {}  {}", b.schedule_id, b.why)?;
-            }
-        } else {
-            writeln!(out, "  comparison: not blocked")?;
-            if let Some(sentence) = &s.comparison.sentence {
-                writeln!(out, "  {sentence}")?;
-            }
-        }
-    }
-    writeln!(out)?;
-    writeln!(out, "== rows ==")?;
-    let width = report
-        .rows
-        .iter()
-        .map(|r| r.schedule_id.len())
-        .max()
-        .unwrap_or(0);
-    for r in &report.rows {
-        let status = r
-            .native_status
-            .as_deref()
-            .map(|s| format!(" ({s})"))
-            .unwrap_or_default();
-        let outcome = Outcome::ALL
-            .iter()
-            .find(|o| o.key() == r.outcome)
-            .map_or(r.outcome, |o| o.label());
-        write!(
-            out,
-            "  {:<width$}  {:<8} {:<28} {}",
-            r.schedule_id,
-            r.section,
-            format!("{}{}", r.native_outcome, status),
-            outcome
-        )?;
-        if !r.gaps.is_empty() {
-            write!(out, "  [{}]", r.gaps.join("; "))?;
-        }
-        writeln!(out)?;
+        let rows: Vec<&RowReport> = report.rows.iter().filter(|r| r.section == name).collect();
+        write_section(out, name, s, &rows)?;
     }
     Ok(())
 }
 
-fn list(rows: &[String]) -> String {
-    if rows.is_empty() {
-        "none".to_owned()
+/// Width of the label column (the longest outcome label).
+const LABEL_WIDTH: usize = 42;
+
+fn write_section(
+    out: &mut dyn Write,
+    name: &str,
+    s: &Section,
+    rows: &[&RowReport],
+) -> io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{} section: {} scheduled, {} attempted",
+        if name == "live" { "Live" } else { "Fixture" },
+        s.scheduled,
+        s.attempted
+    )?;
+    writeln!(out)?;
+    for o in Outcome::ALL {
+        writeln!(
+            out,
+            "  {:<LABEL_WIDTH$} {:>5}",
+            o.label(),
+            s.outcomes[o.key()].count
+        )?;
+    }
+    writeln!(out)?;
+    let field = |out: &mut dyn Write, name: &str, value: String| {
+        if value.is_empty() {
+            writeln!(out, "  {name}:")
+        } else {
+            writeln!(out, "  {name:<28}{value}")
+        }
+    };
+    field(out, "Decisions", with_rows(s.decisions, &s.decision_rows))?;
+    field(out, "Repairs", with_rows(s.repairs, &s.repair_rows))?;
+    let total = match s.cost.total_usd {
+        Some(t) => format!("{} USD", usd(t)),
+        None => format!(
+            "unknown ({} unpriced attempt{})",
+            s.cost.unpriced,
+            plural(s.cost.unpriced)
+        ),
+    };
+    field(
+        out,
+        "Cost",
+        format!("{} USD known, total {total}", usd(s.cost.known_usd)),
+    )?;
+    field(
+        out,
+        "Cost per verified delivery",
+        s.cost_per_verified_delivery_usd
+            .map_or("not established".to_owned(), |c| format!("{} USD", usd(c))),
+    )?;
+    field(
+        out,
+        "Elapsed",
+        format!(
+            "{} known, {} attempt{} unknown",
+            duration(s.elapsed.known_seconds),
+            s.elapsed.unknown,
+            plural(s.elapsed.unknown)
+        ),
+    )?;
+    field(
+        out,
+        "Limits",
+        format!(
+            "{} within every limit, {} over at least one, {} spend unknown",
+            s.limits.within, s.limits.over, s.limits.unknown
+        ),
+    )?;
+    let width = rows.iter().map(|r| r.schedule_id.len()).max().unwrap_or(0);
+    if s.deviations.is_empty() {
+        field(out, "Deviations", "none".to_owned())?;
     } else {
-        rows.join(", ")
+        field(out, "Deviations", String::new())?;
+        for (id, whats) in group(s.deviations.iter().map(|d| (&d.schedule_id, &d.what))) {
+            writeln!(out, "    {id:<width$}  {}", whats.join("; "))?;
+        }
+    }
+    if s.comparison.blocked {
+        field(
+            out,
+            "Comparison",
+            format!(
+                "BLOCKED ({} row{})",
+                count_rows(&s.comparison.blockers),
+                plural(count_rows(&s.comparison.blockers))
+            ),
+        )?;
+        for (id, whys) in group(
+            s.comparison
+                .blockers
+                .iter()
+                .map(|b| (&b.schedule_id, &b.why)),
+        ) {
+            writeln!(out, "    {id:<width$}  {}", whys.join("; "))?;
+        }
+    } else {
+        field(out, "Comparison", "not blocked".to_owned())?;
+        if let Some(sentence) = &s.comparison.sentence {
+            writeln!(out, "    {sentence}")?;
+        }
+    }
+    if !rows.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "  Rows:")?;
+        let natives: Vec<String> = rows
+            .iter()
+            .map(|r| match &r.native_status {
+                Some(st) => format!("{} ({st})", r.native_outcome),
+                None => r.native_outcome.clone(),
+            })
+            .collect();
+        let native_width = natives.iter().map(String::len).max().unwrap_or(0);
+        for (r, native) in rows.iter().zip(&natives) {
+            let outcome = Outcome::ALL
+                .iter()
+                .find(|o| o.key() == r.outcome)
+                .map_or(r.outcome, |o| o.label());
+            write!(
+                out,
+                "    {:<width$}  {native:<native_width$}  {outcome}",
+                r.schedule_id
+            )?;
+            if !r.gaps.is_empty() {
+                write!(out, ": {}", r.gaps.join("; "))?;
+            }
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Consecutive entries of the same row, grouped (entries are in schedule order).
+fn group<'a>(
+    entries: impl Iterator<Item = (&'a String, &'a String)>,
+) -> Vec<(&'a str, Vec<&'a str>)> {
+    let mut out: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (id, what) in entries {
+        match out.last_mut() {
+            Some((last, whats)) if *last == id.as_str() => whats.push(what),
+            _ => out.push((id, vec![what])),
+        }
+    }
+    out
+}
+
+fn count_rows(blockers: &[Blocker]) -> usize {
+    group(blockers.iter().map(|b| (&b.schedule_id, &b.why))).len()
+}
+
+/// `n` and the rows, e.g. `3 (a/01, a/02)`, or `0`.
+fn with_rows(n: usize, rows: &[String]) -> String {
+    if rows.is_empty() {
+        n.to_string()
+    } else {
+        format!("{n} ({})", rows.join(", "))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -147,3 +147,161 @@ pub(crate) fn assert_reason(reasons: &[String], needles: &[&str]) {
         reasons.join("\n  ")
     );
 }
+
+// --- rows and ledgers ----------------------------------------------------------------------
+
+/// The id of the task [`stop_declaration_value`] adds: a live scenario that expects a stop.
+pub(crate) const STOP_TASK: &str = "scenario/ask-before-deleting";
+
+/// The valid declaration with a fourth task, [`STOP_TASK`], a live scenario that expects a stop
+/// (its rows come after the six of [`declaration_value`]).
+pub(crate) fn stop_declaration_value() -> Value {
+    let mut v = declaration_value();
+    v["tasks"].as_array_mut().expect("tasks").push(json!({
+        "id": STOP_TASK,
+        "kind": "scenario",
+        "evidence": "live",
+        "expects": "stop",
+        "definition": { "path": "arena/tasks/scenario/ask-before-deleting", "sha256": hex('5', 64), "files": 2 },
+        "limits": { "harness_minutes": 30, "max_steps": 50 },
+        "native_outcomes": ["PASS", "HONEST_BLOCKER", "ERROR"]
+    }));
+    v["schedule"] = schedule_for(&v);
+    v
+}
+
+/// [`stop_declaration_value`], parsed.
+pub(crate) fn stop_declaration() -> Declaration {
+    parse(&stop_declaration_value())
+}
+
+/// The template row of a scheduled attempt, as a value to change.
+pub(crate) fn template_row(decl: &Declaration, schedule_id: &str) -> Value {
+    crate::ledger::Row::template(decl, schedule_id)
+        .expect("scheduled")
+        .to_value()
+}
+
+/// Set some fields of a row value.
+pub(crate) fn set(row: &mut Value, fields: Value) {
+    for (k, v) in fields.as_object().expect("an object of fields") {
+        row[k.as_str()] = v.clone();
+    }
+}
+
+/// A runtime identity that matches the declaration's `runtime_requirements`, with a freeze.
+pub(crate) fn matching_runtime() -> Value {
+    json!({
+        "python": "3.12.7", "psutil": "6.1.0", "native_provider": "acme 1.2",
+        "packages": { "numpy": "2.1.0" },
+        "dependencies": ["numpy==2.1.0", "psutil==6.1.0"]
+    })
+}
+
+/// The models and efforts the declared profile names.
+pub(crate) fn matching_profile() -> Value {
+    json!({
+        "provider": "acme",
+        "roles": {
+            "builder": { "model": "m-large", "effort": "high" },
+            "reviewer": { "model": "m-small", "effort": "medium" }
+        }
+    })
+}
+
+/// A native PASS with complete evidence for any scheduled attempt: the status its task
+/// expects, every (upstream) oracle check passing, evidence references, the declared revision,
+/// runtime and profile, no option deviation, half of every limit spent, priced and timed.
+pub(crate) fn complete_pass(decl: &Declaration, schedule_id: &str) -> Value {
+    use crate::declaration::{Expects, Kind};
+    let task = decl.task_of(schedule_id).expect("scheduled");
+    let status = match task.expects {
+        Expects::Completion => task.kind.completion_status(),
+        Expects::Stop => task.kind.stop_status(),
+    };
+    let checks: Vec<Value> = match (&task.kind, &task.upstream) {
+        (Kind::Arena, Some(up)) => up
+            .checks
+            .iter()
+            .map(|c| json!({"name": c, "ok": true}))
+            .collect(),
+        _ => vec![json!({"name": "hidden/test_main.py::test_ok", "ok": true})],
+    };
+    let spent: serde_json::Map<String, Value> = task
+        .limits
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v / 2.0)))
+        .collect();
+    let mut row = template_row(decl, schedule_id);
+    set(
+        &mut row,
+        json!({
+            "native_outcome": "PASS",
+            "native_status": status,
+            "reason": null,
+            "source_revision": revision(),
+            "runtime_identity": matching_runtime(),
+            "actual_models_and_efforts": matching_profile(),
+            "option_deviations": [],
+            "oracle_checks": checks,
+            "evidence_refs": [format!("runs/{schedule_id}/result.json")],
+            "elapsed_seconds": 600.0,
+            "usage": { "input_tokens": 1000, "output_tokens": 100 },
+            "estimated_usd": 1.5,
+            "spent_budget": spent,
+            "native_record": {
+                "kind": task.kind.as_str(),
+                "id": format!("record-{schedule_id}"),
+                "sha256": hex('9', 64)
+            }
+        }),
+    );
+    row
+}
+
+/// An attempted row that is not a PASS (`outcome` at `status`, with a reason), otherwise as
+/// complete as [`complete_pass`] (no oracle result).
+pub(crate) fn attempted(
+    decl: &Declaration,
+    schedule_id: &str,
+    outcome: &str,
+    status: Option<&str>,
+) -> Value {
+    let mut row = complete_pass(decl, schedule_id);
+    set(
+        &mut row,
+        json!({
+            "native_outcome": outcome,
+            "native_status": status,
+            "reason": format!("{outcome} as recorded"),
+            "oracle_checks": null
+        }),
+    );
+    row
+}
+
+/// Check a row value against the declaration, panicking with the reasons when it is refused.
+#[track_caller]
+pub(crate) fn checked(decl: &Declaration, row: &Value) -> crate::ledger::Row {
+    match crate::ledger::Row::check(decl, row, "row") {
+        Ok(r) => r,
+        Err(reasons) => panic!("row refused:\n  {}", reasons.join("\n  ")),
+    }
+}
+
+/// The template ledger with `rows` in their slots, checked like a ledger file.
+#[track_caller]
+pub(crate) fn ledger_with(decl: &Declaration, rows: &[Value]) -> crate::ledger::Ledger {
+    let mut doc: Value =
+        serde_json::from_slice(&crate::ledger::Ledger::template(decl).canonical(decl))
+            .expect("canonical JSON");
+    for row in rows {
+        let id = row["schedule_id"].as_str().expect("schedule_id");
+        let pos = decl.schedule_position(id).expect("scheduled");
+        doc["rows"][pos] = row.clone();
+    }
+    match crate::ledger::Ledger::parse(decl, &bytes(&doc), DEFAULT_MAX_INPUT_BYTES) {
+        Ok(l) => l,
+        Err(e) => panic!("ledger refused: {e}"),
+    }
+}

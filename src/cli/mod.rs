@@ -77,7 +77,10 @@ pub fn main() -> i32 {
     };
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let mut out = stdout.lock();
+    let mut out = QuietPipe {
+        inner: stdout.lock(),
+        closed: false,
+    };
     let mut err = stderr.lock();
     let json = cli.command.wants_json();
     let result = {
@@ -92,12 +95,46 @@ pub fn main() -> i32 {
         Err(e) => report_error(&e, json, &mut out, &mut err),
     };
     if let Err(e) = out.flush() {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            let _ = writeln!(err, "error: cannot write output: {e}");
-            return exit::FAILED;
-        }
+        let _ = writeln!(err, "error: cannot write output: {e}");
+        return exit::FAILED;
     }
     code
+}
+
+/// Standard output that takes a closed pipe as the reader having read enough (`git ledger
+/// report | head`): the first broken pipe is remembered and every later write is discarded,
+/// so the command ends quietly with its own status instead of failing on output nobody reads.
+struct QuietPipe<W> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> Write for QuietPipe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.inner.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r,
+        }
+    }
 }
 
 /// Print an error once: on stderr, and under `--json` also as an object on stdout.

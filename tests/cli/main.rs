@@ -5,3 +5,4 @@ mod cite;
 mod common;
 mod defhash;
 mod pin;
+mod report;
