@@ -23,6 +23,7 @@ pub struct InputOpts {
 }
 
 mod hand;
+mod import;
 mod report;
 mod template;
 
@@ -36,6 +37,8 @@ pub enum Command {
     Put(hand::PutArgs),
     /// Append a repair intervention to a filled row.
     Repair(hand::RepairArgs),
+    /// Fill DEFERRED rows from native records (scenario runs, Arena attempts).
+    Import(import::ImportArgs),
 }
 
 /// Where a command writes: results to `out`, messages to `err`.
@@ -133,6 +136,7 @@ impl Command {
             Command::Template(_) => false,
             Command::Report(a) => a.json,
             Command::Put(_) | Command::Repair(_) => false,
+            Command::Import(a) => a.json,
         }
     }
 }
@@ -145,6 +149,7 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Report(a) => report::run(a, io),
         Command::Put(a) => hand::put(a, io),
         Command::Repair(a) => hand::repair(a, io),
+        Command::Import(a) => import::run(a, io),
     }
 }
 

@@ -6,7 +6,9 @@
 //! oracle check shape, the reason rule and how evidence paths are written.
 
 pub mod arena;
+pub mod batch;
 pub mod options;
+pub mod rows;
 pub mod scenario;
 
 pub use arena::{open_store, open_store_with, read_attempt, ArenaAttempt, ArenaCase, ArenaStore};

@@ -1,0 +1,183 @@
+//! One import call: the records the evaluator named, read once, turned into one [`Change`]
+//! built from a store's current state.
+//!
+//! [`load`] reads every record (each Arena store opened once, read-only); [`build`] converts
+//! them and checks them against the store's current rows. It is meant to run inside
+//! [`crate::store::apply`]'s build closure, so that after a lost race the change is rebuilt
+//! from the new state. Every refusal across every record is collected before refusing: the
+//! import is all or nothing.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::rows::{arena_row, scenario_row, Context, Converted};
+use super::{ArenaAttempt, ScenarioRecord};
+use crate::declaration::Kind;
+use crate::error::{Error, Reasons, Result};
+use crate::store::{Change, ChangeKind, RowWrite, Store};
+
+/// One record named on the command line, with the schedule id it fills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// `--scenario ID PATH`: a `result.json` or its evidence directory.
+    Scenario { schedule_id: String, path: PathBuf },
+    /// `--arena ID STORE ATTEMPT`: an attempt in an Arena store directory.
+    Arena {
+        schedule_id: String,
+        store: PathBuf,
+        attempt: String,
+    },
+}
+
+impl Source {
+    /// The schedule id the evaluator names.
+    pub fn schedule_id(&self) -> &str {
+        match self {
+            Source::Scenario { schedule_id, .. } | Source::Arena { schedule_id, .. } => schedule_id,
+        }
+    }
+    /// The kind of record.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Source::Scenario { .. } => Kind::Scenario,
+            Source::Arena { .. } => Kind::Arena,
+        }
+    }
+}
+
+/// A record as read.
+#[derive(Debug, Clone)]
+pub enum Record {
+    Scenario(Box<ScenarioRecord>),
+    Arena(Box<ArenaAttempt>),
+}
+
+/// A record read, with the schedule id it fills.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub schedule_id: String,
+    pub record: Record,
+}
+
+/// Read every record, in the order given. Refusals (a record that breaks its format, a run
+/// never graded, a RUNNING attempt, a changed case, …) are collected across all records; a
+/// failure to read (a missing file, an unreadable store) ends the call at once.
+pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Vec<Request>> {
+    let mut reasons = Reasons::new();
+    let mut stores: HashMap<PathBuf, super::ArenaStore> = HashMap::new();
+    let mut out = Vec::with_capacity(sources.len());
+    for source in sources {
+        let read = match source {
+            Source::Scenario { path, .. } => {
+                super::scenario::load(path, max_input_bytes).map(|r| Record::Scenario(r.into()))
+            }
+            Source::Arena { store, attempt, .. } => {
+                let opened = match stores.get(store) {
+                    Some(s) => s,
+                    None => {
+                        let s = super::open_store(store)?;
+                        stores.entry(store.clone()).or_insert(s)
+                    }
+                };
+                super::read_attempt(opened, attempt).map(|a| Record::Arena(a.into()))
+            }
+        };
+        match read {
+            Ok(record) => out.push(Request {
+                schedule_id: source.schedule_id().to_owned(),
+                record,
+            }),
+            Err(Error::Refused(r)) => reasons.extend(
+                r.into_iter()
+                    .map(|x| format!("{x} (for {})", source.schedule_id())),
+            ),
+            Err(e) => return Err(e),
+        }
+    }
+    reasons.into_result().map(|()| out)
+}
+
+/// What an import wrote, row by row, for the output.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The converted rows, in the order the records were given.
+    pub rows: Vec<Converted>,
+}
+
+/// Build the import's change from the store's current state: convert every record, refuse a
+/// row that already holds an attempt, a schedule id named twice, and a record that would fill
+/// two rows (in this call, or one it already filled). Returns the change (rows in schedule
+/// order) and the converted rows (in the order given).
+pub fn build<S: Store + ?Sized>(
+    store: &mut S,
+    requests: &[Request],
+    ctx: &Context,
+) -> Result<(Change, Imported)> {
+    let mut reasons = Reasons::new();
+    let mut converted = Vec::with_capacity(requests.len());
+    {
+        let decl = store.declaration();
+        for req in requests {
+            let c = match &req.record {
+                Record::Scenario(rec) => scenario_row(decl, ctx, &req.schedule_id, rec),
+                Record::Arena(att) => arena_row(decl, ctx, &req.schedule_id, att),
+            };
+            match c {
+                Ok(c) => converted.push(c),
+                Err(Error::Refused(r)) => reasons.extend(r),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    for (i, req) in requests.iter().enumerate() {
+        if let Some(first) = ids.insert(&req.schedule_id, i) {
+            reasons.push(format!(
+                "{} is named by records {} and {} in this call: one row holds one attempt",
+                req.schedule_id,
+                first + 1,
+                i + 1
+            ));
+        }
+    }
+    let mut keys: HashMap<&str, &str> = HashMap::new();
+    for c in &converted {
+        let id = c.row.schedule_id();
+        let current = store.row(id)?;
+        if !current.is_deferred() {
+            reasons.extend(crate::hand::already_filled(id, &current).reasons());
+        }
+        if let Some(other) = keys.insert(&c.key, id) {
+            if other != id {
+                reasons.push(format!(
+                    "record {} ({}) would fill two rows ({other} and {id}); one record cannot fill two rows",
+                    c.key, c.source
+                ));
+            }
+        }
+        if let Some(owner) = store.record_owner(&c.key)? {
+            reasons.push(format!(
+                "record {} ({}) already filled {owner}; one record cannot fill two rows",
+                c.key, c.source
+            ));
+        }
+    }
+    reasons.into_result()?;
+    let decl = store.declaration();
+    let mut rows: Vec<RowWrite> = converted
+        .iter()
+        .map(|c| RowWrite {
+            row: c.row.clone(),
+            record: Some(c.record.clone()),
+            source: c.source.clone(),
+        })
+        .collect();
+    rows.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
+    Ok((
+        Change {
+            kind: ChangeKind::Import,
+            rows,
+        },
+        Imported { rows: converted },
+    ))
+}
