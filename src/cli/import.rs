@@ -169,7 +169,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         }
         None => None,
     };
-    let requests = batch::load(sources, args.input.max_input_bytes)?;
+    let loaded = batch::load(sources, args.input.max_input_bytes)?;
     let needs_git = sources
         .iter()
         .any(|s| s.kind() == crate::declaration::Kind::Arena);
@@ -185,7 +185,8 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     let pins = match (&repo, needs_git) {
         (Some(repo), true) => {
             let decl = store.declaration();
-            let tasks = requests
+            let tasks = loaded
+                .requests
                 .iter()
                 .filter_map(|r| decl.task_of(&r.schedule_id))
                 .filter(|t| t.kind == crate::declaration::Kind::Arena);
@@ -200,7 +201,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     };
     let mut imported = None;
     let change = store::apply(&mut *store, |s| {
-        let (change, rows) = batch::build(s, &requests, &ctx)?;
+        let (change, rows) = batch::build(s, &loaded, &ctx)?;
         imported = Some(rows);
         Ok(change)
     })?;

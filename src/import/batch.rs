@@ -55,18 +55,29 @@ pub enum Record {
 /// A record read, with the schedule id it fills.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// Its position among the records given (1-based).
+    pub position: usize,
     pub schedule_id: String,
     pub record: Record,
 }
 
-/// Read every record, in the order given. Refusals (a record that breaks its format, a run
-/// never graded, a RUNNING attempt, a changed case, …) are collected across all records; a
-/// failure to read (a missing file, an unreadable store) ends the call at once.
-pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Vec<Request>> {
+/// The records of one call: those read, and the refusals of those that could not be.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub requests: Vec<Request>,
+    /// Why records were refused as they were read (a record that breaks its format, a run
+    /// never graded, a RUNNING attempt, a changed case, …).
+    pub refused: Vec<String>,
+}
+
+/// Read every record, in the order given. Refusals are collected across all records (and
+/// reported with the rest by [`build`]); a failure to read (a missing file, an unreadable
+/// store) ends the call at once.
+pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Loaded> {
     let mut reasons = Reasons::new();
     let mut stores: HashMap<PathBuf, super::ArenaStore> = HashMap::new();
     let mut out = Vec::with_capacity(sources.len());
-    for source in sources {
+    for (i, source) in sources.iter().enumerate() {
         let read = match source {
             Source::Scenario { path, .. } => {
                 super::scenario::load(path, max_input_bytes).map(|r| Record::Scenario(r.into()))
@@ -84,6 +95,7 @@ pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Vec<Request>> {
         };
         match read {
             Ok(record) => out.push(Request {
+                position: i + 1,
                 schedule_id: source.schedule_id().to_owned(),
                 record,
             }),
@@ -94,7 +106,10 @@ pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Vec<Request>> {
             Err(e) => return Err(e),
         }
     }
-    reasons.into_result().map(|()| out)
+    Ok(Loaded {
+        requests: out,
+        refused: reasons.into_vec(),
+    })
 }
 
 /// What an import wrote, row by row, for the output.
@@ -110,10 +125,12 @@ pub struct Imported {
 /// order) and the converted rows (in the order given).
 pub fn build<S: Store + ?Sized>(
     store: &mut S,
-    requests: &[Request],
+    loaded: &Loaded,
     ctx: &Context,
 ) -> Result<(Change, Imported)> {
+    let requests = &loaded.requests;
     let mut reasons = Reasons::new();
+    reasons.extend(loaded.refused.iter().cloned());
     let mut converted = Vec::with_capacity(requests.len());
     {
         let decl = store.declaration();
@@ -130,13 +147,11 @@ pub fn build<S: Store + ?Sized>(
         }
     }
     let mut ids: HashMap<&str, usize> = HashMap::new();
-    for (i, req) in requests.iter().enumerate() {
-        if let Some(first) = ids.insert(&req.schedule_id, i) {
+    for req in requests {
+        if let Some(first) = ids.insert(&req.schedule_id, req.position) {
             reasons.push(format!(
-                "{} is named by records {} and {} in this call: one row holds one attempt",
-                req.schedule_id,
-                first + 1,
-                i + 1
+                "{} is named by records {first} and {} in this call: one row holds one attempt",
+                req.schedule_id, req.position
             ));
         }
     }

@@ -3,3 +3,9 @@
 
 mod common;
 mod defhash;
+mod examples;
+mod import;
+/// The generator of the example records, shared with the tests that import them.
+#[allow(dead_code)]
+#[path = "../../examples/make_examples.rs"]
+mod make_examples;
