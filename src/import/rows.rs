@@ -155,6 +155,14 @@ fn target<'d>(
     Some((entry, task))
 }
 
+/// A reader's reasons (which name the record) with the schedule id they concern.
+fn for_id(e: Error, schedule_id: &str) -> Vec<String> {
+    e.reasons()
+        .into_iter()
+        .map(|x| format!("{x} (for {schedule_id})"))
+        .collect()
+}
+
 /// Refuse a record whose evidence class differs from the task's (or whose mode is unknown).
 fn check_evidence(
     evidence: Result<Evidence>,
@@ -165,7 +173,7 @@ fn check_evidence(
     r: &mut Reasons,
 ) {
     match evidence {
-        Err(e) => r.extend(e.reasons()),
+        Err(e) => r.extend(for_id(e, schedule_id)),
         Ok(e) if e == task.evidence => {}
         Ok(Evidence::Fixture) => r.push(format!(
             "{label}: evidence: a {mode:?} run is fixture evidence (scripted or hybrid) and \
@@ -273,7 +281,7 @@ pub fn scenario_row(
     };
     check_evidence(rec.evidence(), &rec.mode, task, schedule_id, &label, &mut r);
     if let Err(e) = rec.check_reason() {
-        r.extend(e.reasons());
+        r.extend(for_id(e, schedule_id));
     }
     let options = rec.options(&declared_profile(decl));
     let mut fields = common_fields(entry, task, options, ctx);
@@ -355,7 +363,7 @@ pub fn arena_row(
     };
     check_evidence(att.evidence(), &att.mode, task, schedule_id, &label, &mut r);
     if let Err(e) = att.check_reason() {
-        r.extend(e.reasons());
+        r.extend(for_id(e, schedule_id));
     }
     // The case as stored must be the declared task's.
     let case = &att.case;

@@ -512,7 +512,9 @@ fn evidence_must_match_the_task() {
         &["a live run cannot fill fixture row"],
     );
     // An Arena attempt run in fake mode.
-    let sql = c.arena_sql().replacen("'live', 'PASS'", "'fake', 'PASS'", 1);
+    let sql = c
+        .arena_sql()
+        .replacen("'live', 'PASS'", "'fake', 'PASS'", 1);
     let s = c.store("stores/fake", &sql);
     c.refused(
         &[
