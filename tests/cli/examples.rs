@@ -45,10 +45,9 @@ fn ledger_json_is_what_importing_the_examples_produces() {
             "arena/campaign.json".to_owned(),
             work_s.clone(),
         ];
-        args.extend(make_examples::import_args(
-            Path::new(make_examples::EXAMPLES),
-            refused,
-        ));
+        let examples = Path::new(make_examples::EXAMPLES);
+        args.extend(make_examples::import_args(examples, refused));
+        args.extend(make_examples::runtime_args(examples));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         ledger(&root, &args)
     };

@@ -65,15 +65,23 @@ impl Campaign {
     pub fn new() -> Campaign {
         let dir = new_repo();
         let root = dir.path();
-        let status = std::process::Command::new("cp")
-            .arg("-r")
-            .arg(project_root().join("arena"))
-            .arg(root)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let _ = std::fs::remove_dir_all(root.join("arena/examples"));
-        let _ = std::fs::remove_file(root.join("arena/campaign.json"));
+        // The catalogue without the examples and the pinned declaration of the project (a
+        // test may be rebuilding the example store there meanwhile).
+        std::fs::create_dir_all(root.join("arena")).unwrap();
+        for entry in std::fs::read_dir(project_root().join("arena")).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name();
+            if name == "examples" || name == "campaign.json" {
+                continue;
+            }
+            let status = std::process::Command::new("cp")
+                .arg("-r")
+                .arg(entry.path())
+                .arg(root.join("arena"))
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
         write(root, ".gitattributes", "arena/** -text\n");
         write(
             root,
