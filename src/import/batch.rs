@@ -196,3 +196,115 @@ pub fn build<S: Store + ?Sized>(
         Imported { rows: converted },
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::file::FileStore;
+    use crate::testutil::{assert_reason, declaration_value, refusal, revision};
+    use serde_json::json;
+
+    fn result(run_id: &str) -> serde_json::Value {
+        json!({
+            "format": "scenario-result/1", "run_id": run_id, "scenario": "bugfix-iso-weeks",
+            "mode": "live", "commit": revision(), "tools_dirty": false, "verdict": "PASS",
+            "autocode_status": "COMPLETE", "oracle": {"checks": [{"name": "t", "ok": true}]}
+        })
+    }
+
+    /// A declaration file, a template ledger and two scenario runs in a temporary directory.
+    fn setup() -> (tempfile::TempDir, FileStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let decl_bytes = crate::testutil::bytes(&declaration_value());
+        std::fs::write(d.join("campaign.json"), &decl_bytes).unwrap();
+        let decl = crate::declaration::Declaration::parse(&decl_bytes, u64::MAX).unwrap();
+        let template = crate::ledger::Ledger::template(&decl).canonical(&decl);
+        std::fs::write(d.join("ledger.json"), template).unwrap();
+        for run in ["r1", "r2"] {
+            std::fs::create_dir_all(d.join(run)).unwrap();
+            std::fs::write(
+                d.join(run).join("result.json"),
+                crate::json::canonical(&result(run)),
+            )
+            .unwrap();
+        }
+        let store =
+            FileStore::open(&d.join("campaign.json"), &d.join("ledger.json"), u64::MAX).unwrap();
+        (dir, store)
+    }
+
+    fn source(id: &str, dir: &std::path::Path, run: &str) -> Source {
+        Source::Scenario {
+            schedule_id: id.into(),
+            path: dir.join(run),
+        }
+    }
+
+    #[test]
+    fn a_lost_race_rebuilds_from_the_new_state_and_refuses_a_row_filled_meanwhile() {
+        let (dir, mut store) = setup();
+        let d = dir.path();
+        // Another importer fills /01 after this one opened the ledger.
+        let mut other =
+            FileStore::open(&d.join("campaign.json"), &d.join("ledger.json"), u64::MAX).unwrap();
+        let theirs = load(&[source("scenario/bugfix-iso-weeks/01", d, "r2")], u64::MAX).unwrap();
+        crate::store::apply(&mut other, |s| {
+            build(s, &theirs, &Context::default()).map(|(c, _)| c)
+        })
+        .unwrap();
+        // This import was built on the old state: its write loses, it rebuilds and refuses.
+        let ours = load(&[source("scenario/bugfix-iso-weeks/01", d, "r1")], u64::MAX).unwrap();
+        let mut builds = 0;
+        let r = crate::store::apply(&mut store, |s| {
+            builds += 1;
+            build(s, &ours, &Context::default()).map(|(c, _)| c)
+        });
+        assert_reason(&refusal(r), &["already holds an attempt", "scenario:r2"]);
+        assert_eq!(builds, 2, "rebuilt once after the lost race");
+        // A different row still lands after a lost race.
+        let (dir, mut store) = setup();
+        let d = dir.path();
+        let mut other =
+            FileStore::open(&d.join("campaign.json"), &d.join("ledger.json"), u64::MAX).unwrap();
+        let theirs = load(&[source("scenario/bugfix-iso-weeks/01", d, "r2")], u64::MAX).unwrap();
+        crate::store::apply(&mut other, |s| {
+            build(s, &theirs, &Context::default()).map(|(c, _)| c)
+        })
+        .unwrap();
+        let ours = load(&[source("scenario/bugfix-iso-weeks/02", d, "r1")], u64::MAX).unwrap();
+        crate::store::apply(&mut store, |s| {
+            build(s, &ours, &Context::default()).map(|(c, _)| c)
+        })
+        .unwrap();
+        assert_eq!(store.ledger().filled(), 2);
+    }
+
+    #[test]
+    fn reader_refusals_are_listed_with_the_others() {
+        let (dir, mut store) = setup();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("admitted")).unwrap();
+        std::fs::write(d.join("admitted/attempt.json"), "{}").unwrap();
+        let loaded = load(
+            &[
+                source("scenario/bugfix-iso-weeks/01", d, "admitted"),
+                source("scenario/interrupted-reuse/01", d, "r1"),
+            ],
+            u64::MAX,
+        )
+        .unwrap();
+        assert_eq!(loaded.requests.len(), 1);
+        assert_eq!(loaded.requests[0].position, 2);
+        let r = refusal(build(&mut store, &loaded, &Context::default()));
+        assert_reason(&r, &["never graded", "(for scenario/bugfix-iso-weeks/01)"]);
+        assert_reason(&r, &["a record of another task or kind"]);
+        // A record that cannot be read at all is a failure, not a refusal.
+        let e = load(
+            &[source("scenario/bugfix-iso-weeks/01", d, "missing")],
+            u64::MAX,
+        )
+        .unwrap_err();
+        assert_eq!(e.exit_code(), 1);
+    }
+}
