@@ -72,7 +72,7 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
         )));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max_bytes + 1)
+    file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
     if bytes.len() as u64 > max_bytes {

@@ -25,6 +25,7 @@ pub struct InputOpts {
 }
 
 mod hand;
+mod import;
 mod pin;
 mod report;
 mod template;
@@ -45,6 +46,8 @@ pub enum Command {
     Repair(hand::RepairArgs),
     /// The citeability gate: refuse the pass rate until the run envelope is complete.
     Cite(cite::CiteArgs),
+    /// Fill DEFERRED rows from native records (scenario runs, Arena attempts).
+    Import(import::ImportArgs),
 }
 
 /// Where a command writes: results to `out`, messages to `err`.
@@ -181,6 +184,7 @@ impl Command {
             Command::Report(a) => a.json,
             Command::Put(_) | Command::Repair(_) => false,
             Command::Cite(args) => args.json,
+            Command::Import(a) => a.json,
         }
     }
 }
@@ -196,6 +200,7 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Put(a) => hand::put(a, io),
         Command::Repair(a) => hand::repair(a, io),
         Command::Cite(args) => cite::run(args, io),
+        Command::Import(a) => import::run(a, io),
     }
 }
 

@@ -6,12 +6,16 @@
 //! oracle check shape, the reason rule and how evidence paths are written.
 
 pub mod arena;
+pub mod batch;
 pub mod options;
+pub mod rows;
 pub mod scenario;
+pub mod store_builder;
 
 pub use arena::{open_store, open_store_with, read_attempt, ArenaAttempt, ArenaCase, ArenaStore};
 pub use options::{analyse, parse_flags, DeclaredProfile, Flag, OptionsAnalysis, RoleSpec};
 pub use scenario::{load, ScenarioRecord};
+pub use store_builder::build_store_from_sql;
 
 use serde::Serialize;
 use std::path::{Component, Path, PathBuf};

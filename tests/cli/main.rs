@@ -4,5 +4,12 @@
 mod cite;
 mod common;
 mod defhash;
+mod examples;
+mod import;
 mod pin;
 mod report;
+
+/// The generator of the example records, shared with the tests that import them.
+#[allow(dead_code)]
+#[path = "../../examples/make_examples.rs"]
+mod make_examples;

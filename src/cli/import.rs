@@ -1,0 +1,327 @@
+//! `git-ledger import`: fill DEFERRED rows from native harness records.
+
+use clap::{Arg, ArgAction, ArgMatches, FromArgMatches};
+use serde::Serialize;
+use std::path::PathBuf;
+
+use super::{InputOpts, Io};
+use crate::error::{Error, Result};
+use crate::import::batch::{self, Source};
+use crate::import::rows::{self, Context, GitPins, SCENARIO_DEFINITION_NOTE};
+use crate::store;
+
+/// Fill DEFERRED rows from native records: scenario runs (`result.json` or its evidence
+/// directory) and Arena attempts (a store directory holding `results.sqlite3`, and an attempt
+/// id). Each record names the schedule id it fills; nothing is matched by guessing. All or
+/// nothing: any refusal leaves the ledger unchanged (exit 2).
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The declaration (file mode).
+    pub declaration: Option<PathBuf>,
+    /// The ledger file, updated in place atomically (file mode).
+    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub records: Records,
+    /// The evaluator's admission record (pinned runtime keys and `dependencies`), added to
+    /// every row this call imports.
+    #[arg(long, value_name = "FILE")]
+    pub runtime_identity: Option<PathBuf>,
+    /// The repository holding the declared source revision (default: discovered from the
+    /// current directory). Evidence paths inside its work tree are written relative to it.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// Print a JSON summary.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub input: InputOpts,
+}
+
+/// The records, in the order given on the command line (`--scenario` and `--arena` mixed).
+#[derive(Debug, Clone, Default)]
+pub struct Records(pub Vec<Source>);
+
+impl clap::Args for Records {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.arg(
+            Arg::new("scenario")
+                .long("scenario")
+                .num_args(2)
+                .value_names(["ID", "PATH"])
+                .action(ArgAction::Append)
+                .value_parser(clap::value_parser!(String))
+                .help("Fill schedule id ID from a scenario run's result.json or evidence directory (repeatable)"),
+        )
+        .arg(
+            Arg::new("arena")
+                .long("arena")
+                .num_args(3)
+                .value_names(["ID", "STORE", "ATTEMPT"])
+                .action(ArgAction::Append)
+                .value_parser(clap::value_parser!(String))
+                .help("Fill schedule id ID from attempt ATTEMPT of the Arena store directory STORE (repeatable)"),
+        )
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for Records {
+    fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let mut out: Vec<(usize, Source)> = Vec::new();
+        for name in ["scenario", "arena"] {
+            let (Some(occurrences), Some(indices)) = (
+                m.get_occurrences::<String>(name),
+                m.indices_of(name).map(|i| i.collect::<Vec<_>>()),
+            ) else {
+                continue;
+            };
+            let mut at = 0;
+            for occ in occurrences {
+                let values: Vec<String> = occ.cloned().collect();
+                let index = indices.get(at).copied().unwrap_or(usize::MAX);
+                at += values.len();
+                let source = match (name, values.as_slice()) {
+                    ("scenario", [id, path]) => Source::Scenario {
+                        schedule_id: id.clone(),
+                        path: PathBuf::from(path),
+                    },
+                    ("arena", [id, store, attempt]) => Source::Arena {
+                        schedule_id: id.clone(),
+                        store: PathBuf::from(store),
+                        attempt: attempt.clone(),
+                    },
+                    _ => {
+                        return Err(clap::Error::raw(
+                            clap::error::ErrorKind::WrongNumberOfValues,
+                            format!(
+                                "--{name} takes {} values\n",
+                                if name == "arena" { 3 } else { 2 }
+                            ),
+                        ))
+                    }
+                };
+                out.push((index, source));
+            }
+        }
+        out.sort_by_key(|(i, _)| *i);
+        Ok(Records(out.into_iter().map(|(_, s)| s).collect()))
+    }
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> std::result::Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// One imported attempt, as the output shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportedRow {
+    pub schedule_id: String,
+    pub native_outcome: String,
+    pub native_status: Option<String>,
+    /// The portfolio outcome key.
+    pub outcome: &'static str,
+    /// The portfolio outcome label.
+    pub label: &'static str,
+    /// For a PASS without complete evidence: every gap.
+    pub gaps: Vec<String>,
+    /// Revision, runtime, (live) profile and option deviations.
+    pub deviations: Vec<String>,
+    /// Declared limits the attempt went over.
+    pub over_limits: Vec<String>,
+    /// The record file the row was filled from.
+    pub source: String,
+    /// The record key (`<kind>:<id>`).
+    pub record: String,
+    /// What else the reader should know about this row.
+    pub notes: Vec<String>,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// The imported attempts, in the order the records were given.
+    pub imported: Vec<ImportedRow>,
+    /// Rows holding an attempt after the import, and rows scheduled.
+    pub filled: usize,
+    pub scheduled: usize,
+    /// Notes about the whole call.
+    pub notes: Vec<String>,
+}
+
+pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
+    let sources = &args.records.0;
+    if sources.is_empty() {
+        return Err(Error::Usage(
+            "import needs at least one --scenario ID PATH or --arena ID STORE ATTEMPT".into(),
+        ));
+    }
+    let mut store = super::open_store(&args.declaration, &args.ledger, &args.input, "import")?;
+    let runtime = match &args.runtime_identity {
+        Some(p) => {
+            let bytes = crate::json::read_bounded(p, args.input.max_input_bytes)?;
+            Some(rows::parse_runtime_identity(
+                &bytes,
+                &p.display().to_string(),
+                args.input.max_input_bytes,
+            )?)
+        }
+        None => None,
+    };
+    let loaded = batch::load(sources, args.input.max_input_bytes)?;
+    let needs_git = sources
+        .iter()
+        .any(|s| s.kind() == crate::declaration::Kind::Arena);
+    let repo = match crate::git::open(args.repo.as_deref()) {
+        Ok(r) => Some(r),
+        Err(e) if needs_git || args.repo.is_some() => return Err(e),
+        Err(_) => None,
+    };
+    let repo_root = repo
+        .as_ref()
+        .and_then(|r| r.workdir())
+        .map(|p| p.to_path_buf());
+    let pins = match (&repo, needs_git) {
+        (Some(repo), true) => {
+            let decl = store.declaration();
+            let tasks = loaded
+                .requests
+                .iter()
+                .filter_map(|r| decl.task_of(&r.schedule_id))
+                .filter(|t| t.kind == crate::declaration::Kind::Arena);
+            Some(GitPins::read(repo, decl, tasks)?)
+        }
+        _ => None,
+    };
+    let ctx = Context {
+        repo_root: repo_root.as_deref(),
+        runtime_identity: runtime.as_ref(),
+        pins: pins.as_ref(),
+    };
+    let mut imported = None;
+    let change = store::apply(&mut *store, |s| {
+        let (change, rows) = batch::build(s, &loaded, &ctx)?;
+        imported = Some(rows);
+        Ok(change)
+    })?;
+    let imported = imported.map(|i| i.rows).unwrap_or_default();
+    let summary = summarise(&mut *store, &change, &imported)?;
+    print(&summary, args.json, io)?;
+    Ok(0)
+}
+
+fn summarise(
+    store: &mut dyn store::Store,
+    change: &store::Change,
+    imported: &[rows::Converted],
+) -> Result<Summary> {
+    let decl = store.declaration();
+    let mut out = Vec::with_capacity(imported.len());
+    let mut any_scenario = false;
+    for c in imported {
+        // The row as written (the change holds the same rows, in schedule order).
+        let row = change
+            .rows
+            .iter()
+            .find(|w| w.row.schedule_id() == c.row.schedule_id())
+            .map_or(&c.row, |w| &w.row);
+        any_scenario |= c.key.starts_with("scenario:");
+        let cl = crate::portfolio::classify(decl, row);
+        let over_limits = cl
+            .limits
+            .iter()
+            .filter(|(_, s)| **s == crate::portfolio::LimitState::Over)
+            .map(|(n, _)| format!("over limit {n}"))
+            .collect();
+        out.push(ImportedRow {
+            schedule_id: row.schedule_id().to_owned(),
+            native_outcome: row.native_outcome().to_owned(),
+            native_status: row.native_status().map(str::to_owned),
+            outcome: cl.outcome.key(),
+            label: cl.outcome.label(),
+            gaps: cl.gaps,
+            deviations: cl.deviations,
+            over_limits,
+            source: c.source.clone(),
+            record: c.key.clone(),
+            notes: c.notes.clone(),
+        });
+    }
+    let mut notes = Vec::new();
+    if any_scenario {
+        notes.push(SCENARIO_DEFINITION_NOTE.to_owned());
+    }
+    let (filled, scheduled) = filled_count(store)?;
+    Ok(Summary {
+        imported: out,
+        filled,
+        scheduled,
+        notes,
+    })
+}
+
+/// Rows holding an attempt, and rows scheduled, in the store's current state.
+fn filled_count(store: &mut dyn store::Store) -> Result<(usize, usize)> {
+    let ids: Vec<String> = store
+        .declaration()
+        .schedule
+        .iter()
+        .map(|e| e.id.clone())
+        .collect();
+    let mut filled = 0;
+    for id in &ids {
+        if !store.row(id)?.is_deferred() {
+            filled += 1;
+        }
+    }
+    Ok((filled, ids.len()))
+}
+
+fn print(summary: &Summary, json: bool, io: &mut Io) -> Result<()> {
+    if json {
+        io.out.write_all(&crate::json::canonical(summary))?;
+        return Ok(());
+    }
+    for r in &summary.imported {
+        let status = r
+            .native_status
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        writeln!(
+            io.out,
+            "{}  {}{}  {}",
+            r.schedule_id,
+            r.native_outcome,
+            status,
+            r.label.to_lowercase()
+        )?;
+        writeln!(io.out, "  from {}", r.source)?;
+        if !r.gaps.is_empty() {
+            writeln!(io.out, "  gaps: {}", r.gaps.join("; "))?;
+        } else {
+            if !r.deviations.is_empty() {
+                writeln!(io.out, "  deviations: {}", r.deviations.join("; "))?;
+            }
+            if !r.over_limits.is_empty() {
+                writeln!(io.out, "  overruns: {}", r.over_limits.join("; "))?;
+            }
+        }
+        for n in &r.notes {
+            writeln!(io.out, "  note: {n}")?;
+        }
+    }
+    writeln!(
+        io.out,
+        "imported {} attempt{} ({}/{} rows filled)",
+        summary.imported.len(),
+        if summary.imported.len() == 1 { "" } else { "s" },
+        summary.filled,
+        summary.scheduled
+    )?;
+    for n in &summary.notes {
+        writeln!(io.out, "note: {n}")?;
+    }
+    Ok(())
+}
