@@ -111,7 +111,7 @@ pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result
                     reasons.push(format!("record {key} would fill two rows ({other} and {id}); one record cannot fill two rows"));
                 } else if let Some(owner) = store.record_owner(&key)? {
                     reasons.push(format!(
-                        "record {key} already filled row {owner}; one record cannot fill two rows"
+                        "record {key} is already in the ledger ({owner}); one record cannot fill two rows"
                     ));
                 }
                 match &w.record {
