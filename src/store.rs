@@ -69,6 +69,11 @@ pub trait Store {
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError>;
     /// Re-read the current state after a lost race.
     fn reload(&mut self) -> Result<()>;
+    /// Where the last write landed, for the command's output (ref mode: the ref, the commit
+    /// and the filled count); `None` for a file.
+    fn location(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Build a change from the current state with `build`, check it, write it; rebuild on a lost

@@ -166,7 +166,11 @@ impl<'r> Admission<'r> {
         if info.tree == expected {
             return Ok(known);
         }
-        Err(Error::Refused(self.root_differences(&known.decl, info.tree, &at)?))
+        Err(Error::Refused(self.root_differences(
+            &known.decl,
+            info.tree,
+            &at,
+        )?))
     }
 
     /// Why a root tree is not the template tree: each path that differs (reads the whole root
@@ -261,6 +265,34 @@ impl<'r> Admission<'r> {
                 None => return Ok((out, None)),
             }
         }
+    }
+
+    /// Whether `b` follows `a` by admitted steps: `a` on `b`'s first-parent chain and every
+    /// commit after it admitted. `Ok(Ok(steps))` when it does, `Ok(Err(reasons))` when not.
+    pub fn follows(
+        &mut self,
+        a: ObjectId,
+        b: ObjectId,
+    ) -> Result<std::result::Result<usize, Vec<String>>> {
+        if a == b {
+            return Ok(Ok(0));
+        }
+        let (chain, reached) = self.first_parent_chain(b, Some(a))?;
+        if reached.is_none() {
+            return Ok(Err(vec![format!(
+                "{a} is not an ancestor of {b} on its first-parent chain"
+            )]));
+        }
+        let total = chain.len();
+        let mut parent = a;
+        for child in chain.into_iter().rev() {
+            match self.step(parent, child) {
+                Ok(_) => parent = child,
+                Err(Error::Refused(r)) => return Ok(Err(r)),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Ok(total))
     }
 
     /// Admit a ref update (see [`admit_update`]). Returns how many commits were checked.
@@ -537,7 +569,14 @@ impl<'r> Admission<'r> {
         at: &str,
     ) -> std::result::Result<(RowChange, Row), Vec<String>> {
         let rule = format!("{at}: rule 4");
-        let parent = read_row(self.repo, decl, old, sid, self.max_bytes, &format!("{rule} (the parent's row)"))?;
+        let parent = read_row(
+            self.repo,
+            decl,
+            old,
+            sid,
+            self.max_bytes,
+            &format!("{rule} (the parent's row)"),
+        )?;
         let child = read_row(self.repo, decl, new, sid, self.max_bytes, &rule)?;
         let change = row_transition(decl, &parent, &child, &rule)?;
         Ok((change, child))
@@ -569,8 +608,12 @@ pub fn read_row(
     let bytes = read_blob_bounded_id(repo, blob, max_bytes, &what).map_err(|e| e.reasons())?;
     let value = crate::json::parse_strict(&bytes)
         .map_err(|e| vec![format!("{at}: row {sid}: {path} is not valid JSON: {e}")])?;
-    let row = Row::check(decl, &value, &path)
-        .map_err(|reasons| reasons.into_iter().map(|s| format!("{at}: {s}")).collect::<Vec<_>>())?;
+    let row = Row::check(decl, &value, &path).map_err(|reasons| {
+        reasons
+            .into_iter()
+            .map(|s| format!("{at}: {s}"))
+            .collect::<Vec<_>>()
+    })?;
     if row.schedule_id() != sid {
         return Err(vec![format!(
             "{at}: row {sid}: schedule_id: {path} holds row {}; a row file's path names its schedule_id",
@@ -600,8 +643,10 @@ pub fn tree_changes(
     use gix::objs::{Kind, TreeRefIter};
     let mut buf_a = Vec::new();
     let mut buf_b = Vec::new();
-    let data_a = super::tree::read_object(&repo.objects, &a, Kind::Tree, || "tree".into(), &mut buf_a)?;
-    let data_b = super::tree::read_object(&repo.objects, &b, Kind::Tree, || "tree".into(), &mut buf_b)?;
+    let data_a =
+        super::tree::read_object(&repo.objects, &a, Kind::Tree, || "tree".into(), &mut buf_a)?;
+    let data_b =
+        super::tree::read_object(&repo.objects, &b, Kind::Tree, || "tree".into(), &mut buf_b)?;
     let mut rec = gix::diff::tree::Recorder::default();
     gix::diff::tree(
         TreeRefIter::from_bytes(data_a, repo.object_hash()),
@@ -622,7 +667,8 @@ fn list_tree(
     out: &mut Vec<(String, EntryMode, ObjectId)>,
 ) -> Result<()> {
     let mut buf = Vec::new();
-    let entries = super::tree::tree_entries(&repo.objects, repo.object_hash(), &tree, &prefix, &mut buf)?;
+    let entries =
+        super::tree::tree_entries(&repo.objects, repo.object_hash(), &tree, &prefix, &mut buf)?;
     for (name, mode, id) in entries {
         let name = super::show_path(&name);
         let path = if prefix.is_empty() {

@@ -180,8 +180,7 @@ pub fn change_message(decl: &Declaration, change: &Change, filled: usize) -> Str
             label(&w.row)
         ));
         if change.kind == ChangeKind::Repair {
-            if let Some((_, note)) = w.row.interventions().filter(|(k, _)| *k == "repair").last()
-            {
+            if let Some((_, note)) = w.row.interventions().filter(|(k, _)| *k == "repair").last() {
                 body.push_str(&format!("  repair: {}\n", one_line(note)));
             }
         } else if !w.source.is_empty() {
@@ -289,7 +288,10 @@ mod tests {
 
     #[test]
     fn one_line_escapes_newlines() {
-        assert_eq!(one_line("a\n\nLedger-Filled: 9/9"), "a\\n\\nLedger-Filled: 9/9");
+        assert_eq!(
+            one_line("a\n\nLedger-Filled: 9/9"),
+            "a\\n\\nLedger-Filled: 9/9"
+        );
     }
 
     #[test]

@@ -25,7 +25,13 @@ pub struct CommitInfo {
 /// Read a commit's tree, parents, message and author.
 pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
     let mut buf = Vec::new();
-    let data = read_object(&repo.objects, &id, Kind::Commit, || "commit".into(), &mut buf)?;
+    let data = read_object(
+        &repo.objects,
+        &id,
+        Kind::Commit,
+        || "commit".into(),
+        &mut buf,
+    )?;
     let corrupt = |e: &dyn std::fmt::Display| Error::failed(format!("commit {id} is corrupt: {e}"));
     let c = gix::objs::CommitRef::from_bytes(data, repo.object_hash()).map_err(|e| corrupt(&e))?;
     let tree = c.tree();
@@ -56,8 +62,7 @@ pub fn find_in_tree(
     let mut parts = path.split('/').peekable();
     while let Some(name) = parts.next() {
         let entries = tree_entries(&repo.objects, hash, &current, path, &mut buf)?;
-        let Some((_, mode, id)) = entries.into_iter().find(|(n, _, _)| n == name.as_bytes())
-        else {
+        let Some((_, mode, id)) = entries.into_iter().find(|(n, _, _)| n == name.as_bytes()) else {
             return Ok(None);
         };
         if parts.peek().is_none() {

@@ -427,7 +427,10 @@ fn count_filled(
     for e in &decl.schedule {
         let path = layout::row_path(&e.id);
         let Some((_, id)) = find_in_tree(repo, tree, &path)? else {
-            return Err(Error::refused(format!("{at}: row {} is missing ({path})", e.id)));
+            return Err(Error::refused(format!(
+                "{at}: row {} is missing ({path})",
+                e.id
+            )));
         };
         let row = read_row(repo, decl, id, &e.id, max_bytes, at).map_err(Error::Refused)?;
         if !row.is_deferred() {
@@ -475,18 +478,28 @@ impl Store for RefStore {
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError> {
         let repo = &self.repo;
         let decl = &self.known.decl;
-        let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot write the ledger commit: {e}"));
+        let fail = |e: &dyn std::fmt::Display| {
+            Error::failed(format!("cannot write the ledger commit: {e}"))
+        };
         let mut editor = repo.edit_tree(self.tip_tree).map_err(|e| fail(&e))?;
         let mut newly = 0;
         for w in &change.rows {
             let id = write_object(repo, Kind::Blob, &w.row.canonical(decl))?;
             editor
-                .upsert(layout::row_path(w.row.schedule_id()).as_str(), gix::objs::tree::EntryKind::Blob, id)
+                .upsert(
+                    layout::row_path(w.row.schedule_id()).as_str(),
+                    gix::objs::tree::EntryKind::Blob,
+                    id,
+                )
                 .map_err(|e| fail(&e))?;
             if let (Some(bytes), Some(rec)) = (&w.record, w.row.native_record()) {
                 let rid = write_object(repo, Kind::Blob, bytes)?;
                 editor
-                    .upsert(layout::record_path(&rec.key()).as_str(), gix::objs::tree::EntryKind::Blob, rid)
+                    .upsert(
+                        layout::record_path(&rec.key()).as_str(),
+                        gix::objs::tree::EntryKind::Blob,
+                        rid,
+                    )
                     .map_err(|e| fail(&e))?;
                 newly += 1;
             }
@@ -517,10 +530,19 @@ impl Store for RefStore {
         Ok(())
     }
 
+    fn location(&self) -> Option<String> {
+        Some(format!(
+            "{} {} ({}/{} filled)",
+            self.refname,
+            self.tip,
+            self.filled,
+            self.known.decl.schedule.len()
+        ))
+    }
+
     fn reload(&mut self) -> Result<()> {
-        let tip = ref_target(&self.repo, &self.refname)?.ok_or_else(|| {
-            Error::failed(format!("{} was deleted while writing", self.refname))
-        })?;
+        let tip = ref_target(&self.repo, &self.refname)?
+            .ok_or_else(|| Error::failed(format!("{} was deleted while writing", self.refname)))?;
         let (known, tree, filled) = Self::load(
             &self.repo,
             &self.refname,
