@@ -426,10 +426,10 @@ impl<'r> Admission<'r> {
                     let known_dir = path == RECORDS || known.dirs.contains(&path);
                     if !known_dir {
                         let what = match layout::schedule_id_of(&path) {
-                            Some(sid) if decl.schedule_position(sid).is_some() => format!(
-                                "row {sid}: {path} is a directory (mode {}), not a row file",
-                                describe_mode(m)
-                            ),
+                            Some(sid) if decl.schedule_position(sid).is_some() => {
+                                let _ = m;
+                                format!("row {sid}: {path} is a directory (a tree entry), not a row file")
+                            }
                             _ => format!("{path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<sha256>.json)"),
                         };
                         r.push(format!("{at}: {rule3}: {what}"));

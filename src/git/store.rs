@@ -342,6 +342,8 @@ pub struct RefStore {
     /// Rows filled at the tip.
     filled: usize,
     max_bytes: u64,
+    /// How many times the tip was re-read after a lost race.
+    retries: usize,
 }
 
 impl RefStore {
@@ -364,6 +366,7 @@ impl RefStore {
             tip_tree,
             filled,
             max_bytes,
+            retries: 0,
         })
     }
 
@@ -531,8 +534,13 @@ impl Store for RefStore {
     }
 
     fn location(&self) -> Option<String> {
+        let retries = match self.retries {
+            0 => String::new(),
+            1 => "; rebuilt once after another writer moved the ref".to_owned(),
+            n => format!("; rebuilt {n} times after other writers moved the ref"),
+        };
         Some(format!(
-            "{} {} ({}/{} filled)",
+            "{} {} ({}/{} filled{retries})",
             self.refname,
             self.tip,
             self.filled,
@@ -559,6 +567,7 @@ impl Store for RefStore {
         self.tip = tip;
         self.tip_tree = tree;
         self.filled = filled;
+        self.retries += 1;
         Ok(())
     }
 }
