@@ -112,6 +112,8 @@ pub fn main() -> i32 {
     };
     let code = match result {
         Ok(code) => code,
+        // A reader that stopped early (`git ledger log | head`) is not an error.
+        Err(Error::Failed { message, .. }) if message == crate::error::BROKEN_PIPE => exit::OK,
         Err(e) => report_error(&e, json, &mut out, &mut err),
     };
     if let Err(e) = out.flush() {
