@@ -13,6 +13,7 @@ pub mod hand;
 pub mod import;
 pub mod json;
 pub mod ledger;
+pub mod ledger_diff;
 pub mod portfolio;
 pub mod report;
 pub mod store;

@@ -69,6 +69,11 @@ pub trait Store {
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError>;
     /// Re-read the current state after a lost race.
     fn reload(&mut self) -> Result<()>;
+    /// Where the last write landed, for the command's output (ref mode: the ref, the commit
+    /// and the filled count); `None` for a file.
+    fn location(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Build a change from the current state with `build`, check it, write it; rebuild on a lost
@@ -111,7 +116,7 @@ pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result
                     reasons.push(format!("record {key} would fill two rows ({other} and {id}); one record cannot fill two rows"));
                 } else if let Some(owner) = store.record_owner(&key)? {
                     reasons.push(format!(
-                        "record {key} already filled row {owner}; one record cannot fill two rows"
+                        "record {key} is already in the ledger ({owner}); one record cannot fill two rows"
                     ));
                 }
                 match &w.record {

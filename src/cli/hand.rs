@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{InputOpts, Io};
+use super::{InputOpts, Io, LedgerTarget};
 use crate::error::Result;
 use crate::store;
 
@@ -13,10 +13,8 @@ pub struct PutArgs {
     pub schedule_id: String,
     /// The row file: every declared field, its schedule_id equal to ID, native_record null.
     pub row: PathBuf,
-    /// The declaration (file mode).
-    pub declaration: Option<PathBuf>,
-    /// The ledger file, updated in place atomically (file mode).
-    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: LedgerTarget,
     #[command(flatten)]
     pub input: InputOpts,
 }
@@ -29,16 +27,14 @@ pub struct RepairArgs {
     /// What the person fixed.
     #[arg(long)]
     pub note: String,
-    /// The declaration (file mode).
-    pub declaration: Option<PathBuf>,
-    /// The ledger file, updated in place atomically (file mode).
-    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: LedgerTarget,
     #[command(flatten)]
     pub input: InputOpts,
 }
 
 pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
-    let mut store = super::open_store(&args.declaration, &args.ledger, &args.input, "put")?;
+    let mut store = super::open_store(&args.target, &args.input, "put")?;
     let bytes = crate::json::read_bounded(&args.row, args.input.max_input_bytes)?;
     let source = args.row.display().to_string();
     let change = store::apply(&mut *store, |s| {
@@ -51,14 +47,20 @@ pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
         )
     })?;
     super::print_change(&*store, &change, io)?;
+    if let Some(at) = store.location() {
+        writeln!(io.out, "{at}")?;
+    }
     Ok(0)
 }
 
 pub fn repair(args: RepairArgs, io: &mut Io) -> Result<i32> {
-    let mut store = super::open_store(&args.declaration, &args.ledger, &args.input, "repair")?;
+    let mut store = super::open_store(&args.target, &args.input, "repair")?;
     let change = store::apply(&mut *store, |s| {
         crate::hand::repair(s, &args.schedule_id, &args.note)
     })?;
     super::print_change(&*store, &change, io)?;
+    if let Some(at) = store.location() {
+        writeln!(io.out, "{at}")?;
+    }
     Ok(0)
 }

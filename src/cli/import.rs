@@ -16,20 +16,14 @@ use crate::store;
 /// nothing: any refusal leaves the ledger unchanged (exit 2).
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The declaration (file mode).
-    pub declaration: Option<PathBuf>,
-    /// The ledger file, updated in place atomically (file mode).
-    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: super::LedgerTarget,
     #[command(flatten)]
     pub records: Records,
     /// The evaluator's admission record (pinned runtime keys and `dependencies`), added to
     /// every row this call imports.
     #[arg(long, value_name = "FILE")]
     pub runtime_identity: Option<PathBuf>,
-    /// The repository holding the declared source revision (default: discovered from the
-    /// current directory). Evidence paths inside its work tree are written relative to it.
-    #[arg(long, value_name = "DIR")]
-    pub repo: Option<PathBuf>,
     /// Print a JSON summary.
     #[arg(long)]
     pub json: bool,
@@ -157,7 +151,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
             "import needs at least one --scenario ID PATH or --arena ID STORE ATTEMPT".into(),
         ));
     }
-    let mut store = super::open_store(&args.declaration, &args.ledger, &args.input, "import")?;
+    let mut store = super::open_store(&args.target, &args.input, "import")?;
     let runtime = match &args.runtime_identity {
         Some(p) => {
             let bytes = crate::json::read_bounded(p, args.input.max_input_bytes)?;
@@ -173,9 +167,9 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     let needs_git = sources
         .iter()
         .any(|s| s.kind() == crate::declaration::Kind::Arena);
-    let repo = match crate::git::open(args.repo.as_deref()) {
+    let repo = match crate::git::open(args.target.repo.as_deref()) {
         Ok(r) => Some(r),
-        Err(e) if needs_git || args.repo.is_some() => return Err(e),
+        Err(e) if needs_git || args.target.repo.is_some() => return Err(e),
         Err(_) => None,
     };
     let repo_root = repo

@@ -24,11 +24,33 @@ pub struct InputOpts {
     pub max_input_bytes: u64,
 }
 
+/// Where a writing command works: file mode with `<DECLARATION> <LEDGER>`, else ref mode on a
+/// ledger ref (`--ref`, default the only `refs/ledgers/*` ref) in the repository at `--repo`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LedgerTarget {
+    /// The declaration (file mode).
+    pub declaration: Option<std::path::PathBuf>,
+    /// The ledger file, updated in place atomically (file mode).
+    pub ledger: Option<std::path::PathBuf>,
+    /// The ledger ref (ref mode): a full ref name or a declaration id; default the only
+    /// refs/ledgers/* ref.
+    #[arg(long = "ref", value_name = "REF")]
+    pub ledger_ref: Option<String>,
+    /// The repository (default: discovered from the current directory, as Git does).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<std::path::PathBuf>,
+}
+
+mod diff;
 mod hand;
 mod import;
+mod init;
+mod log;
 mod pin;
 mod report;
+mod show;
 mod template;
+mod verify;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -48,6 +70,16 @@ pub enum Command {
     Cite(cite::CiteArgs),
     /// Fill DEFERRED rows from native records (scenario runs, Arena attempts).
     Import(import::ImportArgs),
+    /// Create refs/ledgers/<id>: the root commit with the declaration and the template rows.
+    Init(init::InitArgs),
+    /// Print the ledger document (or one row, or the declaration) of a ledger commit.
+    Show(show::ShowArgs),
+    /// One line per ledger commit, newest first.
+    Log(log::LogArgs),
+    /// What changed between two ledger states, and whether B follows A.
+    Diff(diff::DiffArgs),
+    /// Re-check whole ledger chains from their roots.
+    Verify(verify::VerifyArgs),
 }
 
 /// Where a command writes: results to `out`, messages to `err`.
@@ -95,6 +127,8 @@ pub fn main() -> i32 {
     };
     let code = match result {
         Ok(code) => code,
+        // A reader that stopped early (`git ledger log | head`) is not an error.
+        Err(Error::Failed { message, .. }) if message == crate::error::BROKEN_PIPE => exit::OK,
         Err(e) => report_error(&e, json, &mut out, &mut err),
     };
     if let Err(e) = out.flush() {
@@ -182,9 +216,12 @@ impl Command {
             Command::Template(_) | Command::Pin(_) => false,
             Command::Check(a) => a.json,
             Command::Report(a) => a.json,
-            Command::Put(_) | Command::Repair(_) => false,
             Command::Cite(args) => args.json,
             Command::Import(a) => a.json,
+            Command::Put(_) | Command::Repair(_) | Command::Init(_) | Command::Show(_) => false,
+            Command::Log(a) => a.json,
+            Command::Diff(a) => a.json,
+            Command::Verify(a) => a.json,
         }
     }
 }
@@ -201,6 +238,11 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Repair(a) => hand::repair(a, io),
         Command::Cite(args) => cite::run(args, io),
         Command::Import(a) => import::run(a, io),
+        Command::Init(a) => init::run(a, io),
+        Command::Show(a) => show::run(a, io),
+        Command::Log(a) => log::run(a, io),
+        Command::Diff(a) => diff::run(a, io),
+        Command::Verify(a) => verify::run(a, io),
     }
 }
 
@@ -240,19 +282,40 @@ pub fn print_change(
     Ok(())
 }
 
-/// Open the ledger a writing command works on: file mode with `<DECLARATION> <LEDGER>`.
+/// Open the ledger a writing command works on: file mode with `<DECLARATION> <LEDGER>`;
+/// without them, ref mode on the ledger ref `--ref` names (default: the only one) in the
+/// repository at `--repo`.
 pub fn open_store(
-    declaration: &Option<std::path::PathBuf>,
-    ledger: &Option<std::path::PathBuf>,
+    target: &LedgerTarget,
     input: &InputOpts,
     cmd: &str,
 ) -> Result<Box<dyn crate::store::Store>> {
-    match (declaration, ledger) {
-        (Some(d), Some(l)) => Ok(Box::new(crate::store::file::FileStore::open(
-            d,
-            l,
+    match (&target.declaration, &target.ledger) {
+        (Some(d), Some(l)) => {
+            if target.ledger_ref.is_some() {
+                return Err(Error::Usage(format!(
+                    "{cmd}: --ref is for ref mode; give either <DECLARATION> <LEDGER> or --ref"
+                )));
+            }
+            Ok(Box::new(crate::store::file::FileStore::open(
+                d,
+                l,
+                input.max_input_bytes,
+            )?))
+        }
+        (Some(_), None) => Err(Error::Usage(format!(
+            "{cmd} needs both <DECLARATION> and <LEDGER> for file mode (or neither, for ref mode)"
+        ))),
+        _ => Ok(Box::new(crate::git::store::RefStore::open(
+            target.repo.as_deref(),
+            target.ledger_ref.as_deref(),
             input.max_input_bytes,
         )?)),
-        _ => Err(Error::Usage(format!("{cmd} needs <DECLARATION> <LEDGER>"))),
     }
+}
+
+/// Whether standard error is a terminal (progress is shown only there).
+pub fn stderr_is_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal()
 }

@@ -7,8 +7,12 @@
 //! private `info/alternates` lists the quarantine and the main store) is read the same way by
 //! every thread.
 
+pub mod admit;
 mod defhash;
+pub mod layout;
+pub mod objects;
 mod revision;
+pub mod store;
 mod tree;
 
 use std::path::{Path, PathBuf};

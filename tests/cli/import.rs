@@ -981,6 +981,7 @@ fn usage_errors() {
         .expect_code(64);
     c.import(&["--arena", "arena/sympy-matrix-derivatives/01", STORE])
         .expect_code(64);
+    // Without <DECLARATION> <LEDGER> the import is ref mode: this repository has no ledger ref.
     let r = ledger(
         c.root(),
         &[
@@ -990,7 +991,8 @@ fn usage_errors() {
             &c.run_dir(VERIFIED),
         ],
     );
-    r.expect_code(64);
+    r.expect_code(1);
+    assert!(r.stderr.contains("no ledger ref"), "{}", r.stderr);
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod import;
 mod pin;
 mod report;
 
+mod gitstore;
 /// The generator of the example records, shared with the tests that import them.
 #[allow(dead_code)]
 #[path = "../../examples/make_examples.rs"]

@@ -356,7 +356,6 @@ fn bad_usage_exits_64() {
     for args in [
         &["report", "campaign.json", "ledger.json", "--no-such-flag"][..],
         &["report", "campaign.json"],
-        &["report"],
         &["template"],
         &["template", "campaign.json", "--jsn"],
         &["put", LIVE_1],

@@ -1,0 +1,228 @@
+//! `git-ledger diff <REV-A> <REV-B>` (and `--files A.json B.json DECLARATION`): the rows that
+//! differ, the change of every portfolio count per section, and whether B follows A. In ref
+//! mode the trees are compared skipping unchanged subtrees, so the cost follows the changed
+//! rows.
+
+use std::path::PathBuf;
+
+use super::{InputOpts, Io};
+use crate::declaration::Declaration;
+use crate::error::{Error, Result};
+use crate::git::layout;
+use crate::ledger::Ledger;
+use crate::ledger_diff::{self, Follows, LedgerDiff};
+use crate::report::DeclarationRef;
+
+/// What changed between two ledger states, and whether B follows A by admitted steps.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// Ledger state A: a revision (ref, commit id, REF~N), or a ledger file with --files.
+    pub a: String,
+    /// Ledger state B.
+    pub b: String,
+    /// With --files: the declaration both ledger files follow.
+    pub declaration: Option<PathBuf>,
+    /// Compare two ledger files instead of two commits.
+    #[arg(long)]
+    pub files: bool,
+    /// Print the diff as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// The repository (default: discovered from the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputOpts,
+}
+
+pub fn run(args: DiffArgs, io: &mut Io) -> Result<i32> {
+    let d = match (args.files, &args.declaration) {
+        (true, Some(decl)) => files(&args, decl)?,
+        (true, None) => {
+            return Err(Error::Usage(
+                "diff --files needs <A.json> <B.json> <DECLARATION>".into(),
+            ))
+        }
+        (false, Some(_)) => {
+            return Err(Error::Usage(
+                "diff takes two revisions (or --files A.json B.json DECLARATION)".into(),
+            ))
+        }
+        (false, None) => commits(&args)?,
+    };
+    if args.json {
+        ledger_diff::write_json(&d, io.out)?;
+    } else {
+        ledger_diff::write_text(&d, io.out)?;
+    }
+    Ok(0)
+}
+
+fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
+    let max = args.input.max_input_bytes;
+    let decl = Declaration::read(decl_path, max)?;
+    let a = Ledger::read(&decl, std::path::Path::new(&args.a), max)?;
+    let b = Ledger::read(&decl, std::path::Path::new(&args.b), max)?;
+    let mut rows = Vec::new();
+    let mut why_not = Vec::new();
+    for (ra, rb) in a.rows.iter().zip(&b.rows) {
+        if ra.canonical(&decl) == rb.canonical(&decl) {
+            continue;
+        }
+        if let Err(r) = crate::admission::row_transition(&decl, ra, rb, &args.b) {
+            why_not.extend(r);
+        }
+        let path = layout::row_path(ra.schedule_id());
+        rows.push(ledger_diff::row_diff(
+            &decl,
+            ra,
+            rb,
+            &format!("a/{path}"),
+            &format!("b/{path}"),
+        ));
+    }
+    let steps = usize::from(!rows.is_empty());
+    Ok(LedgerDiff {
+        declaration: DeclarationRef {
+            id: decl.id.clone(),
+            sha256: decl.sha256.clone(),
+        },
+        a: args.a.clone(),
+        b: args.b.clone(),
+        counts: ledger_diff::count_changes(&rows),
+        rows,
+        other_paths: Vec::new(),
+        follows: Follows {
+            follows: why_not.is_empty(),
+            steps: why_not.is_empty().then_some(steps),
+            why_not,
+        },
+    })
+}
+
+fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
+    use gix::diff::tree::recorder::Change as C;
+    let max = args.input.max_input_bytes;
+    let repo = crate::git::open(args.repo.as_deref())?;
+    let a = super::show::ledger_commit(&repo, Some(&args.a), None)?;
+    let b = super::show::ledger_commit(&repo, Some(&args.b), None)?;
+    let ia = crate::git::objects::read_commit(&repo, a)?;
+    let ib = crate::git::objects::read_commit(&repo, b)?;
+    let mut admission = crate::git::admit::Admission::new(&repo, max);
+    let ka = crate::git::store::declaration_at(
+        &mut admission,
+        &repo,
+        ia.tree,
+        &format!("commit {a}"),
+        max,
+    )?;
+    let kb = crate::git::store::declaration_at(
+        &mut admission,
+        &repo,
+        ib.tree,
+        &format!("commit {b}"),
+        max,
+    )?;
+    if ka.blob != kb.blob {
+        return Err(Error::refused(format!(
+            "{} and {} hold different declarations ({} and {}); diff compares states of one ledger",
+            args.a, args.b, ka.decl.id, kb.decl.id
+        )));
+    }
+    let decl = &ka.decl;
+    let mut state = Default::default();
+    let changes = crate::git::admit::tree_changes(&repo, &mut state, ia.tree, ib.tree)?;
+    let mut rows = Vec::new();
+    let mut other = Vec::new();
+    let mut reasons = Vec::new();
+    for ch in changes {
+        let (path, old, new) = match ch {
+            C::Modification {
+                previous_entry_mode,
+                previous_oid,
+                entry_mode,
+                oid,
+                path,
+            } => (
+                path,
+                Some((previous_entry_mode, previous_oid)),
+                Some((entry_mode, oid)),
+            ),
+            C::Addition {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => (path, None, Some((entry_mode, oid))),
+            C::Deletion {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => (path, Some((entry_mode, oid)), None),
+        };
+        let path = String::from_utf8_lossy(&path).into_owned();
+        if old.is_some_and(|(m, _)| m.is_tree()) || new.is_some_and(|(m, _)| m.is_tree()) {
+            continue;
+        }
+        let sid = layout::schedule_id_of(&path).filter(|s| decl.schedule_position(s).is_some());
+        match (sid, old, new) {
+            (Some(sid), Some((_, oa)), Some((_, ob))) => {
+                let ra =
+                    crate::git::admit::read_row(&repo, decl, oa, sid, max, &format!("commit {a}"));
+                let rb =
+                    crate::git::admit::read_row(&repo, decl, ob, sid, max, &format!("commit {b}"));
+                match (ra, rb) {
+                    (Ok(ra), Ok(rb)) => rows.push(ledger_diff::row_diff(
+                        decl,
+                        &ra,
+                        &rb,
+                        &format!("a/{path}"),
+                        &format!("b/{path}"),
+                    )),
+                    (ra, rb) => {
+                        reasons.extend(ra.err().unwrap_or_default());
+                        reasons.extend(rb.err().unwrap_or_default());
+                    }
+                }
+            }
+            _ if old.is_none() && layout::is_record_path(&path) => {}
+            _ => other.push(format!(
+                "{path} {}",
+                match (old, new) {
+                    (None, _) => "added",
+                    (_, None) => "removed",
+                    _ => "changed",
+                }
+            )),
+        }
+    }
+    if !reasons.is_empty() {
+        return Err(Error::Refused(reasons));
+    }
+    rows.sort_by_key(|r| decl.schedule_position(&r.schedule_id));
+    let follows = match admission.follows(a, b)? {
+        Ok(n) => Follows {
+            follows: true,
+            steps: Some(n),
+            why_not: Vec::new(),
+        },
+        Err(why) => Follows {
+            follows: false,
+            steps: None,
+            why_not: why,
+        },
+    };
+    Ok(LedgerDiff {
+        declaration: DeclarationRef {
+            id: decl.id.clone(),
+            sha256: decl.sha256.clone(),
+        },
+        a: args.a.clone(),
+        b: args.b.clone(),
+        counts: ledger_diff::count_changes(&rows),
+        rows,
+        other_paths: other,
+        follows,
+    })
+}

@@ -1,0 +1,104 @@
+//! `git-ledger log [REF]`: one line per ledger commit, newest first, from commit messages and
+//! trailers only (no tree is read), so its cost follows the number of commits.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::Io;
+use crate::error::Result;
+use crate::git::layout::{parse_trailers, Attempt};
+use crate::git::objects::read_commit;
+
+/// One line per ledger commit: short id, date, author, and each attempt it filled with its
+/// native and portfolio outcome.
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    /// The ledger ref: a full ref name or a declaration id (default the only one).
+    #[arg(value_name = "REF")]
+    pub ledger_ref: Option<String>,
+    /// Oldest first.
+    #[arg(long)]
+    pub reverse: bool,
+    /// Print a JSON list instead.
+    #[arg(long)]
+    pub json: bool,
+    /// The repository (default: discovered from the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+}
+
+/// One commit of the log.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub commit: String,
+    /// Author date, ISO 8601 with offset.
+    pub date: String,
+    pub author: String,
+    pub email: String,
+    pub subject: String,
+    pub attempts: Vec<Attempt>,
+    pub repairs: Vec<String>,
+    /// `k/n` from `Ledger-Filled`, when the commit carries it.
+    pub filled: Option<String>,
+}
+
+pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
+    let repo = crate::git::open(args.repo.as_deref())?;
+    let (_, tip) = crate::git::store::resolve_ref(&repo, args.ledger_ref.as_deref())?;
+    let mut entries = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        let info = read_commit(&repo, id)?;
+        let t = parse_trailers(&info.message);
+        let time = gix::date::Time::new(info.author_time.0, info.author_time.1);
+        entries.push(Entry {
+            commit: id.to_string(),
+            date: time.format_or_unix(gix::date::time::format::ISO8601_STRICT),
+            author: info.author_name.clone(),
+            email: info.author_email.clone(),
+            subject: info.message.lines().next().unwrap_or_default().to_owned(),
+            attempts: t.attempts,
+            repairs: t.repairs,
+            filled: t.filled.map(|(k, n)| format!("{k}/{n}")),
+        });
+        next = info.parents.first().copied();
+    }
+    if args.reverse {
+        entries.reverse();
+    }
+    if args.json {
+        io.out.write_all(&crate::json::canonical(&entries))?;
+        return Ok(0);
+    }
+    for e in &entries {
+        let what = if !e.attempts.is_empty() {
+            e.attempts
+                .iter()
+                .map(|a| format!("{} {} -> {}", a.schedule_id, a.native_outcome, a.label()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        } else if !e.repairs.is_empty() {
+            e.repairs
+                .iter()
+                .map(|r| format!("repair {r}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        } else {
+            e.subject.clone()
+        };
+        let filled = e
+            .filled
+            .as_ref()
+            .map(|f| format!("  [{f}]"))
+            .unwrap_or_default();
+        writeln!(
+            io.out,
+            "{} {} {}  {what}{filled}",
+            &e.commit[..7],
+            &e.date[..10.min(e.date.len())],
+            e.author
+        )?;
+    }
+    Ok(0)
+}

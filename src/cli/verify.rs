@@ -1,0 +1,85 @@
+//! `git-ledger verify [REF…] [--all]`: re-check whole ledger chains from their roots with the
+//! admission validator; exit 2 naming the first inadmissible commit.
+
+use std::path::PathBuf;
+
+use super::Io;
+use crate::error::{Error, Result};
+
+/// Re-check whole ledger chains from their roots (after a fetch, or for an auditor).
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Ledger refs (full names or declaration ids); default the only one.
+    #[arg(value_name = "REF", conflicts_with = "all")]
+    pub refs: Vec<String>,
+    /// Every refs/ledgers/* ref.
+    #[arg(long)]
+    pub all: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The repository (default: discovered from the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: super::InputOpts,
+}
+
+/// Chains shorter than this show no progress.
+const PROGRESS_FROM: usize = 50;
+
+pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
+    let repo = crate::git::open(args.repo.as_deref())?;
+    let refs = if args.all {
+        crate::git::store::ledger_refs(&repo)?
+    } else if args.refs.is_empty() {
+        vec![crate::git::store::resolve_ref(&repo, None)?]
+    } else {
+        args.refs
+            .iter()
+            .map(|r| crate::git::store::resolve_ref(&repo, Some(r)))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let terminal = super::stderr_is_terminal();
+    let mut reasons = Vec::new();
+    let mut results = Vec::new();
+    for (name, tip) in &refs {
+        let mut admission = crate::git::admit::Admission::new(&repo, args.input.max_input_bytes);
+        let err = &mut *io.err;
+        let mut progress = |done: usize, total: usize| {
+            if terminal && total >= PROGRESS_FROM && (done % 25 == 0 || done == total) {
+                let _ = write!(err, "\rverifying {name}: {done}/{total} commits");
+                if done == total {
+                    let _ = writeln!(err);
+                }
+            }
+        };
+        match admission.chain(Some(name), *tip, &mut progress) {
+            Ok(n) => {
+                if !args.json {
+                    writeln!(
+                        io.out,
+                        "{name}: {n} commit{} admitted, root to {tip}",
+                        if n == 1 { "" } else { "s" }
+                    )?;
+                }
+                results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n}));
+            }
+            Err(Error::Refused(r)) => {
+                results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": false, "reasons": r}));
+                reasons.extend(r.into_iter().map(|s| format!("{name}: {s}")));
+            }
+            Err(e) => return Err(e.context(name)),
+        }
+    }
+    if reasons.is_empty() {
+        if args.json {
+            io.out.write_all(&crate::json::canonical(
+                &serde_json::json!({"refs": results}),
+            ))?;
+        }
+        Ok(0)
+    } else {
+        Err(Error::Refused(reasons))
+    }
+}

@@ -1,0 +1,686 @@
+//! Commit-level admission (`git.md`, "Admission"): whether ledger commit C may follow P, and
+//! whether a ref update `old → new` of a `refs/ledgers/*` ref is admitted.
+//!
+//! One step compares P's and C's trees with a tree diff that skips unchanged subtrees, so its
+//! cost follows the rows C changed, not the ledger's size or history. Each changed row goes
+//! through [`crate::admission::row_transition`], the one row-level rule. Rule 6 ("C passes the
+//! report's checks") follows from the others when P did: every changed row passes every row
+//! check, the set of rows is unchanged (rule 3), the declaration and header are unchanged
+//! (rule 2), and two rows cannot share a record because each filled row adds its record file at
+//! a path not present in P (rule 5).
+//!
+//! Every refusal names the commit, the rule, and the row and field where there is one. The
+//! hooks call [`admit_update`]; `verify` calls [`Admission::chain`]; the writers call
+//! [`Admission::step`] before they move a ref.
+
+use std::collections::{BTreeMap, HashSet};
+use std::rc::Rc;
+
+use gix::objs::tree::EntryMode;
+use gix::ObjectId;
+
+use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS};
+use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit};
+use crate::admission::{row_transition, RowChange};
+use crate::declaration::Declaration;
+use crate::error::{Error, Reasons, Result};
+use crate::ledger::Row;
+
+/// A parsed declaration and the directories its row paths imply (`rows`, `rows/scenario`, …).
+#[derive(Debug)]
+pub struct Known {
+    pub decl: Declaration,
+    /// The blob id of `campaign.json` it was parsed from.
+    pub blob: ObjectId,
+    dirs: HashSet<String>,
+}
+
+impl Known {
+    fn new(decl: Declaration, blob: ObjectId) -> Self {
+        let mut dirs = HashSet::new();
+        dirs.insert(ROWS.to_owned());
+        for e in &decl.schedule {
+            let path = layout::row_path(&e.id);
+            let mut end = 0;
+            while let Some(i) = path[end..].find('/') {
+                end += i;
+                dirs.insert(path[..end].to_owned());
+                end += 1;
+            }
+        }
+        Known { decl, blob, dirs }
+    }
+}
+
+/// What one admitted commit did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Rows that went from DEFERRED to an attempt.
+    pub filled: Vec<String>,
+    /// Rows that gained repair interventions.
+    pub repaired: Vec<String>,
+}
+
+/// The admission validator, with a cache of the last declaration it parsed (a chain keeps the
+/// same `campaign.json` blob, so it is parsed once per chain).
+pub struct Admission<'r> {
+    repo: &'r gix::Repository,
+    max_bytes: u64,
+    known: Option<Rc<Known>>,
+    state: gix::diff::tree::State,
+}
+
+/// Admit a ref update `old → new` (`None` for a missing side): creation needs the whole chain
+/// from `new` down to its root; deletion and non-fast-forward updates are refused; otherwise
+/// each commit of `old..new` is checked, first parent to last. Refs outside `refs/ledgers/`
+/// pass untouched. This is the entry point for the hooks.
+pub fn admit_update(
+    repo: &gix::Repository,
+    refname: &str,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    max_bytes: u64,
+) -> Result<usize> {
+    Admission::new(repo, max_bytes).update(refname, old, new, &mut |_, _| {})
+}
+
+impl<'r> Admission<'r> {
+    pub fn new(repo: &'r gix::Repository, max_bytes: u64) -> Self {
+        Admission {
+            repo,
+            max_bytes,
+            known: None,
+            state: Default::default(),
+        }
+    }
+
+    /// Start with a declaration already parsed (a writer's own).
+    pub fn with_known(mut self, known: Rc<Known>) -> Self {
+        self.known = Some(known);
+        self
+    }
+
+    /// The declaration held in `campaign.json` of `tree` (parsed once per blob). `at` names the
+    /// commit for messages.
+    pub fn declaration_of_tree(&mut self, tree: ObjectId, at: &str) -> Result<Rc<Known>> {
+        let Some((mode, blob)) = find_in_tree(self.repo, tree, CAMPAIGN)? else {
+            return Err(Error::refused(format!(
+                "{at}: {CAMPAIGN} is missing (a ledger commit holds its declaration)"
+            )));
+        };
+        if let Some(k) = &self.known {
+            if k.blob == blob && is_regular(mode) {
+                return Ok(k.clone());
+            }
+        }
+        if !is_regular(mode) {
+            return Err(Error::refused(format!(
+                "{at}: {CAMPAIGN} has mode {}; every entry is a regular file (100644)",
+                describe_mode(mode)
+            )));
+        }
+        let what = format!("{at}: {CAMPAIGN}");
+        let bytes = read_blob_bounded_id(self.repo, blob, self.max_bytes, &what)?;
+        let decl = Declaration::parse(&bytes, self.max_bytes).map_err(|e| e.context(&what))?;
+        let k = Rc::new(Known::new(decl, blob));
+        self.known = Some(k.clone());
+        Ok(k)
+    }
+
+    /// Check that a declaration belongs on `refname` (`refs/ledgers/<its id>`).
+    fn check_ref_name(refname: &str, decl: &Declaration, at: &str) -> Result<()> {
+        if refname != layout::ref_name(&decl.id) {
+            return Err(Error::refused(format!(
+                "{at}: the ledger of declaration {:?} belongs on {}, not {refname} (a ledger ref is named after its declaration's id)",
+                decl.id,
+                layout::ref_name(&decl.id)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Rule 1 for a root commit: no parent, and exactly the tree `init` writes.
+    pub fn root(&mut self, commit: ObjectId, refname: Option<&str>) -> Result<Rc<Known>> {
+        let info = read_commit(self.repo, commit)?;
+        let at = format!("commit {commit}");
+        if !info.parents.is_empty() {
+            return Err(Error::refused(format!(
+                "{at}: rule 1: it has {} parent(s); a ledger's root commit has none",
+                info.parents.len()
+            )));
+        }
+        let known = self
+            .declaration_of_tree(info.tree, &format!("{at}: rule 1"))
+            .map_err(|e| match e {
+                Error::Refused(r) => Error::Refused(
+                    r.into_iter()
+                        .map(|s| format!("{s} (the root must be exactly what `init` writes)"))
+                        .collect(),
+                ),
+                other => other,
+            })?;
+        if let Some(name) = refname {
+            Self::check_ref_name(name, &known.decl, &at)?;
+        }
+        let expected = layout::template_tree_id(self.repo.object_hash(), &known.decl)?;
+        if info.tree == expected {
+            return Ok(known);
+        }
+        Err(Error::Refused(self.root_differences(
+            &known.decl,
+            info.tree,
+            &at,
+        )?))
+    }
+
+    /// Why a root tree is not the template tree: each path that differs (reads the whole root
+    /// tree, only when the root is refused).
+    fn root_differences(
+        &self,
+        decl: &Declaration,
+        tree: ObjectId,
+        at: &str,
+    ) -> Result<Vec<String>> {
+        let hash = self.repo.object_hash();
+        let mut expected: BTreeMap<String, ObjectId> = BTreeMap::new();
+        for (path, bytes) in layout::template_files(decl) {
+            let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
+                .map_err(|e| Error::failed(format!("cannot hash: {e}")))?;
+            expected.insert(path, id);
+        }
+        let mut actual = Vec::new();
+        list_tree(self.repo, tree, String::new(), &mut actual)?;
+        let mut r = Vec::new();
+        let rule = "rule 1: the root commit must be exactly what `init` writes";
+        for (path, mode, id) in &actual {
+            match expected.remove(path) {
+                None => r.push(format!(
+                    "{at}: {rule}: {path} is not part of the template (every row DEFERRED, no records)"
+                )),
+                Some(_) if !is_regular(*mode) => r.push(format!(
+                    "{at}: {rule}: {path} has mode {}; every entry is a regular file (100644)",
+                    describe_mode(*mode)
+                )),
+                Some(want) if want != *id => match layout::schedule_id_of(path) {
+                    Some(sid) => r.push(format!(
+                        "{at}: {rule}: row {sid} differs from its template row (a root row is DEFERRED, byte for byte)"
+                    )),
+                    None => r.push(format!("{at}: {rule}: {path} differs from what `init` writes")),
+                },
+                Some(_) => {}
+            }
+        }
+        for path in expected.keys() {
+            r.push(format!("{at}: {rule}: {path} is missing"));
+        }
+        if r.is_empty() {
+            r.push(format!(
+                "{at}: {rule}: its tree is not the template tree (an empty directory or an entry Git would not write?)"
+            ));
+        }
+        Ok(r)
+    }
+
+    /// Admit the whole first-parent chain ending at `tip`, root included. `progress(done,
+    /// total)` is called after each commit. Returns how many commits were checked.
+    pub fn chain(
+        &mut self,
+        refname: Option<&str>,
+        tip: ObjectId,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<usize> {
+        let (chain, reached) = self.first_parent_chain(tip, None)?;
+        debug_assert!(reached.is_none());
+        let total = chain.len();
+        let root = *chain.last().expect("a chain holds its tip");
+        self.root(root, refname)?;
+        progress(1, total);
+        let mut done = 1;
+        for pair in chain.windows(2).rev() {
+            let (child, parent) = (pair[0], pair[1]);
+            self.step(parent, child)?;
+            done += 1;
+            progress(done, total);
+        }
+        Ok(total)
+    }
+
+    /// Commits from `tip` down the first-parent chain, newest first, stopping before `stop`
+    /// (returned as reached) or at the root (included).
+    fn first_parent_chain(
+        &self,
+        tip: ObjectId,
+        stop: Option<ObjectId>,
+    ) -> Result<(Vec<ObjectId>, Option<ObjectId>)> {
+        let mut out = Vec::new();
+        let mut current = tip;
+        loop {
+            if Some(current) == stop {
+                return Ok((out, stop));
+            }
+            out.push(current);
+            let info = read_commit(self.repo, current)?;
+            match info.parents.first() {
+                Some(p) => current = *p,
+                None => return Ok((out, None)),
+            }
+        }
+    }
+
+    /// Whether `b` follows `a` by admitted steps: `a` on `b`'s first-parent chain and every
+    /// commit after it admitted. `Ok(Ok(steps))` when it does, `Ok(Err(reasons))` when not.
+    pub fn follows(
+        &mut self,
+        a: ObjectId,
+        b: ObjectId,
+    ) -> Result<std::result::Result<usize, Vec<String>>> {
+        if a == b {
+            return Ok(Ok(0));
+        }
+        let (chain, reached) = self.first_parent_chain(b, Some(a))?;
+        if reached.is_none() {
+            return Ok(Err(vec![format!(
+                "{a} is not an ancestor of {b} on its first-parent chain"
+            )]));
+        }
+        let total = chain.len();
+        let mut parent = a;
+        for child in chain.into_iter().rev() {
+            match self.step(parent, child) {
+                Ok(_) => parent = child,
+                Err(Error::Refused(r)) => return Ok(Err(r)),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Ok(total))
+    }
+
+    /// Admit a ref update (see [`admit_update`]). Returns how many commits were checked.
+    pub fn update(
+        &mut self,
+        refname: &str,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<usize> {
+        if !refname.starts_with(REF_PREFIX) {
+            return Ok(0);
+        }
+        let Some(new) = new else {
+            return Err(Error::refused(format!(
+                "{refname}: deleting a ledger ref is refused (its history is the ledger)"
+            )));
+        };
+        let Some(old) = old else {
+            return self.chain(Some(refname), new, progress);
+        };
+        if old == new {
+            return Ok(0);
+        }
+        let (chain, reached) = self.first_parent_chain(new, Some(old))?;
+        if reached.is_none() {
+            return Err(Error::refused(format!(
+                "{refname}: {old} is not an ancestor of {new} on its first-parent chain: a rewritten ledger history (force push, reset) is refused"
+            )));
+        }
+        let at = format!("commit {old}");
+        let old_tree = read_commit(self.repo, old)?.tree;
+        let known = self.declaration_of_tree(old_tree, &at)?;
+        Self::check_ref_name(refname, &known.decl, &at)?;
+        let total = chain.len();
+        let mut parent = old;
+        for (done, child) in chain.into_iter().rev().enumerate() {
+            self.step(parent, child)?;
+            progress(done + 1, total);
+            parent = child;
+        }
+        Ok(total)
+    }
+
+    /// Rules 1–6 for one commit `child` following `parent`.
+    pub fn step(&mut self, parent: ObjectId, child: ObjectId) -> Result<Step> {
+        let c = read_commit(self.repo, child)?;
+        let at = format!("commit {child}");
+        match c.parents.as_slice() {
+            [p] if *p == parent => {}
+            [p] => {
+                return Err(Error::refused(format!(
+                    "{at}: rule 1: its parent is {p}, not {parent}"
+                )))
+            }
+            [] => {
+                return Err(Error::refused(format!(
+                    "{at}: rule 1: it has no parent, but follows {parent} (only the root has none)"
+                )))
+            }
+            ps => {
+                return Err(Error::refused(format!(
+                    "{at}: rule 1: it is a merge commit ({} parents); a ledger's history is linear, each commit has exactly one parent",
+                    ps.len()
+                )))
+            }
+        }
+        let p = read_commit(self.repo, parent)?;
+        let known = self.declaration_of_tree(p.tree, &format!("commit {parent}"))?;
+        let decl = &known.decl;
+
+        let changes = self.tree_changes(p.tree, c.tree)?;
+        let mut r = Reasons::new();
+        let mut step = Step::default();
+        // Filled rows: (schedule id, record path, record key, declared sha256).
+        let mut filled: Vec<(String, String, String, String)> = Vec::new();
+        let mut added_records: BTreeMap<String, ObjectId> = BTreeMap::new();
+        let mut bad_dirs: Vec<String> = Vec::new();
+        let rule3 = "rule 3";
+        for ch in changes {
+            use gix::diff::tree::recorder::Change as C;
+            let (path, old, new) = match ch {
+                C::Addition {
+                    entry_mode,
+                    oid,
+                    path,
+                    ..
+                } => (path, None, Some((entry_mode, oid))),
+                C::Deletion {
+                    entry_mode,
+                    oid,
+                    path,
+                    ..
+                } => (path, Some((entry_mode, oid)), None),
+                C::Modification {
+                    previous_entry_mode,
+                    previous_oid,
+                    entry_mode,
+                    oid,
+                    path,
+                } => (
+                    path,
+                    Some((previous_entry_mode, previous_oid)),
+                    Some((entry_mode, oid)),
+                ),
+            };
+            let path = super::show_path(&path);
+            if bad_dirs
+                .iter()
+                .any(|d| path.starts_with(d.as_str()) && path[d.len()..].starts_with('/'))
+            {
+                continue; // inside a directory already refused
+            }
+            let is_tree = |e: Option<(EntryMode, ObjectId)>| e.is_some_and(|(m, _)| m.is_tree());
+            if path == CAMPAIGN || path == HEADER {
+                let what = match (old, new) {
+                    (None, _) => "was added",
+                    (_, None) => "was removed",
+                    (Some((om, oi)), Some((nm, ni))) if oi == ni && om != nm => "changed mode",
+                    _ => "changed",
+                };
+                r.push(format!(
+                    "{at}: rule 2: {path} {what}; the declaration and the ledger header never change (same blob as the parent's)"
+                ));
+                continue;
+            }
+            // Directories: a changed one is recursed into; an added one must be one the layout
+            // implies; a removed one shows as removed rows.
+            if is_tree(new) || (new.is_none() && is_tree(old)) {
+                if let (None, Some((m, _))) = (old.filter(|_| is_tree(old)), new) {
+                    let known_dir = path == RECORDS || known.dirs.contains(&path);
+                    if !known_dir {
+                        let what = match layout::schedule_id_of(&path) {
+                            Some(sid) if decl.schedule_position(sid).is_some() => {
+                                let _ = m;
+                                format!("row {sid}: {path} is a directory (a tree entry), not a row file")
+                            }
+                            _ => format!("{path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<sha256>.json)"),
+                        };
+                        r.push(format!("{at}: {rule3}: {what}"));
+                        bad_dirs.push(path.clone());
+                    }
+                }
+                if !is_tree(old) {
+                    // A file became a directory: the file is gone.
+                    if let Some(sid) = scheduled(decl, &path) {
+                        if old.is_some() {
+                            r.push(format!("{at}: {rule3}: row {sid} was removed ({path} is gone); no row is ever removed"));
+                        }
+                    }
+                }
+                continue;
+            }
+            if path.starts_with("rows/") {
+                let Some(sid) = scheduled(decl, &path) else {
+                    if new.is_some() {
+                        r.push(format!("{at}: {rule3}: {path} is not a row of the schedule (no row is added; a retry needs a new declared schedule)"));
+                    }
+                    continue;
+                };
+                match (old, new) {
+                    (_, None) => r.push(format!(
+                        "{at}: {rule3}: row {sid} was removed ({path} is gone); no row is ever removed"
+                    )),
+                    (old, Some((mode, _))) if !is_regular(mode) => {
+                        let _ = old;
+                        r.push(format!(
+                            "{at}: {rule3}: row {sid}: {path} has mode {}; every entry is a regular file (100644)",
+                            describe_mode(mode)
+                        ))
+                    }
+                    (None, Some(_)) => r.push(format!(
+                        "{at}: {rule3}: row {sid} was added ({path} is not in the parent); no row is ever added"
+                    )),
+                    (Some((om, _)), Some(_)) if om.is_tree() => r.push(format!(
+                        "{at}: {rule3}: row {sid} was added ({path} was a directory); no row is ever added"
+                    )),
+                    (Some((_, oid)), Some((_, nid))) => {
+                        match self.row_change(&known.decl, sid, oid, nid, &at) {
+                            Ok((RowChange::Filled, row)) => {
+                                let rec = row.native_record().expect("filled rows name a record");
+                                let key = rec.key();
+                                filled.push((
+                                    sid.to_owned(),
+                                    layout::record_path(&key),
+                                    key,
+                                    rec.sha256.to_owned(),
+                                ));
+                                step.filled.push(sid.to_owned());
+                            }
+                            Ok((RowChange::Repaired(_), _)) => step.repaired.push(sid.to_owned()),
+                            Err(reasons) => r.extend(reasons),
+                        }
+                    }
+                }
+                continue;
+            }
+            if path.starts_with("records/") {
+                match (old, new) {
+                    (None, Some((mode, oid))) => {
+                        if !layout::is_record_path(&path) {
+                            r.push(format!("{at}: rule 5: {path} is not a record file name (records/<sha256 of the record key>.json)"));
+                        } else if !is_regular(mode) {
+                            r.push(format!(
+                                "{at}: rule 5: {path} has mode {}; every entry is a regular file (100644)",
+                                describe_mode(mode)
+                            ));
+                        } else {
+                            added_records.insert(path.clone(), oid);
+                        }
+                    }
+                    (Some(_), None) => r.push(format!(
+                        "{at}: rule 5: record file {path} was removed; existing record files never change or disappear"
+                    )),
+                    (Some(_), Some(_)) => r.push(format!(
+                        "{at}: rule 5: record file {path} changed; existing record files never change or disappear"
+                    )),
+                    (None, None) => {}
+                }
+                continue;
+            }
+            if new.is_some() {
+                r.push(format!("{at}: {rule3}: {path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<sha256>.json)"));
+            }
+        }
+
+        // Rule 5: each newly filled row adds exactly its record file, with the declared hash.
+        let mut claimed: HashSet<String> = HashSet::new();
+        for (sid, path, key, sha) in &filled {
+            if !claimed.insert(path.clone()) {
+                r.push(format!("{at}: rule 5: row {sid}: native_record: record {key} fills another row of this commit too; one record cannot fill two rows"));
+                continue;
+            }
+            match added_records.remove(path) {
+                Some(oid) => {
+                    let what = format!("{at}: {path}");
+                    match read_blob_bounded_id(self.repo, oid, self.max_bytes, &what) {
+                        Ok(bytes) => {
+                            let got = crate::sha256_hex(&bytes);
+                            if got != *sha {
+                                r.push(format!("{at}: rule 5: row {sid}: native_record.sha256: is {sha}, but record file {path} hashes to {got}"));
+                            }
+                        }
+                        Err(Error::Refused(reasons)) => r.extend(reasons),
+                        Err(e) => return Err(e),
+                    }
+                }
+                None => {
+                    if find_in_tree(self.repo, p.tree, path)?.is_some() {
+                        r.push(format!("{at}: rule 5: row {sid}: native_record: record {key} is already in the ledger ({path} exists in the parent); one record cannot fill two rows"));
+                    } else {
+                        r.push(format!("{at}: rule 5: row {sid}: native_record: no record file {path} was added for record {key} (every filled row adds exactly one)"));
+                    }
+                }
+            }
+        }
+        for path in added_records.keys() {
+            r.push(format!(
+                "{at}: rule 5: record file {path} was added, but no row this commit fills names it"
+            ));
+        }
+        r.into_result()?;
+        Ok(step)
+    }
+
+    /// Rule 4 for one changed row file: canonical bytes, every row check, the path naming its
+    /// `schedule_id`, then the row transition.
+    fn row_change(
+        &self,
+        decl: &Declaration,
+        sid: &str,
+        old: ObjectId,
+        new: ObjectId,
+        at: &str,
+    ) -> std::result::Result<(RowChange, Row), Vec<String>> {
+        let rule = format!("{at}: rule 4");
+        let parent = read_row(
+            self.repo,
+            decl,
+            old,
+            sid,
+            self.max_bytes,
+            &format!("{rule} (the parent's row)"),
+        )?;
+        let child = read_row(self.repo, decl, new, sid, self.max_bytes, &rule)?;
+        let change = row_transition(decl, &parent, &child, &rule)?;
+        Ok((change, child))
+    }
+
+    /// The changes between two trees, skipping unchanged subtrees.
+    fn tree_changes(
+        &mut self,
+        a: ObjectId,
+        b: ObjectId,
+    ) -> Result<Vec<gix::diff::tree::recorder::Change>> {
+        tree_changes(self.repo, &mut self.state, a, b)
+    }
+}
+
+/// Read and check the row file `blob` of `sid`: strict JSON under the size bound, every row
+/// check, its `schedule_id` equal to the one its path names, and canonical bytes. `at` starts
+/// every reason.
+pub fn read_row(
+    repo: &gix::Repository,
+    decl: &Declaration,
+    blob: ObjectId,
+    sid: &str,
+    max_bytes: u64,
+    at: &str,
+) -> std::result::Result<Row, Vec<String>> {
+    let path = layout::row_path(sid);
+    let what = format!("{at}: {path}");
+    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &what).map_err(|e| e.reasons())?;
+    let value = crate::json::parse_strict(&bytes)
+        .map_err(|e| vec![format!("{at}: row {sid}: {path} is not valid JSON: {e}")])?;
+    let row = Row::check(decl, &value, &path).map_err(|reasons| {
+        reasons
+            .into_iter()
+            .map(|s| format!("{at}: {s}"))
+            .collect::<Vec<_>>()
+    })?;
+    if row.schedule_id() != sid {
+        return Err(vec![format!(
+            "{at}: row {sid}: schedule_id: {path} holds row {}; a row file's path names its schedule_id",
+            row.schedule_id()
+        )]);
+    }
+    if row.canonical(decl) != bytes {
+        return Err(vec![format!(
+            "{at}: row {sid}: {path} is not the row's canonical bytes (fields in attempt_fields order, nested keys sorted, two-space indent, trailing newline)"
+        )]);
+    }
+    Ok(row)
+}
+
+/// The schedule id a `rows/…` path names, if it is scheduled.
+fn scheduled<'p>(decl: &Declaration, path: &'p str) -> Option<&'p str> {
+    layout::schedule_id_of(path).filter(|sid| decl.schedule_position(sid).is_some())
+}
+
+/// The changes between trees `a` and `b` (full paths), skipping unchanged subtrees.
+pub fn tree_changes(
+    repo: &gix::Repository,
+    state: &mut gix::diff::tree::State,
+    a: ObjectId,
+    b: ObjectId,
+) -> Result<Vec<gix::diff::tree::recorder::Change>> {
+    use gix::objs::{Kind, TreeRefIter};
+    let mut buf_a = Vec::new();
+    let mut buf_b = Vec::new();
+    let data_a =
+        super::tree::read_object(&repo.objects, &a, Kind::Tree, || "tree".into(), &mut buf_a)?;
+    let data_b =
+        super::tree::read_object(&repo.objects, &b, Kind::Tree, || "tree".into(), &mut buf_b)?;
+    let mut rec = gix::diff::tree::Recorder::default();
+    gix::diff::tree(
+        TreeRefIter::from_bytes(data_a, repo.object_hash()),
+        TreeRefIter::from_bytes(data_b, repo.object_hash()),
+        state,
+        &repo.objects,
+        &mut rec,
+    )
+    .map_err(|e| Error::failed(format!("cannot compare trees {a} and {b}: {e}")))?;
+    Ok(rec.records)
+}
+
+/// Every non-tree entry below `tree`, with its full path (used only to explain a refused root).
+fn list_tree(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    prefix: String,
+    out: &mut Vec<(String, EntryMode, ObjectId)>,
+) -> Result<()> {
+    let mut buf = Vec::new();
+    let entries =
+        super::tree::tree_entries(&repo.objects, repo.object_hash(), &tree, &prefix, &mut buf)?;
+    for (name, mode, id) in entries {
+        let name = super::show_path(&name);
+        let path = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
+        if mode.is_tree() {
+            list_tree(repo, id, path, out)?;
+        } else {
+            out.push((path, mode, id));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,304 @@
+//! The ledger ref's tree layout and commit messages (`git.md`, "The ref and its tree" and
+//! "Commits"): path names, the `ledger.json` header, the template tree `init` writes (and the
+//! admission validator recomputes without writing), messages with their trailers, and reading
+//! trailers back for `log` and for the `Ledger-Filled` count.
+
+use gix::objs::{Kind, WriteTo};
+use gix::ObjectId;
+use serde_json::Value;
+
+use crate::declaration::Declaration;
+use crate::error::{Error, Result};
+use crate::ledger::{Row, FORMAT};
+use crate::portfolio::{classify, Outcome};
+use crate::store::{Change, ChangeKind};
+
+/// Where ledger refs live.
+pub const REF_PREFIX: &str = "refs/ledgers/";
+/// The declaration's exact bytes.
+pub const CAMPAIGN: &str = "campaign.json";
+/// The ledger header (`format` and `declaration`, no rows).
+pub const HEADER: &str = "ledger.json";
+/// One file per scheduled attempt below this directory.
+pub const ROWS: &str = "rows";
+/// One file per native record below this directory.
+pub const RECORDS: &str = "records";
+
+/// Trailer keys.
+pub const T_DECLARATION: &str = "Ledger-Declaration";
+pub const T_ATTEMPT: &str = "Ledger-Attempt";
+pub const T_REPAIR: &str = "Ledger-Repair";
+pub const T_FILLED: &str = "Ledger-Filled";
+
+/// `refs/ledgers/<id>`.
+pub fn ref_name(declaration_id: &str) -> String {
+    format!("{REF_PREFIX}{declaration_id}")
+}
+
+/// `rows/<schedule id>.json`.
+pub fn row_path(schedule_id: &str) -> String {
+    format!("{ROWS}/{schedule_id}.json")
+}
+
+/// `records/<sha256 of "<kind>:<id>">.json`.
+pub fn record_path(key: &str) -> String {
+    format!("{RECORDS}/{}.json", crate::sha256_hex(key.as_bytes()))
+}
+
+/// The schedule id a `rows/…` path names (not checked against a schedule).
+pub fn schedule_id_of(path: &str) -> Option<&str> {
+    path.strip_prefix("rows/")?.strip_suffix(".json")
+}
+
+/// Whether `path` has the shape of a record file: `records/<64 lowercase hex>.json`.
+pub fn is_record_path(path: &str) -> bool {
+    path.strip_prefix("records/")
+        .and_then(|p| p.strip_suffix(".json"))
+        .is_some_and(crate::declaration::is_sha256)
+}
+
+/// The canonical bytes of `ledger.json`: `{"format", "declaration": {"id", "sha256"}}`, keys
+/// in the ledger document's order.
+pub fn header_bytes(decl: &Declaration) -> Vec<u8> {
+    let format = Value::from(FORMAT);
+    let declaration = serde_json::json!({"id": decl.id, "sha256": decl.sha256});
+    crate::json::canonical_ordered(vec![("format", &format), ("declaration", &declaration)])
+}
+
+/// Every `(path, bytes)` of the root commit `init` writes: the declaration, the header and
+/// every template row.
+pub fn template_files(decl: &Declaration) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![
+        (CAMPAIGN.to_owned(), decl.bytes.clone()),
+        (HEADER.to_owned(), header_bytes(decl)),
+    ];
+    for e in &decl.schedule {
+        if let Some(row) = Row::template(decl, &e.id) {
+            files.push((row_path(&e.id), row.canonical(decl)));
+        }
+    }
+    files
+}
+
+/// Build a tree of regular files (mode 100644) from `(path, bytes)`, handing every object to
+/// `write` (which stores it, or only hashes it). Returns the root tree id.
+pub fn build_tree(
+    hash: gix::hash::Kind,
+    files: &[(String, Vec<u8>)],
+    write: &mut dyn FnMut(Kind, &[u8]) -> Result<ObjectId>,
+) -> Result<ObjectId> {
+    let never = gix::objs::find::Never;
+    let mut editor = gix::objs::tree::Editor::new(gix::objs::Tree::empty(), &never, hash);
+    for (path, bytes) in files {
+        let id = write(Kind::Blob, bytes)?;
+        editor
+            .upsert(path.split('/'), gix::objs::tree::EntryKind::Blob, id)
+            .map_err(|e| Error::failed(format!("cannot build the tree at {path}: {e}")))?;
+    }
+    let mut buf = Vec::new();
+    editor.write(|tree| {
+        buf.clear();
+        tree.write_to(&mut buf)
+            .map_err(|e| Error::failed(format!("cannot serialise a tree: {e}")))?;
+        write(Kind::Tree, &buf)
+    })
+}
+
+/// The tree id `init` writes for `decl`, computed without writing any object.
+pub fn template_tree_id(hash: gix::hash::Kind, decl: &Declaration) -> Result<ObjectId> {
+    build_tree(hash, &template_files(decl), &mut |kind, data| {
+        gix::objs::compute_hash(hash, kind, data)
+            .map_err(|e| Error::failed(format!("cannot hash an object: {e}")))
+    })
+}
+
+/// The root commit's message.
+pub fn root_message(decl: &Declaration) -> String {
+    format!(
+        "declare {id}: {n} scheduled attempts\n\n{T_DECLARATION}: {id} sha256:{sha}\n{T_FILLED}: 0/{n}\n",
+        id = decl.id,
+        n = decl.schedule.len(),
+        sha = decl.sha256,
+    )
+}
+
+/// Text that goes on one line of a message: control characters (newlines included) shown
+/// escaped, so a note or a path cannot start a paragraph or fake a trailer.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// The message of the commit that writes `change`, with `filled` rows filled after it.
+pub fn change_message(decl: &Declaration, change: &Change, filled: usize) -> String {
+    let n = decl.schedule.len();
+    let label = |row: &Row| classify(decl, row).outcome.label().to_lowercase();
+    let subject = match (change.kind, change.rows.as_slice()) {
+        (ChangeKind::Repair, [w]) => format!("repair {}", w.row.schedule_id()),
+        (ChangeKind::Repair, rows) => format!("repair {} attempts", rows.len()),
+        (ChangeKind::Put, [w]) => format!(
+            "put {}: {} -> {}",
+            w.row.schedule_id(),
+            w.row.native_outcome(),
+            label(&w.row)
+        ),
+        (ChangeKind::Import, [w]) => format!(
+            "import {}: {} -> {}",
+            w.row.schedule_id(),
+            w.row.native_outcome(),
+            label(&w.row)
+        ),
+        (kind, rows) => format!(
+            "{} {} attempts",
+            if kind == ChangeKind::Put {
+                "put"
+            } else {
+                "import"
+            },
+            rows.len()
+        ),
+    };
+    let mut body = String::new();
+    for w in &change.rows {
+        let status = w
+            .row
+            .native_status()
+            .map(|s| format!(" ({})", one_line(s)))
+            .unwrap_or_default();
+        body.push_str(&format!(
+            "{}  {}{}  {}\n",
+            w.row.schedule_id(),
+            w.row.native_outcome(),
+            status,
+            label(&w.row)
+        ));
+        if change.kind == ChangeKind::Repair {
+            if let Some((_, note)) = w.row.interventions().filter(|(k, _)| *k == "repair").last() {
+                body.push_str(&format!("  repair: {}\n", one_line(note)));
+            }
+        } else if !w.source.is_empty() {
+            body.push_str(&format!("  from {}\n", one_line(&w.source)));
+        }
+    }
+    let mut trailers = format!("{T_DECLARATION}: {} sha256:{}\n", decl.id, decl.sha256);
+    for w in &change.rows {
+        if change.kind == ChangeKind::Repair {
+            trailers.push_str(&format!("{T_REPAIR}: {}\n", w.row.schedule_id()));
+        } else {
+            trailers.push_str(&format!(
+                "{T_ATTEMPT}: {} {} {}\n",
+                w.row.schedule_id(),
+                w.row.native_outcome(),
+                classify(decl, &w.row).outcome.key()
+            ));
+        }
+    }
+    trailers.push_str(&format!("{T_FILLED}: {filled}/{n}\n"));
+    format!("{subject}\n\n{body}\n{trailers}")
+}
+
+/// One `Ledger-Attempt` trailer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Attempt {
+    pub schedule_id: String,
+    pub native_outcome: String,
+    /// The portfolio outcome key (`verified_delivery`, …).
+    pub outcome: String,
+}
+
+impl Attempt {
+    /// The portfolio label of the outcome key, lowercased (the key itself if unknown).
+    pub fn label(&self) -> String {
+        Outcome::ALL
+            .iter()
+            .find(|o| o.key() == self.outcome)
+            .map(|o| o.label().to_lowercase())
+            .unwrap_or_else(|| self.outcome.clone())
+    }
+}
+
+/// The ledger trailers of a commit message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trailers {
+    pub declaration: Option<String>,
+    pub attempts: Vec<Attempt>,
+    pub repairs: Vec<String>,
+    /// `Ledger-Filled: k/n`.
+    pub filled: Option<(usize, usize)>,
+}
+
+/// Read the ledger trailers from the last paragraph of a message (other lines are ignored).
+pub fn parse_trailers(message: &str) -> Trailers {
+    let trimmed = message.trim_end();
+    let last = trimmed.rsplit("\n\n").next().unwrap_or("");
+    let mut t = Trailers::default();
+    for line in last.lines() {
+        let Some((key, value)) = line.split_once(": ") else {
+            continue;
+        };
+        let value = value.trim();
+        match key {
+            T_DECLARATION => t.declaration = Some(value.to_owned()),
+            T_REPAIR => t.repairs.push(value.to_owned()),
+            T_ATTEMPT => {
+                let parts: Vec<&str> = value.split(' ').collect();
+                if let [id, native, outcome] = parts.as_slice() {
+                    t.attempts.push(Attempt {
+                        schedule_id: (*id).to_owned(),
+                        native_outcome: (*native).to_owned(),
+                        outcome: (*outcome).to_owned(),
+                    });
+                }
+            }
+            T_FILLED => {
+                if let Some((k, n)) = value.split_once('/') {
+                    if let (Ok(k), Ok(n)) = (k.parse(), n.parse()) {
+                        t.filled = Some((k, n));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers_round_trip_through_a_message() {
+        let decl = crate::testutil::declaration();
+        let msg = root_message(&decl);
+        let t = parse_trailers(&msg);
+        assert_eq!(t.filled, Some((0, decl.schedule.len())));
+        assert_eq!(
+            t.declaration.as_deref(),
+            Some(format!("{} sha256:{}", decl.id, decl.sha256).as_str())
+        );
+    }
+
+    #[test]
+    fn one_line_escapes_newlines() {
+        assert_eq!(
+            one_line("a\n\nLedger-Filled: 9/9"),
+            "a\\n\\nLedger-Filled: 9/9"
+        );
+    }
+
+    #[test]
+    fn record_paths_have_the_spec_shape() {
+        let p = record_path("hand:x/01");
+        assert!(is_record_path(&p));
+        assert!(!is_record_path("records/abc.json"));
+        assert_eq!(schedule_id_of("rows/a/b/01.json"), Some("a/b/01"));
+    }
+}

@@ -1,0 +1,128 @@
+//! Small object readers the ledger store, the admission validator and the history commands
+//! share: a commit's header fields, one path in a tree (one tree object per path component,
+//! never the whole tree), and a blob read under a size bound checked from its header first.
+
+use gix::objs::tree::EntryMode;
+use gix::objs::Kind;
+use gix::ObjectId;
+
+use super::tree::{read_object, tree_entries};
+use crate::error::{Error, Result};
+
+/// What the ledger commands need from a commit.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    pub parents: Vec<ObjectId>,
+    pub message: String,
+    pub author_name: String,
+    pub author_email: String,
+    /// Author time, seconds since the epoch, and the offset in seconds.
+    pub author_time: (i64, i32),
+}
+
+/// Read a commit's tree, parents, message and author.
+pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
+    let mut buf = Vec::new();
+    let data = read_object(
+        &repo.objects,
+        &id,
+        Kind::Commit,
+        || "commit".into(),
+        &mut buf,
+    )?;
+    let corrupt = |e: &dyn std::fmt::Display| Error::failed(format!("commit {id} is corrupt: {e}"));
+    let c = gix::objs::CommitRef::from_bytes(data, repo.object_hash()).map_err(|e| corrupt(&e))?;
+    let tree = c.tree();
+    let parents = c.parents().collect();
+    let author = c.author().map_err(|e| corrupt(&e))?;
+    let time = author.time().map_err(|e| corrupt(&e))?;
+    Ok(CommitInfo {
+        id,
+        tree,
+        parents,
+        message: String::from_utf8_lossy(c.message).into_owned(),
+        author_name: String::from_utf8_lossy(author.name).trim().to_owned(),
+        author_email: String::from_utf8_lossy(author.email).trim().to_owned(),
+        author_time: (time.seconds, time.offset),
+    })
+}
+
+/// The entry at `path` (`/`-separated) below `tree`, or `None` when it is not there (or a
+/// component on the way is not a tree).
+pub fn find_in_tree(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    path: &str,
+) -> Result<Option<(EntryMode, ObjectId)>> {
+    let hash = repo.object_hash();
+    let mut buf = Vec::new();
+    let mut current = tree;
+    let mut parts = path.split('/').peekable();
+    while let Some(name) = parts.next() {
+        let entries = tree_entries(&repo.objects, hash, &current, path, &mut buf)?;
+        let Some((_, mode, id)) = entries.into_iter().find(|(n, _, _)| n == name.as_bytes()) else {
+            return Ok(None);
+        };
+        if parts.peek().is_none() {
+            return Ok(Some((mode, id)));
+        }
+        if !mode.is_tree() {
+            return Ok(None);
+        }
+        current = id;
+    }
+    Ok(None)
+}
+
+/// Read blob `id`, refusing it (before reading it) when it is larger than `max_bytes`. `what`
+/// names it in messages.
+pub fn read_blob_bounded_id(
+    repo: &gix::Repository,
+    id: ObjectId,
+    max_bytes: u64,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let header = repo
+        .find_header(id)
+        .map_err(|e| Error::failed(format!("cannot read {what} (blob {id}): {e}")))?;
+    if header.kind() != Kind::Blob {
+        return Err(Error::refused(format!(
+            "{what} is a {}, not a file",
+            header.kind()
+        )));
+    }
+    if header.size() > max_bytes {
+        return Err(Error::refused(format!(
+            "{what} is {} bytes, over the input bound of {max_bytes} bytes (--max-input-bytes)",
+            header.size()
+        )));
+    }
+    let mut buf = Vec::new();
+    read_object(&repo.objects, &id, Kind::Blob, || what.to_owned(), &mut buf)?;
+    Ok(buf)
+}
+
+/// Whether a tree entry is a regular, non-executable file (mode 100644 exactly).
+pub fn is_regular(mode: EntryMode) -> bool {
+    mode.value() == 0o100644
+}
+
+/// A mode for messages: `100644`, `120000 (symlink)`, `160000 (submodule)`, `40000 (tree)`.
+pub fn describe_mode(mode: EntryMode) -> String {
+    let v = mode.value();
+    let what = match v & 0o170000 {
+        0o120000 => " (a symlink)",
+        0o160000 => " (a submodule)",
+        0o040000 => " (a directory)",
+        0o100000 if v & 0o111 != 0 => " (an executable file)",
+        _ => "",
+    };
+    format!("{v:o}{what}")
+}
+
+/// The first 12 hex digits of an id, for messages that also name the full id elsewhere.
+pub fn short(id: &gix::oid) -> String {
+    id.to_hex_with_len(12).to_string()
+}

@@ -1,0 +1,573 @@
+//! Ref mode: the ledger as the linear history of `refs/ledgers/<id>` (`git.md`).
+//!
+//! [`RefStore`] implements [`Store`]: it reads one row by path (never the whole ledger), finds a
+//! record by one path lookup under `records/`, and writes a change as one commit on the tip:
+//! a tree edit that touches only the changed rows' paths and `records/`, a message with the
+//! ledger trailers, the admission validator run on the new commit, and a compare-and-swap ref
+//! update that fails with [`WriteError::Moved`] when another writer won, so that
+//! [`crate::store::apply`] re-reads, re-checks and rebuilds.
+//!
+//! `Ledger-Filled: k/n` is computed without reading every row: k is the parent's `Ledger-Filled`
+//! count plus the rows this commit fills. Only when the tip carries no usable trailer (a commit
+//! written by other means) are its rows counted once, when the store is opened.
+//!
+//! [`init`] writes the root commit; [`resolve_ref`] turns `--ref` (or its absence) into a ref;
+//! [`ledger_at`] assembles the ledger document of any ledger commit for `show` and `report`.
+
+use std::path::Path;
+use std::rc::Rc;
+
+use gix::objs::Kind;
+use gix::refs::transaction::{Change as RefChange, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::Target;
+use gix::ObjectId;
+
+use super::admit::{read_row, Admission, Known};
+use super::layout::{self, CAMPAIGN, HEADER, REF_PREFIX};
+use super::objects::{find_in_tree, is_regular, read_blob_bounded_id, read_commit, short};
+use crate::declaration::Declaration;
+use crate::error::{Error, Result};
+use crate::ledger::{Ledger, Row};
+use crate::store::{Change, Store, WriteError};
+
+/// The hint Git gives when it knows no identity.
+pub const IDENTITY_HINT: &str = "*** Please tell me who you are.\n\nRun\n\n  git config --global user.email \"you@example.com\"\n  git config --global user.name \"Your Name\"\n\nto set your account's default identity.\nOmit --global to set the identity only in this repository.";
+
+/// Every `refs/ledgers/*` ref with the commit it points at, sorted by name.
+pub fn ledger_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+    let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot list ledger refs: {e}"));
+    let platform = repo.references().map_err(|e| fail(&e))?;
+    let mut out = Vec::new();
+    for r in platform.prefixed(REF_PREFIX).map_err(|e| fail(&e))? {
+        let r = r.map_err(|e| fail(&e))?;
+        let name = r.name().as_bstr().to_string();
+        match r.target().try_id() {
+            Some(id) => out.push((name, id.to_owned())),
+            None => {
+                return Err(Error::refused(format!(
+                    "{name} is a symbolic ref; a ledger ref points at a commit"
+                )))
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The full name of the ledger ref `--ref` names (a full `refs/ledgers/…` name or a
+/// declaration id); without it, the only ledger ref. Several ledger refs and no `--ref` is a
+/// usage error (exit 64) that lists them.
+pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String, ObjectId)> {
+    match arg {
+        Some(a) => {
+            let name = if a.starts_with("refs/") {
+                if !a.starts_with(REF_PREFIX) {
+                    return Err(Error::Usage(format!(
+                        "--ref {a}: a ledger ref is {REF_PREFIX}<declaration id>"
+                    )));
+                }
+                a.to_owned()
+            } else {
+                layout::ref_name(a)
+            };
+            let id = ref_target(repo, &name)?.ok_or_else(|| {
+                Error::failed_with_hint(
+                    format!("ledger ref {name} does not exist in this repository"),
+                    "create it with `git ledger init <DECLARATION>`, or fetch it with `git ledger sync`",
+                )
+            })?;
+            Ok((name, id))
+        }
+        None => {
+            let mut refs = ledger_refs(repo)?;
+            match refs.len() {
+                0 => Err(Error::failed_with_hint(
+                    "this repository has no ledger ref (refs/ledgers/*)",
+                    "create one with `git ledger init <DECLARATION>`, or pass <DECLARATION> <LEDGER> for file mode",
+                )),
+                1 => Ok(refs.remove(0)),
+                _ => Err(Error::Usage(format!(
+                    "this repository has several ledgers; say which with --ref:\n{}",
+                    refs.iter()
+                        .map(|(n, _)| format!("  {n}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ))),
+            }
+        }
+    }
+}
+
+/// The commit a ref points at, or `None` when it does not exist.
+pub fn ref_target(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>> {
+    let r = repo
+        .try_find_reference(name)
+        .map_err(|e| Error::failed(format!("cannot read ref {name}: {e}")))?;
+    match r {
+        None => Ok(None),
+        Some(r) => match r.target().try_id() {
+            Some(id) => Ok(Some(id.to_owned())),
+            None => Err(Error::refused(format!(
+                "{name} is a symbolic ref; a ledger ref points at a commit"
+            ))),
+        },
+    }
+}
+
+/// Author and committer from Git's configuration and environment; none is a failure with
+/// Git's hint.
+fn identity(
+    repo: &gix::Repository,
+) -> Result<(gix::actor::SignatureRef<'_>, gix::actor::SignatureRef<'_>)> {
+    Ok((
+        signature(repo.author(), "author")?,
+        signature(repo.committer(), "committer")?,
+    ))
+}
+
+fn signature<'a>(
+    s: Option<gix::Result<gix::actor::SignatureRef<'a>>>,
+    who: &str,
+) -> Result<gix::actor::SignatureRef<'a>> {
+    match s {
+        Some(Ok(s)) => Ok(s),
+        Some(Err(e)) => Err(Error::failed(format!("{who} identity: {e}"))),
+        None => Err(Error::failed_with_hint(
+            format!(
+                "{who} identity unknown: set user.name and user.email (or GIT_{0}_NAME and GIT_{0}_EMAIL)",
+                who.to_uppercase()
+            ),
+            IDENTITY_HINT,
+        )),
+    }
+}
+
+/// Move `name` from `expected` to `new` with compare-and-swap.
+fn move_ref(
+    repo: &gix::Repository,
+    name: &str,
+    expected: PreviousValue,
+    new: ObjectId,
+    message: &str,
+) -> std::result::Result<(), WriteError> {
+    let edit = RefEdit {
+        change: RefChange::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: message.into(),
+            },
+            expected,
+            new: Target::Object(new),
+        },
+        name: name
+            .try_into()
+            .map_err(|e| Error::failed(format!("invalid ref name {name}: {e}")))?,
+        deref: false,
+    };
+    match repo.edit_reference(edit) {
+        Ok(_) => Ok(()),
+        Err(e) => match e.dominant_class() {
+            Some(gix::error::Class::Conflict) | Some(gix::error::Class::Retryable) => {
+                Err(WriteError::Moved)
+            }
+            _ => Err(WriteError::Other(Error::failed(format!(
+                "cannot update {name}: {e}"
+            )))),
+        },
+    }
+}
+
+/// Write an object's bytes to the repository.
+fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> Result<ObjectId> {
+    use gix::objs::Write;
+    repo.objects
+        .write_buf(kind, data)
+        .map_err(|e| Error::failed(format!("cannot write a {kind} object: {e}")))
+}
+
+/// `git ledger init`: create `refs/ledgers/<id>` with the root commit (the declaration, the
+/// header, every template row). Refused when the ref exists. Returns the ref name and commit.
+pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, ObjectId)> {
+    let name = layout::ref_name(&decl.id);
+    gix::refs::FullName::try_from(name.as_str()).map_err(|e| {
+        Error::refused(format!(
+            "declaration id {:?} cannot name a ref ({name}): {e}",
+            decl.id
+        ))
+    })?;
+    if let Some(at) = ref_target(repo, &name)? {
+        return Err(Error::refused(format!(
+            "{name} already exists (at {at}); init creates a ledger once"
+        )));
+    }
+    let (author, committer) = identity(repo)?;
+    let tree = layout::build_tree(
+        repo.object_hash(),
+        &layout::template_files(decl),
+        &mut |kind, data| write_object(repo, kind, data),
+    )?;
+    let message = layout::root_message(decl);
+    let commit = repo
+        .new_commit_as(committer, author, message, tree, Vec::<ObjectId>::new())
+        .map_err(|e| Error::failed(format!("cannot write the root commit: {e}")))?
+        .id;
+    match move_ref(
+        repo,
+        &name,
+        PreviousValue::MustNotExist,
+        commit,
+        &format!("ledger: declare {}", decl.id),
+    ) {
+        Ok(()) => Ok((name, commit)),
+        Err(WriteError::Moved) => Err(Error::refused(format!(
+            "{name} already exists (created concurrently); init creates a ledger once"
+        ))),
+        Err(WriteError::Other(e)) => Err(e),
+    }
+}
+
+/// The declaration and header of a ledger commit's tree, checked: `ledger.json` must be the
+/// canonical header of `campaign.json`'s declaration.
+pub fn declaration_at(
+    admission: &mut Admission<'_>,
+    repo: &gix::Repository,
+    tree: ObjectId,
+    at: &str,
+    max_bytes: u64,
+) -> Result<Rc<Known>> {
+    let known = admission.declaration_of_tree(tree, at)?;
+    let header = match find_in_tree(repo, tree, HEADER)? {
+        Some((mode, id)) if is_regular(mode) => {
+            read_blob_bounded_id(repo, id, max_bytes, &format!("{at}: {HEADER}"))?
+        }
+        _ => {
+            return Err(Error::refused(format!(
+                "{at}: {HEADER} is missing or not a regular file"
+            )))
+        }
+    };
+    if header != layout::header_bytes(&known.decl) {
+        return Err(Error::refused(format!(
+            "{at}: {HEADER} is not the header of the declaration in {CAMPAIGN} ({{\"format\": \"campaign-ledger/1\", \"declaration\": {{\"id\", \"sha256\"}}}}, canonical)"
+        )));
+    }
+    Ok(known)
+}
+
+/// Every row of a ledger commit, as a checked [`Ledger`] in schedule order (reads every row:
+/// for `show` and `report`, which print the whole ledger).
+pub fn ledger_at(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    max_bytes: u64,
+) -> Result<(Rc<Known>, Ledger)> {
+    let info = read_commit(repo, commit)?;
+    let at = format!("commit {commit}");
+    let mut admission = Admission::new(repo, max_bytes);
+    let known = declaration_at(&mut admission, repo, info.tree, &at, max_bytes)?;
+    let decl = &known.decl;
+    let Some((_, rows_tree)) = find_in_tree(repo, info.tree, layout::ROWS)? else {
+        return Err(Error::refused(format!("{at}: rows/ is missing")));
+    };
+    let mut files = Vec::new();
+    list_blobs(repo, rows_tree, "rows".into(), &mut files)?;
+    let mut by_path: std::collections::HashMap<String, (gix::objs::tree::EntryMode, ObjectId)> =
+        files.into_iter().map(|(p, m, i)| (p, (m, i))).collect();
+    let mut reasons = Vec::new();
+    let mut rows = Vec::with_capacity(decl.schedule.len());
+    for e in &decl.schedule {
+        let path = layout::row_path(&e.id);
+        match by_path.remove(&path) {
+            None => reasons.push(format!("{at}: row {} is missing ({path})", e.id)),
+            Some((mode, _)) if !is_regular(mode) => reasons.push(format!(
+                "{at}: row {}: {path} has mode {}; every entry is a regular file (100644)",
+                e.id,
+                super::objects::describe_mode(mode)
+            )),
+            Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at) {
+                Ok(row) => rows.push(row),
+                Err(r) => reasons.extend(r),
+            },
+        }
+    }
+    let mut extra: Vec<_> = by_path.into_keys().collect();
+    extra.sort();
+    for p in extra {
+        reasons.push(format!(
+            "{at}: {p} is not a row of the schedule (no row is added)"
+        ));
+    }
+    if !reasons.is_empty() {
+        return Err(Error::Refused(reasons));
+    }
+    // The whole-ledger checks (one record per row, …) as for a ledger file.
+    let value = serde_json::json!({
+        "format": crate::ledger::FORMAT,
+        "declaration": {"id": decl.id, "sha256": decl.sha256},
+        "rows": rows.iter().map(Row::to_value).collect::<Vec<_>>(),
+    });
+    let ledger = Ledger::from_value(decl, &value).map_err(|e| e.context(&at))?;
+    Ok((known, ledger))
+}
+
+/// Every blob below `tree` with its full path.
+fn list_blobs(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    prefix: String,
+    out: &mut Vec<(String, gix::objs::tree::EntryMode, ObjectId)>,
+) -> Result<()> {
+    let mut buf = Vec::new();
+    let entries =
+        super::tree::tree_entries(&repo.objects, repo.object_hash(), &tree, &prefix, &mut buf)?;
+    for (name, mode, id) in entries {
+        let path = format!("{prefix}/{}", super::show_path(&name));
+        if mode.is_tree() {
+            list_blobs(repo, id, path, out)?;
+        } else {
+            out.push((path, mode, id));
+        }
+    }
+    Ok(())
+}
+
+/// A ledger on a ref, read at its tip.
+pub struct RefStore {
+    repo: gix::Repository,
+    refname: String,
+    known: Rc<Known>,
+    tip: ObjectId,
+    tip_tree: ObjectId,
+    /// Rows filled at the tip.
+    filled: usize,
+    max_bytes: u64,
+    /// How many times the tip was re-read after a lost race.
+    retries: usize,
+}
+
+impl RefStore {
+    /// Open the ledger ref `ref_arg` names (see [`resolve_ref`]) in the repository found from
+    /// `repo_dir`.
+    pub fn open(repo_dir: Option<&Path>, ref_arg: Option<&str>, max_bytes: u64) -> Result<Self> {
+        let repo = super::open(repo_dir)?;
+        Self::from_repo(repo, ref_arg, max_bytes)
+    }
+
+    /// Open a ledger ref in an already opened repository.
+    pub fn from_repo(repo: gix::Repository, ref_arg: Option<&str>, max_bytes: u64) -> Result<Self> {
+        let (refname, tip) = resolve_ref(&repo, ref_arg)?;
+        let (known, tip_tree, filled) = Self::load(&repo, &refname, tip, None, max_bytes)?;
+        Ok(RefStore {
+            repo,
+            refname,
+            known,
+            tip,
+            tip_tree,
+            filled,
+            max_bytes,
+            retries: 0,
+        })
+    }
+
+    /// Read what the store needs from `tip`: the declaration (named after the ref), the header,
+    /// the tree and the filled count.
+    fn load(
+        repo: &gix::Repository,
+        refname: &str,
+        tip: ObjectId,
+        known: Option<Rc<Known>>,
+        max_bytes: u64,
+    ) -> Result<(Rc<Known>, ObjectId, usize)> {
+        let info = read_commit(repo, tip)?;
+        let at = format!("{refname} (commit {tip})");
+        let mut admission = Admission::new(repo, max_bytes);
+        if let Some(k) = known {
+            admission = admission.with_known(k);
+        }
+        let known = declaration_at(&mut admission, repo, info.tree, &at, max_bytes)?;
+        if refname != layout::ref_name(&known.decl.id) {
+            return Err(Error::refused(format!(
+                "{refname} holds the ledger of declaration {:?}; a ledger ref is named after its declaration's id ({})",
+                known.decl.id,
+                layout::ref_name(&known.decl.id)
+            )));
+        }
+        let n = known.decl.schedule.len();
+        let filled = match layout::parse_trailers(&info.message).filled {
+            Some((k, total)) if total == n && k <= n => k,
+            _ => count_filled(repo, &known.decl, info.tree, max_bytes, &at)?,
+        };
+        Ok((known, info.tree, filled))
+    }
+
+    /// The ref this store writes.
+    pub fn refname(&self) -> &str {
+        &self.refname
+    }
+
+    /// The commit the store last read or wrote.
+    pub fn tip(&self) -> ObjectId {
+        self.tip
+    }
+
+    /// How many rows are filled at the tip.
+    pub fn filled(&self) -> usize {
+        self.filled
+    }
+}
+
+/// Count the filled rows of a tree by reading every row (only for a tip without a usable
+/// `Ledger-Filled` trailer).
+fn count_filled(
+    repo: &gix::Repository,
+    decl: &Declaration,
+    tree: ObjectId,
+    max_bytes: u64,
+    at: &str,
+) -> Result<usize> {
+    let mut n = 0;
+    for e in &decl.schedule {
+        let path = layout::row_path(&e.id);
+        let Some((_, id)) = find_in_tree(repo, tree, &path)? else {
+            return Err(Error::refused(format!(
+                "{at}: row {} is missing ({path})",
+                e.id
+            )));
+        };
+        let row = read_row(repo, decl, id, &e.id, max_bytes, at).map_err(Error::Refused)?;
+        if !row.is_deferred() {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+impl Store for RefStore {
+    fn declaration(&self) -> &Declaration {
+        &self.known.decl
+    }
+
+    fn row(&mut self, schedule_id: &str) -> Result<Row> {
+        let decl = &self.known.decl;
+        if decl.schedule_position(schedule_id).is_none() {
+            return Err(Error::refused(format!(
+                "{schedule_id} is not scheduled by declaration {}",
+                decl.id
+            )));
+        }
+        let at = format!("{} (commit {})", self.refname, self.tip);
+        let path = layout::row_path(schedule_id);
+        match find_in_tree(&self.repo, self.tip_tree, &path)? {
+            Some((mode, id)) if is_regular(mode) => {
+                read_row(&self.repo, decl, id, schedule_id, self.max_bytes, &at)
+                    .map_err(Error::Refused)
+            }
+            Some(_) => Err(Error::refused(format!(
+                "{at}: row {schedule_id}: {path} is not a regular file"
+            ))),
+            None => Err(Error::refused(format!(
+                "{at}: row {schedule_id} is missing ({path})"
+            ))),
+        }
+    }
+
+    fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
+        let path = layout::record_path(key);
+        Ok(find_in_tree(&self.repo, self.tip_tree, &path)?
+            .map(|_| format!("{path} at {}", short(&self.tip))))
+    }
+
+    fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError> {
+        let repo = &self.repo;
+        let decl = &self.known.decl;
+        let fail = |e: &dyn std::fmt::Display| {
+            Error::failed(format!("cannot write the ledger commit: {e}"))
+        };
+        let mut editor = repo.edit_tree(self.tip_tree).map_err(|e| fail(&e))?;
+        let mut newly = 0;
+        for w in &change.rows {
+            let id = write_object(repo, Kind::Blob, &w.row.canonical(decl))?;
+            editor
+                .upsert(
+                    layout::row_path(w.row.schedule_id()).as_str(),
+                    gix::objs::tree::EntryKind::Blob,
+                    id,
+                )
+                .map_err(|e| fail(&e))?;
+            if let (Some(bytes), Some(rec)) = (&w.record, w.row.native_record()) {
+                let rid = write_object(repo, Kind::Blob, bytes)?;
+                editor
+                    .upsert(
+                        layout::record_path(&rec.key()).as_str(),
+                        gix::objs::tree::EntryKind::Blob,
+                        rid,
+                    )
+                    .map_err(|e| fail(&e))?;
+                newly += 1;
+            }
+        }
+        let tree = editor.write().map_err(|e| fail(&e))?.detach();
+        let filled = self.filled + newly;
+        let message = layout::change_message(decl, change, filled);
+        let (author, committer) = identity(repo)?;
+        let commit = repo
+            .new_commit_as(committer, author, &message, tree, [self.tip])
+            .map_err(|e| fail(&e))?
+            .id;
+        // The one validator decides before the ref moves.
+        Admission::new(repo, self.max_bytes)
+            .with_known(self.known.clone())
+            .step(self.tip, commit)?;
+        let subject = message.lines().next().unwrap_or_default();
+        move_ref(
+            repo,
+            &self.refname,
+            PreviousValue::MustExistAndMatch(Target::Object(self.tip)),
+            commit,
+            &format!("ledger: {subject}"),
+        )?;
+        self.tip = commit;
+        self.tip_tree = tree;
+        self.filled = filled;
+        Ok(())
+    }
+
+    fn location(&self) -> Option<String> {
+        let retries = match self.retries {
+            0 => String::new(),
+            1 => "; rebuilt once after another writer moved the ref".to_owned(),
+            n => format!("; rebuilt {n} times after other writers moved the ref"),
+        };
+        Some(format!(
+            "{} {} ({}/{} filled{retries})",
+            self.refname,
+            self.tip,
+            self.filled,
+            self.known.decl.schedule.len()
+        ))
+    }
+
+    fn reload(&mut self) -> Result<()> {
+        let tip = ref_target(&self.repo, &self.refname)?
+            .ok_or_else(|| Error::failed(format!("{} was deleted while writing", self.refname)))?;
+        let (known, tree, filled) = Self::load(
+            &self.repo,
+            &self.refname,
+            tip,
+            Some(self.known.clone()),
+            self.max_bytes,
+        )?;
+        if known.blob != self.known.blob {
+            return Err(Error::refused(format!(
+                "{} now holds another declaration (campaign.json changed at commit {tip})",
+                self.refname
+            )));
+        }
+        self.tip = tip;
+        self.tip_tree = tree;
+        self.filled = filled;
+        self.retries += 1;
+        Ok(())
+    }
+}

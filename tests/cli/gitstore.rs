@@ -1,0 +1,1088 @@
+//! The ledger on a Git ref: init/show round trip, put and repair as commits with trailers,
+//! compare-and-swap under many concurrent writers, log, diff, report --at, verify, and ledger
+//! refs tampered with by plain Git plumbing, each refused with its reason.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::common::{git, git_run, ledger, new_repo, pin_env, Run};
+
+pub const ID: &str = "reliability-slice-1";
+pub const REF: &str = "refs/ledgers/reliability-slice-1";
+
+/// A valid declaration (the unit tests' one): an arena task and a scenario task (live), a
+/// fixture scenario task, `reps` repetitions each.
+pub fn declaration_value(id: &str, reps: u64) -> Value {
+    let h = |c: char, n: usize| -> String { std::iter::repeat_n(c, n).collect() };
+    let acceptance: serde_json::Map<String, Value> = git_ledger::declaration::ACCEPTANCE_RULES
+        .iter()
+        .map(|r| (r.to_string(), Value::Bool(true)))
+        .collect();
+    let mut v = json!({
+        "format": "campaign-declaration/1",
+        "id": id,
+        "source_revision": h('c', 40),
+        "repetitions": reps,
+        "profile": {
+            "name": "build-comparison",
+            "source": { "path": "arena/profiles/build-comparison.json", "sha256": h('a', 64) },
+            "provider": "acme",
+            "joint_planning": true,
+            "roles": {
+                "builder": { "model": "m-large", "effort": "high" },
+                "reviewer": { "model": "m-small", "effort": "medium" }
+            },
+            "extra_options": ["--no-telemetry"]
+        },
+        "policy_files": [ { "path": "arena/policy/live-spend.md", "sha256": h('b', 64) } ],
+        "runner_tools": { "path": "arena/runner-tools", "sha256": h('d', 64), "files": 4 },
+        "runtime_requirements": { "python": "3.12.7", "psutil": "6.1.0", "native_provider": "acme 1.2", "packages": { "numpy": "2.1.0" } },
+        "acceptance": acceptance,
+        "attempt_fields": git_ledger::declaration::STANDARD_FIELDS,
+        "tasks": [
+            {
+                "id": "arena/sympy-matrix", "kind": "arena", "evidence": "live", "expects": "completion",
+                "definition": { "path": "arena/tasks/arena/sympy-matrix", "sha256": h('e', 64), "files": 9 },
+                "oracle": { "path": "arena/tasks/arena/sympy-matrix/oracle.py", "sha256": h('f', 64) },
+                "upstream": { "repository": "https://example.org/sympy.git", "base_commit": h('1', 40),
+                              "reference_commit": h('2', 40), "checks": ["test_a", "test_b"] },
+                "limits": { "cli_invocation_seconds": 3600, "oracle_seconds": 120, "max_iterations": 3 },
+                "native_outcomes": ["PASS", "FAIL", "STOPPED", "ERROR", "SKIPPED"]
+            },
+            {
+                "id": "scenario/bugfix-iso-weeks", "kind": "scenario", "evidence": "live", "expects": "completion",
+                "definition": { "path": "arena/tasks/scenario/bugfix-iso-weeks", "sha256": h('3', 64), "files": 7 },
+                "limits": { "harness_minutes": 90, "max_steps": 400 },
+                "native_outcomes": ["PASS", "FALSE_COMPLETE", "HONEST_BLOCKER", "ERROR", "SKIPPED",
+                                    "NOT_EXERCISED", "RUNNING", "INTERRUPTED_UNGRADED", "PENDING_UNGRADED"]
+            },
+            {
+                "id": "scenario/interrupted-reuse", "kind": "scenario", "evidence": "fixture", "expects": "completion",
+                "definition": { "path": "arena/tasks/scenario/interrupted-reuse", "sha256": h('4', 64), "files": 3 },
+                "limits": { "harness_minutes": 5, "max_steps": 100 },
+                "native_outcomes": ["PASS", "ERROR", "INTERRUPTED_UNGRADED"]
+            }
+        ]
+    });
+    let width = reps.to_string().len().max(2);
+    let mut schedule = Vec::new();
+    for t in [
+        "arena/sympy-matrix",
+        "scenario/bugfix-iso-weeks",
+        "scenario/interrupted-reuse",
+    ] {
+        for rep in 1..=reps {
+            schedule
+                .push(json!({"id": format!("{t}/{rep:0width$}"), "task": t, "repetition": rep}));
+        }
+    }
+    v["schedule"] = Value::Array(schedule);
+    v
+}
+
+/// Pretty JSON with a trailing newline.
+pub fn pretty(v: &Value) -> Vec<u8> {
+    let mut b = serde_json::to_vec_pretty(v).unwrap();
+    b.push(b'\n');
+    b
+}
+
+/// A repository with the declaration at `decl.json` (outside the repository) and the ledger
+/// ref created by `init`.
+pub struct Fixture {
+    pub repo: tempfile::TempDir,
+    pub files: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new(reps: u64) -> Self {
+        let repo = new_repo();
+        let files = tempfile::tempdir().unwrap();
+        std::fs::write(
+            files.path().join("decl.json"),
+            pretty(&declaration_value(ID, reps)),
+        )
+        .unwrap();
+        let f = Fixture { repo, files };
+        f.run(&["init", f.decl().to_str().unwrap()]).ok();
+        f
+    }
+    pub fn dir(&self) -> &Path {
+        self.repo.path()
+    }
+    pub fn decl(&self) -> PathBuf {
+        self.files.path().join("decl.json")
+    }
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.files.path().join(name)
+    }
+    pub fn run(&self, args: &[&str]) -> Run {
+        ledger(self.dir(), args)
+    }
+    pub fn tip(&self) -> String {
+        git(self.dir(), &["rev-parse", REF])
+    }
+    /// Write a hand row for `sid` into the files directory; returns its path.
+    pub fn hand_row(&self, sid: &str, outcome: &str) -> PathBuf {
+        let row = hand_row_value(&self.run(&["show", "--row", sid]).ok().stdout, outcome);
+        let path = self.file(&format!("{}.json", sid.replace('/', "_")));
+        std::fs::write(&path, pretty(&row)).unwrap();
+        path
+    }
+    pub fn put(&self, sid: &str, outcome: &str) -> Run {
+        let p = self.hand_row(sid, outcome);
+        self.run(&["put", sid, p.to_str().unwrap()])
+    }
+}
+
+/// A hand row from a template row: an attempted, ungraded or errored row.
+pub fn hand_row_value(template: &str, outcome: &str) -> Value {
+    let mut row: Value = serde_json::from_str(template).unwrap();
+    row["native_outcome"] = json!(outcome);
+    row["native_status"] = json!("INCOMPLETE");
+    row["reason"] = json!(format!("{outcome} by hand"));
+    row["elapsed_seconds"] = json!(12.5);
+    row
+}
+
+/// Canonical bytes of a row value as the tool writes them (fields in the standard order).
+pub fn canonical_row(v: &Value) -> Vec<u8> {
+    // serde_json sorts object keys; build the text by hand in attempt_fields order.
+    let mut out = String::from("{\n");
+    let fields = git_ledger::declaration::STANDARD_FIELDS;
+    for (i, f) in fields.iter().enumerate() {
+        let val = serde_json::to_string_pretty(&v[*f])
+            .unwrap()
+            .replace('\n', "\n  ");
+        out.push_str(&format!("  {:?}: {val}", f));
+        out.push_str(if i + 1 < fields.len() { ",\n" } else { "\n" });
+    }
+    out.push_str("}\n");
+    out.into_bytes()
+}
+
+/// One entry of a tree built with plumbing: mode and content (for a submodule, the content is
+/// the commit id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub mode: String,
+    pub bytes: Vec<u8>,
+}
+
+pub type Files = BTreeMap<String, Entry>;
+
+/// Every file of a commit's tree (`git ls-tree -r` + `git cat-file`).
+pub fn read_files(dir: &Path, rev: &str) -> Files {
+    let mut out = Files::new();
+    for line in git(dir, &["ls-tree", "-r", rev]).lines() {
+        let (meta, path) = line.split_once('\t').unwrap();
+        let parts: Vec<&str> = meta.split(' ').collect();
+        let bytes = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["cat-file", "blob", parts[2]])
+            .output()
+            .unwrap()
+            .stdout;
+        out.insert(
+            path.to_owned(),
+            Entry {
+                mode: parts[0].to_owned(),
+                bytes,
+            },
+        );
+    }
+    out
+}
+
+/// Write `files` as a tree with `git hash-object -w` and `git mktree`; returns the tree id.
+pub fn write_tree(dir: &Path, files: &Files) -> String {
+    let mut here: BTreeMap<String, (String, String, String)> = BTreeMap::new();
+    let mut subdirs: BTreeMap<String, Files> = BTreeMap::new();
+    for (path, e) in files {
+        match path.split_once('/') {
+            Some((d, rest)) => {
+                subdirs
+                    .entry(d.to_owned())
+                    .or_default()
+                    .insert(rest.to_owned(), e.clone());
+            }
+            None => {
+                let (kind, id) = if e.mode == "160000" {
+                    (
+                        "commit".to_owned(),
+                        String::from_utf8(e.bytes.clone()).unwrap(),
+                    )
+                } else {
+                    let r = git_run(dir, &["hash-object", "-w", "--stdin"], Some(&e.bytes));
+                    assert_eq!(r.code, 0, "{}", r.stderr);
+                    ("blob".to_owned(), r.stdout.trim().to_owned())
+                };
+                here.insert(path.clone(), (e.mode.clone(), kind, id));
+            }
+        }
+    }
+    for (d, sub) in subdirs {
+        let id = write_tree(dir, &sub);
+        here.insert(d, ("040000".into(), "tree".into(), id));
+    }
+    let input: String = here
+        .iter()
+        .map(|(name, (mode, kind, id))| format!("{mode} {kind} {id}\t{name}\n"))
+        .collect();
+    let r = git_run(dir, &["mktree", "--missing"], Some(input.as_bytes()));
+    assert_eq!(r.code, 0, "mktree: {}", r.stderr);
+    r.stdout.trim().to_owned()
+}
+
+/// A ledger state commit made with plumbing: `files` as the tree, `parents`, a message.
+pub fn state_commit(dir: &Path, files: &Files, parents: &[&str], message: &str) -> String {
+    let tree = write_tree(dir, files);
+    let mut args = vec!["commit-tree".to_owned(), tree];
+    for p in parents {
+        args.push("-p".into());
+        args.push((*p).to_owned());
+    }
+    args.push("-m".into());
+    args.push(message.into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    git(dir, &args)
+}
+
+fn regular(bytes: impl Into<Vec<u8>>) -> Entry {
+    Entry {
+        mode: "100644".into(),
+        bytes: bytes.into(),
+    }
+}
+
+#[test]
+fn init_writes_the_template_and_show_prints_it_byte_for_byte() {
+    let f = Fixture::new(2);
+    let template = f
+        .run(&["template", f.decl().to_str().unwrap()])
+        .ok()
+        .stdout
+        .clone();
+    let shown = f.run(&["show"]).ok().stdout.clone();
+    assert_eq!(template, shown);
+    // Tree: exactly campaign.json, ledger.json and one row per scheduled attempt, all 100644.
+    let files = read_files(f.dir(), REF);
+    assert_eq!(files.len(), 2 + 6);
+    assert!(files.values().all(|e| e.mode == "100644"));
+    assert_eq!(
+        files["campaign.json"].bytes,
+        std::fs::read(f.decl()).unwrap()
+    );
+    let header: Value = serde_json::from_slice(&files["ledger.json"].bytes).unwrap();
+    assert_eq!(header["format"], "campaign-ledger/1");
+    assert_eq!(header["declaration"]["id"], ID);
+    assert!(String::from_utf8_lossy(&files["ledger.json"].bytes).starts_with("{\n  \"format\""));
+    // The root commit's message.
+    let subject = git(f.dir(), &["log", "-1", "--format=%s", REF]);
+    assert_eq!(subject, format!("declare {ID}: 6 scheduled attempts"));
+    assert_eq!(git(f.dir(), &["rev-list", "--count", REF]), "1");
+    // --declaration prints the exact bytes; --row one row.
+    assert_eq!(
+        f.run(&["show", "--declaration"]).ok().stdout.as_bytes(),
+        std::fs::read(f.decl()).unwrap()
+    );
+    let row = f
+        .run(&["show", "--row", "scenario/bugfix-iso-weeks/02"])
+        .ok()
+        .stdout
+        .clone();
+    assert_eq!(
+        row.as_bytes(),
+        files["rows/scenario/bugfix-iso-weeks/02.json"].bytes
+    );
+    // A second init is refused and leaves the ref alone.
+    let tip = f.tip();
+    let again = f.run(&["init", f.decl().to_str().unwrap()]);
+    again.expect_code(2);
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+    assert_eq!(f.tip(), tip);
+    f.run(&["verify"]).ok();
+}
+
+#[test]
+fn put_and_repair_write_one_commit_each_with_trailers_and_match_file_mode() {
+    let f = Fixture::new(2);
+    let sid = "scenario/bugfix-iso-weeks/01";
+    let row = f.hand_row(sid, "INTERRUPTED_UNGRADED");
+    let root = f.tip();
+    let put = f.run(&["put", sid, row.to_str().unwrap()]);
+    put.ok();
+    assert!(put.stdout.contains(REF), "{}", put.stdout);
+    let msg = git(f.dir(), &["log", "-1", "--format=%B", REF]);
+    assert!(
+        msg.starts_with(&format!("put {sid}: INTERRUPTED_UNGRADED -> ungraded\n\n")),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!(
+            "Ledger-Attempt: {sid} INTERRUPTED_UNGRADED ungraded"
+        )),
+        "{msg}"
+    );
+    assert!(msg.contains("Ledger-Filled: 1/6"), "{msg}");
+    assert!(
+        msg.contains(&format!("Ledger-Declaration: {ID} sha256:")),
+        "{msg}"
+    );
+    assert_eq!(git(f.dir(), &["rev-parse", &format!("{REF}^")]), root);
+    // Git's own trailer parser reads them.
+    let trailers = git(
+        f.dir(),
+        &[
+            "log",
+            "-1",
+            "--format=%(trailers:key=Ledger-Attempt,valueonly)",
+            REF,
+        ],
+    );
+    assert_eq!(
+        trailers.trim(),
+        format!("{sid} INTERRUPTED_UNGRADED ungraded")
+    );
+    // Author and committer from the environment.
+    assert_eq!(
+        git(
+            f.dir(),
+            &["log", "-1", "--format=%an <%ae> / %cn <%ce>", REF]
+        ),
+        "Test Author <author@example.com> / Test Committer <committer@example.com>"
+    );
+    // The record file: the row file as put received it.
+    let files = read_files(f.dir(), REF);
+    let records: Vec<_> = files.keys().filter(|p| p.starts_with("records/")).collect();
+    assert_eq!(records.len(), 1);
+    assert_eq!(files[records[0]].bytes, std::fs::read(&row).unwrap());
+
+    let repair = f.run(&["repair", sid, "--note", "a person fixed the fixture"]);
+    repair.ok();
+    let msg = git(f.dir(), &["log", "-1", "--format=%B", REF]);
+    assert!(msg.starts_with(&format!("repair {sid}\n")), "{msg}");
+    assert!(msg.contains(&format!("Ledger-Repair: {sid}")), "{msg}");
+    assert!(msg.contains("Ledger-Filled: 1/6"), "{msg}");
+
+    // The same writes in file mode give the same ledger bytes.
+    let ledger_file = f.file("ledger.json");
+    let template = f
+        .run(&["template", f.decl().to_str().unwrap()])
+        .ok()
+        .stdout
+        .clone();
+    std::fs::write(&ledger_file, template).unwrap();
+    let (d, l) = (f.decl(), ledger_file.clone());
+    f.run(&[
+        "put",
+        sid,
+        row.to_str().unwrap(),
+        d.to_str().unwrap(),
+        l.to_str().unwrap(),
+    ])
+    .ok();
+    f.run(&[
+        "repair",
+        sid,
+        "--note",
+        "a person fixed the fixture",
+        d.to_str().unwrap(),
+        l.to_str().unwrap(),
+    ])
+    .ok();
+    let shown = f.run(&["show"]).ok().stdout.clone();
+    assert_eq!(std::fs::read_to_string(&ledger_file).unwrap(), shown);
+    // report --at gives what file mode gives, text and JSON.
+    for json in [false, true] {
+        let mut file_args = vec!["report", d.to_str().unwrap(), l.to_str().unwrap()];
+        let mut ref_args = vec!["report", "--at", REF];
+        if json {
+            file_args.push("--json");
+            ref_args.push("--json");
+        }
+        assert_eq!(f.run(&file_args).ok().stdout, f.run(&ref_args).ok().stdout);
+    }
+    // A retry through the tool is refused and writes nothing.
+    let tip = f.tip();
+    let retry = f.run(&["put", sid, row.to_str().unwrap()]);
+    retry.expect_code(2);
+    assert!(
+        retry.stderr.contains("already holds an attempt"),
+        "{}",
+        retry.stderr
+    );
+    assert_eq!(f.tip(), tip);
+    f.run(&["verify"]).ok();
+}
+
+#[test]
+fn log_lists_each_commit_with_its_attempts() {
+    let f = Fixture::new(2);
+    f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED")
+        .ok();
+    f.put("scenario/interrupted-reuse/02", "ERROR").ok();
+    f.run(&["repair", "scenario/interrupted-reuse/02", "--note", "fixed"])
+        .ok();
+    let log = f.run(&["log"]).ok().stdout.clone();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 4, "{log}");
+    assert!(
+        lines[0].contains("2026-11-29 Test Author  repair scenario/interrupted-reuse/02  [2/6]"),
+        "{log}"
+    );
+    assert!(
+        lines[1].contains("scenario/interrupted-reuse/02 ERROR -> error  [2/6]"),
+        "{log}"
+    );
+    assert!(
+        lines[2].contains("scenario/bugfix-iso-weeks/01 INTERRUPTED_UNGRADED -> ungraded  [1/6]"),
+        "{log}"
+    );
+    assert!(
+        lines[3].contains(&format!("declare {ID}: 6 scheduled attempts  [0/6]")),
+        "{log}"
+    );
+    let short = &f.tip()[..7];
+    assert!(lines[0].starts_with(short));
+    let rev = f.run(&["log", "--reverse"]).ok().stdout.clone();
+    assert_eq!(rev.lines().next(), lines.last().copied());
+    let j = f.run(&["log", REF, "--json"]).ok().json();
+    assert_eq!(j.as_array().unwrap().len(), 4);
+    assert_eq!(
+        j[2]["attempts"][0],
+        json!({"schedule_id": "scenario/bugfix-iso-weeks/01", "native_outcome": "INTERRUPTED_UNGRADED", "outcome": "ungraded"})
+    );
+    assert_eq!(j[0]["repairs"], json!(["scenario/interrupted-reuse/02"]));
+    assert_eq!(j[0]["filled"], "2/6");
+    assert_eq!(j[0]["commit"], f.tip());
+}
+
+#[test]
+fn diff_lists_changed_rows_counts_and_whether_b_follows_a() {
+    let f = Fixture::new(2);
+    let root = f.tip();
+    f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED")
+        .ok();
+    f.put("scenario/interrupted-reuse/02", "ERROR").ok();
+    let tip = f.tip();
+    let j = f.run(&["diff", &root, REF, "--json"]).ok().json();
+    assert_eq!(j["rows"].as_array().unwrap().len(), 2);
+    assert_eq!(j["rows"][0]["schedule_id"], "scenario/bugfix-iso-weeks/01");
+    assert_eq!(
+        j["rows"][0]["before"],
+        json!({"native_outcome": "DEFERRED", "outcome": "not_attempted"})
+    );
+    assert_eq!(
+        j["rows"][0]["after"],
+        json!({"native_outcome": "INTERRUPTED_UNGRADED", "outcome": "ungraded"})
+    );
+    let d = j["rows"][0]["diff"].as_str().unwrap();
+    assert!(d.starts_with("--- a/rows/scenario/bugfix-iso-weeks/01.json\n+++ b/rows/scenario/bugfix-iso-weeks/01.json\n@@"), "{d}");
+    assert!(
+        d.contains("\n-  \"native_outcome\": \"DEFERRED\",\n"),
+        "{d}"
+    );
+    assert!(
+        d.contains("\n+  \"native_outcome\": \"INTERRUPTED_UNGRADED\",\n"),
+        "{d}"
+    );
+    assert_eq!(j["counts"]["live"]["not_attempted"], -1);
+    assert_eq!(j["counts"]["live"]["ungraded"], 1);
+    assert_eq!(j["counts"]["fixture"]["error"], 1);
+    assert_eq!(j["counts"]["fixture"]["verified_delivery"], 0);
+    assert_eq!(j["follows"]["follows"], true);
+    assert_eq!(j["follows"]["steps"], 2);
+    // Backwards: B is an ancestor of A, so B does not follow A.
+    let back = f.run(&["diff", &tip, &root, "--json"]).ok().json();
+    assert_eq!(back["follows"]["follows"], false);
+    assert_eq!(back["counts"]["live"]["not_attempted"], 1);
+    let text = f.run(&["diff", &root, &tip]).ok().stdout.clone();
+    assert!(text.contains("row scenario/bugfix-iso-weeks/01 (live): DEFERRED (not attempted) -> INTERRUPTED_UNGRADED (ungraded)"), "{text}");
+    assert!(text.contains("B follows A by 2 admitted steps"), "{text}");
+    // Files: the same rows.
+    let (a, b) = (f.file("a.json"), f.file("b.json"));
+    std::fs::write(&a, f.run(&["show", "--at", &root]).ok().stdout.as_bytes()).unwrap();
+    std::fs::write(&b, f.run(&["show"]).ok().stdout.as_bytes()).unwrap();
+    let jf = f
+        .run(&[
+            "diff",
+            "--files",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            f.decl().to_str().unwrap(),
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(jf["rows"], j["rows"]);
+    assert_eq!(jf["counts"], j["counts"]);
+    assert_eq!(jf["follows"]["follows"], true);
+}
+
+#[test]
+fn concurrent_writers_each_land_exactly_once() {
+    let f = Fixture::new(4); // 12 rows
+    let decl: Value = serde_json::from_slice(&std::fs::read(f.decl()).unwrap()).unwrap();
+    let ids: Vec<String> = decl["schedule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    let template = f.run(&["template", f.decl().to_str().unwrap()]).ok().json();
+    let mut paths = Vec::new();
+    for (i, sid) in ids.iter().enumerate() {
+        let row = hand_row_value(&template["rows"][i].to_string(), "ERROR");
+        let p = f.file(&format!("row{i}.json"));
+        std::fs::write(&p, pretty(&row)).unwrap();
+        paths.push(p);
+        let _ = sid;
+    }
+    // One process per row, plus two more racing for row 0.
+    let mut children = Vec::new();
+    let mut jobs: Vec<(String, PathBuf)> = ids.iter().cloned().zip(paths.iter().cloned()).collect();
+    jobs.push((ids[0].clone(), paths[0].clone()));
+    jobs.push((ids[0].clone(), paths[0].clone()));
+    for (sid, p) in &jobs {
+        let mut cmd = std::process::Command::new(crate::common::bin());
+        pin_env(&mut cmd)
+            .current_dir(f.dir())
+            .args(["put", sid, p.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        children.push(cmd.spawn().unwrap());
+    }
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let ok = outs.iter().filter(|o| o.status.code() == Some(0)).count();
+    let refused: Vec<_> = outs.iter().filter(|o| o.status.code() == Some(2)).collect();
+    for o in &outs {
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(2)),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_eq!(ok, ids.len(), "every row lands once");
+    assert_eq!(
+        refused.len(),
+        2,
+        "the two extra writers of row 0 are refused as retries"
+    );
+    for o in refused {
+        assert!(String::from_utf8_lossy(&o.stderr).contains("already holds an attempt"));
+    }
+    let retries: usize = outs
+        .iter()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .matches("rebuilt")
+                .count()
+        })
+        .sum();
+    eprintln!("{retries} writers rebuilt their commit after losing a race");
+    assert!(
+        retries > 0,
+        "with {} concurrent writers some lose a race and retry",
+        jobs.len()
+    );
+    // Every row filled exactly once; one commit per row; the count is right.
+    assert_eq!(
+        git(f.dir(), &["rev-list", "--count", REF]),
+        (ids.len() + 1).to_string()
+    );
+    let attempts = git(
+        f.dir(),
+        &[
+            "log",
+            "--format=%(trailers:key=Ledger-Attempt,valueonly)",
+            REF,
+        ],
+    );
+    let mut seen: Vec<&str> = attempts
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    seen.sort();
+    let mut want: Vec<&str> = ids.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(seen, want);
+    let filled = git(
+        f.dir(),
+        &[
+            "log",
+            "-1",
+            "--format=%(trailers:key=Ledger-Filled,valueonly)",
+            REF,
+        ],
+    );
+    assert_eq!(filled.trim(), format!("{}/{}", ids.len(), ids.len()));
+    let shown = f.run(&["show"]).ok().json();
+    assert!(shown["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["native_outcome"] == "ERROR"));
+    f.run(&["verify"]).ok();
+}
+
+#[test]
+fn ref_selection_identity_and_naming() {
+    let f = Fixture::new(2);
+    // A second ledger: commands without --ref ask which.
+    let other = f.file("other.json");
+    std::fs::write(&other, pretty(&declaration_value("other-campaign", 1))).unwrap();
+    f.run(&["init", other.to_str().unwrap()]).ok();
+    let row = f.hand_row_for_ref("scenario/bugfix-iso-weeks/01");
+    let r = f.run(&["put", "scenario/bugfix-iso-weeks/01", row.to_str().unwrap()]);
+    r.expect_code(64);
+    assert!(
+        r.stderr.contains("refs/ledgers/other-campaign") && r.stderr.contains(REF),
+        "{}",
+        r.stderr
+    );
+    f.run(&[
+        "put",
+        "scenario/bugfix-iso-weeks/01",
+        row.to_str().unwrap(),
+        "--ref",
+        ID,
+    ])
+    .ok();
+    f.run(&["verify", "--all"]).ok();
+    // A ledger ref not named after its declaration is refused.
+    git(f.dir(), &["update-ref", "refs/ledgers/misnamed", REF]);
+    let v = f.run(&["verify", "refs/ledgers/misnamed"]);
+    v.expect_code(2);
+    assert!(
+        v.stderr
+            .contains("belongs on refs/ledgers/reliability-slice-1"),
+        "{}",
+        v.stderr
+    );
+    let p = f.run(&[
+        "put",
+        "scenario/bugfix-iso-weeks/02",
+        row.to_str().unwrap(),
+        "--ref",
+        "refs/ledgers/misnamed",
+    ]);
+    p.expect_code(2);
+    // No identity: refused with Git's hint, nothing written.
+    let tip = f.tip();
+    let row2 = f.hand_row_for_ref("scenario/bugfix-iso-weeks/02");
+    let mut cmd = std::process::Command::new(crate::common::bin());
+    pin_env(&mut cmd)
+        .env_remove("GIT_AUTHOR_NAME")
+        .env_remove("GIT_AUTHOR_EMAIL")
+        .env_remove("GIT_COMMITTER_NAME")
+        .env_remove("GIT_COMMITTER_EMAIL")
+        .env_remove("EMAIL")
+        .current_dir(f.dir())
+        .args([
+            "put",
+            "scenario/bugfix-iso-weeks/02",
+            row2.to_str().unwrap(),
+            "--ref",
+            ID,
+        ]);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Please tell me who you are"), "{stderr}");
+    assert_eq!(f.tip(), tip);
+}
+
+impl Fixture {
+    fn hand_row_for_ref(&self, sid: &str) -> PathBuf {
+        let row = hand_row_value(
+            &self.run(&["show", "--row", sid, "--ref", ID]).ok().stdout,
+            "ERROR",
+        );
+        let path = self.file(&format!("{}.json", sid.replace('/', "_")));
+        std::fs::write(&path, pretty(&row)).unwrap();
+        path
+    }
+}
+
+/// The ledger after `init` and one `put` of bugfix/01, for the tampering cases.
+struct Tamper {
+    f: Fixture,
+    root: String,
+    tip: String,
+    files: Files,
+}
+
+impl Tamper {
+    fn new() -> Self {
+        let f = Fixture::new(2);
+        let root = f.tip();
+        f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED")
+            .ok();
+        let tip = f.tip();
+        let files = read_files(f.dir(), &tip);
+        Tamper {
+            f,
+            root,
+            tip,
+            files,
+        }
+    }
+
+    /// Commit `files` on the tip with plumbing, point the ledger ref at it, run `verify`, put
+    /// the ref back, and return the refusal (asserting exit 2 and the tampered commit named).
+    fn refused(&self, what: &str, files: &Files, parents: &[&str], needles: &[&str]) -> String {
+        let commit = state_commit(self.f.dir(), files, parents, what);
+        self.expect_refused(what, &commit, needles)
+    }
+
+    fn expect_refused(&self, what: &str, commit: &str, needles: &[&str]) -> String {
+        let dir = self.f.dir();
+        git(dir, &["update-ref", REF, commit]);
+        let v = self.f.run(&["verify"]);
+        git(dir, &["update-ref", REF, &self.tip]);
+        assert_eq!(
+            v.code, 2,
+            "{what}: verify must refuse\n{}{}",
+            v.stdout, v.stderr
+        );
+        assert!(
+            v.stderr.contains(&format!("commit {commit}")),
+            "{what}: the commit is named:\n{}",
+            v.stderr
+        );
+        for n in needles {
+            assert!(v.stderr.contains(n), "{what}: no {n:?} in:\n{}", v.stderr);
+        }
+        // The validator's API says the same for the ref update tip → commit.
+        let repo = git_ledger::git::open(Some(dir)).unwrap();
+        let old = git_ledger::git::ObjectId::from_hex(self.tip.as_bytes()).unwrap();
+        let new = git_ledger::git::ObjectId::from_hex(commit.as_bytes()).unwrap();
+        let r = git_ledger::git::admit::admit_update(&repo, REF, Some(old), Some(new), 1 << 26);
+        match r {
+            Err(git_ledger::Error::Refused(reasons)) => {
+                // A merge whose first parent is not the tip is a rewrite from the tip's view.
+                assert!(!reasons.is_empty());
+            }
+            other => panic!("{what}: admit_update must refuse, got {other:?}"),
+        }
+        if std::env::var_os("SHOW_REFUSALS").is_some() {
+            eprintln!("== {what}\n{}", v.stderr);
+        }
+        v.stderr
+    }
+
+    fn row_path(sid: &str) -> String {
+        format!("rows/{sid}.json")
+    }
+
+    fn row(&self, sid: &str) -> Value {
+        serde_json::from_slice(&self.files[&Self::row_path(sid)].bytes).unwrap()
+    }
+
+    fn with(&self, path: &str, bytes: Vec<u8>) -> Files {
+        let mut files = self.files.clone();
+        files.insert(path.to_owned(), regular(bytes));
+        files
+    }
+
+    fn record_paths(&self) -> Vec<String> {
+        self.files
+            .keys()
+            .filter(|p| p.starts_with("records/"))
+            .cloned()
+            .collect()
+    }
+}
+
+fn record_path(key: &str) -> String {
+    use sha2_free::hex_sha256;
+    format!("records/{}.json", hex_sha256(key.as_bytes()))
+}
+
+mod sha2_free {
+    /// SHA-256 through the library (no extra test dependency).
+    pub fn hex_sha256(bytes: &[u8]) -> String {
+        git_ledger::sha256_hex(bytes)
+    }
+}
+
+#[test]
+fn tampering_with_plumbing_is_refused_by_verify_and_the_validator() {
+    let t = Tamper::new();
+    let tip = t.tip.as_str();
+    let filled = "scenario/bugfix-iso-weeks/01";
+    let deferred = "scenario/bugfix-iso-weeks/02";
+
+    // The untampered chain passes.
+    t.f.run(&["verify"]).ok();
+
+    // A filled row edited.
+    let mut row = t.row(filled);
+    row["reason"] = json!("edited later");
+    t.refused(
+        "filled row edited",
+        &t.with(&Tamper::row_path(filled), canonical_row(&row)),
+        &[tip],
+        &["rule 4", &format!("row {filled}"), "reason"],
+    );
+
+    // A retry: the filled row replaced by another attempt with its own record.
+    let mut retry = t.row(filled);
+    retry["native_outcome"] = json!("ERROR");
+    retry["reason"] = json!("second try");
+    let rec = b"another record".to_vec();
+    retry["native_record"] =
+        json!({"kind": "hand", "id": "second-try", "sha256": git_ledger::sha256_hex(&rec)});
+    let mut files = t.with(&Tamper::row_path(filled), canonical_row(&retry));
+    files.insert(record_path("hand:second-try"), regular(rec));
+    t.refused(
+        "retry",
+        &files,
+        &[tip],
+        &[
+            "rule 4",
+            &format!("row {filled}"),
+            "native_outcome",
+            "never replaced",
+        ],
+    );
+
+    // A row added.
+    let extra = t.row(deferred);
+    t.refused(
+        "row added",
+        &t.with(
+            "rows/scenario/bugfix-iso-weeks/03.json",
+            canonical_row(&extra),
+        ),
+        &[tip],
+        &["rule 3", "rows/scenario/bugfix-iso-weeks/03.json"],
+    );
+
+    // A row removed.
+    let mut files = t.files.clone();
+    files.remove(&Tamper::row_path(deferred));
+    t.refused(
+        "row removed",
+        &files,
+        &[tip],
+        &["rule 3", &format!("row {deferred} was removed")],
+    );
+
+    // campaign.json changed.
+    let mut decl = t.files["campaign.json"].bytes.clone();
+    decl.push(b'\n');
+    t.refused(
+        "campaign.json changed",
+        &t.with("campaign.json", decl),
+        &[tip],
+        &["rule 2", "campaign.json changed"],
+    );
+
+    // ledger.json changed.
+    t.refused(
+        "ledger.json changed",
+        &t.with("ledger.json", b"{}\n".to_vec()),
+        &[tip],
+        &["rule 2", "ledger.json changed"],
+    );
+
+    // A merge commit.
+    t.refused(
+        "merge",
+        &t.files,
+        &[tip, &t.root],
+        &["rule 1", "merge commit"],
+    );
+
+    // A DEFERRED row with spend.
+    let mut spend = t.row(deferred);
+    spend["elapsed_seconds"] = json!(30);
+    t.refused(
+        "deferred with spend",
+        &t.with(&Tamper::row_path(deferred), canonical_row(&spend)),
+        &[tip],
+        &["rule 4", &format!("row {deferred}"), "elapsed_seconds"],
+    );
+
+    // Non-canonical row bytes (a valid attempted row, compact JSON, with its record).
+    let mut fill = t.row(deferred);
+    fill["native_outcome"] = json!("ERROR");
+    fill["reason"] = json!("crashed");
+    let rec = b"record bytes".to_vec();
+    fill["native_record"] =
+        json!({"kind": "hand", "id": deferred, "sha256": git_ledger::sha256_hex(&rec)});
+    let mut files = t.with(
+        &Tamper::row_path(deferred),
+        serde_json::to_vec(&fill).unwrap(),
+    );
+    files.insert(
+        record_path(&format!("hand:{deferred}")),
+        regular(rec.clone()),
+    );
+    t.refused(
+        "non-canonical",
+        &files,
+        &[tip],
+        &["rule 4", &format!("row {deferred}"), "canonical bytes"],
+    );
+
+    // The same row in canonical bytes with its record is admitted (the control case).
+    let mut files = t.with(&Tamper::row_path(deferred), canonical_row(&fill));
+    files.insert(
+        record_path(&format!("hand:{deferred}")),
+        regular(rec.clone()),
+    );
+    let good = state_commit(t.f.dir(), &files, &[tip], "fill by plumbing");
+    git(t.f.dir(), &["update-ref", REF, &good]);
+    t.f.run(&["verify"]).ok();
+    git(t.f.dir(), &["update-ref", REF, tip]);
+
+    // A record missing for a newly filled row.
+    let files = t.with(&Tamper::row_path(deferred), canonical_row(&fill));
+    t.refused(
+        "record missing",
+        &files,
+        &[tip],
+        &["rule 5", &format!("row {deferred}"), "no record file"],
+    );
+
+    // A record whose bytes do not hash to native_record.sha256.
+    let mut files = t.with(&Tamper::row_path(deferred), canonical_row(&fill));
+    files.insert(
+        record_path(&format!("hand:{deferred}")),
+        regular(b"other bytes".to_vec()),
+    );
+    t.refused(
+        "record hash",
+        &files,
+        &[tip],
+        &["rule 5", "native_record.sha256"],
+    );
+
+    // An unknown path.
+    t.refused(
+        "unknown path",
+        &t.with("notes.txt", b"hello\n".to_vec()),
+        &[tip],
+        &["rule 3", "notes.txt", "outside the ledger layout"],
+    );
+
+    // A symlink where a row should be.
+    let mut files = t.files.clone();
+    files.insert(
+        Tamper::row_path(deferred),
+        Entry {
+            mode: "120000".into(),
+            bytes: b"../01.json".to_vec(),
+        },
+    );
+    t.refused(
+        "symlink",
+        &files,
+        &[tip],
+        &["rule 3", &format!("row {deferred}"), "120000"],
+    );
+
+    // A submodule where a row should be.
+    let mut files = t.files.clone();
+    files.insert(
+        Tamper::row_path(deferred),
+        Entry {
+            mode: "160000".into(),
+            bytes: t.root.clone().into_bytes(),
+        },
+    );
+    t.refused("submodule", &files, &[tip], &["rule 3", "160000"]);
+
+    // An executable row file.
+    let mut files = t.files.clone();
+    files.get_mut(&Tamper::row_path(deferred)).unwrap().mode = "100755".into();
+    t.refused("executable", &files, &[tip], &["rule 3", "100755"]);
+
+    // A directory where a row should be.
+    let mut files = t.files.clone();
+    let template_bytes = files.remove(&Tamper::row_path(deferred)).unwrap();
+    files.insert(
+        format!("{}/x.json", Tamper::row_path(deferred)),
+        template_bytes,
+    );
+    t.refused(
+        "tree where a row should be",
+        &files,
+        &[tip],
+        &["rule 3", "is a directory"],
+    );
+
+    // A record file changed, and one removed.
+    let rec = t.record_paths().remove(0);
+    t.refused(
+        "record changed",
+        &t.with(&rec, b"changed".to_vec()),
+        &[tip],
+        &["rule 5", "changed"],
+    );
+    let mut files = t.files.clone();
+    files.remove(&rec);
+    t.refused("record removed", &files, &[tip], &["rule 5", "was removed"]);
+
+    // A row path that does not match its schedule_id.
+    let other: Value = t.row("scenario/bugfix-iso-weeks/02");
+    t.refused(
+        "path mismatch",
+        &t.with(
+            &Tamper::row_path("scenario/interrupted-reuse/02"),
+            canonical_row(&other),
+        ),
+        &[tip],
+        &["rule 4", "row scenario/interrupted-reuse/02", "schedule_id"],
+    );
+
+    // A root that is not the template: a chain whose root already holds a filled row.
+    let root_files = t.files.clone();
+    let bad_root = state_commit(t.f.dir(), &root_files, &[], "declare by hand");
+    t.expect_refused(
+        "bad root",
+        &bad_root,
+        &[
+            "rule 1",
+            &format!("row {filled} differs from its template row"),
+        ],
+    );
+}
+
+#[test]
+fn the_validator_refuses_deletion_and_rewrites_and_passes_other_refs() {
+    let t = Tamper::new();
+    let repo = git_ledger::git::open(Some(t.f.dir())).unwrap();
+    let id = |s: &str| git_ledger::git::ObjectId::from_hex(s.as_bytes()).unwrap();
+    let admit = |name: &str, old: Option<&str>, new: Option<&str>| {
+        git_ledger::git::admit::admit_update(&repo, name, old.map(id), new.map(id), 1 << 26)
+    };
+    assert_eq!(
+        admit(REF, None, Some(&t.tip)).unwrap(),
+        2,
+        "creation checks the whole chain"
+    );
+    assert_eq!(admit(REF, Some(&t.root), Some(&t.tip)).unwrap(), 1);
+    let del = admit(REF, Some(&t.tip), None).unwrap_err();
+    assert!(del.reasons()[0].contains("deleting a ledger ref is refused"));
+    let rewind = admit(REF, Some(&t.tip), Some(&t.root)).unwrap_err();
+    assert!(
+        rewind.reasons()[0].contains("not an ancestor"),
+        "{rewind:?}"
+    );
+    assert_eq!(admit("refs/heads/main", None, Some(&t.tip)).unwrap(), 0);
+    let wrong_name = admit("refs/ledgers/elsewhere", None, Some(&t.tip)).unwrap_err();
+    assert!(
+        wrong_name.reasons()[0].contains("belongs on"),
+        "{wrong_name:?}"
+    );
+}
