@@ -14,6 +14,7 @@ pub mod import;
 pub mod json;
 pub mod ledger;
 pub mod portfolio;
+pub mod render;
 pub mod report;
 pub mod store;
 #[cfg(test)]

@@ -275,6 +275,30 @@ pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 
 /// Render the report as a readable text table.
 pub fn write_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    write_text_color(report, out, false)
+}
+
+/// ANSI colour for text output (a terminal only; the caller decides).
+fn paint(text: &str, sgr: &str, on: bool) -> String {
+    if on {
+        format!("\x1b[{sgr}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// The colour of an outcome's label: green when verified or an appropriate stop, red for a
+/// failure, yellow for what is open.
+fn outcome_sgr(o: Outcome) -> &'static str {
+    match crate::render::tone(o) {
+        crate::render::Tone::Good => "32",
+        crate::render::Tone::Bad => "31",
+        crate::render::Tone::Open => "33",
+    }
+}
+
+/// [`write_text`], with outcome labels, BLOCKED and headings coloured when `color` is true.
+pub fn write_text_color(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     writeln!(
         out,
         "Campaign {} (declaration sha256 {})",
@@ -285,14 +309,20 @@ pub fn write_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             continue;
         };
         writeln!(out)?;
-        writeln!(
-            out,
+        let heading = format!(
             "== {} section: {} scheduled, {} attempted ==",
             name, s.scheduled, s.attempted
-        )?;
+        );
+        writeln!(out, "{}", paint(&heading, "1", color))?;
         for o in Outcome::ALL {
             let c = &s.outcomes[o.key()];
-            writeln!(out, "  {:<44} {:>5}", o.label(), c.count)?;
+            let text = format!("{:<44}", o.label());
+            writeln!(
+                out,
+                "  {} {:>5}",
+                paint(&text, outcome_sgr(o), color && c.count > 0),
+                c.count
+            )?;
         }
         writeln!(
             out,
@@ -339,7 +369,8 @@ pub fn write_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         if s.comparison.blocked {
             writeln!(
                 out,
-                "  comparison: BLOCKED ({} reason{})",
+                "  comparison: {} ({} reason{})",
+                paint("BLOCKED", "1;31", color),
                 s.comparison.blockers.len(),
                 if s.comparison.blockers.len() == 1 {
                     ""
@@ -351,7 +382,7 @@ pub fn write_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
                 writeln!(out, "    {}  {}", b.schedule_id, b.why)?;
             }
         } else {
-            writeln!(out, "  comparison: not blocked")?;
+            writeln!(out, "  comparison: {}", paint("not blocked", "32", color))?;
             if let Some(sentence) = &s.comparison.sentence {
                 writeln!(out, "  {sentence}")?;
             }
@@ -371,10 +402,12 @@ pub fn write_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             .as_deref()
             .map(|s| format!(" ({s})"))
             .unwrap_or_default();
-        let outcome = Outcome::ALL
-            .iter()
-            .find(|o| o.key() == r.outcome)
-            .map_or(r.outcome, |o| o.label());
+        let found = Outcome::ALL.iter().find(|o| o.key() == r.outcome);
+        let outcome = found.map_or(r.outcome, |o| o.label());
+        let outcome = match found {
+            Some(o) => paint(outcome, outcome_sgr(*o), color),
+            None => outcome.to_owned(),
+        };
         write!(
             out,
             "  {:<width$}  {:<8} {:<28} {}",

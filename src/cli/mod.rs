@@ -7,6 +7,7 @@ use std::io::Write;
 use crate::error::{exit, Error, Result};
 
 pub mod cite;
+pub mod term;
 
 /// Citeable AI coding-agent evaluation ledgers, kept on Git refs.
 #[derive(Debug, Parser)]
@@ -24,7 +25,9 @@ pub struct InputOpts {
     pub max_input_bytes: u64,
 }
 
+mod completions;
 mod hand;
+mod man;
 mod pin;
 mod report;
 mod template;
@@ -45,6 +48,10 @@ pub enum Command {
     Repair(hand::RepairArgs),
     /// The citeability gate: refuse the pass rate until the run envelope is complete.
     Cite(cite::CiteArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Install the manual pages, so that `git ledger --help` shows them.
+    InstallMan(man::InstallManArgs),
 }
 
 /// Where a command writes: results to `out`, messages to `err`.
@@ -77,7 +84,9 @@ pub fn main() -> i32 {
     };
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let mut out = stdout.lock();
+    // A reader that goes away (`git ledger report | head -1`) is not an error: noticed here,
+    // and the command's failed write then ends quietly with status 0.
+    let mut out = term::PipeWatch::new(stdout.lock());
     let mut err = stderr.lock();
     let json = cli.command.wants_json();
     let result = {
@@ -89,6 +98,7 @@ pub fn main() -> i32 {
     };
     let code = match result {
         Ok(code) => code,
+        Err(_) if out.broken() => exit::OK,
         Err(e) => report_error(&e, json, &mut out, &mut err),
     };
     if let Err(e) = out.flush() {
@@ -141,9 +151,10 @@ impl Command {
         match self {
             Command::Template(_) | Command::Pin(_) => false,
             Command::Check(a) => a.json,
-            Command::Report(a) => a.json,
+            Command::Report(a) => a.format() == report::Format::Json,
             Command::Put(_) | Command::Repair(_) => false,
             Command::Cite(args) => args.json,
+            Command::Completions(_) | Command::InstallMan(_) => false,
         }
     }
 }
@@ -159,6 +170,8 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Put(a) => hand::put(a, io),
         Command::Repair(a) => hand::repair(a, io),
         Command::Cite(args) => cite::run(args, io),
+        Command::Completions(a) => completions::run(a, io),
+        Command::InstallMan(a) => man::install(a, io),
     }
 }
 
