@@ -49,6 +49,9 @@ ul.legend { list-style: none; padding: 0; margin: 6px 0 12px; display: flex; fle
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 14px; }
 th, td { border: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
 th { background: var(--bg-soft); font-weight: 600; }
+table.outcomes { width: 100%; }
+table.outcomes th:first-child { width: 24em; }
+table.outcomes th:nth-child(2) { width: 5em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.zero td { color: #8c959f; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0 12px; font-size: 14px; }
@@ -222,7 +225,7 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     writeln!(h, "</dd>")?;
     writeln!(
         h,
-        "<dt>Cost</dt><dd id=\"{name}-cost\" data-known-usd=\"{}\" data-unpriced=\"{}\" data-total-usd=\"{}\">total {} (across every attempt, failures included)</dd>",
+        "<dt>Cost</dt><dd id=\"{name}-cost\" data-known-usd=\"{}\" data-unpriced=\"{}\" data-total-usd=\"{}\">total {}, across every attempt, failures included</dd>",
         usd(s.cost.known_usd),
         s.cost.unpriced,
         s.cost.total_usd.map_or("unknown".to_owned(), usd),

@@ -5,3 +5,5 @@ mod cite;
 mod common;
 mod defhash;
 mod pin;
+mod render;
+mod shell;
