@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 /// P/share/man/man1; with --dir D exactly to D.
 #[derive(Debug, clap::Args)]
 pub struct InstallManArgs {
-    /// Write the pages into exactly this directory.
+    /// Write the pages into exactly this directory [default: $HOME/.local/share/man/man1].
     #[arg(long, value_name = "DIR", conflicts_with = "prefix")]
     pub dir: Option<PathBuf>,
     /// Write the pages into PREFIX/share/man/man1 (e.g. --prefix ~/.cargo next to cargo
