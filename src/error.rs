@@ -122,15 +122,8 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The message of the error a write to a closed pipe becomes (`git ledger log | head`): the
-/// binary exits quietly on it.
-pub const BROKEN_PIPE: &str = "output closed (broken pipe)";
-
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            return Error::failed(BROKEN_PIPE);
-        }
         Error::failed(e.to_string())
     }
 }

@@ -15,6 +15,7 @@ pub mod json;
 pub mod ledger;
 pub mod ledger_diff;
 pub mod portfolio;
+pub mod render;
 pub mod report;
 pub mod store;
 #[cfg(test)]

@@ -320,6 +320,30 @@ pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 /// Render the report as text for a terminal: a heading, then each section on its own (outcome
 /// table, totals, deviations, the comparison and its rows). Deterministic, no colour.
 pub fn write_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    write_text_color(report, out, false)
+}
+
+/// ANSI colour for text output (a terminal only; the caller decides).
+fn paint(text: &str, sgr: &str, on: bool) -> String {
+    if on {
+        format!("\x1b[{sgr}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// The colour of an outcome's label: green when verified or an appropriate stop, red for a
+/// failure, yellow for what is open.
+fn outcome_sgr(o: Outcome) -> &'static str {
+    match crate::render::tone(o) {
+        crate::render::Tone::Good => "32",
+        crate::render::Tone::Bad => "31",
+        crate::render::Tone::Open => "33",
+    }
+}
+
+/// [`write_text`], with outcome labels and the comparison coloured when `color` is true.
+pub fn write_text_color(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     writeln!(out, "Campaign {}", report.declaration.id)?;
     writeln!(out, "Declaration sha256 {}", report.declaration.sha256)?;
     for name in ["live", "fixture"] {
@@ -327,7 +351,7 @@ pub fn write_text(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             continue;
         };
         let rows: Vec<&RowReport> = report.rows.iter().filter(|r| r.section == name).collect();
-        write_section(out, name, s, &rows)?;
+        write_section(out, name, s, &rows, color)?;
     }
     Ok(())
 }
@@ -340,6 +364,7 @@ fn write_section(
     name: &str,
     s: &Section,
     rows: &[&RowReport],
+    color: bool,
 ) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
@@ -351,11 +376,12 @@ fn write_section(
     )?;
     writeln!(out)?;
     for o in Outcome::ALL {
+        let count = s.outcomes[o.key()].count;
+        let label = format!("{:<LABEL_WIDTH$}", o.label());
         writeln!(
             out,
-            "  {:<LABEL_WIDTH$} {:>5}",
-            o.label(),
-            s.outcomes[o.key()].count
+            "  {} {count:>5}",
+            paint(&label, outcome_sgr(o), color && count > 0)
         )?;
     }
     writeln!(out)?;
@@ -419,7 +445,8 @@ fn write_section(
             out,
             "Comparison",
             format!(
-                "BLOCKED ({} row{})",
+                "{} ({} row{})",
+                paint("BLOCKED", "1;31", color),
                 count_rows(&s.comparison.blockers),
                 plural(count_rows(&s.comparison.blockers))
             ),
@@ -433,7 +460,7 @@ fn write_section(
             writeln!(out, "    {id:<width$}  {}", whys.join("; "))?;
         }
     } else {
-        field(out, "Comparison", "not blocked".to_owned())?;
+        field(out, "Comparison", paint("not blocked", "32", color))?;
         if let Some(sentence) = &s.comparison.sentence {
             writeln!(out, "    {sentence}")?;
         }

@@ -7,6 +7,7 @@ use std::io::Write;
 use crate::error::{exit, Error, Result};
 
 pub mod cite;
+pub mod term;
 
 /// Citeable AI coding-agent evaluation ledgers, kept on Git refs.
 #[derive(Debug, Parser)]
@@ -41,11 +42,13 @@ pub struct LedgerTarget {
     pub repo: Option<std::path::PathBuf>,
 }
 
+mod completions;
 mod diff;
 mod hand;
 mod import;
 mod init;
 mod log;
+mod man;
 mod pin;
 mod report;
 mod show;
@@ -80,6 +83,10 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Re-check whole ledger chains from their roots.
     Verify(verify::VerifyArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Install the manual pages, so that `git ledger --help` shows them.
+    InstallMan(man::InstallManArgs),
 }
 
 /// Where a command writes: results to `out`, messages to `err`.
@@ -112,10 +119,9 @@ pub fn main() -> i32 {
     };
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let mut out = QuietPipe {
-        inner: stdout.lock(),
-        closed: false,
-    };
+    // A reader that goes away (`git ledger report | head -1`) is not an error: noticed here,
+    // and the command's failed write then ends quietly with status 0.
+    let mut out = term::PipeWatch::new(stdout.lock());
     let mut err = stderr.lock();
     let json = cli.command.wants_json();
     let result = {
@@ -127,50 +133,16 @@ pub fn main() -> i32 {
     };
     let code = match result {
         Ok(code) => code,
-        // A reader that stopped early (`git ledger log | head`) is not an error.
-        Err(Error::Failed { message, .. }) if message == crate::error::BROKEN_PIPE => exit::OK,
+        Err(_) if out.broken() => exit::OK,
         Err(e) => report_error(&e, json, &mut out, &mut err),
     };
-    if let Err(e) = out.flush() {
-        let _ = writeln!(err, "error: cannot write output: {e}");
-        return exit::FAILED;
-    }
-    code
-}
-
-/// Standard output that takes a closed pipe as the reader having read enough (`git ledger
-/// report | head`): the first broken pipe is remembered and every later write is discarded,
-/// so the command ends quietly with its own status instead of failing on output nobody reads.
-struct QuietPipe<W> {
-    inner: W,
-    closed: bool,
-}
-
-impl<W: Write> Write for QuietPipe<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.closed {
-            return Ok(buf.len());
+    match out.flush() {
+        Err(_) if out.broken() => code,
+        Err(e) => {
+            let _ = writeln!(err, "error: cannot write output: {e}");
+            exit::FAILED
         }
-        match self.inner.write(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.closed = true;
-                Ok(buf.len())
-            }
-            r => r,
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        if self.closed {
-            return Ok(());
-        }
-        match self.inner.flush() {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.closed = true;
-                Ok(())
-            }
-            r => r,
-        }
+        Ok(()) => code,
     }
 }
 
@@ -215,13 +187,14 @@ impl Command {
         match self {
             Command::Template(_) | Command::Pin(_) => false,
             Command::Check(a) => a.json,
-            Command::Report(a) => a.json,
+            Command::Report(a) => a.format() == report::Format::Json,
             Command::Cite(args) => args.json,
             Command::Import(a) => a.json,
             Command::Put(_) | Command::Repair(_) | Command::Init(_) | Command::Show(_) => false,
             Command::Log(a) => a.json,
             Command::Diff(a) => a.json,
             Command::Verify(a) => a.json,
+            Command::Completions(_) | Command::InstallMan(_) => false,
         }
     }
 }
@@ -243,6 +216,8 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Log(a) => log::run(a, io),
         Command::Diff(a) => diff::run(a, io),
         Command::Verify(a) => verify::run(a, io),
+        Command::Completions(a) => completions::run(a, io),
+        Command::InstallMan(a) => man::install(a, io),
     }
 }
 

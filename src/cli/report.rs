@@ -4,11 +4,25 @@
 
 use std::path::PathBuf;
 
-use super::{InputOpts, Io};
+use super::{term, InputOpts, Io};
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::Ledger;
-use crate::report;
+use crate::{render, report};
+
+/// How `report` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// A readable table for a terminal (coloured on a terminal unless NO_COLOR is set).
+    #[default]
+    Text,
+    /// One JSON object with stable keys (the same as --json).
+    Json,
+    /// A compact GitHub-flavoured Markdown summary for a pull-request or issue comment.
+    Markdown,
+    /// One self-contained HTML page (inline CSS and SVG, no scripts, no network).
+    Html,
+}
 
 /// Classify every attempt; portfolio per section (live and fixture never pooled); blocked or not.
 #[derive(Debug, clap::Args)]
@@ -26,11 +40,26 @@ pub struct ReportArgs {
     /// The repository (default: discovered from the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// Print the report as one JSON object (stable keys, see the README).
-    #[arg(long)]
+    /// Print the report as one JSON object (stable keys, see the README); same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Output format: text, json, markdown (for a PR or issue comment) or html (one
+    /// self-contained page: `> report.html`).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Text)]
+    pub format: Format,
     #[command(flatten)]
     pub input: InputOpts,
+}
+
+impl ReportArgs {
+    /// The format asked for (`--json` is `--format json`).
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
 }
 
 pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
@@ -53,10 +82,17 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             report::build(&known.decl, &ledger)
         }
     };
-    if args.json {
-        report::write_json(&report, io.out)?;
-    } else {
-        report::write_text(&report, io.out)?;
-    }
+    write(&report, args.format(), io)?;
     Ok(0)
+}
+
+/// Print a built report in `format` (colour only for text on a terminal without NO_COLOR).
+pub fn write(report: &report::Report, format: Format, io: &mut Io) -> Result<()> {
+    match format {
+        Format::Text => report::write_text_color(report, io.out, term::stdout_color())?,
+        Format::Json => report::write_json(report, io.out)?,
+        Format::Markdown => render::markdown::write(report, io.out)?,
+        Format::Html => render::html::write(report, io.out)?,
+    }
+    Ok(())
 }

@@ -136,3 +136,27 @@ pub fn commit_all(dir: &Path, message: &str) -> String {
     git(dir, &["commit", "-q", "--allow-empty", "-m", message]);
     git(dir, &["rev-parse", "HEAD"])
 }
+
+/// The path of `name` on PATH, if it is there.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// A test that needs an external tool calls this when the tool is missing: under CI (`CI`
+/// set) it fails, because `.ci/install-deps.sh` installs the tool; on a developer's machine the
+/// test is skipped with a loud message on stderr.
+#[track_caller]
+pub fn require_tool(tool: &str, what: &str) {
+    let msg =
+        format!("{tool} is not installed: {what} cannot run (install it with .ci/install-deps.sh)");
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!("{msg}");
+    }
+    // Written to the process's stderr directly: the test harness captures eprintln! of a
+    // passing test, and a skip must be seen.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+}

@@ -5,11 +5,13 @@ mod cite;
 mod common;
 mod defhash;
 mod examples;
+mod gitstore;
 mod import;
 mod pin;
+mod render;
 mod report;
+mod shell;
 
-mod gitstore;
 /// The generator of the example records, shared with the tests that import them.
 #[allow(dead_code)]
 #[path = "../../examples/make_examples.rs"]

@@ -1,0 +1,142 @@
+//! Renderings of a [`Report`](crate::report::Report) for people other than the terminal user:
+//! Markdown for a pull-request or issue comment, one self-contained HTML page for a reviewer.
+//! Every renderer takes the report as built by [`report::build`](crate::report::build) and
+//! recomputes nothing; the same report gives the same bytes.
+
+pub mod html;
+pub mod markdown;
+
+use crate::portfolio::Outcome;
+use crate::report::{Blocker, Section};
+
+/// The order sections are shown in (live first; never pooled).
+pub const SECTION_ORDER: [&str; 2] = ["live", "fixture"];
+
+/// How an outcome reads to a reviewer, for colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// A verified delivery or an appropriate stop.
+    Good,
+    /// Not judged or not complete: needs a look, not a failure.
+    Open,
+    /// A failure of the attempt.
+    Bad,
+}
+
+/// The outcome whose JSON key is `key`.
+pub fn outcome(key: &str) -> Option<Outcome> {
+    Outcome::ALL.iter().copied().find(|o| o.key() == key)
+}
+
+/// The label of an outcome key (the key itself if it is unknown).
+pub fn label(key: &'static str) -> &'static str {
+    outcome(key).map_or(key, Outcome::label)
+}
+
+/// How an outcome reads.
+pub fn tone(o: Outcome) -> Tone {
+    match o {
+        Outcome::VerifiedDelivery | Outcome::VerifiedAfterRepair | Outcome::AppropriateStop => {
+            Tone::Good
+        }
+        Outcome::FalseCompletion | Outcome::EndedWithoutCompleting | Outcome::Error => Tone::Bad,
+        _ => Tone::Open,
+    }
+}
+
+/// A chart colour per outcome (distinct hues, dark enough for white text where it matters).
+pub fn colour(o: Outcome) -> &'static str {
+    match o {
+        Outcome::VerifiedDelivery => "#1a7f37",
+        Outcome::VerifiedAfterRepair => "#4ac26b",
+        Outcome::AppropriateStop => "#0969da",
+        Outcome::PassWithoutCompleteEvidence => "#d4a72c",
+        Outcome::FalseCompletion => "#cf222e",
+        Outcome::StoppedUnestablished => "#8250df",
+        Outcome::EndedWithoutCompleting => "#e16f24",
+        Outcome::Error => "#82071e",
+        Outcome::Skipped => "#8c959f",
+        Outcome::Ungraded => "#bf3989",
+        Outcome::NotAttempted => "#d0d7de",
+    }
+}
+
+/// Blockers grouped by reason, reasons in order of first appearance, rows in report order.
+pub fn group_blockers(blockers: &[Blocker]) -> Vec<(&str, Vec<&str>)> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for b in blockers {
+        match groups.iter_mut().find(|(why, _)| *why == b.why) {
+            Some((_, rows)) => rows.push(&b.schedule_id),
+            None => groups.push((&b.why, vec![&b.schedule_id])),
+        }
+    }
+    groups
+}
+
+/// The outcomes of a section with a non-zero count, in the table's order.
+pub fn present(s: &Section) -> impl Iterator<Item = (Outcome, usize)> + '_ {
+    Outcome::ALL
+        .iter()
+        .map(|o| (*o, s.outcomes.get(o.key()).map_or(0, |c| c.count)))
+        .filter(|(_, n)| *n > 0)
+}
+
+/// An amount in USD with two decimals.
+pub fn usd(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// `n thing` or `n things`.
+pub fn plural(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The section's total cost as a phrase: `12.30 USD`, or unknown with the known subtotal.
+pub fn total_cost(s: &Section) -> String {
+    match s.cost.total_usd {
+        Some(t) => format!("{} USD", usd(t)),
+        None => format!(
+            "unknown ({} unpriced; {} USD known)",
+            plural(s.cost.unpriced, "attempt"),
+            usd(s.cost.known_usd)
+        ),
+    }
+}
+
+/// The cost per verified delivery as a phrase.
+pub fn cost_per_verified(s: &Section) -> String {
+    s.cost_per_verified_delivery_usd
+        .map_or("not established".to_owned(), |c| format!("{} USD", usd(c)))
+}
+
+#[cfg(test)]
+pub(crate) mod fixture;
+
+/// What an outcome means, in one line (from `ledger.md`), for a reader new to the report.
+pub fn meaning(o: Outcome) -> &'static str {
+    match o {
+        Outcome::VerifiedDelivery => {
+            "native PASS at a completion status with complete evidence, no human repair"
+        }
+        Outcome::VerifiedAfterRepair => "the same, but a person repaired the work at least once",
+        Outcome::AppropriateStop => {
+            "native PASS at a stop status on a task that expects the agent to stop"
+        }
+        Outcome::PassWithoutCompleteEvidence => {
+            "any other native PASS: each gap that keeps it from verified is named"
+        }
+        Outcome::FalseCompletion => {
+            "the agent claimed completion that the oracle refuted (FALSE_COMPLETE)"
+        }
+        Outcome::StoppedUnestablished => {
+            "the agent stopped, and whether stopping was right is not established"
+        }
+        Outcome::EndedWithoutCompleting => {
+            "the attempt ended without completing or stopping (FAIL)"
+        }
+        Outcome::Error => "the harness reported an error (ERROR)",
+        Outcome::Skipped => "the attempt was skipped or never reached",
+        Outcome::Ungraded => "no verdict yet (running, interrupted or pending grading)",
+        Outcome::NotAttempted => "the row is still DEFERRED: nothing ran",
+    }
+}
