@@ -192,7 +192,7 @@ impl Command {
             Command::Import(a) => a.json,
             Command::Put(_) | Command::Repair(_) | Command::Init(_) | Command::Show(_) => false,
             Command::Log(a) => a.json,
-            Command::Diff(a) => a.json,
+            Command::Diff(a) => a.format() == diff::DiffFormat::Json,
             Command::Verify(a) => a.json,
             Command::Completions(_) | Command::InstallMan(_) => false,
         }
