@@ -148,15 +148,20 @@ pub fn main() -> i32 {
 
 /// Print an error once: on stderr, and under `--json` also as an object on stdout.
 pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let hints = e.hints();
     if json {
-        let obj = serde_json::json!({
+        let mut obj = serde_json::json!({
             "refused": matches!(e, Error::Refused(_)),
             "reasons": e.reasons(),
         });
+        if !hints.is_empty() {
+            obj["hints"] = hints.clone().into();
+        }
         let _ = out.write_all(&crate::json::canonical(&obj));
     }
-    let _ = match e {
-        Error::Refused(reasons) => {
+    let mut r = match e {
+        Error::Refused(_) => {
+            let reasons = e.reasons();
             let mut r = writeln!(
                 err,
                 "refused ({} reason{}):",
@@ -168,16 +173,14 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
             }
             r
         }
-        Error::Failed { message, hint } => {
-            let r = writeln!(err, "error: {message}");
-            match hint {
-                Some(h) => r.and(writeln!(err, "hint: {h}")),
-                None => r,
-            }
-        }
+        Error::Failed { message, .. } => writeln!(err, "error: {message}"),
         Error::Contended(m) => writeln!(err, "error: {m}"),
         Error::Usage(m) => writeln!(err, "usage error: {m}"),
     };
+    for h in hints {
+        r = r.and(writeln!(err, "hint: {h}"));
+    }
+    let _ = r;
     e.exit_code()
 }
 

@@ -1057,3 +1057,31 @@ fn concurrent_importers_in_ref_mode_each_land_exactly_once() {
     shown.ok();
     assert_eq!(shown.stdout.as_bytes(), &c.ledger_bytes()[..]);
 }
+
+/// The retry refusal, exactly as a person sees it: both reasons, and the next step.
+#[test]
+fn the_retry_refusal_names_the_row_the_record_and_the_next_step() {
+    let c = Campaign::new();
+    let run = c.run_dir(VERIFIED);
+    c.import(&["--scenario", "scenario/bugfix-iso-weeks/01", &run])
+        .ok();
+    let r = c.refused(&["--scenario", "scenario/bugfix-iso-weeks/01", &run], &[]);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "refused (2 reasons):\n  \
+             row scenario/bugfix-iso-weeks/01 already holds an attempt (PASS, from scenario:{VERIFIED}); a retry needs a new declared schedule, and the original row stays\n  \
+             record scenario:{VERIFIED} ({run}/result.json) already filled row scenario/bugfix-iso-weeks/01; one record cannot fill two rows\n\
+             hint: to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration; this row keeps its attempt\n"
+        )
+    );
+    let j = c
+        .refused(
+            &["--json", "--scenario", "scenario/bugfix-iso-weeks/01", &run],
+            &[],
+        )
+        .json();
+    assert_eq!(j["refused"], true);
+    assert_eq!(j["reasons"].as_array().unwrap().len(), 2);
+    assert_eq!(j["hints"].as_array().unwrap().len(), 1);
+}
