@@ -220,12 +220,38 @@ pub fn reference_transaction(
     let mut resolved = Vec::with_capacity(updates.len());
     for u in updates {
         let mut u = u.clone();
-        if u.refname.starts_with(REF_PREFIX) && u.old.is_none() && !u.symbolic {
+        if !u.refname.starts_with(REF_PREFIX) || u.symbolic {
+            resolved.push(u);
+            continue;
+        }
+        if u.old.is_none() {
             u.old = crate::git::store::ref_target(repo, &u.refname)?;
+        }
+        if let (Some(old), None) = (u.old, u.new) {
+            if packed_value(repo, &u.refname)? == Some(old) {
+                continue; // pack-refs pruning the loose copy (see `packed_value`)
+            }
         }
         resolved.push(u);
     }
     admit_all(repo, &resolved, bounds)
+}
+
+/// The value of `name` in `packed-refs`, if it is there.
+///
+/// `git pack-refs` (and so `git gc`) first writes the refs into `packed-refs` (a transaction
+/// whose lines are `0… <id> <ref>`: the ref's own value, admitted as no change), then deletes
+/// each loose copy in a transaction `<id> 0… <ref>` while `packed-refs` keeps the same value.
+/// That deletion is not a deletion of the ref and passes. A real deletion of a packed ref also
+/// runs a `packed-refs` transaction `0… 0… <ref>`, which is refused; a real deletion of a loose
+/// ref finds no packed value equal to it.
+fn packed_value(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>> {
+    let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot read packed-refs: {e}"));
+    let Some(buffer) = repo.refs.cached_packed_buffer().map_err(|e| fail(&e))? else {
+        return Ok(None);
+    };
+    let found = buffer.try_find(name).map_err(|e| fail(&e))?;
+    Ok(found.map(|r| r.target()))
 }
 
 #[cfg(test)]

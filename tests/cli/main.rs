@@ -6,6 +6,7 @@ mod common;
 mod defhash;
 mod examples;
 mod gitstore;
+mod hooks;
 mod import;
 mod pin;
 mod render;
