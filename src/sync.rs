@@ -223,18 +223,31 @@ fn sync_one(
         };
         match transport::push_ledger(dir, remote, &to_push.to_string(), &refname)? {
             Pushed::Done => {
+                // What the remote now holds, as `git push` records it with a fetch refspec.
+                if let Err(WriteError::Other(e)) = move_ref(
+                    repo,
+                    &tracking,
+                    PreviousValue::Any,
+                    to_push,
+                    "ledger: sync (pushed)",
+                ) {
+                    return Err(e);
+                }
                 return Ok(Synced {
                     refname,
                     tip: to_push,
                     what,
-                })
+                });
             }
             Pushed::Raced(why) => raced = why,
             Pushed::Refused(why) => {
                 return Err(Error::Refused(
-                    std::iter::once(format!("{refname}: {remote} refused the push: {}", why.lines().next().unwrap_or("")))
-                        .chain(why.lines().skip(1).map(str::to_owned))
-                        .collect(),
+                    std::iter::once(format!(
+                        "{refname}: {remote} refused the push: {}",
+                        why.lines().next().unwrap_or("")
+                    ))
+                    .chain(why.lines().skip(1).map(str::to_owned))
+                    .collect(),
                 ))
             }
         }
@@ -313,7 +326,9 @@ fn replay(
     let mut c = remote;
     while c != base {
         let info = read_commit(repo, c)?;
-        let Some(&p) = info.parents.first() else { break };
+        let Some(&p) = info.parents.first() else {
+            break;
+        };
         let ptree = read_commit(repo, p)?.tree;
         for ch in tree_changes(repo, &mut state, ptree, info.tree)? {
             remote_changed.entry(change_path(&ch)).or_insert(c);
@@ -325,10 +340,11 @@ fn replay(
     let mut c = local;
     while c != base {
         local_chain.push(c);
-        c = *read_commit(repo, c)?
-            .parents
-            .first()
-            .ok_or_else(|| Error::failed(format!("{refname}: commit {c} has no parent above the base {base}")))?;
+        c = *read_commit(repo, c)?.parents.first().ok_or_else(|| {
+            Error::failed(format!(
+                "{refname}: commit {c} has no parent above the base {base}"
+            ))
+        })?;
     }
     local_chain.reverse();
 
@@ -339,10 +355,18 @@ fn replay(
     let n = decl.schedule.len();
     let mut filled = match layout::parse_trailers(&remote_info.message).filled {
         Some((k, total)) if total == n && k <= n => k,
-        _ => count_filled(repo, decl, remote_info.tree, max_bytes, &format!("commit {remote}"))?,
+        _ => count_filled(
+            repo,
+            decl,
+            remote_info.tree,
+            max_bytes,
+            &format!("commit {remote}"),
+        )?,
     };
     let (committer, _) = identity(repo)?;
-    let committer = committer.to_owned().map_err(|e| Error::failed(format!("committer identity: {e}")))?;
+    let committer = committer
+        .to_owned()
+        .map_err(|e| Error::failed(format!("committer identity: {e}")))?;
 
     let mut tip = remote;
     let mut tip_tree = remote_info.tree;
@@ -456,7 +480,13 @@ fn replay(
             .to_owned()
             .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))?;
         let new = repo
-            .new_commit_as(committer.to_ref(&mut Default::default()), author.to_ref(&mut Default::default()), &message, tree, [tip])
+            .new_commit_as(
+                committer.to_ref(&mut Default::default()),
+                author.to_ref(&mut Default::default()),
+                &message,
+                tree,
+                [tip],
+            )
             .map_err(|e| Error::failed(format!("cannot write the replayed commit: {e}")))?
             .id;
         admission
@@ -503,7 +533,10 @@ mod tests {
     fn sources_are_read_back_from_messages() {
         let m = "import 2 attempts\n\na/01  PASS (COMPLETE)  verified delivery\n  from runs/1/result.json\nb/02  ERROR  error\n\nLedger-Filled: 2/4\n";
         let s = sources(m);
-        assert_eq!(s.get("a/01").map(String::as_str), Some("runs/1/result.json"));
+        assert_eq!(
+            s.get("a/01").map(String::as_str),
+            Some("runs/1/result.json")
+        );
         assert_eq!(s.get("b/02"), None);
     }
 }

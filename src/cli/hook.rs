@@ -95,7 +95,10 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
     let (name, result) = match &args.which {
         HookKind::PreReceive => {
             let updates = hook::parse_updates(&read_stdin()?, repo.object_hash())?;
-            ("pre-receive", hook::pre_receive(repo, &updates, &b).map(|v| v.admitted))
+            (
+                "pre-receive",
+                hook::pre_receive(repo, &updates, &b).map(|v| v.admitted),
+            )
         }
         HookKind::ReferenceTransaction { state } => {
             let updates = hook::parse_updates(&read_stdin()?, repo.object_hash())?;

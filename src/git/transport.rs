@@ -95,6 +95,13 @@ pub fn parse_push(stdout: &str, stderr: &str, dst: &str) -> Option<Pushed> {
         let summary = summary.unwrap_or("").to_owned();
         return Some(match flag {
             " " | "+" | "*" | "=" | "-" => Pushed::Done,
+            // The server's ref moved between its hook and its ref update (another push won).
+            _ if summary.contains("failed to update ref")
+                || summary.contains("failed to lock")
+                || summary.contains("incorrect old value") =>
+            {
+                Pushed::Raced(summary)
+            }
             _ if summary.contains("remote rejected") => {
                 let remote: Vec<&str> = stderr
                     .lines()
@@ -123,7 +130,7 @@ pub fn fetch_ledgers(dir: &Path, remote: &str, only: Option<&str>) -> Result<Vec
         Some(id) => format!("refs/ledgers/{id}:refs/remotes/{remote}/ledgers/{id}"),
         None => format!("refs/ledgers/*:refs/remotes/{remote}/ledgers/*"),
     };
-    let out = git(dir, &["fetch", "--no-tags", "--quiet", remote, &spec])?;
+    let out = git(dir, &["fetch", "--no-tags", remote, &spec])?;
     if out.ok {
         return Ok(Vec::new());
     }
@@ -193,10 +200,16 @@ mod tests {
         let nff = "!\tabc:refs/ledgers/x\t[rejected] (non-fast-forward)\n";
         assert!(matches!(parse_push(nff, "", r), Some(Pushed::Raced(_))));
         let hook = "!\tabc:refs/ledgers/x\t[remote rejected] (pre-receive hook declined)\n";
-        match parse_push(hook, "remote: git-ledger pre-receive: push refused\nerror: x", r) {
+        match parse_push(
+            hook,
+            "remote: git-ledger pre-receive: push refused\nerror: x",
+            r,
+        ) {
             Some(Pushed::Refused(s)) => assert!(s.contains("remote: git-ledger"), "{s}"),
             other => panic!("{other:?}"),
         }
         assert_eq!(parse_push(ok, "", "refs/ledgers/y"), None);
+        let lock = "!\tabc:refs/ledgers/x\t[remote rejected] (failed to update ref)\n";
+        assert!(matches!(parse_push(lock, "", r), Some(Pushed::Raced(_))));
     }
 }

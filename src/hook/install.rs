@@ -151,7 +151,10 @@ mod tests {
             .all(|o| matches!(o, Outcome::AlreadyInstalled(_))));
         std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho mine\n").unwrap();
         let refused = install(&hooks, false, false).unwrap_err();
-        assert!(refused.reasons()[0].contains("pre-commit.local"), "{refused}");
+        assert!(
+            refused.reasons()[0].contains("pre-commit.local"),
+            "{refused}"
+        );
         assert_eq!(
             std::fs::read_to_string(hooks.join("pre-commit")).unwrap(),
             "#!/bin/sh\necho mine\n"
@@ -175,7 +178,10 @@ mod tests {
     fn server_installs_only_pre_receive() {
         let dir = tempfile::tempdir().unwrap();
         let out = install(dir.path(), true, false).unwrap();
-        assert_eq!(out, vec![Outcome::Installed(dir.path().join("pre-receive"))]);
+        assert_eq!(
+            out,
+            vec![Outcome::Installed(dir.path().join("pre-receive"))]
+        );
         assert!(!dir.path().join("pre-commit").exists());
     }
 }

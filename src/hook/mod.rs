@@ -116,9 +116,9 @@ impl Bounds {
         let get = |key: &str| -> Result<Option<u64>> {
             match config.string(key) {
                 None => Ok(None),
-                Some(v) => parse_size(&v.to_string())
-                    .map(Some)
-                    .ok_or_else(|| Error::Usage(format!("git config {key}: {v:?} is not a positive size"))),
+                Some(v) => parse_size(&v.to_string()).map(Some).ok_or_else(|| {
+                    Error::Usage(format!("git config {key}: {v:?} is not a positive size"))
+                }),
             }
         };
         if let Some(v) = get(KEY_BLOB_BYTES)? {
@@ -269,9 +269,8 @@ mod tests {
 
     #[test]
     fn parses_updates_creations_and_deletions() {
-        let input = format!(
-            "{A} {B} refs/ledgers/x\n{Z} {A} refs/heads/main\n\n{A} {Z} refs/ledgers/y\n"
-        );
+        let input =
+            format!("{A} {B} refs/ledgers/x\n{Z} {A} refs/heads/main\n\n{A} {Z} refs/ledgers/y\n");
         let u = parse_updates(&input, SHA1).unwrap();
         assert_eq!(u.len(), 3);
         assert_eq!(

@@ -32,9 +32,9 @@ pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>>
     let staged: BTreeMap<String, ObjectId> = json_entries(&index);
     let before: BTreeMap<String, ObjectId> = match head_tree {
         Some(tree) => {
-            let head_index = repo.index_from_tree(&tree).map_err(|e| {
-                Error::failed(format!("cannot read HEAD's tree {tree}: {e}"))
-            })?;
+            let head_index = repo
+                .index_from_tree(&tree)
+                .map_err(|e| Error::failed(format!("cannot read HEAD's tree {tree}: {e}")))?;
             json_entries(&head_index)
         }
         None => BTreeMap::new(),

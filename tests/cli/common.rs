@@ -196,7 +196,17 @@ pub fn ledger_hooked(dir: &Path, args: &[&str]) -> Run {
 pub fn hooked_server(parent: &Path, name: &str) -> PathBuf {
     let server = parent.join(name);
     git(parent, &["init", "-q", "--bare", "-b", "main", name]);
-    ledger(parent, &["hooks", "install", "--server", "--repo", server.to_str().unwrap()]).ok();
+    ledger(
+        parent,
+        &[
+            "hooks",
+            "install",
+            "--server",
+            "--repo",
+            server.to_str().unwrap(),
+        ],
+    )
+    .ok();
     server
 }
 

@@ -72,7 +72,11 @@ impl Push {
             .collect();
         let remote = remote.join("\n");
         for n in needles {
-            assert!(remote.contains(n), "{what}: no {n:?} in remote lines:\n{}", r.stderr);
+            assert!(
+                remote.contains(n),
+                "{what}: no {n:?} in remote lines:\n{}",
+                r.stderr
+            );
         }
         assert_eq!(self.server_tip(), before, "{what}: the server ref moved");
         if std::env::var_os("SHOW_REFUSALS").is_some() {
@@ -116,7 +120,8 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     let r = p.push(&url, &format!("{REF}:{REF}"), &[]);
     r.ok();
     assert!(
-        r.stderr.contains(&format!("remote: git-ledger: {REF}: 2 commits admitted")),
+        r.stderr
+            .contains(&format!("remote: git-ledger: {REF}: 2 commits admitted")),
         "{}",
         r.stderr
     );
@@ -129,23 +134,43 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     // Force push (a rewind to the root) and deletion.
     let r = p.push(&url, &format!("+{}:{REF}", p.root), &[]);
     assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("remote:") && r.stderr.contains("not an ancestor"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("remote:") && r.stderr.contains("not an ancestor"),
+        "{}",
+        r.stderr
+    );
     let r = p.push(&url, &format!(":{REF}"), &[]);
     assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("remote:") && r.stderr.contains("deleting a ledger ref is refused"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("remote:") && r.stderr.contains("deleting a ledger ref is refused"),
+        "{}",
+        r.stderr
+    );
     assert_eq!(p.server_tip(), p.tip);
 
     // Rewritten campaign.json.
     let mut decl = p.files["campaign.json"].bytes.clone();
     decl.push(b'\n');
     let c = p.commit(&p.with("campaign.json", decl), &[tip], "rewrite campaign");
-    p.refused("campaign.json", &c, &["rule 2", "campaign.json changed", &format!("commit {c}")]);
+    p.refused(
+        "campaign.json",
+        &c,
+        &["rule 2", "campaign.json changed", &format!("commit {c}")],
+    );
 
     // An edited filled row.
     let mut row = p.row(FILLED);
     row["reason"] = json!("edited later");
-    let c = p.commit(&p.with(&row_path(FILLED), canonical_row(&row)), &[tip], "edit");
-    p.refused("edited row", &c, &["rule 4", &format!("row {FILLED}"), "reason"]);
+    let c = p.commit(
+        &p.with(&row_path(FILLED), canonical_row(&row)),
+        &[tip],
+        "edit",
+    );
+    p.refused(
+        "edited row",
+        &c,
+        &["rule 4", &format!("row {FILLED}"), "reason"],
+    );
 
     // A retry: the filled row replaced, with its own record.
     let mut retry = p.row(FILLED);
@@ -156,27 +181,63 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     let mut files = p.with(&row_path(FILLED), canonical_row(&retry));
     files.insert(record_path("hand:second-try"), regular(rec));
     let c = p.commit(&files, &[tip], "retry");
-    p.refused("retry", &c, &["rule 4", &format!("row {FILLED}"), "native_outcome", "never replaced"]);
+    p.refused(
+        "retry",
+        &c,
+        &[
+            "rule 4",
+            &format!("row {FILLED}"),
+            "native_outcome",
+            "never replaced",
+        ],
+    );
 
     // A row file added, and one removed.
     let c = p.commit(
-        &p.with("rows/scenario/bugfix-iso-weeks/03.json", canonical_row(&p.row(DEFERRED))),
+        &p.with(
+            "rows/scenario/bugfix-iso-weeks/03.json",
+            canonical_row(&p.row(DEFERRED)),
+        ),
         &[tip],
         "add a row",
     );
-    p.refused("row added", &c, &["rule 3", "rows/scenario/bugfix-iso-weeks/03.json"]);
+    p.refused(
+        "row added",
+        &c,
+        &["rule 3", "rows/scenario/bugfix-iso-weeks/03.json"],
+    );
     let mut files = p.files.clone();
     files.remove(&row_path(DEFERRED));
     let c = p.commit(&files, &[tip], "remove a row");
-    p.refused("row removed", &c, &["rule 3", &format!("row {DEFERRED} was removed")]);
+    p.refused(
+        "row removed",
+        &c,
+        &["rule 3", &format!("row {DEFERRED} was removed")],
+    );
 
     // A symlink and a submodule where a row should be.
     let mut files = p.files.clone();
-    files.insert(row_path(DEFERRED), Entry { mode: "120000".into(), bytes: b"../01.json".to_vec() });
+    files.insert(
+        row_path(DEFERRED),
+        Entry {
+            mode: "120000".into(),
+            bytes: b"../01.json".to_vec(),
+        },
+    );
     let c = p.commit(&files, &[tip], "symlink");
-    p.refused("symlink", &c, &["rule 3", &format!("row {DEFERRED}"), "120000"]);
+    p.refused(
+        "symlink",
+        &c,
+        &["rule 3", &format!("row {DEFERRED}"), "120000"],
+    );
     let mut files = p.files.clone();
-    files.insert(row_path(DEFERRED), Entry { mode: "160000".into(), bytes: p.root.clone().into_bytes() });
+    files.insert(
+        row_path(DEFERRED),
+        Entry {
+            mode: "160000".into(),
+            bytes: p.root.clone().into_bytes(),
+        },
+    );
     let c = p.commit(&files, &[tip], "submodule");
     p.refused("submodule", &c, &["rule 3", "160000"]);
 
@@ -187,8 +248,16 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     // A DEFERRED row with spend.
     let mut spend = p.row(DEFERRED);
     spend["elapsed_seconds"] = json!(30);
-    let c = p.commit(&p.with(&row_path(DEFERRED), canonical_row(&spend)), &[tip], "spend");
-    p.refused("deferred with spend", &c, &["rule 4", &format!("row {DEFERRED}"), "elapsed_seconds"]);
+    let c = p.commit(
+        &p.with(&row_path(DEFERRED), canonical_row(&spend)),
+        &[tip],
+        "spend",
+    );
+    p.refused(
+        "deferred with spend",
+        &c,
+        &["rule 4", &format!("row {DEFERRED}"), "elapsed_seconds"],
+    );
 
     // Non-canonical bytes of an otherwise valid fill.
     let mut fill = p.row(DEFERRED);
@@ -199,11 +268,22 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
         json!({"kind": "hand", "id": DEFERRED, "sha256": git_ledger::sha256_hex(&rec)});
     let with_record = |row_bytes: Vec<u8>| {
         let mut files = p.with(&row_path(DEFERRED), row_bytes);
-        files.insert(record_path(&format!("hand:{DEFERRED}")), regular(rec.clone()));
+        files.insert(
+            record_path(&format!("hand:{DEFERRED}")),
+            regular(rec.clone()),
+        );
         files
     };
-    let c = p.commit(&with_record(serde_json::to_vec(&fill).unwrap()), &[tip], "compact");
-    p.refused("non-canonical", &c, &["rule 4", &format!("row {DEFERRED}"), "canonical bytes"]);
+    let c = p.commit(
+        &with_record(serde_json::to_vec(&fill).unwrap()),
+        &[tip],
+        "compact",
+    );
+    p.refused(
+        "non-canonical",
+        &c,
+        &["rule 4", &format!("row {DEFERRED}"), "canonical bytes"],
+    );
 
     // Deeply nested JSON and duplicate keys in a row file.
     let deep = format!("{}{}\n", "[".repeat(200), "]".repeat(200));
@@ -212,18 +292,30 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     let mut dup = String::from_utf8(canonical_row(&fill)).unwrap();
     dup = dup.replacen("{\n", "{\n  \"reason\": \"x\",\n", 1);
     let c = p.commit(&with_record(dup.into_bytes()), &[tip], "dup");
-    p.refused("duplicate keys", &c, &[&format!("row {DEFERRED}"), "not valid JSON", "duplicate"]);
+    p.refused(
+        "duplicate keys",
+        &c,
+        &[&format!("row {DEFERRED}"), "not valid JSON", "duplicate"],
+    );
 
     // A huge blob, over the server's configured bound.
     git(&p.server, &["config", "ledger.maxBlobBytes", "8192"]);
     let mut huge = fill.clone();
     huge["reason"] = json!("x".repeat(20_000));
     let c = p.commit(&with_record(canonical_row(&huge)), &[tip], "huge");
-    p.refused("huge blob", &c, &[&row_path(DEFERRED), "over the input bound of 8192 bytes"]);
+    p.refused(
+        "huge blob",
+        &c,
+        &[&row_path(DEFERRED), "over the input bound of 8192 bytes"],
+    );
     git(&p.server, &["config", "--unset", "ledger.maxBlobBytes"]);
 
     // The admissible fill passes, and the server's chain verifies.
-    let good = p.commit(&with_record(canonical_row(&fill)), &[tip], "fill by plumbing");
+    let good = p.commit(
+        &with_record(canonical_row(&fill)),
+        &[tip],
+        "fill by plumbing",
+    );
     let r = p.push(&url, &format!("{good}:{REF}"), &[]);
     r.ok();
     assert!(r.stderr.contains("1 commit admitted"), "{}", r.stderr);
@@ -237,7 +329,8 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     let r = p.push(furl, &format!("{bad_root}:{REF}"), &[]);
     assert_ne!(r.code, 0);
     assert!(
-        r.stderr.contains(&format!("commit {bad_root}: rule 1")) && r.stderr.contains("differs from its template row"),
+        r.stderr.contains(&format!("commit {bad_root}: rule 1"))
+            && r.stderr.contains("differs from its template row"),
         "{}",
         r.stderr
     );
@@ -247,7 +340,11 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     git(&fresh, &["config", "ledger.maxCommitsPerPush", "1"]);
     let r = p.push(furl, &format!("{tip}:{REF}"), &[]);
     assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("ledger.maxCommitsPerPush"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("ledger.maxCommitsPerPush"),
+        "{}",
+        r.stderr
+    );
     git(&fresh, &["config", "ledger.maxRowsPerPush", "0k"]);
     let r = p.push(furl, &format!("{tip}:{REF}"), &[]);
     assert_ne!(r.code, 0, "a bad bound is an error, never a pass");
@@ -265,11 +362,17 @@ fn pre_receive_over_git_daemon_relays_reasons() {
     p.push(&url, &format!("{REF}:{REF}"), &[]).ok();
     let mut row = p.row(FILLED);
     row["reason"] = json!("edited over the wire");
-    let c = p.commit(&p.with(&row_path(FILLED), canonical_row(&row)), &[&p.tip], "edit");
+    let c = p.commit(
+        &p.with(&row_path(FILLED), canonical_row(&row)),
+        &[&p.tip],
+        "edit",
+    );
     let r = p.push(&url, &format!("{c}:{REF}"), &[]);
     assert_ne!(r.code, 0);
     assert!(
-        r.stderr.contains(&format!("commit {c}: rule 4: row {FILLED}: reason")) && r.stderr.contains("remote: "),
+        r.stderr
+            .contains(&format!("commit {c}: rule 4: row {FILLED}: reason"))
+            && r.stderr.contains("remote: "),
         "{}",
         r.stderr
     );
@@ -289,20 +392,34 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
     ledger(dir, &["hooks", "install"]).ok();
     let mut row = p.row(FILLED);
     row["reason"] = json!("edited later");
-    let bad = p.commit(&p.with(&row_path(FILLED), canonical_row(&row)), &[&p.tip], "edit");
+    let bad = p.commit(
+        &p.with(&row_path(FILLED), canonical_row(&row)),
+        &[&p.tip],
+        "edit",
+    );
 
     // Forced update (no expectation): the current value is read, and the step is refused.
     let r = git_hooked(dir, &["update-ref", REF, &bad], None);
     assert_ne!(r.code, 0);
-    assert!(r.stderr.contains("rule 4") && r.stderr.contains(&format!("row {FILLED}")), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("rule 4") && r.stderr.contains(&format!("row {FILLED}")),
+        "{}",
+        r.stderr
+    );
     assert_eq!(p.f.tip(), p.tip);
     // Rewind, deletion, a misnamed creation.
     assert_ne!(git_hooked(dir, &["update-ref", REF, &p.root], None).code, 0);
     let r = git_hooked(dir, &["update-ref", "-d", REF], None);
     assert!(r.code != 0 && r.stderr.contains("deleting"), "{}", r.stderr);
-    assert_ne!(git_hooked(dir, &["update-ref", "refs/ledgers/other", &p.tip], None).code, 0);
+    assert_ne!(
+        git_hooked(dir, &["update-ref", "refs/ledgers/other", &p.tip], None).code,
+        0
+    );
     // With an explicit old value too.
-    assert_ne!(git_hooked(dir, &["update-ref", REF, &bad, &p.tip], None).code, 0);
+    assert_ne!(
+        git_hooked(dir, &["update-ref", REF, &bad, &p.tip], None).code,
+        0
+    );
 
     // A good step is accepted; so are other refs, and the tool's own writes (gix runs no hooks).
     let mut fill = p.row(DEFERRED);
@@ -324,7 +441,15 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
 
     // git fetch into the ledger ref from a repository holding a tampered ledger: refused.
     let other = crate::common::new_repo();
-    git(other.path(), &["fetch", "-q", dir.to_str().unwrap(), &format!("{REF}:{REF}")]);
+    git(
+        other.path(),
+        &[
+            "fetch",
+            "-q",
+            dir.to_str().unwrap(),
+            &format!("{REF}:{REF}"),
+        ],
+    );
     let mut row = p.row(FILLED);
     row["reason"] = json!("edited in another clone");
     let mut files = read_files(dir, REF);
@@ -334,7 +459,11 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
     let before = p.f.tip();
     let r = git_hooked(
         dir,
-        &["fetch", other.path().to_str().unwrap(), &format!("+{REF}:{REF}")],
+        &[
+            "fetch",
+            other.path().to_str().unwrap(),
+            &format!("+{REF}:{REF}"),
+        ],
         None,
     );
     assert_ne!(r.code, 0, "{}", r.stderr);
@@ -343,7 +472,11 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
     // Fetching into a remote-tracking name is not a ledger ref: it passes (verify reads it).
     git_hooked(
         dir,
-        &["fetch", other.path().to_str().unwrap(), &format!("+{REF}:refs/remotes/other/ledgers/{ID}")],
+        &[
+            "fetch",
+            other.path().to_str().unwrap(),
+            &format!("+{REF}:refs/remotes/other/ledgers/{ID}"),
+        ],
         None,
     )
     .ok();
@@ -356,7 +489,10 @@ fn pre_commit_checks_ledger_files_on_a_branch() {
     ledger(dir, &["hooks", "install"]).ok();
     let decl = crate::gitstore::pretty(&crate::gitstore::declaration_value(ID, 2));
     crate::common::write(dir, "eval/campaign.json", &decl);
-    let template = ledger(dir, &["template", "eval/campaign.json"]).ok().stdout.clone();
+    let template = ledger(dir, &["template", "eval/campaign.json"])
+        .ok()
+        .stdout
+        .clone();
     crate::common::write(dir, "eval/ledger.json", &template);
     crate::common::write(dir, "other.json", "{\"format\": \"something-else\"}\n");
     git(dir, &["add", "-A"]);
@@ -371,20 +507,32 @@ fn pre_commit_checks_ledger_files_on_a_branch() {
     row["native_status"] = json!("INCOMPLETE");
     row["reason"] = json!("by hand");
     crate::common::write(dir, "row.json", crate::gitstore::pretty(&row));
-    ledger(dir, &["put", sid, "row.json", "eval/campaign.json", "eval/ledger.json"]).ok();
+    ledger(
+        dir,
+        &[
+            "put",
+            sid,
+            "row.json",
+            "eval/campaign.json",
+            "eval/ledger.json",
+        ],
+    )
+    .ok();
     std::fs::remove_file(dir.join("row.json")).unwrap();
     git(dir, &["add", "-A"]);
     git_hooked(dir, &["commit", "-q", "-m", "fill"], None).ok();
 
     // Editing the filled row is refused, naming file, row and field.
-    let mut l: Value = serde_json::from_slice(&std::fs::read(dir.join("eval/ledger.json")).unwrap()).unwrap();
+    let mut l: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("eval/ledger.json")).unwrap()).unwrap();
     l["rows"][2]["reason"] = json!("rewritten");
     crate::common::write(dir, "eval/ledger.json", crate::gitstore::pretty(&l));
     git(dir, &["add", "-A"]);
     let r = git_hooked(dir, &["commit", "-q", "-m", "edit"], None);
     assert_ne!(r.code, 0);
     assert!(
-        r.stderr.contains("eval/ledger.json (against HEAD): row scenario/bugfix-iso-weeks/01: reason"),
+        r.stderr
+            .contains("eval/ledger.json (against HEAD): row scenario/bugfix-iso-weeks/01: reason"),
         "{}",
         r.stderr
     );
@@ -394,10 +542,18 @@ fn pre_commit_checks_ledger_files_on_a_branch() {
     git(dir, &["checkout", "-q", "HEAD", "--", "eval/ledger.json"]);
 
     // A broken new ledger file, and removing the ledger, are refused.
-    crate::common::write(dir, "eval/copy.json", "{\"format\": \"campaign-ledger/1\", \"rows\": []}\n");
+    crate::common::write(
+        dir,
+        "eval/copy.json",
+        "{\"format\": \"campaign-ledger/1\", \"rows\": []}\n",
+    );
     git(dir, &["add", "-A"]);
     let r = git_hooked(dir, &["commit", "-q", "-m", "copy"], None);
-    assert!(r.code != 0 && r.stderr.contains("eval/copy.json"), "{}", r.stderr);
+    assert!(
+        r.code != 0 && r.stderr.contains("eval/copy.json"),
+        "{}",
+        r.stderr
+    );
     git(dir, &["rm", "-q", "--cached", "eval/copy.json"]);
     std::fs::remove_file(dir.join("eval/copy.json")).unwrap();
     git(dir, &["rm", "-q", "eval/ledger.json"]);
@@ -424,11 +580,19 @@ fn hooks_install_honours_core_hooks_path_and_never_clobbers() {
     let r = ledger(dir, &["hooks", "install"]);
     r.expect_code(2);
     assert!(r.stderr.contains("pre-commit.local"), "{}", r.stderr);
-    assert!(!dir.join(".githooks/pre-receive").exists(), "nothing written on refusal");
+    assert!(
+        !dir.join(".githooks/pre-receive").exists(),
+        "nothing written on refusal"
+    );
     let r = ledger(dir, &["hooks", "install", "--force"]);
     r.ok();
     assert!(r.stdout.contains("pre-commit.local"), "{}", r.stdout);
-    for h in ["pre-receive", "reference-transaction", "pre-commit", "pre-commit.local"] {
+    for h in [
+        "pre-receive",
+        "reference-transaction",
+        "pre-commit",
+        "pre-commit.local",
+    ] {
         assert!(dir.join(".githooks").join(h).is_file(), "{h}");
     }
     // The chained hook still runs.
@@ -436,7 +600,10 @@ fn hooks_install_honours_core_hooks_path_and_never_clobbers() {
     git(dir, &["add", "-A"]);
     let r = git_hooked(dir, &["commit", "-m", "a"], None);
     r.ok();
-    assert!(r.stderr.contains("team hook") || r.stdout.contains("team hook"), "{r:?}");
+    assert!(
+        r.stderr.contains("team hook") || r.stdout.contains("team hook"),
+        "{r:?}"
+    );
     let again = ledger(dir, &["hooks", "install"]);
     again.ok();
     assert!(again.stdout.contains("already installed"));

@@ -12,6 +12,7 @@ mod pin;
 mod render;
 mod report;
 mod shell;
+mod sync;
 
 /// The generator of the example records, shared with the tests that import them.
 #[allow(dead_code)]
