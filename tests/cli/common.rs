@@ -222,11 +222,13 @@ impl Daemon {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
-        let mut cmd = Command::new("git");
+        // The daemon binary itself, not `git daemon`: `git` would run it as a child, and killing
+        // `git` would leave the daemon running.
+        let exec_path = git(base, &["--exec-path"]);
+        let mut cmd = Command::new(Path::new(&exec_path).join("git-daemon"));
         pin_env(&mut cmd)
             .env("PATH", path_with_bin())
             .args([
-                "daemon",
                 "--reuseaddr",
                 "--listen=127.0.0.1",
                 &format!("--port={port}"),
