@@ -45,6 +45,7 @@ pub struct LedgerTarget {
 mod completions;
 mod diff;
 mod hand;
+mod hook;
 mod import;
 mod init;
 mod log;
@@ -52,6 +53,7 @@ mod man;
 mod pin;
 mod report;
 mod show;
+mod sync;
 mod template;
 mod verify;
 
@@ -83,6 +85,12 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Re-check whole ledger chains from their roots.
     Verify(verify::VerifyArgs),
+    /// Fetch, fast-forward or replay, and push ledgers with a remote.
+    Sync(sync::SyncArgs),
+    /// The hook entry points: pre-receive, reference-transaction <STATE>, pre-commit.
+    Hook(hook::HookArgs),
+    /// Install the hooks in this repository (--server: only pre-receive).
+    Hooks(hook::HooksArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
     /// Install the manual pages, so that `git ledger --help` shows them.
@@ -198,6 +206,7 @@ impl Command {
             Command::Diff(a) => a.format() == diff::DiffFormat::Json,
             Command::Verify(a) => a.json,
             Command::Completions(_) | Command::InstallMan(_) => false,
+            Command::Sync(_) | Command::Hook(_) | Command::Hooks(_) => false,
         }
     }
 }
@@ -219,6 +228,9 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Log(a) => log::run(a, io),
         Command::Diff(a) => diff::run(a, io),
         Command::Verify(a) => verify::run(a, io),
+        Command::Sync(a) => sync::run(a, io),
+        Command::Hook(a) => hook::run_hook(a, io),
+        Command::Hooks(a) => hook::run_hooks(a, io),
         Command::Completions(a) => completions::run(a, io),
         Command::InstallMan(a) => man::install(a, io),
     }
