@@ -331,7 +331,9 @@ fn replay(
         };
         let ptree = read_commit(repo, p)?.tree;
         for ch in tree_changes(repo, &mut state, ptree, info.tree)? {
-            remote_changed.entry(change_path(&ch)).or_insert(c);
+            remote_changed
+                .entry(crate::git::show_path(&ch.path))
+                .or_insert(c);
         }
         c = p;
     }
@@ -386,18 +388,10 @@ fn replay(
         let mut rows = Vec::new();
         let mut newly = 0;
         for ch in tree_changes(repo, &mut state, parent_tree, info.tree)? {
-            use gix::diff::tree::recorder::Change as C;
-            let C::Modification {
-                previous_oid,
-                oid,
-                path,
-                entry_mode,
-                ..
-            } = &ch
-            else {
+            let (Some((_, previous_oid)), Some((entry_mode, oid))) = (&ch.old, &ch.new) else {
                 continue; // records come with their rows; nothing else changes in a ledger
             };
-            let path = crate::git::show_path(path);
+            let path = crate::git::show_path(&ch.path);
             if entry_mode.is_tree() {
                 continue;
             }
@@ -501,12 +495,6 @@ fn replay(
     }
     out.tip = tip;
     Ok(out)
-}
-
-fn change_path(ch: &gix::diff::tree::recorder::Change) -> String {
-    use gix::diff::tree::recorder::Change as C;
-    let (C::Addition { path, .. } | C::Deletion { path, .. } | C::Modification { path, .. }) = ch;
-    crate::git::show_path(path)
 }
 
 /// `from <source>` lines of a ledger commit message, by schedule id.

@@ -126,7 +126,6 @@ fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
 }
 
 fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
-    use gix::diff::tree::recorder::Change as C;
     let max = args.input.max_input_bytes;
     let repo = crate::git::open(args.repo.as_deref())?;
     let a = super::show::ledger_commit(&repo, Some(&args.a), None)?;
@@ -160,32 +159,7 @@ fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
     let mut rows = Vec::new();
     let mut other = Vec::new();
     let mut reasons = Vec::new();
-    for ch in changes {
-        let (path, old, new) = match ch {
-            C::Modification {
-                previous_entry_mode,
-                previous_oid,
-                entry_mode,
-                oid,
-                path,
-            } => (
-                path,
-                Some((previous_entry_mode, previous_oid)),
-                Some((entry_mode, oid)),
-            ),
-            C::Addition {
-                entry_mode,
-                oid,
-                path,
-                ..
-            } => (path, None, Some((entry_mode, oid))),
-            C::Deletion {
-                entry_mode,
-                oid,
-                path,
-                ..
-            } => (path, Some((entry_mode, oid)), None),
-        };
+    for crate::git::admit::TreeChange { path, old, new } in changes {
         let path = String::from_utf8_lossy(&path).into_owned();
         if old.is_some_and(|(m, _)| m.is_tree()) || new.is_some_and(|(m, _)| m.is_tree()) {
             continue;

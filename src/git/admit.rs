@@ -411,13 +411,7 @@ impl<'r> Admission<'r> {
         if let Some(b) = self.budget {
             let rows = changes
                 .iter()
-                .filter(|ch| {
-                    use gix::diff::tree::recorder::Change as C;
-                    let (C::Addition { path, .. }
-                    | C::Deletion { path, .. }
-                    | C::Modification { path, .. }) = ch;
-                    path.starts_with(b"rows/")
-                })
+                .filter(|ch| ch.path.starts_with(b"rows/"))
                 .count();
             self.rows_read += rows;
             if self.rows_read > b.max_rows {
@@ -434,33 +428,7 @@ impl<'r> Admission<'r> {
         let mut added_records: BTreeMap<String, ObjectId> = BTreeMap::new();
         let mut bad_dirs: Vec<String> = Vec::new();
         let rule3 = "rule 3";
-        for ch in changes {
-            use gix::diff::tree::recorder::Change as C;
-            let (path, old, new) = match ch {
-                C::Addition {
-                    entry_mode,
-                    oid,
-                    path,
-                    ..
-                } => (path, None, Some((entry_mode, oid))),
-                C::Deletion {
-                    entry_mode,
-                    oid,
-                    path,
-                    ..
-                } => (path, Some((entry_mode, oid)), None),
-                C::Modification {
-                    previous_entry_mode,
-                    previous_oid,
-                    entry_mode,
-                    oid,
-                    path,
-                } => (
-                    path,
-                    Some((previous_entry_mode, previous_oid)),
-                    Some((entry_mode, oid)),
-                ),
-            };
+        for TreeChange { path, old, new } in changes {
             let path = super::show_path(&path);
             if bad_dirs
                 .iter()
@@ -645,11 +613,7 @@ impl<'r> Admission<'r> {
     }
 
     /// The changes between two trees, skipping unchanged subtrees.
-    fn tree_changes(
-        &mut self,
-        a: ObjectId,
-        b: ObjectId,
-    ) -> Result<Vec<gix::diff::tree::recorder::Change>> {
+    fn tree_changes(&mut self, a: ObjectId, b: ObjectId) -> Result<Vec<TreeChange>> {
         tree_changes(self.repo, &mut self.state, a, b)
     }
 }
@@ -701,7 +665,8 @@ pub fn tree_changes(
     state: &mut gix::diff::tree::State,
     a: ObjectId,
     b: ObjectId,
-) -> Result<Vec<gix::diff::tree::recorder::Change>> {
+) -> Result<Vec<TreeChange>> {
+    use gix::diff::tree::recorder::Change as C;
     use gix::objs::{Kind, TreeRefIter};
     let mut buf_a = Vec::new();
     let mut buf_b = Vec::new();
@@ -718,7 +683,52 @@ pub fn tree_changes(
         &mut rec,
     )
     .map_err(|e| Error::failed(format!("cannot compare trees {a} and {b}: {e}")))?;
-    Ok(rec.records)
+    Ok(rec
+        .records
+        .into_iter()
+        .map(|ch| match ch {
+            C::Addition {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => TreeChange {
+                path,
+                old: None,
+                new: Some((entry_mode, oid)),
+            },
+            C::Deletion {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => TreeChange {
+                path,
+                old: Some((entry_mode, oid)),
+                new: None,
+            },
+            C::Modification {
+                previous_entry_mode,
+                previous_oid,
+                entry_mode,
+                oid,
+                path,
+            } => TreeChange {
+                path,
+                old: Some((previous_entry_mode, previous_oid)),
+                new: Some((entry_mode, oid)),
+            },
+        })
+        .collect())
+}
+
+/// One path that differs between two trees: its entry before (`None`: added) and after
+/// (`None`: removed).
+#[derive(Debug, Clone)]
+pub struct TreeChange {
+    pub path: gix::bstr::BString,
+    pub old: Option<(gix::objs::tree::EntryMode, ObjectId)>,
+    pub new: Option<(gix::objs::tree::EntryMode, ObjectId)>,
 }
 
 /// Every non-tree entry below `tree`, with its full path (used only to explain a refused root).
