@@ -47,6 +47,10 @@ pub struct Change {
 pub enum WriteError {
     /// Another writer moved the ledger since it was read: re-read and rebuild.
     Moved,
+    /// The ref's lock file could not be taken in time: another process is moving the ref, or
+    /// a killed one left its `.lock` file behind. Worth another try; at the retry bound the
+    /// error (naming the lock file) is the answer, not "other writers kept winning".
+    Locked(Error),
     Other(Error),
 }
 
@@ -82,14 +86,21 @@ pub fn apply<S: Store + ?Sized>(
     store: &mut S,
     mut build: impl FnMut(&mut S) -> Result<Change>,
 ) -> Result<Change> {
+    let mut locked = None;
     for _ in 0..MAX_ATTEMPTS {
         let change = build(store)?;
         check_change(store, &change)?;
         match store.write(&change) {
             Ok(()) => return Ok(change),
-            Err(WriteError::Moved) => store.reload()?,
+            Err(WriteError::Moved) => locked = None,
+            Err(WriteError::Locked(e)) => locked = Some(e),
             Err(WriteError::Other(e)) => return Err(e),
         }
+        store.reload()?;
+    }
+    // A lock that was never released is not contention: nothing moved the ledger.
+    if let Some(e) = locked {
+        return Err(e);
     }
     Err(Error::Contended(format!(
         "the ledger moved on each of {MAX_ATTEMPTS} tries (other writers kept winning); nothing was written"

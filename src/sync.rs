@@ -142,7 +142,7 @@ fn sync_one(
                         })
                     }
                     Err(WriteError::Moved) => continue,
-                    Err(WriteError::Other(e)) => return Err(e),
+                    Err(WriteError::Other(e) | WriteError::Locked(e)) => return Err(e),
                 }
             }
             (Some(l), None) => (l, format!("pushed to {remote} (new there)")),
@@ -176,7 +176,7 @@ fn sync_one(
                             })
                         }
                         Err(WriteError::Moved) => continue,
-                        Err(WriteError::Other(e)) => return Err(e),
+                        Err(WriteError::Other(e) | WriteError::Locked(e)) => return Err(e),
                     }
                 }
                 Some(base) if base == r => (l, format!("pushed to {remote}")),
@@ -191,7 +191,7 @@ fn sync_one(
                     ) {
                         Ok(()) => {}
                         Err(WriteError::Moved) => continue,
-                        Err(WriteError::Other(e)) => return Err(e),
+                        Err(WriteError::Other(e) | WriteError::Locked(e)) => return Err(e),
                     }
                     let skipped = if replay.skipped_rows > 0 {
                         format!(

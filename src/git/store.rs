@@ -168,8 +168,19 @@ pub(crate) fn move_ref(
     match repo.edit_reference(edit) {
         Ok(_) => Ok(()),
         Err(e) => match e.dominant_class() {
-            Some(gix::error::Class::Conflict) | Some(gix::error::Class::Retryable) => {
-                Err(WriteError::Moved)
+            // The ref no longer has the expected value: another writer won.
+            Some(gix::error::Class::Conflict) => Err(WriteError::Moved),
+            // Its lock file is held (gix waited `core.filesRefLockTimeout`): a writer is busy
+            // with it, or a process killed while holding it left the file behind.
+            Some(gix::error::Class::Retryable) => {
+                let lock = repo.common_dir().join(format!("{name}.lock"));
+                Err(WriteError::Locked(Error::failed_with_hint(
+                    format!("cannot update {name}: {} exists: {e}", lock.display()),
+                    format!(
+                        "another git process seems to be running in this repository; if none is, a killed one left the lock behind: remove {} and try again",
+                        lock.display()
+                    ),
+                )))
             }
             _ => Err(WriteError::Other(Error::failed(format!(
                 "cannot update {name}: {e}"
@@ -223,7 +234,7 @@ pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, Objec
         Err(WriteError::Moved) => Err(Error::refused(format!(
             "{name} already exists (created concurrently); init creates a ledger once"
         ))),
-        Err(WriteError::Other(e)) => Err(e),
+        Err(WriteError::Other(e) | WriteError::Locked(e)) => Err(e),
     }
 }
 
