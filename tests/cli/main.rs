@@ -3,6 +3,7 @@
 
 mod cite;
 mod common;
+mod crash;
 mod defhash;
 mod examples;
 mod gitstore;
