@@ -3,6 +3,7 @@
 
 mod cite;
 mod common;
+mod concurrency;
 mod crash;
 mod defhash;
 mod examples;
