@@ -50,11 +50,41 @@ pub fn read_document(path: &std::path::Path, max_bytes: u64) -> Result<(Vec<u8>,
     Ok((bytes, value))
 }
 
+/// How long opening a FIFO (named pipe) waits for a process to open its other end.
+pub const FIFO_WRITER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Open an input file. Opening a FIFO blocks until a writer opens it, so a FIFO that nobody
+/// feeds would hang the command: it is opened on a helper thread and given up after
+/// [`FIFO_WRITER_TIMEOUT`] (the thread stays blocked until the process exits). A fed FIFO (a
+/// pipe, `<(…)`) reads as usual, within the input bound.
+fn open_input(path: &std::path::Path) -> Result<std::fs::File> {
+    let fail = |e: std::io::Error| Error::failed(format!("{}: cannot open: {e}", path.display()));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let owned = path.to_owned();
+            std::thread::spawn(move || {
+                let _ = tx.send(std::fs::File::open(owned));
+            });
+            return match rx.recv_timeout(FIFO_WRITER_TIMEOUT) {
+                Ok(r) => r.map_err(fail),
+                Err(_) => Err(Error::failed(format!(
+                    "{}: a FIFO that no process opened for writing within {} s; nothing to read",
+                    path.display(),
+                    FIFO_WRITER_TIMEOUT.as_secs()
+                ))),
+            };
+        }
+    }
+    std::fs::File::open(path).map_err(fail)
+}
+
 /// Read a whole file, refusing it when it is over `max_bytes` (checked before and while reading).
 pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
     use std::io::Read;
-    let file = std::fs::File::open(path)
-        .map_err(|e| Error::failed(format!("{}: cannot open: {e}", path.display())))?;
+    let file = open_input(path)?;
     let meta = file
         .metadata()
         .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
