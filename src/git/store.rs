@@ -63,7 +63,7 @@ pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String,
             let name = if a.starts_with("refs/") {
                 if !a.starts_with(REF_PREFIX) {
                     return Err(Error::Usage(format!(
-                        "--ref {a}: a ledger ref is {REF_PREFIX}<declaration id>"
+                        "{a} is not a ledger ref (a ledger ref is {REF_PREFIX}<declaration id>, or give the declaration id)"
                     )));
                 }
                 a.to_owned()
