@@ -74,11 +74,18 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
             )));
         }
         let path = crate::git::layout::row_path(id);
-        let Some((_, blob)) = crate::git::objects::find_in_tree(&repo, info.tree, &path)? else {
+        let Some((mode, blob)) = crate::git::objects::find_in_tree(&repo, info.tree, &path)? else {
             return Err(Error::refused(format!(
                 "{at}: row {id} is missing ({path})"
             )));
         };
+        // Never print a symlink's target text or read a submodule's commit as the row.
+        if !crate::git::objects::is_regular(mode) {
+            return Err(Error::refused(format!(
+                "{at}: row {id}: {path} has mode {}; every entry is a regular file (100644)",
+                crate::git::objects::describe_mode(mode)
+            )));
+        }
         let row =
             crate::git::admit::read_row(&repo, decl, blob, id, max, &at).map_err(Error::Refused)?;
         io.out.write_all(&row.canonical(decl))?;
