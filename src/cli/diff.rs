@@ -9,6 +9,7 @@ use super::{InputOpts, Io};
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::git::layout;
+use crate::git::objects::is_regular;
 use crate::ledger::Ledger;
 use crate::ledger_diff::{self, Follows, LedgerDiff};
 use crate::report::DeclarationRef;
@@ -166,6 +167,18 @@ fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
         }
         let sid = layout::schedule_id_of(&path).filter(|s| decl.schedule_position(s).is_some());
         match (sid, old, new) {
+            // A row file must be a regular file: never read a symlink's target text or a
+            // submodule's commit id as the row.
+            (Some(sid), Some((ma, _)), Some((mb, _))) if !is_regular(ma) || !is_regular(mb) => {
+                for (m, at) in [(ma, a), (mb, b)] {
+                    if !is_regular(m) {
+                        reasons.push(format!(
+                            "commit {at}: row {sid}: {path} has mode {}; every entry is a regular file (100644)",
+                            crate::git::objects::describe_mode(m)
+                        ));
+                    }
+                }
+            }
             (Some(sid), Some((_, oa)), Some((_, ob))) => {
                 let ra =
                     crate::git::admit::read_row(&repo, decl, oa, sid, max, &format!("commit {a}"));
@@ -184,6 +197,14 @@ fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
                         reasons.extend(rb.err().unwrap_or_default());
                     }
                 }
+            }
+            // A scheduled row missing on one side (removed, or a tree in its place): that
+            // side is not a ledger state; say so rather than report "no row differs".
+            (Some(sid), None, Some(_)) | (Some(sid), Some(_), None) => {
+                let at = if old.is_none() { a } else { b };
+                reasons.push(format!(
+                    "commit {at}: row {sid} is missing ({path} is not a file there)"
+                ));
             }
             _ if old.is_none() && layout::is_record_path(&path) => {}
             _ => other.push(format!(
