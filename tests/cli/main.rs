@@ -9,6 +9,7 @@ mod defhash;
 mod examples;
 mod gitstore;
 mod hooks;
+mod hostile_git;
 mod import;
 mod pin;
 mod render;
