@@ -14,7 +14,7 @@ use crate::ledger::Row;
 pub mod file;
 
 /// How many times a writer rebuilds its change after losing a race.
-pub const MAX_ATTEMPTS: usize = 16;
+pub const MAX_ATTEMPTS: usize = 64;
 
 /// A new state of one row, with the native record that justifies it (for a filled row).
 #[derive(Debug, Clone)]
@@ -87,7 +87,7 @@ pub fn apply<S: Store + ?Sized>(
     mut build: impl FnMut(&mut S) -> Result<Change>,
 ) -> Result<Change> {
     let mut locked = None;
-    for _ in 0..MAX_ATTEMPTS {
+    for attempt in 0..MAX_ATTEMPTS {
         let change = build(store)?;
         check_change(store, &change)?;
         match store.write(&change) {
@@ -96,6 +96,7 @@ pub fn apply<S: Store + ?Sized>(
             Err(WriteError::Locked(e)) => locked = Some(e),
             Err(WriteError::Other(e)) => return Err(e),
         }
+        backoff(attempt);
         store.reload()?;
     }
     // A lock that was never released is not contention: nothing moved the ledger.
@@ -105,6 +106,17 @@ pub fn apply<S: Store + ?Sized>(
     Err(Error::Contended(format!(
         "the ledger moved on each of {MAX_ATTEMPTS} tries (other writers kept winning); nothing was written"
     )))
+}
+
+/// After a lost race, wait a little before rebuilding, so that writers that keep colliding
+/// spread out: a random pause of up to 2^attempt ms, capped at 50 ms.
+fn backoff(attempt: usize) {
+    use std::hash::{BuildHasher, Hasher};
+    let cap_ms = (1u64 << attempt.min(6)).min(50);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_usize(attempt);
+    let micros = h.finish() % (cap_ms * 1000 + 1);
+    std::thread::sleep(std::time::Duration::from_micros(micros));
 }
 
 /// Check every row of a change against the store's current state: the admission rules for a
