@@ -448,6 +448,12 @@ impl Store for RefStore {
         &self.known.decl
     }
 
+    /// The tip's `Ledger-Filled` count (checked against the rows when the store opened a tip
+    /// without a usable trailer), kept up to date by each write: no row is read.
+    fn filled(&mut self) -> Result<usize> {
+        Ok(self.filled)
+    }
+
     fn row(&mut self, schedule_id: &str) -> Result<Row> {
         let decl = &self.known.decl;
         if decl.schedule_position(schedule_id).is_none() {
