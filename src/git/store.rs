@@ -307,7 +307,7 @@ pub fn ledger_at(
         "declaration": {"id": decl.id, "sha256": decl.sha256},
         "rows": rows.iter().map(Row::to_value).collect::<Vec<_>>(),
     });
-    let ledger = Ledger::from_value(decl, &value).map_err(|e| e.context(&at))?;
+    let ledger = Ledger::from_owned_value(decl, value).map_err(|e| e.context(&at))?;
     Ok((known, ledger))
 }
 
