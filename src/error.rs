@@ -37,10 +37,19 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A refusal's entries that start with this are hints (next steps), not reasons: printed on a
+/// `hint:` line of their own, and under `hints` in JSON.
+pub const HINT_PREFIX: &str = "hint: ";
+
 impl Error {
     /// A refusal with one reason.
     pub fn refused(reason: impl Into<String>) -> Self {
         Error::Refused(vec![reason.into()])
+    }
+
+    /// A refusal with one reason and a hint line (the obvious next step).
+    pub fn refused_with_hint(reason: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Refused(vec![reason.into(), format!("{HINT_PREFIX}{}", hint.into())])
     }
 
     /// A failure without a hint.
@@ -65,7 +74,13 @@ impl Error {
             Error::Refused(reasons) => Error::Refused(
                 reasons
                     .into_iter()
-                    .map(|r| format!("{context}: {r}"))
+                    .map(|r| {
+                        if r.starts_with(HINT_PREFIX) {
+                            r
+                        } else {
+                            format!("{context}: {r}")
+                        }
+                    })
                     .collect(),
             ),
             Error::Failed { message, hint } => Error::Failed {
@@ -90,20 +105,55 @@ impl Error {
     /// The reasons a refusal lists (or the one message of any other error).
     pub fn reasons(&self) -> Vec<String> {
         match self {
-            Error::Refused(r) => r.clone(),
+            Error::Refused(r) => r
+                .iter()
+                .filter(|r| !r.starts_with(HINT_PREFIX))
+                .cloned()
+                .collect(),
             Error::Failed { message, .. } => vec![message.clone()],
             Error::Contended(m) | Error::Usage(m) => vec![m.clone()],
         }
+    }
+
+    /// Reasons and hints together, for folding this error into a larger refusal.
+    pub fn entries(&self) -> Vec<String> {
+        let mut out = self.reasons();
+        out.extend(
+            self.hints()
+                .into_iter()
+                .map(|h| format!("{HINT_PREFIX}{h}")),
+        );
+        out
+    }
+
+    /// The hints (next steps) an error carries, each once, in order.
+    pub fn hints(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        match self {
+            Error::Refused(r) => {
+                for h in r.iter().filter_map(|r| r.strip_prefix(HINT_PREFIX)) {
+                    if !out.iter().any(|o| o == h) {
+                        out.push(h.to_owned());
+                    }
+                }
+            }
+            Error::Failed { hint: Some(h), .. } => out.push(h.clone()),
+            _ => {}
+        }
+        out
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Refused(reasons) => {
+            Error::Refused(_) => {
                 write!(f, "refused:")?;
-                for r in reasons {
+                for r in self.reasons() {
                     write!(f, "\n  {r}")?;
+                }
+                for h in self.hints() {
+                    write!(f, "\n{HINT_PREFIX}{h}")?;
                 }
                 Ok(())
             }

@@ -10,6 +10,7 @@ pub mod declaration;
 pub mod error;
 pub mod git;
 pub mod hand;
+pub mod hook;
 pub mod import;
 pub mod json;
 pub mod ledger;
@@ -18,6 +19,7 @@ pub mod portfolio;
 pub mod render;
 pub mod report;
 pub mod store;
+pub mod sync;
 #[cfg(test)]
 pub(crate) mod testutil;
 

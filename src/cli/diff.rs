@@ -13,6 +13,17 @@ use crate::ledger::Ledger;
 use crate::ledger_diff::{self, Follows, LedgerDiff};
 use crate::report::DeclarationRef;
 
+/// How `diff` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// Readable text with a unified diff per changed row.
+    Text,
+    /// One JSON object (the same as --json).
+    Json,
+    /// One self-contained HTML page (inline CSS, no scripts, no network).
+    Html,
+}
+
 /// What changed between two ledger states, and whether B follows A by admitted steps.
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
@@ -25,14 +36,28 @@ pub struct DiffArgs {
     /// Compare two ledger files instead of two commits.
     #[arg(long)]
     pub files: bool,
-    /// Print the diff as one JSON object.
-    #[arg(long)]
+    /// Print the diff as one JSON object (same as --format json).
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Output format: text, json, or html (one self-contained page: `> diff.html`).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
     /// The repository (default: discovered from the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputOpts,
+}
+
+impl DiffArgs {
+    /// The format asked for (`--json` is `--format json`).
+    pub fn format(&self) -> DiffFormat {
+        if self.json {
+            DiffFormat::Json
+        } else {
+            self.format
+        }
+    }
 }
 
 pub fn run(args: DiffArgs, io: &mut Io) -> Result<i32> {
@@ -50,10 +75,10 @@ pub fn run(args: DiffArgs, io: &mut Io) -> Result<i32> {
         }
         (false, None) => commits(&args)?,
     };
-    if args.json {
-        ledger_diff::write_json(&d, io.out)?;
-    } else {
-        ledger_diff::write_text(&d, io.out)?;
+    match args.format() {
+        DiffFormat::Json => ledger_diff::write_json(&d, io.out)?,
+        DiffFormat::Text => ledger_diff::write_text(&d, io.out)?,
+        DiffFormat::Html => crate::render::html_diff::write(&d, io.out)?,
     }
     Ok(0)
 }
@@ -101,7 +126,6 @@ fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
 }
 
 fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
-    use gix::diff::tree::recorder::Change as C;
     let max = args.input.max_input_bytes;
     let repo = crate::git::open(args.repo.as_deref())?;
     let a = super::show::ledger_commit(&repo, Some(&args.a), None)?;
@@ -135,32 +159,7 @@ fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
     let mut rows = Vec::new();
     let mut other = Vec::new();
     let mut reasons = Vec::new();
-    for ch in changes {
-        let (path, old, new) = match ch {
-            C::Modification {
-                previous_entry_mode,
-                previous_oid,
-                entry_mode,
-                oid,
-                path,
-            } => (
-                path,
-                Some((previous_entry_mode, previous_oid)),
-                Some((entry_mode, oid)),
-            ),
-            C::Addition {
-                entry_mode,
-                oid,
-                path,
-                ..
-            } => (path, None, Some((entry_mode, oid))),
-            C::Deletion {
-                entry_mode,
-                oid,
-                path,
-                ..
-            } => (path, Some((entry_mode, oid)), None),
-        };
+    for crate::git::admit::TreeChange { path, old, new } in changes {
         let path = String::from_utf8_lossy(&path).into_owned();
         if old.is_some_and(|(m, _)| m.is_tree()) || new.is_some_and(|(m, _)| m.is_tree()) {
             continue;

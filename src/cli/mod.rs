@@ -45,6 +45,7 @@ pub struct LedgerTarget {
 mod completions;
 mod diff;
 mod hand;
+mod hook;
 mod import;
 mod init;
 mod log;
@@ -52,6 +53,7 @@ mod man;
 mod pin;
 mod report;
 mod show;
+mod sync;
 mod template;
 mod verify;
 
@@ -83,6 +85,12 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Re-check whole ledger chains from their roots.
     Verify(verify::VerifyArgs),
+    /// Fetch, fast-forward or replay, and push ledgers with a remote.
+    Sync(sync::SyncArgs),
+    /// The hook entry points: pre-receive, reference-transaction <STATE>, pre-commit.
+    Hook(hook::HookArgs),
+    /// Install the hooks in this repository (--server: only pre-receive).
+    Hooks(hook::HooksArgs),
     /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
     /// Install the manual pages, so that `git ledger --help` shows them.
@@ -148,15 +156,20 @@ pub fn main() -> i32 {
 
 /// Print an error once: on stderr, and under `--json` also as an object on stdout.
 pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let hints = e.hints();
     if json {
-        let obj = serde_json::json!({
+        let mut obj = serde_json::json!({
             "refused": matches!(e, Error::Refused(_)),
             "reasons": e.reasons(),
         });
+        if !hints.is_empty() {
+            obj["hints"] = hints.clone().into();
+        }
         let _ = out.write_all(&crate::json::canonical(&obj));
     }
-    let _ = match e {
-        Error::Refused(reasons) => {
+    let mut r = match e {
+        Error::Refused(_) => {
+            let reasons = e.reasons();
             let mut r = writeln!(
                 err,
                 "refused ({} reason{}):",
@@ -168,16 +181,14 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
             }
             r
         }
-        Error::Failed { message, hint } => {
-            let r = writeln!(err, "error: {message}");
-            match hint {
-                Some(h) => r.and(writeln!(err, "hint: {h}")),
-                None => r,
-            }
-        }
+        Error::Failed { message, .. } => writeln!(err, "error: {message}"),
         Error::Contended(m) => writeln!(err, "error: {m}"),
         Error::Usage(m) => writeln!(err, "usage error: {m}"),
     };
+    for h in hints {
+        r = r.and(writeln!(err, "hint: {h}"));
+    }
+    let _ = r;
     e.exit_code()
 }
 
@@ -192,9 +203,10 @@ impl Command {
             Command::Import(a) => a.json,
             Command::Put(_) | Command::Repair(_) | Command::Init(_) | Command::Show(_) => false,
             Command::Log(a) => a.json,
-            Command::Diff(a) => a.json,
+            Command::Diff(a) => a.format() == diff::DiffFormat::Json,
             Command::Verify(a) => a.json,
             Command::Completions(_) | Command::InstallMan(_) => false,
+            Command::Sync(_) | Command::Hook(_) | Command::Hooks(_) => false,
         }
     }
 }
@@ -216,6 +228,9 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Log(a) => log::run(a, io),
         Command::Diff(a) => diff::run(a, io),
         Command::Verify(a) => verify::run(a, io),
+        Command::Sync(a) => sync::run(a, io),
+        Command::Hook(a) => hook::run_hook(a, io),
+        Command::Hooks(a) => hook::run_hooks(a, io),
         Command::Completions(a) => completions::run(a, io),
         Command::InstallMan(a) => man::install(a, io),
     }

@@ -31,13 +31,13 @@ pub fn pin(
         Ok(p) => {
             out.insert("profile".into(), p);
         }
-        Err(e) => r.extend(e.reasons()),
+        Err(e) => r.extend(e.entries()),
     }
     let mut policies = Vec::new();
     for p in &draft.policy_files {
         match file_pin(repo, commit, p) {
             Ok(v) => policies.push(v),
-            Err(e) => r.extend(e.reasons()),
+            Err(e) => r.extend(e.entries()),
         }
     }
     out.insert("policy_files".into(), Value::Array(policies));
@@ -45,7 +45,7 @@ pub fn pin(
         Ok(v) => {
             out.insert("runner_tools".into(), v);
         }
-        Err(e) => r.extend(e.reasons()),
+        Err(e) => r.extend(e.entries()),
     }
     let mut tasks = Vec::new();
     for (task, raw) in draft
@@ -58,14 +58,14 @@ pub fn pin(
             Ok(v) => {
                 t.insert("definition".into(), v);
             }
-            Err(e) => r.extend(e.context(format!("task {}", task.id)).reasons()),
+            Err(e) => r.extend(e.context(format!("task {}", task.id)).entries()),
         }
         if let Some(oracle) = &task.oracle {
             match file_pin(repo, commit, oracle) {
                 Ok(v) => {
                     t.insert("oracle".into(), v);
                 }
-                Err(e) => r.extend(e.context(format!("task {}", task.id)).reasons()),
+                Err(e) => r.extend(e.context(format!("task {}", task.id)).entries()),
             }
         }
         tasks.push(Value::Object(t));
@@ -121,7 +121,7 @@ pub fn check(
         Ok(c) => r.push(format!(
             "{what}: declared {declared}, but commit {rev} holds {c}"
         )),
-        Err(e) => r.extend(e.context(&what).reasons()),
+        Err(e) => r.extend(e.context(&what).entries()),
     };
     let v = &decl.value;
     compare(

@@ -72,6 +72,22 @@ pub struct Admission<'r> {
     max_bytes: u64,
     known: Option<Rc<Known>>,
     state: gix::diff::tree::State,
+    budget: Option<Budget>,
+    /// Commits walked and row files read so far (counted against the budget).
+    commits_walked: usize,
+    rows_read: usize,
+}
+
+/// Bounds on the work one admission run may do, so that a hostile push cannot exhaust a
+/// server: commits walked (a creation walks the whole chain; a rewrite is detected by walking
+/// too) and changed row files read. Blob sizes are bounded separately by `max_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub max_commits: usize,
+    pub max_rows: usize,
+    /// Where the bounds are configured, for messages (`git config ledger.maxCommitsPerPush`).
+    pub commits_key: &'static str,
+    pub rows_key: &'static str,
 }
 
 /// Admit a ref update `old → new` (`None` for a missing side): creation needs the whole chain
@@ -95,6 +111,32 @@ impl<'r> Admission<'r> {
             max_bytes,
             known: None,
             state: Default::default(),
+            budget: None,
+            commits_walked: 0,
+            rows_read: 0,
+        }
+    }
+
+    /// Bound the work of this validator (shared by every update it admits).
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Commits walked and row files read so far.
+    pub fn work(&self) -> (usize, usize) {
+        (self.commits_walked, self.rows_read)
+    }
+
+    /// Count one commit walked, refusing once the budget is spent.
+    fn spend_commit(&mut self, tip: ObjectId) -> Result<()> {
+        self.commits_walked += 1;
+        match self.budget {
+            Some(b) if self.commits_walked > b.max_commits => Err(Error::refused(format!(
+                "commit {tip}: bound: this update walks more than {} commits (raise it with `git config {}`)",
+                b.max_commits, b.commits_key
+            ))),
+            _ => Ok(()),
         }
     }
 
@@ -252,7 +294,7 @@ impl<'r> Admission<'r> {
     /// Commits from `tip` down the first-parent chain, newest first, stopping before `stop`
     /// (returned as reached) or at the root (included).
     fn first_parent_chain(
-        &self,
+        &mut self,
         tip: ObjectId,
         stop: Option<ObjectId>,
     ) -> Result<(Vec<ObjectId>, Option<ObjectId>)> {
@@ -262,6 +304,7 @@ impl<'r> Admission<'r> {
             if Some(current) == stop {
                 return Ok((out, stop));
             }
+            self.spend_commit(tip)?;
             out.push(current);
             let info = read_commit(self.repo, current)?;
             match info.parents.first() {
@@ -369,6 +412,19 @@ impl<'r> Admission<'r> {
         let decl = &known.decl;
 
         let changes = self.tree_changes(p.tree, c.tree)?;
+        if let Some(b) = self.budget {
+            let rows = changes
+                .iter()
+                .filter(|ch| ch.path.starts_with(b"rows/"))
+                .count();
+            self.rows_read += rows;
+            if self.rows_read > b.max_rows {
+                return Err(Error::refused(format!(
+                    "{at}: bound: this update changes more than {} row files (raise it with `git config {}`)",
+                    b.max_rows, b.rows_key
+                )));
+            }
+        }
         let mut r = Reasons::new();
         let mut step = Step::default();
         // Filled rows: (schedule id, record path, record key, declared sha256).
@@ -376,33 +432,7 @@ impl<'r> Admission<'r> {
         let mut added_records: BTreeMap<String, ObjectId> = BTreeMap::new();
         let mut bad_dirs: Vec<String> = Vec::new();
         let rule3 = "rule 3";
-        for ch in changes {
-            use gix::diff::tree::recorder::Change as C;
-            let (path, old, new) = match ch {
-                C::Addition {
-                    entry_mode,
-                    oid,
-                    path,
-                    ..
-                } => (path, None, Some((entry_mode, oid))),
-                C::Deletion {
-                    entry_mode,
-                    oid,
-                    path,
-                    ..
-                } => (path, Some((entry_mode, oid)), None),
-                C::Modification {
-                    previous_entry_mode,
-                    previous_oid,
-                    entry_mode,
-                    oid,
-                    path,
-                } => (
-                    path,
-                    Some((previous_entry_mode, previous_oid)),
-                    Some((entry_mode, oid)),
-                ),
-            };
+        for TreeChange { path, old, new } in changes {
             let path = super::show_path(&path);
             if bad_dirs
                 .iter()
@@ -587,11 +617,7 @@ impl<'r> Admission<'r> {
     }
 
     /// The changes between two trees, skipping unchanged subtrees.
-    fn tree_changes(
-        &mut self,
-        a: ObjectId,
-        b: ObjectId,
-    ) -> Result<Vec<gix::diff::tree::recorder::Change>> {
+    fn tree_changes(&mut self, a: ObjectId, b: ObjectId) -> Result<Vec<TreeChange>> {
         tree_changes(self.repo, &mut self.state, a, b)
     }
 }
@@ -643,7 +669,8 @@ pub fn tree_changes(
     state: &mut gix::diff::tree::State,
     a: ObjectId,
     b: ObjectId,
-) -> Result<Vec<gix::diff::tree::recorder::Change>> {
+) -> Result<Vec<TreeChange>> {
+    use gix::diff::tree::recorder::Change as C;
     use gix::objs::{Kind, TreeRefIter};
     let mut buf_a = Vec::new();
     let mut buf_b = Vec::new();
@@ -660,7 +687,52 @@ pub fn tree_changes(
         &mut rec,
     )
     .map_err(|e| Error::failed(format!("cannot compare trees {a} and {b}: {e}")))?;
-    Ok(rec.records)
+    Ok(rec
+        .records
+        .into_iter()
+        .map(|ch| match ch {
+            C::Addition {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => TreeChange {
+                path,
+                old: None,
+                new: Some((entry_mode, oid)),
+            },
+            C::Deletion {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => TreeChange {
+                path,
+                old: Some((entry_mode, oid)),
+                new: None,
+            },
+            C::Modification {
+                previous_entry_mode,
+                previous_oid,
+                entry_mode,
+                oid,
+                path,
+            } => TreeChange {
+                path,
+                old: Some((previous_entry_mode, previous_oid)),
+                new: Some((entry_mode, oid)),
+            },
+        })
+        .collect())
+}
+
+/// One path that differs between two trees: its entry before (`None`: added) and after
+/// (`None`: removed).
+#[derive(Debug, Clone)]
+pub struct TreeChange {
+    pub path: gix::bstr::BString,
+    pub old: Option<(gix::objs::tree::EntryMode, ObjectId)>,
+    pub new: Option<(gix::objs::tree::EntryMode, ObjectId)>,
 }
 
 /// Every non-tree entry below `tree`, with its full path (used only to explain a refused root).

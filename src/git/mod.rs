@@ -11,8 +11,10 @@ pub mod admit;
 mod defhash;
 pub mod layout;
 pub mod objects;
+pub mod quarantine;
 mod revision;
 pub mod store;
+pub mod transport;
 mod tree;
 
 use std::path::{Path, PathBuf};

@@ -116,7 +116,7 @@ pub fn ref_target(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>
 
 /// Author and committer from Git's configuration and environment; none is a failure with
 /// Git's hint.
-fn identity(
+pub(crate) fn identity(
     repo: &gix::Repository,
 ) -> Result<(gix::actor::SignatureRef<'_>, gix::actor::SignatureRef<'_>)> {
     Ok((
@@ -143,7 +143,7 @@ fn signature<'a>(
 }
 
 /// Move `name` from `expected` to `new` with compare-and-swap.
-fn move_ref(
+pub(crate) fn move_ref(
     repo: &gix::Repository,
     name: &str,
     expected: PreviousValue,
@@ -419,7 +419,7 @@ impl RefStore {
 
 /// Count the filled rows of a tree by reading every row (only for a tip without a usable
 /// `Ledger-Filled` trailer).
-fn count_filled(
+pub(crate) fn count_filled(
     repo: &gix::Repository,
     decl: &Declaration,
     tree: ObjectId,

@@ -160,7 +160,7 @@ pub fn build<S: Store + ?Sized>(
         let id = c.row.schedule_id();
         let current = store.row(id)?;
         if !current.is_deferred() {
-            reasons.extend(crate::hand::already_filled(id, &current).reasons());
+            reasons.extend(crate::hand::already_filled(id, &current).entries());
         }
         if let Some(other) = keys.insert(&c.key, id) {
             if other != id {

@@ -28,7 +28,7 @@ const OPEN_IDS: usize = 6;
 const CHART_W: f64 = 1000.0;
 const CHART_H: f64 = 44.0;
 
-const CSS: &str = r#"
+pub(crate) const CSS: &str = r#"
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg-soft: #f6f8fa; }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 24px 32px 48px; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fg); background: #fff; max-width: 1200px; }

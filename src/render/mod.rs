@@ -4,6 +4,7 @@
 //! recomputes nothing; the same report gives the same bytes.
 
 pub mod html;
+pub mod html_diff;
 pub mod markdown;
 
 use crate::portfolio::Outcome;

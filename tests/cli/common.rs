@@ -160,3 +160,108 @@ pub fn require_tool(tool: &str, what: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
 }
+
+/// PATH with the directory of the built binary first, so that hooks (and `git ledger`) find
+/// `git-ledger`.
+pub fn path_with_bin() -> std::ffi::OsString {
+    let dir = bin().parent().unwrap().to_path_buf();
+    let mut paths = vec![dir];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).unwrap()
+}
+
+/// Run `git` in `dir` with the binary on PATH (for commands that run our hooks).
+pub fn git_hooked(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut cmd = Command::new("git");
+    pin_env(&mut cmd)
+        .env("PATH", path_with_bin())
+        .current_dir(dir)
+        .args(args);
+    run_with_stdin(cmd, stdin)
+}
+
+/// Run the binary in `dir` with the binary on PATH (sync runs `git push`, which runs hooks).
+pub fn ledger_hooked(dir: &Path, args: &[&str]) -> Run {
+    let mut cmd = Command::new(bin());
+    pin_env(&mut cmd)
+        .env("PATH", path_with_bin())
+        .current_dir(dir)
+        .args(args);
+    run_with_stdin(cmd, None)
+}
+
+/// A bare repository with the server hook installed (`hooks install --server`).
+pub fn hooked_server(parent: &Path, name: &str) -> PathBuf {
+    let server = parent.join(name);
+    git(parent, &["init", "-q", "--bare", "-b", "main", name]);
+    ledger(
+        parent,
+        &[
+            "hooks",
+            "install",
+            "--server",
+            "--repo",
+            server.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    server
+}
+
+/// `git daemon` serving `base` on 127.0.0.1 (a free port, receive-pack enabled), killed on drop.
+pub struct Daemon {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl Daemon {
+    pub fn start(base: &Path) -> Daemon {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        // The daemon binary itself, not `git daemon`: `git` would run it as a child, and killing
+        // `git` would leave the daemon running.
+        let exec_path = git(base, &["--exec-path"]);
+        let mut cmd = Command::new(Path::new(&exec_path).join("git-daemon"));
+        pin_env(&mut cmd)
+            .env("PATH", path_with_bin())
+            .args([
+                "--reuseaddr",
+                "--listen=127.0.0.1",
+                &format!("--port={port}"),
+                &format!("--base-path={}", base.display()),
+                "--export-all",
+                "--enable=receive-pack",
+                "--informative-errors",
+                &base.display().to_string(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = cmd.spawn().expect("start git daemon");
+        let d = Daemon { child, port };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "git daemon did not accept on port {port}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        d
+    }
+
+    pub fn url(&self, repo: &str) -> String {
+        format!("git://127.0.0.1:{}/{repo}", self.port)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

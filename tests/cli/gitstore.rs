@@ -250,7 +250,7 @@ pub fn state_commit(dir: &Path, files: &Files, parents: &[&str], message: &str) 
     git(dir, &args)
 }
 
-fn regular(bytes: impl Into<Vec<u8>>) -> Entry {
+pub fn regular(bytes: impl Into<Vec<u8>>) -> Entry {
     Entry {
         mode: "100644".into(),
         bytes: bytes.into(),

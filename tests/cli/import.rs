@@ -1,57 +1,13 @@
-//! `git-ledger import` in file mode: the real binary against real Git repositories and real
-//! SQLite stores. Each test copies the embedded catalogue (`arena/`) into a fresh repository,
-//! pins its draft there with the library (no `pin` command yet), writes the example records
-//! for that declaration and the template ledger, and imports.
+//! `git-ledger import`: the real binary against real Git repositories and real SQLite stores.
+//! Each test copies the embedded catalogue (`arena/`) into a fresh repository, pins its draft
+//! there, writes the example records for that declaration and the template ledger, and
+//! imports (file mode, and ref mode with concurrent importers).
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 use crate::common::{commit_all, git, ledger, new_repo, project_root, write, Run};
 use crate::make_examples;
-
-/// Pin a draft declaration at `rev` of the repository in `dir`, computing what `pin` computes
-/// (source revision, hashes, file counts, profile copy, schedule) with the library.
-pub fn pin_draft(dir: &Path, draft: &Value, rev: &str) -> Vec<u8> {
-    use git_ledger::git;
-    let repo = git::open(Some(dir)).unwrap();
-    let commit = git::resolve_commit(&repo, rev).unwrap();
-    let mut d = draft.clone();
-    d["source_revision"] = json!(commit.to_string());
-    let tree = |p: &str| {
-        let h = git::definition_hash(&repo, commit, p).unwrap();
-        json!({"path": p, "sha256": h.sha256, "files": h.files})
-    };
-    let file = |p: &str| json!({"path": p, "sha256": git::blob_sha256(&repo, commit, p).unwrap()});
-    let profile_path = d["profile"]["source"]["path"].as_str().unwrap().to_owned();
-    let profile_bytes = git::read_blob(&repo, commit, &profile_path).unwrap();
-    let mut profile: Value = serde_json::from_slice(&profile_bytes).unwrap();
-    profile["source"] = file(&profile_path);
-    d["profile"] = profile;
-    for p in d["policy_files"].as_array_mut().unwrap() {
-        *p = file(p["path"].as_str().unwrap());
-    }
-    d["runner_tools"] = tree(d["runner_tools"]["path"].as_str().unwrap());
-    let reps = d["repetitions"].as_u64().unwrap();
-    let mut schedule = Vec::new();
-    for t in d["tasks"].as_array_mut().unwrap() {
-        t["definition"] = tree(t["definition"]["path"].as_str().unwrap());
-        if let Some(o) = t
-            .get("oracle")
-            .and_then(|o| o["path"].as_str())
-            .map(str::to_owned)
-        {
-            t["oracle"] = file(&o);
-        }
-        let id = t["id"].as_str().unwrap().to_owned();
-        let width = reps.to_string().len().max(2);
-        for rep in 1..=reps {
-            schedule
-                .push(json!({"id": format!("{id}/{rep:0width$}"), "task": id, "repetition": rep}));
-        }
-    }
-    d["schedule"] = Value::Array(schedule);
-    git_ledger::json::canonical(&d)
-}
 
 /// A repository holding the embedded catalogue, its pinned declaration, the example records
 /// and a template ledger.
@@ -89,10 +45,9 @@ impl Campaign {
             "/arena/examples/arena-store/\n/ledger.json\n/campaign.json\n",
         );
         let revision = commit_all(root, "catalogue");
-        let draft: Value =
-            serde_json::from_slice(&std::fs::read(root.join("arena/campaign.draft.json")).unwrap())
-                .unwrap();
-        let bytes = pin_draft(root, &draft, "HEAD");
+        let draft = std::fs::read(root.join("arena/campaign.draft.json")).unwrap();
+        let repo = git_ledger::git::open(Some(root)).unwrap();
+        let bytes = git_ledger::declaration::pin::pin(&repo, &draft, "HEAD", u64::MAX).unwrap();
         std::fs::write(root.join("campaign.json"), &bytes).unwrap();
         let decl = git_ledger::declaration::Declaration::parse(&bytes, u64::MAX)
             .unwrap_or_else(|e| panic!("pinned declaration refused: {e}"));
@@ -1014,4 +969,119 @@ fn a_missing_record_fails_and_writes_nothing() {
     r2.expect_code(1);
     assert_eq!(before, c.ledger_bytes());
     let _ = git(c.root(), &["status", "--short"]);
+}
+
+/// Split import arguments into one job per record (`--scenario ID PATH`, `--arena ID STORE
+/// ATTEMPT`).
+fn one_job_per_record(args: &[String]) -> Vec<Vec<String>> {
+    let mut jobs = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let n = if args[i] == "--arena" { 4 } else { 3 };
+        jobs.push(args[i..i + n].to_vec());
+        i += n;
+    }
+    jobs
+}
+
+/// Ref mode with one importer process per record, all at once, plus a retry of one record:
+/// every row lands exactly once, the retry is refused, the chain verifies, and the ref's
+/// ledger is byte-identical to importing the same records in file mode.
+#[test]
+fn concurrent_importers_in_ref_mode_each_land_exactly_once() {
+    let c = Campaign::new();
+    ledger(c.root(), &["init", "campaign.json"]).ok();
+    let records = make_examples::import_args(&c.examples(), false);
+    let runtime = make_examples::runtime_args(&c.examples());
+    let mut jobs = one_job_per_record(&records);
+    assert!(jobs.len() >= 8, "at least 8 importers ({})", jobs.len());
+    jobs.push(jobs[0].clone());
+    let children: Vec<_> = jobs
+        .iter()
+        .map(|job| {
+            let mut cmd = std::process::Command::new(crate::common::bin());
+            crate::common::pin_env(&mut cmd)
+                .current_dir(c.root())
+                .arg("import")
+                .args(job)
+                .args(&runtime)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let landed = outs.iter().filter(|o| o.status.code() == Some(0)).count();
+    let refused: Vec<String> = outs
+        .iter()
+        .filter(|o| o.status.code() == Some(2))
+        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        .collect();
+    assert_eq!(
+        landed + refused.len(),
+        jobs.len(),
+        "every importer landed or was refused"
+    );
+    assert_eq!(
+        landed,
+        jobs.len() - 1,
+        "each record lands once: {refused:?}"
+    );
+    assert_eq!(refused.len(), 1);
+    assert!(
+        refused[0].contains("already holds an attempt") || refused[0].contains("already filled"),
+        "{}",
+        refused[0]
+    );
+    // One commit per landed record after the root.
+    assert_eq!(
+        git(
+            c.root(),
+            &[
+                "rev-list",
+                "--count",
+                "refs/ledgers/reliability-634-slice-1"
+            ]
+        ),
+        (landed + 1).to_string()
+    );
+    ledger(c.root(), &["verify"]).ok();
+    // The same records imported at once in file mode give the same ledger document.
+    let mut all = records.clone();
+    all.extend(runtime);
+    c.import(&strs(&all)).ok();
+    let shown = ledger(c.root(), &["show"]);
+    shown.ok();
+    assert_eq!(shown.stdout.as_bytes(), &c.ledger_bytes()[..]);
+}
+
+/// The retry refusal, exactly as a person sees it: both reasons, and the next step.
+#[test]
+fn the_retry_refusal_names_the_row_the_record_and_the_next_step() {
+    let c = Campaign::new();
+    let run = c.run_dir(VERIFIED);
+    c.import(&["--scenario", "scenario/bugfix-iso-weeks/01", &run])
+        .ok();
+    let r = c.refused(&["--scenario", "scenario/bugfix-iso-weeks/01", &run], &[]);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "refused (2 reasons):\n  \
+             row scenario/bugfix-iso-weeks/01 already holds an attempt (PASS, from scenario:{VERIFIED}); a retry needs a new declared schedule, and the original row stays\n  \
+             record scenario:{VERIFIED} ({run}/result.json) already filled row scenario/bugfix-iso-weeks/01; one record cannot fill two rows\n\
+             hint: to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration; this row keeps its attempt\n"
+        )
+    );
+    let j = c
+        .refused(
+            &["--json", "--scenario", "scenario/bugfix-iso-weeks/01", &run],
+            &[],
+        )
+        .json();
+    assert_eq!(j["refused"], true);
+    assert_eq!(j["reasons"].as_array().unwrap().len(), 2);
+    assert_eq!(j["hints"].as_array().unwrap().len(), 1);
 }

@@ -6,11 +6,13 @@ mod common;
 mod defhash;
 mod examples;
 mod gitstore;
+mod hooks;
 mod import;
 mod pin;
 mod render;
 mod report;
 mod shell;
+mod sync;
 
 /// The generator of the example records, shared with the tests that import them.
 #[allow(dead_code)]

@@ -385,3 +385,76 @@ fn html_report_in_headless_chromium() {
         std::fs::copy(&shot, docs.join("report.png")).unwrap();
     }
 }
+
+/// `diff --format html` rendered by a real browser: the template against the mixed ledger;
+/// the DOM carries every changed row and count change of `diff --json`.
+#[test]
+fn html_diff_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        require_tool("chromium", "the HTML diff's browser test");
+        return;
+    };
+    let (dir, mixed) = mixed_ledger_file();
+    let template = ledger(&project_root(), &["template", DECL]);
+    template.ok();
+    let template_path = dir.path().join("template.json");
+    std::fs::write(&template_path, &template.stdout).unwrap();
+    let diff = |format: &str| {
+        let r = ledger(
+            &project_root(),
+            &[
+                "diff",
+                "--files",
+                template_path.to_str().unwrap(),
+                mixed.to_str().unwrap(),
+                DECL,
+                "--format",
+                format,
+            ],
+        );
+        r.ok();
+        r.stdout.clone()
+    };
+    let json: Value = serde_json::from_str(&diff("json")).unwrap();
+    let html_path = dir.path().join("diff.html");
+    std::fs::write(&html_path, diff("html")).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", html_path.display());
+    let dom = run_chromium(&browser, profile.path(), &["--dump-dom"], &url);
+    let rows = json["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(dom.contains(&format!(
+        "data-follows=\"{}\" data-changed-rows=\"{}\"",
+        json["follows"]["follows"],
+        rows.len()
+    )));
+    for r in rows {
+        assert!(
+            dom.contains(&format!(
+                "data-schedule-id=\"{}\" data-before=\"{}\" data-after=\"{}\"",
+                r["schedule_id"].as_str().unwrap(),
+                r["before"]["outcome"].as_str().unwrap(),
+                r["after"]["outcome"].as_str().unwrap()
+            )),
+            "row {}",
+            r["schedule_id"]
+        );
+    }
+    for (section, counts) in json["counts"].as_object().unwrap() {
+        for (key, delta) in counts.as_object().unwrap() {
+            let cell = format!("data-outcome=\"{key}\" data-delta=\"{delta}\"");
+            assert_eq!(dom.contains(&cell), delta != 0, "{section} {cell}");
+        }
+    }
+    let shot = dir.path().join("diff.png");
+    run_chromium(
+        &browser,
+        profile.path(),
+        &[&format!("--screenshot={}", shot.display())],
+        &url,
+    );
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 10_000,
+        "a real picture"
+    );
+}

@@ -130,7 +130,7 @@ fn install_man_writes_every_page() {
     r.ok();
     assert!(
         r.stdout
-            .starts_with(&format!("wrote 16 manual pages to {}\n", target.display())),
+            .starts_with(&format!("wrote 19 manual pages to {}\n", target.display())),
         "{}",
         r.stdout
     );
@@ -147,6 +147,8 @@ fn install_man_writes_every_page() {
             "git-ledger-cite.1",
             "git-ledger-completions.1",
             "git-ledger-diff.1",
+            "git-ledger-hook.1",
+            "git-ledger-hooks.1",
             "git-ledger-import.1",
             "git-ledger-init.1",
             "git-ledger-install-man.1",
@@ -156,6 +158,7 @@ fn install_man_writes_every_page() {
             "git-ledger-repair.1",
             "git-ledger-report.1",
             "git-ledger-show.1",
+            "git-ledger-sync.1",
             "git-ledger-template.1",
             "git-ledger-verify.1",
             "git-ledger.1",

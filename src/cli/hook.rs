@@ -1,0 +1,184 @@
+//! `git-ledger hook …` (the entry points the scripts in `hooks/` call) and `git-ledger hooks
+//! install`.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use super::Io;
+use crate::error::{exit, Error, Result};
+use crate::hook::{self, Bounds};
+
+/// The hook entry points (called by the scripts `git ledger hooks install` writes).
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    pub which: HookKind,
+    /// The repository (default: discovered from the current directory; Git sets GIT_DIR).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub repo: Option<PathBuf>,
+    /// Largest blob read (default: `git config ledger.maxBlobBytes`, else 64 MiB).
+    #[arg(long, value_name = "BYTES", global = true)]
+    pub max_blob_bytes: Option<u64>,
+    /// Most commits walked per push (default: `git config ledger.maxCommitsPerPush`, else 10000).
+    #[arg(long, value_name = "N", global = true)]
+    pub max_commits: Option<usize>,
+    /// Most changed row files read per push (default: `git config ledger.maxRowsPerPush`, else
+    /// 100000).
+    #[arg(long, value_name = "N", global = true)]
+    pub max_rows: Option<usize>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum HookKind {
+    /// Server side: check every pushed update of refs/ledgers/* (`<old> <new> <ref>` lines on
+    /// standard input), reading the pushed objects from Git's quarantine; never writes refs.
+    PreReceive,
+    /// Local: in the `prepared` state, refuse any ref transaction that would move a
+    /// refs/ledgers/* ref to an inadmissible state.
+    ReferenceTransaction {
+        /// prepared, committed or aborted (only prepared is checked).
+        state: String,
+    },
+    /// Local: check every staged ledger file (`"format": "campaign-ledger/1"`) against HEAD.
+    PreCommit,
+}
+
+/// Manage the hooks of this repository.
+#[derive(Debug, clap::Args)]
+pub struct HooksArgs {
+    #[command(subcommand)]
+    pub action: HooksAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum HooksAction {
+    /// Install the hooks into the hooks directory (honouring core.hooksPath).
+    Install {
+        /// Only pre-receive (for a bare repository on a server).
+        #[arg(long)]
+        server: bool,
+        /// Replace a different existing hook; it is kept as <name>.local and run after ours.
+        #[arg(long)]
+        force: bool,
+        /// The repository (default: discovered from the current directory).
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+    },
+}
+
+fn bounds(args: &HookArgs, repo: &gix::Repository) -> Result<Bounds> {
+    let mut b = Bounds::from_config(repo)?;
+    if let Some(v) = args.max_blob_bytes {
+        b.max_blob_bytes = v;
+    }
+    if let Some(v) = args.max_commits {
+        b.max_commits = v;
+    }
+    if let Some(v) = args.max_rows {
+        b.max_rows = v;
+    }
+    Ok(b)
+}
+
+fn read_stdin() -> Result<String> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| Error::failed(format!("cannot read the hook's standard input: {e}")))?;
+    Ok(input)
+}
+
+pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
+    let opened = crate::git::quarantine::open_for_hook(args.repo.as_deref())?;
+    let repo = &opened.repo;
+    let b = bounds(&args, repo)?;
+    let (name, result) = match &args.which {
+        HookKind::PreReceive => {
+            let updates = hook::parse_updates(&read_stdin()?, repo.object_hash())?;
+            (
+                "pre-receive",
+                hook::pre_receive(repo, &updates, &b).map(|v| v.admitted),
+            )
+        }
+        HookKind::ReferenceTransaction { state } => {
+            let updates = hook::parse_updates(&read_stdin()?, repo.object_hash())?;
+            (
+                "reference-transaction",
+                hook::reference_transaction(repo, state, &updates, &b).map(|v| v.admitted),
+            )
+        }
+        HookKind::PreCommit => (
+            "pre-commit",
+            hook::precommit::pre_commit(repo, b.max_blob_bytes)
+                .map(|files| files.into_iter().map(|f| (f, 0)).collect()),
+        ),
+    };
+    match result {
+        Ok(admitted) => {
+            if matches!(args.which, HookKind::PreReceive) {
+                for (r, n) in admitted {
+                    writeln!(
+                        io.err,
+                        "git-ledger: {r}: {n} commit{} admitted",
+                        if n == 1 { "" } else { "s" }
+                    )?;
+                }
+            }
+            Ok(exit::OK)
+        }
+        Err(Error::Refused(reasons)) => {
+            let what = match args.which {
+                HookKind::PreReceive => "push refused",
+                HookKind::ReferenceTransaction { .. } => "ref update refused",
+                HookKind::PreCommit => "commit refused",
+            };
+            writeln!(
+                io.err,
+                "git-ledger {name}: {what} ({} reason{}):",
+                reasons.len(),
+                if reasons.len() == 1 { "" } else { "s" }
+            )?;
+            for r in &reasons {
+                writeln!(io.err, "  {r}")?;
+            }
+            Ok(exit::REFUSED)
+        }
+        Err(e) => Err(e.context(format!("git-ledger {name}"))),
+    }
+}
+
+pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
+    match args.action {
+        HooksAction::Install {
+            server,
+            force,
+            repo,
+        } => {
+            let repo = crate::git::open(repo.as_deref())?;
+            let dir = hook::install::hooks_dir(&repo)?;
+            for o in hook::install::install(&dir, server, force)? {
+                match o {
+                    hook::install::Outcome::Installed(p) => {
+                        writeln!(io.out, "installed {}", p.display())?
+                    }
+                    hook::install::Outcome::AlreadyInstalled(p) => {
+                        writeln!(io.out, "already installed {}", p.display())?
+                    }
+                    hook::install::Outcome::Chained(p, l) => writeln!(
+                        io.out,
+                        "installed {} (the hook that was there is now {}, run after ours)",
+                        p.display(),
+                        l.display()
+                    )?,
+                }
+            }
+            if crate::git::transport::which("git-ledger").is_none() {
+                writeln!(
+                    io.err,
+                    "warning: git-ledger is not on PATH; the hooks call it by name (or set GIT_LEDGER to its path in the hooks' environment)"
+                )?;
+            }
+            Ok(exit::OK)
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! `git-ledger sync [REMOTE] [--setup]`: share ledgers through a Git remote.
+
+use std::path::PathBuf;
+
+use super::Io;
+use crate::error::{exit, Error, Result};
+
+/// Fetch, fast-forward or replay, and push every ledger (refs/ledgers/*) with a remote.
+#[derive(Debug, clap::Args)]
+pub struct SyncArgs {
+    /// The remote (default: origin).
+    #[arg(value_name = "REMOTE", default_value = "origin")]
+    pub remote: String,
+    /// Only add the fetch refspec refs/ledgers/*:refs/remotes/<REMOTE>/ledgers/* (not forced)
+    /// so that a plain `git fetch` carries ledgers too; adds no push refspec.
+    #[arg(long)]
+    pub setup: bool,
+    /// The repository (default: discovered from the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: super::InputOpts,
+}
+
+pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
+    let repo = crate::git::open(args.repo.as_deref())?;
+    let dir = repo
+        .workdir()
+        .map(|w| w.to_path_buf())
+        .unwrap_or_else(|| repo.git_dir().to_path_buf());
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        std::env::current_dir()?.join(dir)
+    };
+    if args.setup {
+        return setup(&dir, &args.remote, io);
+    }
+    drop(repo);
+    for s in crate::sync::sync(&dir, &args.remote, args.input.max_input_bytes)? {
+        writeln!(io.out, "{}: {} ({})", s.refname, s.what, s.tip)?;
+    }
+    Ok(exit::OK)
+}
+
+/// Add the ledger fetch refspec to `remote.<REMOTE>.fetch` once.
+fn setup(dir: &std::path::Path, remote: &str, io: &mut Io) -> Result<i32> {
+    use crate::git::transport::{check_version, git, remote_exists};
+    check_version(dir)?;
+    if !remote_exists(dir, remote)? {
+        return Err(Error::failed_with_hint(
+            format!("no remote named {remote:?} in this repository"),
+            "add one with `git remote add <name> <url>` first",
+        ));
+    }
+    let spec = format!("refs/ledgers/*:{}*", crate::sync::tracking_prefix(remote));
+    let key = format!("remote.{remote}.fetch");
+    let existing = git(dir, &["config", "--get-all", &key])?;
+    if existing.stdout.lines().any(|l| l.trim() == spec) {
+        writeln!(io.out, "{key} already has {spec}")?;
+        return Ok(exit::OK);
+    }
+    let out = git(dir, &["config", "--add", &key, &spec])?;
+    if !out.ok {
+        return Err(Error::failed(format!(
+            "git config --add {key} {spec} failed: {}",
+            out.stderr.trim_end()
+        )));
+    }
+    writeln!(
+        io.out,
+        "added {key} {spec}: `git fetch {remote}` now brings ledgers (never forced); push them with `git ledger sync`"
+    )?;
+    Ok(exit::OK)
+}

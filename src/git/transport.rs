@@ -1,0 +1,215 @@
+//! Transport through the `git` executable: the user's remotes, credentials and ssh
+//! configuration apply. Only fetch, push and the remote's configuration go through `git`; all
+//! object and ref work stays in gix.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+
+/// The oldest Git `sync` runs with (the reference-transaction hook appeared in 2.28; `push
+/// --porcelain` and non-forced refspecs are older).
+pub const MIN_GIT: (u32, u32) = (2, 28);
+
+/// What a `git` run printed and how it ended.
+#[derive(Debug)]
+pub struct Output {
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The path of `name` on PATH, if it is there.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Run `git` in `dir` with `args` (no terminal prompts from inside the tool's own parsing).
+pub fn git(dir: &Path, args: &[&str]) -> Result<Output> {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::failed_with_hint(
+                format!("cannot run git: {e}"),
+                "sync moves ledgers through the git executable; install Git and put it on PATH",
+            )
+        })?;
+    Ok(Output {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
+/// Parse `git version 2.47.3` (vendor suffixes allowed).
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.trim().strip_prefix("git version ")?;
+    let mut parts = v.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// Refuse to run with a Git older than [`MIN_GIT`].
+pub fn check_version(dir: &Path) -> Result<()> {
+    let out = git(dir, &["version"])?;
+    match parse_version(&out.stdout) {
+        Some(v) if v >= MIN_GIT => Ok(()),
+        Some((a, b)) => Err(Error::failed(format!(
+            "git {a}.{b} is too old: sync needs Git {}.{} or later",
+            MIN_GIT.0, MIN_GIT.1
+        ))),
+        None => Err(Error::failed(format!(
+            "cannot read the Git version from {:?}",
+            out.stdout.trim()
+        ))),
+    }
+}
+
+/// The outcome of pushing one ref.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pushed {
+    Done,
+    /// The remote moved (non-fast-forward, fetch first, stale info): fetch and try again.
+    Raced(String),
+    /// The remote refused it (a hook, a protected ref): the reason and the `remote:` lines.
+    Refused(String),
+}
+
+/// Read `git push --porcelain` output for `dst`: `<flag>\t<from>:<to>\t<summary> (<reason>)`.
+pub fn parse_push(stdout: &str, stderr: &str, dst: &str) -> Option<Pushed> {
+    for line in stdout.lines() {
+        let mut parts = line.split('\t');
+        let (Some(flag), Some(refs), summary) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        if !refs.ends_with(&format!(":{dst}")) {
+            continue;
+        }
+        let summary = summary.unwrap_or("").to_owned();
+        return Some(match flag {
+            " " | "+" | "*" | "=" | "-" => Pushed::Done,
+            // The server's ref moved between its hook and its ref update (another push won).
+            _ if summary.contains("failed to update ref")
+                || summary.contains("failed to lock")
+                || summary.contains("incorrect old value") =>
+            {
+                Pushed::Raced(summary)
+            }
+            _ if summary.contains("remote rejected") => {
+                let remote: Vec<&str> = stderr
+                    .lines()
+                    .filter(|l| l.starts_with("remote:"))
+                    .collect();
+                Pushed::Refused(format!("{summary}\n{}", remote.join("\n")))
+            }
+            _ if summary.contains("non-fast-forward")
+                || summary.contains("fetch first")
+                || summary.contains("stale info")
+                || summary.contains("rejected") =>
+            {
+                Pushed::Raced(summary)
+            }
+            _ => Pushed::Refused(summary),
+        });
+    }
+    None
+}
+
+/// Fetch `refs/ledgers/*` from `remote` into `refs/remotes/<remote>/ledgers/*`, never forced
+/// (a rewritten remote ledger is rejected by Git and reported here, not followed). Returns the
+/// declaration ids whose remote ledger was rewritten.
+pub fn fetch_ledgers(dir: &Path, remote: &str, only: Option<&str>) -> Result<Vec<String>> {
+    let spec = match only {
+        Some(id) => format!("refs/ledgers/{id}:refs/remotes/{remote}/ledgers/{id}"),
+        None => format!("refs/ledgers/*:refs/remotes/{remote}/ledgers/*"),
+    };
+    let out = git(dir, &["fetch", "--no-tags", remote, &spec])?;
+    if out.ok {
+        return Ok(Vec::new());
+    }
+    let mut rewritten = Vec::new();
+    for line in out.stderr.lines() {
+        if !line.contains("[rejected]") {
+            continue;
+        }
+        if let Some((_, to)) = line.split_once("->") {
+            let to = to.split_whitespace().next().unwrap_or("");
+            if let Some((_, id)) = to.split_once("ledgers/") {
+                rewritten.push(id.to_owned());
+            }
+        }
+    }
+    if rewritten.is_empty() {
+        return Err(Error::failed(format!(
+            "git fetch {remote} {spec} failed:\n{}",
+            out.stderr.trim_end()
+        )));
+    }
+    Ok(rewritten)
+}
+
+/// Push `commit` to `refs/ledgers/<id>` on `remote`, never forced.
+pub fn push_ledger(dir: &Path, remote: &str, commit: &str, refname: &str) -> Result<Pushed> {
+    let spec = format!("{commit}:{refname}");
+    let out = git(dir, &["push", "--porcelain", remote, &spec])?;
+    match parse_push(&out.stdout, &out.stderr, refname) {
+        Some(p) => Ok(p),
+        None if out.ok => Ok(Pushed::Done),
+        None => Err(Error::failed(format!(
+            "git push {remote} {spec} failed:\n{}",
+            out.stderr.trim_end()
+        ))),
+    }
+}
+
+/// Whether `remote` is configured in the repository at `dir`.
+pub fn remote_exists(dir: &Path, remote: &str) -> Result<bool> {
+    Ok(git(dir, &["config", "--get", &format!("remote.{remote}.url")])?.ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_with_vendor_suffixes() {
+        assert_eq!(parse_version("git version 2.47.3\n"), Some((2, 47)));
+        assert_eq!(
+            parse_version("git version 2.39.5 (Apple Git-154)"),
+            Some((2, 39))
+        );
+        assert_eq!(parse_version("git version 2.45.1.windows.1"), Some((2, 45)));
+        assert_eq!(parse_version("nope"), None);
+        assert!((2, 27) < MIN_GIT && (2, 28) >= MIN_GIT && (3, 0) > MIN_GIT);
+    }
+
+    #[test]
+    fn push_porcelain_is_read_per_ref() {
+        let r = "refs/ledgers/x";
+        let ok = "To /srv/r.git\n \tabc:refs/ledgers/x\t[new reference]\nDone\n";
+        assert_eq!(parse_push(ok, "", r), Some(Pushed::Done));
+        let raced = "To /srv/r.git\n!\tabc:refs/ledgers/x\t[rejected] (fetch first)\nDone\n";
+        assert!(matches!(parse_push(raced, "", r), Some(Pushed::Raced(_))));
+        let nff = "!\tabc:refs/ledgers/x\t[rejected] (non-fast-forward)\n";
+        assert!(matches!(parse_push(nff, "", r), Some(Pushed::Raced(_))));
+        let hook = "!\tabc:refs/ledgers/x\t[remote rejected] (pre-receive hook declined)\n";
+        match parse_push(
+            hook,
+            "remote: git-ledger pre-receive: push refused\nerror: x",
+            r,
+        ) {
+            Some(Pushed::Refused(s)) => assert!(s.contains("remote: git-ledger"), "{s}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(parse_push(ok, "", "refs/ledgers/y"), None);
+        let lock = "!\tabc:refs/ledgers/x\t[remote rejected] (failed to update ref)\n";
+        assert!(matches!(parse_push(lock, "", r), Some(Pushed::Raced(_))));
+    }
+}

@@ -1,0 +1,187 @@
+//! `git ledger hooks install [--server] [--force]`: copy the shipped hook scripts (`hooks/*` in
+//! this repository, embedded in the binary) into a repository's hooks directory.
+//!
+//! The directory is `core.hooksPath` when set (relative to the top of the work tree, or to the
+//! Git directory of a bare repository, as Git resolves it), else `hooks/` in the common Git
+//! directory (shared by linked worktrees). An existing hook with other content is never
+//! overwritten without `--force`; with it, the old hook is renamed `<name>.local`, which our
+//! script runs after its own check (that is also how to chain one by hand).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// The shipped scripts.
+pub const PRE_RECEIVE: &str = include_str!("../../hooks/pre-receive");
+pub const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-transaction");
+pub const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
+
+/// The hooks `install` writes: only `pre-receive` for a server.
+pub fn scripts(server: bool) -> Vec<(&'static str, &'static str)> {
+    if server {
+        vec![("pre-receive", PRE_RECEIVE)]
+    } else {
+        vec![
+            ("pre-receive", PRE_RECEIVE),
+            ("reference-transaction", REFERENCE_TRANSACTION),
+            ("pre-commit", PRE_COMMIT),
+        ]
+    }
+}
+
+/// What happened to one hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Installed(PathBuf),
+    AlreadyInstalled(PathBuf),
+    /// Installed; the hook that was there moved to the second path (run by ours).
+    Chained(PathBuf, PathBuf),
+}
+
+/// The repository's hooks directory (see the module documentation).
+pub fn hooks_dir(repo: &gix::Repository) -> Result<PathBuf> {
+    let configured = repo
+        .config_snapshot()
+        .trusted_path("core.hooksPath")
+        .map_err(|e| Error::failed(format!("git config core.hooksPath: {e}")))?;
+    Ok(match configured {
+        Some(p) if p.is_absolute() => p,
+        Some(p) => match repo.workdir() {
+            Some(w) => w.join(p),
+            None => repo.git_dir().join(p),
+        },
+        None => repo.common_dir().join("hooks"),
+    })
+}
+
+/// Install the hooks into `dir`. Refuses (before writing anything) when a hook with other
+/// content exists and `force` is not given, or when its `.local` name is taken too.
+pub fn install(dir: &Path, server: bool, force: bool) -> Result<Vec<Outcome>> {
+    let mut reasons = Vec::new();
+    let mut plan = Vec::new();
+    for (name, script) in scripts(server) {
+        let path = dir.join(name);
+        let local = dir.join(format!("{name}.local"));
+        match std::fs::read(&path) {
+            Ok(existing) if existing == script.as_bytes() => {
+                plan.push((path, script, None, true));
+            }
+            Ok(_) if !force => reasons.push(format!(
+                "{}: a different {name} hook is installed; not overwritten. To keep it and run it after git-ledger's check, rename it to {name}.local (our script runs an executable {name}.local with the same input), or pass --force to do that rename",
+                path.display()
+            )),
+            Ok(_) if local.exists() => reasons.push(format!(
+                "{}: a different {name} hook is installed and {} exists too; move one of them away first",
+                path.display(),
+                local.display()
+            )),
+            Ok(_) => plan.push((path, script, Some(local), false)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                plan.push((path, script, None, false))
+            }
+            Err(e) => {
+                return Err(Error::failed(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )))
+            }
+        }
+    }
+    if !reasons.is_empty() {
+        return Err(Error::Refused(reasons));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::failed(format!("cannot create {}: {e}", dir.display())))?;
+    let mut out = Vec::new();
+    for (path, script, local, already) in plan {
+        if already {
+            set_executable(&path)?;
+            out.push(Outcome::AlreadyInstalled(path));
+            continue;
+        }
+        if let Some(local) = &local {
+            std::fs::rename(&path, local).map_err(|e| {
+                Error::failed(format!(
+                    "cannot move {} to {}: {e}",
+                    path.display(),
+                    local.display()
+                ))
+            })?;
+        }
+        // Write beside, then rename: a concurrent push never runs half a script.
+        let tmp = path.with_extension("git-ledger-tmp");
+        std::fs::write(&tmp, script)
+            .and_then(|()| set_executable(&tmp).map_err(std::io::Error::other))
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| Error::failed(format!("cannot write {}: {e}", path.display())))?;
+        out.push(match local {
+            Some(l) => Outcome::Chained(path, l),
+            None => Outcome::Installed(path),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(unix)]
+fn set_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::failed(format!("cannot make {} executable: {e}", path.display())))
+}
+
+#[cfg(not(unix))]
+fn set_executable(_: &Path) -> Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn installs_once_refuses_a_different_hook_and_chains_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let hooks = dir.path().join("hooks");
+        let out = install(&hooks, false, false).unwrap();
+        assert_eq!(out.len(), 3);
+        assert!(matches!(out[0], Outcome::Installed(_)));
+        let again = install(&hooks, false, false).unwrap();
+        assert!(again
+            .iter()
+            .all(|o| matches!(o, Outcome::AlreadyInstalled(_))));
+        std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho mine\n").unwrap();
+        let refused = install(&hooks, false, false).unwrap_err();
+        assert!(
+            refused.reasons()[0].contains("pre-commit.local"),
+            "{refused}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(hooks.join("pre-commit")).unwrap(),
+            "#!/bin/sh\necho mine\n"
+        );
+        let forced = install(&hooks, false, true).unwrap();
+        assert!(forced.iter().any(|o| matches!(o, Outcome::Chained(..))));
+        assert_eq!(
+            std::fs::read_to_string(hooks.join("pre-commit.local")).unwrap(),
+            "#!/bin/sh\necho mine\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(hooks.join("pre-commit")).unwrap(),
+            PRE_COMMIT
+        );
+        // A second different hook with .local taken: refused even with --force.
+        std::fs::write(hooks.join("pre-commit"), "other\n").unwrap();
+        assert!(install(&hooks, false, true).is_err());
+    }
+
+    #[test]
+    fn server_installs_only_pre_receive() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = install(dir.path(), true, false).unwrap();
+        assert_eq!(
+            out,
+            vec![Outcome::Installed(dir.path().join("pre-receive"))]
+        );
+        assert!(!dir.path().join("pre-commit").exists());
+    }
+}

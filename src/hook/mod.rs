@@ -1,0 +1,329 @@
+//! The Git hooks (`git.md`, "Hooks"): admission wherever a ledger ref or ledger file moves.
+//!
+//! - [`pre_receive`]: on the server, every pushed update of a `refs/ledgers/*` ref goes through
+//!   [`crate::git::admit`], reading the pushed objects from Git's quarantine
+//!   ([`crate::git::quarantine`]), within [`Bounds`]; it never writes refs.
+//! - [`reference_transaction`]: in a clone, the `prepared` state of every ref transaction, so
+//!   that `git update-ref`, `git fetch` or a script cannot move a ledger ref either.
+//! - [`precommit`]: ledger files kept on a branch.
+//! - [`install`]: the shipped scripts (`hooks/*`) into a repository's hooks directory.
+//!
+//! Each entry point takes parsed input and returns the refusal reasons; the command line prints
+//! them on standard error, where Git relays them to a pusher as `remote:` lines.
+
+pub mod install;
+pub mod precommit;
+
+use gix::ObjectId;
+
+use crate::error::{Error, Result};
+use crate::git::admit::{Admission, Budget};
+use crate::git::layout::REF_PREFIX;
+
+/// One line of a hook's standard input: `<old> <new> <ref>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Update {
+    /// `None` for the all-zero id (creation, or in reference-transaction "no expectation").
+    pub old: Option<ObjectId>,
+    /// `None` for the all-zero id (deletion).
+    pub new: Option<ObjectId>,
+    pub refname: String,
+    /// A side was a symbolic value (`ref:<target>`, reference-transaction since Git 2.46).
+    pub symbolic: bool,
+}
+
+/// Parse a hook's standard input. Blank lines are skipped; any other line that is not
+/// `<old> <new> <ref>` with two object ids of the repository's hash is an error (exit 1: Git
+/// wrote something this tool does not understand, so it admits nothing).
+pub fn parse_updates(input: &str, hash: gix::hash::Kind) -> Result<Vec<Update>> {
+    let mut out = Vec::new();
+    for (n, line) in input.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |why: &str| {
+            Error::failed(format!(
+                "hook input line {}: {why}: {line:?} (expected `<old> <new> <ref>`)",
+                n + 1
+            ))
+        };
+        let mut parts = line.splitn(3, ' ');
+        let (Some(old), Some(new), Some(refname)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad("not three fields"));
+        };
+        if refname.is_empty() || refname.contains(' ') {
+            return Err(bad("bad ref name"));
+        }
+        let mut symbolic = false;
+        let mut side = |v: &str| -> Result<Option<ObjectId>> {
+            if v.starts_with("ref:") {
+                symbolic = true;
+                return Ok(None);
+            }
+            if v.len() != hash.len_in_hex() {
+                return Err(bad("an object id has the wrong length"));
+            }
+            let id = ObjectId::from_hex(v.as_bytes()).map_err(|_| bad("not an object id"))?;
+            Ok((!id.is_null()).then_some(id))
+        };
+        let old = side(old)?;
+        let new = side(new)?;
+        out.push(Update {
+            old,
+            new,
+            refname: refname.to_owned(),
+            symbolic,
+        });
+    }
+    Ok(out)
+}
+
+/// How much work one hook run may do, so that a hostile push cannot exhaust the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// Largest blob (declaration, row, record) read: `ledger.maxBlobBytes`.
+    pub max_blob_bytes: u64,
+    /// Most commits walked per push: `ledger.maxCommitsPerPush`.
+    pub max_commits: usize,
+    /// Most changed row files read per push: `ledger.maxRowsPerPush`.
+    pub max_rows: usize,
+}
+
+pub const KEY_BLOB_BYTES: &str = "ledger.maxBlobBytes";
+pub const KEY_COMMITS: &str = "ledger.maxCommitsPerPush";
+pub const KEY_ROWS: &str = "ledger.maxRowsPerPush";
+
+impl Default for Bounds {
+    /// 64 MiB per blob (the tool's own `--max-input-bytes`, so whatever it writes passes),
+    /// 10,000 commits and 100,000 changed row files per push.
+    fn default() -> Self {
+        Bounds {
+            max_blob_bytes: crate::json::DEFAULT_MAX_INPUT_BYTES,
+            max_commits: 10_000,
+            max_rows: 100_000,
+        }
+    }
+}
+
+impl Bounds {
+    /// The defaults, overridden by the repository's `git config` (`ledger.maxBlobBytes`,
+    /// `ledger.maxCommitsPerPush`, `ledger.maxRowsPerPush`; Git's `k`/`m`/`g` suffixes work).
+    pub fn from_config(repo: &gix::Repository) -> Result<Self> {
+        let config = repo.config_snapshot();
+        let mut b = Bounds::default();
+        let get = |key: &str| -> Result<Option<u64>> {
+            match config.string(key) {
+                None => Ok(None),
+                Some(v) => parse_size(&v.to_string()).map(Some).ok_or_else(|| {
+                    Error::Usage(format!("git config {key}: {v:?} is not a positive size"))
+                }),
+            }
+        };
+        if let Some(v) = get(KEY_BLOB_BYTES)? {
+            b.max_blob_bytes = v;
+        }
+        if let Some(v) = get(KEY_COMMITS)? {
+            b.max_commits = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+        if let Some(v) = get(KEY_ROWS)? {
+            b.max_rows = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+        Ok(b)
+    }
+
+    fn budget(&self) -> Budget {
+        Budget {
+            max_commits: self.max_commits,
+            max_rows: self.max_rows,
+            commits_key: KEY_COMMITS,
+            rows_key: KEY_ROWS,
+        }
+    }
+}
+
+/// A size as `git config` writes one: digits with an optional `k`, `m` or `g` suffix.
+fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (digits, unit) = match v.char_indices().last()? {
+        (i, 'k' | 'K') => (&v[..i], 1u64 << 10),
+        (i, 'm' | 'M') => (&v[..i], 1 << 20),
+        (i, 'g' | 'G') => (&v[..i], 1 << 30),
+        _ => (v, 1),
+    };
+    let n: u64 = digits.parse().ok()?;
+    n.checked_mul(unit).filter(|n| *n > 0)
+}
+
+/// What a hook admitted: per ledger ref, how many commits it checked.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    pub admitted: Vec<(String, usize)>,
+}
+
+/// Check every update of a `refs/ledgers/*` ref (others pass). All updates are checked (every
+/// reason is reported), sharing one budget; the first refusal is not the only one named.
+fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Result<Verdict> {
+    let mut admission = Admission::new(repo, bounds.max_blob_bytes).with_budget(bounds.budget());
+    let mut verdict = Verdict::default();
+    let mut reasons = Vec::new();
+    for u in updates {
+        if !u.refname.starts_with(REF_PREFIX) {
+            continue;
+        }
+        if u.symbolic {
+            reasons.push(format!(
+                "{}: a ledger ref points at a commit, never at another ref (symbolic update refused)",
+                u.refname
+            ));
+            continue;
+        }
+        match admission.update(&u.refname, u.old, u.new, &mut |_, _| {}) {
+            Ok(n) => verdict.admitted.push((u.refname.clone(), n)),
+            Err(Error::Refused(r)) => reasons.extend(r.into_iter().map(|s| {
+                if s.starts_with(&u.refname) {
+                    s
+                } else {
+                    format!("{}: {s}", u.refname)
+                }
+            })),
+            Err(e) => return Err(e.context(&u.refname)),
+        }
+    }
+    if reasons.is_empty() {
+        Ok(verdict)
+    } else {
+        Err(Error::Refused(reasons))
+    }
+}
+
+/// `pre-receive`: admit every pushed update of a ledger ref. `repo` must see the quarantined
+/// objects ([`crate::git::quarantine::open_for_hook`]). Reads only; never writes a ref.
+pub fn pre_receive(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Result<Verdict> {
+    admit_all(repo, updates, bounds)
+}
+
+/// `reference-transaction <state>`: only `prepared` is checked (the refs are locked, nothing
+/// has moved yet; refusing aborts the transaction). An all-zero old value may mean "no
+/// expectation" (`git update-ref REF NEW`): the ref's current value is read, and the update
+/// is a creation only when the ref does not exist.
+pub fn reference_transaction(
+    repo: &gix::Repository,
+    state: &str,
+    updates: &[Update],
+    bounds: &Bounds,
+) -> Result<Verdict> {
+    if state != "prepared" {
+        return Ok(Verdict::default());
+    }
+    let mut resolved = Vec::with_capacity(updates.len());
+    for u in updates {
+        let mut u = u.clone();
+        if !u.refname.starts_with(REF_PREFIX) || u.symbolic {
+            resolved.push(u);
+            continue;
+        }
+        if u.old.is_none() {
+            u.old = crate::git::store::ref_target(repo, &u.refname)?;
+        }
+        if let (Some(old), None) = (u.old, u.new) {
+            if packed_value(repo, &u.refname)? == Some(old) {
+                continue; // pack-refs pruning the loose copy (see `packed_value`)
+            }
+        }
+        resolved.push(u);
+    }
+    admit_all(repo, &resolved, bounds)
+}
+
+/// The value of `name` in `packed-refs`, if it is there.
+///
+/// `git pack-refs` (and so `git gc`) first writes the refs into `packed-refs` (a transaction
+/// whose lines are `0… <id> <ref>`: the ref's own value, admitted as no change), then deletes
+/// each loose copy in a transaction `<id> 0… <ref>` while `packed-refs` keeps the same value.
+/// That deletion is not a deletion of the ref and passes. A real deletion of a packed ref also
+/// runs a `packed-refs` transaction `0… 0… <ref>`, which is refused; a real deletion of a loose
+/// ref finds no packed value equal to it.
+fn packed_value(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>> {
+    let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot read packed-refs: {e}"));
+    let Some(buffer) = repo.refs.cached_packed_buffer().map_err(|e| fail(&e))? else {
+        return Ok(None);
+    };
+    let found = buffer.try_find(name).map_err(|e| fail(&e))?;
+    Ok(found.map(|r| r.target()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const Z: &str = "0000000000000000000000000000000000000000";
+    const A: &str = "1111111111111111111111111111111111111111";
+    const B: &str = "2222222222222222222222222222222222222222";
+    const SHA1: gix::hash::Kind = gix::hash::Kind::Sha1;
+
+    fn id(s: &str) -> ObjectId {
+        ObjectId::from_hex(s.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn parses_updates_creations_and_deletions() {
+        let input =
+            format!("{A} {B} refs/ledgers/x\n{Z} {A} refs/heads/main\n\n{A} {Z} refs/ledgers/y\n");
+        let u = parse_updates(&input, SHA1).unwrap();
+        assert_eq!(u.len(), 3);
+        assert_eq!(
+            u[0],
+            Update {
+                old: Some(id(A)),
+                new: Some(id(B)),
+                refname: "refs/ledgers/x".into(),
+                symbolic: false
+            }
+        );
+        assert_eq!(u[1].old, None);
+        assert_eq!(u[2].new, None);
+    }
+
+    #[test]
+    fn empty_input_and_crlf_are_accepted() {
+        assert!(parse_updates("", SHA1).unwrap().is_empty());
+        assert!(parse_updates("\n\n", SHA1).unwrap().is_empty());
+        let u = parse_updates(&format!("{A} {B} refs/ledgers/x\r\n"), SHA1).unwrap();
+        assert_eq!(u[0].refname, "refs/ledgers/x");
+    }
+
+    #[test]
+    fn symbolic_values_are_marked() {
+        let u = parse_updates(&format!("{Z} ref:refs/heads/main HEAD\n"), SHA1).unwrap();
+        assert!(u[0].symbolic);
+        assert_eq!(u[0].new, None);
+    }
+
+    #[test]
+    fn malformed_lines_are_errors_naming_the_line() {
+        for bad in [
+            format!("{A} {B}"),
+            format!("{A} xyz refs/ledgers/x"),
+            format!("{A} {B} "),
+            format!("{A}0 {B} refs/ledgers/x"),
+            format!("{A} {B} refs/ledgers/x y"),
+        ] {
+            let e = parse_updates(&format!("\n{bad}\n"), SHA1).unwrap_err();
+            assert!(e.to_string().contains("line 2"), "{bad}: {e}");
+            assert_eq!(e.exit_code(), crate::error::exit::FAILED);
+        }
+    }
+
+    #[test]
+    fn sizes_take_git_suffixes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("8k"), Some(8192));
+        assert_eq!(parse_size("2m"), Some(2 << 20));
+        assert_eq!(parse_size("1G"), Some(1 << 30));
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("lots"), None);
+    }
+}

@@ -1,0 +1,530 @@
+//! `git ledger sync [REMOTE]` (`git.md`, "Many machines"): share ledgers through an ordinary
+//! Git server.
+//!
+//! For each ledger: fetch the remote's `refs/ledgers/*` into `refs/remotes/<remote>/ledgers/*`
+//! (never forced), then fast-forward the local ref when it is behind, push when it is ahead, and
+//! when both moved replay the local commits on the remote tip — each replayed commit re-fills the
+//! same rows with the same row bytes and records, its message regenerated (`Ledger-Filled`
+//! counted anew); a row the remote already holds with identical bytes is skipped; a row the
+//! remote changed differently is a conflict (a retry), refused naming the row and the remote
+//! commit. A push that loses a race is retried after a fresh fetch, a bounded number of times.
+//!
+//! Transport goes through the `git` executable ([`crate::git::transport`]); every object and
+//! ref written here goes through gix, every local ref move is a compare-and-swap, and every new
+//! state passes the admission validator first.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use gix::refs::transaction::PreviousValue;
+use gix::refs::Target;
+use gix::ObjectId;
+
+use crate::error::{Error, Result};
+use crate::git::admit::{read_row, tree_changes, Admission};
+use crate::git::layout::{self, REF_PREFIX};
+use crate::git::objects::{find_in_tree, read_commit, short};
+use crate::git::store::{count_filled, identity, ledger_refs, move_ref, ref_target};
+use crate::git::transport::{self, Pushed};
+use crate::store::{Change, ChangeKind, RowWrite, WriteError};
+
+/// How many times one ledger is re-fetched and re-pushed after losing a push race.
+pub const MAX_ATTEMPTS: usize = 12;
+
+/// `refs/remotes/<remote>/ledgers/`.
+pub fn tracking_prefix(remote: &str) -> String {
+    format!("refs/remotes/{remote}/ledgers/")
+}
+
+/// What happened to one ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Synced {
+    pub refname: String,
+    pub tip: ObjectId,
+    pub what: String,
+}
+
+/// Sync every ledger with `remote`. `dir` is where `git` runs (the repository). Returns one
+/// line per ledger; refusals (a rewritten remote ledger, a conflicting fill, a push the server
+/// refused) are collected so the other ledgers still sync, and returned together as one
+/// refusal; a ledger whose push kept losing races makes the whole run [`Error::Contended`].
+pub fn sync(dir: &Path, remote: &str, max_bytes: u64) -> Result<Vec<Synced>> {
+    transport::check_version(dir)?;
+    if !transport::remote_exists(dir, remote)? {
+        return Err(Error::failed_with_hint(
+            format!("no remote named {remote:?} in this repository"),
+            "add one with `git remote add <name> <url>`, or name another: `git ledger sync <REMOTE>`",
+        ));
+    }
+    let rewritten = transport::fetch_ledgers(dir, remote, None)?;
+    let repo = crate::git::open(Some(dir))?;
+    let prefix = tracking_prefix(remote);
+    let mut ids: Vec<String> = ledger_refs(&repo)?
+        .into_iter()
+        .filter_map(|(n, _)| n.strip_prefix(REF_PREFIX).map(str::to_owned))
+        .collect();
+    for r in repo
+        .references()
+        .map_err(|e| Error::failed(format!("cannot list refs: {e}")))?
+        .prefixed(prefix.as_str())
+        .map_err(|e| Error::failed(format!("cannot list refs: {e}")))?
+    {
+        let r = r.map_err(|e| Error::failed(format!("cannot list refs: {e}")))?;
+        if let Some(id) = r.name().as_bstr().to_string().strip_prefix(&prefix) {
+            ids.push(id.to_owned());
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    let mut done = Vec::new();
+    let mut reasons = Vec::new();
+    let mut contended = Vec::new();
+    for id in ids {
+        if rewritten.contains(&id) {
+            reasons.push(rewritten_reason(remote, &id));
+            continue;
+        }
+        match sync_one(dir, &repo, remote, &id, max_bytes) {
+            Ok(s) => done.push(s),
+            Err(Error::Refused(r)) => reasons.extend(r),
+            Err(Error::Contended(m)) => contended.push(m),
+            Err(e) => return Err(e),
+        }
+    }
+    if !reasons.is_empty() {
+        return Err(Error::Refused(reasons));
+    }
+    if !contended.is_empty() {
+        return Err(Error::Contended(contended.join("\n")));
+    }
+    Ok(done)
+}
+
+fn rewritten_reason(remote: &str, id: &str) -> String {
+    format!(
+        "{REF_PREFIX}{id}: the ledger on {remote} was rewritten (its tip does not follow {}{id}); it is reported, not followed — ask whoever rewrote it, and check it with `git ledger verify`",
+        tracking_prefix(remote)
+    )
+}
+
+/// Sync one ledger, retrying lost push races.
+fn sync_one(
+    dir: &Path,
+    repo: &gix::Repository,
+    remote: &str,
+    id: &str,
+    max_bytes: u64,
+) -> Result<Synced> {
+    let refname = layout::ref_name(id);
+    let tracking = format!("{}{id}", tracking_prefix(remote));
+    let mut raced = String::new();
+    for attempt in 0..MAX_ATTEMPTS {
+        if attempt > 0 {
+            backoff(attempt);
+            if !transport::fetch_ledgers(dir, remote, Some(id))?.is_empty() {
+                return Err(Error::refused(rewritten_reason(remote, id)));
+            }
+        }
+        let local = ref_target(repo, &refname)?;
+        let theirs = ref_target(repo, &tracking)?;
+        let (to_push, what) = match (local, theirs) {
+            (None, None) => {
+                return Err(Error::failed(format!("{refname}: no such ledger here or on {remote}")))
+            }
+            (None, Some(r)) => {
+                let n = Admission::new(repo, max_bytes).chain(Some(&refname), r, &mut |_, _| {})?;
+                match move_ref(repo, &refname, PreviousValue::MustNotExist, r, "ledger: sync (create)") {
+                    Ok(()) => {
+                        return Ok(Synced {
+                            refname,
+                            tip: r,
+                            what: format!("created from {remote} ({n} commits, verified from the root)"),
+                        })
+                    }
+                    Err(WriteError::Moved) => continue,
+                    Err(WriteError::Other(e)) => return Err(e),
+                }
+            }
+            (Some(l), None) => (l, format!("pushed to {remote} (new there)")),
+            (Some(l), Some(r)) if l == r => {
+                return Ok(Synced {
+                    refname,
+                    tip: l,
+                    what: "up to date".into(),
+                })
+            }
+            (Some(l), Some(r)) => match first_parent_base(repo, l, r)? {
+                None => {
+                    return Err(Error::refused(format!(
+                        "{refname}: the local ledger and {tracking} share no commit (two different ledgers under one name?); nothing synced"
+                    )))
+                }
+                Some(base) if base == l => {
+                    let n = Admission::new(repo, max_bytes).update(&refname, Some(l), Some(r), &mut |_, _| {})?;
+                    match move_ref(
+                        repo,
+                        &refname,
+                        PreviousValue::MustExistAndMatch(Target::Object(l)),
+                        r,
+                        "ledger: sync (fast-forward)",
+                    ) {
+                        Ok(()) => {
+                            return Ok(Synced {
+                                refname,
+                                tip: r,
+                                what: format!("fast-forwarded {n} commit{} from {remote}", plural(n)),
+                            })
+                        }
+                        Err(WriteError::Moved) => continue,
+                        Err(WriteError::Other(e)) => return Err(e),
+                    }
+                }
+                Some(base) if base == r => (l, format!("pushed to {remote}")),
+                Some(base) => {
+                    let replay = replay(repo, &refname, l, r, base, max_bytes)?;
+                    match move_ref(
+                        repo,
+                        &refname,
+                        PreviousValue::MustExistAndMatch(Target::Object(l)),
+                        replay.tip,
+                        "ledger: sync (replay on the remote tip)",
+                    ) {
+                        Ok(()) => {}
+                        Err(WriteError::Moved) => continue,
+                        Err(WriteError::Other(e)) => return Err(e),
+                    }
+                    let skipped = if replay.skipped_rows > 0 {
+                        format!(
+                            "; {} row{} already on {remote} with the same bytes skipped",
+                            replay.skipped_rows,
+                            plural(replay.skipped_rows)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    if replay.tip == r {
+                        return Ok(Synced {
+                            refname,
+                            tip: r,
+                            what: format!("every local row was already on {remote}{skipped}"),
+                        });
+                    }
+                    (
+                        replay.tip,
+                        format!(
+                            "replayed {} local commit{} on {remote}'s tip {}{skipped}, pushed",
+                            replay.commits,
+                            plural(replay.commits),
+                            short(&r)
+                        ),
+                    )
+                }
+            },
+        };
+        match transport::push_ledger(dir, remote, &to_push.to_string(), &refname)? {
+            Pushed::Done => {
+                // What the remote now holds, as `git push` records it with a fetch refspec.
+                if let Err(WriteError::Other(e)) = move_ref(
+                    repo,
+                    &tracking,
+                    PreviousValue::Any,
+                    to_push,
+                    "ledger: sync (pushed)",
+                ) {
+                    return Err(e);
+                }
+                return Ok(Synced {
+                    refname,
+                    tip: to_push,
+                    what,
+                });
+            }
+            Pushed::Raced(why) => raced = why,
+            Pushed::Refused(why) => {
+                return Err(Error::Refused(
+                    std::iter::once(format!(
+                        "{refname}: {remote} refused the push: {}",
+                        why.lines().next().unwrap_or("")
+                    ))
+                    .chain(why.lines().skip(1).map(str::to_owned))
+                    .collect(),
+                ))
+            }
+        }
+    }
+    Err(Error::Contended(format!(
+        "{refname}: the ledger on {remote} moved on each of {MAX_ATTEMPTS} tries (other machines kept winning; last: {raced}); the local ledger is intact, run sync again"
+    )))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Sleep a little longer on each lost race, with jitter so that racing machines spread out.
+fn backoff(attempt: usize) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % 150;
+    let ms = 20 * attempt.min(10) as u64 + u64::from(jitter);
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+}
+
+/// The newest commit on both first-parent chains, walking both alternately so that the cost
+/// follows how far they diverged, not their length.
+pub fn first_parent_base(
+    repo: &gix::Repository,
+    a: ObjectId,
+    b: ObjectId,
+) -> Result<Option<ObjectId>> {
+    if a == b {
+        return Ok(Some(a));
+    }
+    let mut seen = [HashSet::from([a]), HashSet::from([b])];
+    let mut cur = [Some(a), Some(b)];
+    while cur[0].is_some() || cur[1].is_some() {
+        for side in 0..2 {
+            let Some(c) = cur[side] else { continue };
+            let next = read_commit(repo, c)?.parents.first().copied();
+            cur[side] = next;
+            if let Some(n) = next {
+                if seen[1 - side].contains(&n) {
+                    return Ok(Some(n));
+                }
+                seen[side].insert(n);
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The result of replaying local commits.
+struct Replayed {
+    tip: ObjectId,
+    commits: usize,
+    skipped_rows: usize,
+}
+
+/// Replay the local commits of `base..local` on `remote` (see the module documentation).
+fn replay(
+    repo: &gix::Repository,
+    refname: &str,
+    local: ObjectId,
+    remote: ObjectId,
+    base: ObjectId,
+    max_bytes: u64,
+) -> Result<Replayed> {
+    let mut state = gix::diff::tree::State::default();
+    // The remote's changes since the base: row path -> the newest remote commit that changed it.
+    let mut remote_changed: HashMap<String, ObjectId> = HashMap::new();
+    let mut c = remote;
+    while c != base {
+        let info = read_commit(repo, c)?;
+        let Some(&p) = info.parents.first() else {
+            break;
+        };
+        let ptree = read_commit(repo, p)?.tree;
+        for ch in tree_changes(repo, &mut state, ptree, info.tree)? {
+            remote_changed
+                .entry(crate::git::show_path(&ch.path))
+                .or_insert(c);
+        }
+        c = p;
+    }
+    // The local commits, oldest first.
+    let mut local_chain = Vec::new();
+    let mut c = local;
+    while c != base {
+        local_chain.push(c);
+        c = *read_commit(repo, c)?.parents.first().ok_or_else(|| {
+            Error::failed(format!(
+                "{refname}: commit {c} has no parent above the base {base}"
+            ))
+        })?;
+    }
+    local_chain.reverse();
+
+    let mut admission = Admission::new(repo, max_bytes);
+    let remote_info = read_commit(repo, remote)?;
+    let known = admission.declaration_of_tree(remote_info.tree, &format!("commit {remote}"))?;
+    let decl = &known.decl;
+    let n = decl.schedule.len();
+    let mut filled = match layout::parse_trailers(&remote_info.message).filled {
+        Some((k, total)) if total == n && k <= n => k,
+        _ => count_filled(
+            repo,
+            decl,
+            remote_info.tree,
+            max_bytes,
+            &format!("commit {remote}"),
+        )?,
+    };
+    let (committer, _) = identity(repo)?;
+    let committer = committer
+        .to_owned()
+        .map_err(|e| Error::failed(format!("committer identity: {e}")))?;
+
+    let mut tip = remote;
+    let mut tip_tree = remote_info.tree;
+    let mut out = Replayed {
+        tip,
+        commits: 0,
+        skipped_rows: 0,
+    };
+    let mut reasons = Vec::new();
+    for c in local_chain {
+        let info = read_commit(repo, c)?;
+        let parent_tree = read_commit(repo, info.parents[0])?.tree;
+        let sources = sources(&info.message);
+        let mut editor = repo
+            .edit_tree(tip_tree)
+            .map_err(|e| Error::failed(format!("cannot edit tree {tip_tree}: {e}")))?;
+        let mut rows = Vec::new();
+        let mut newly = 0;
+        for ch in tree_changes(repo, &mut state, parent_tree, info.tree)? {
+            let (Some((_, previous_oid)), Some((entry_mode, oid))) = (&ch.old, &ch.new) else {
+                continue; // records come with their rows; nothing else changes in a ledger
+            };
+            let path = crate::git::show_path(&ch.path);
+            if entry_mode.is_tree() {
+                continue;
+            }
+            let Some(sid) = layout::schedule_id_of(&path) else {
+                continue;
+            };
+            let theirs = find_in_tree(repo, tip_tree, &path)?.map(|(_, id)| id);
+            if theirs == Some(*oid) {
+                out.skipped_rows += 1; // the same attempt arrived twice
+                continue;
+            }
+            if theirs != Some(*previous_oid) {
+                let by = remote_changed.get(&path).copied().unwrap_or(remote);
+                reasons.push(format!(
+                    "{refname}: row {sid}: the remote changed it differently at commit {by} (a retry: a filled row is never replaced); local commit {c} is not replayed — the remote's row stays"
+                ));
+                continue;
+            }
+            let row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))
+                .map_err(Error::Refused)?;
+            editor
+                .upsert(path.as_str(), gix::objs::tree::EntryKind::Blob, *oid)
+                .map_err(|e| Error::failed(format!("cannot edit tree at {path}: {e}")))?;
+            let parent_row_deferred = find_in_tree(repo, parent_tree, &path)?
+                .map(|(_, id)| id)
+                .map(|id| read_row(repo, decl, id, sid, max_bytes, "").map(|r| r.is_deferred()))
+                .transpose()
+                .map_err(Error::Refused)?
+                .unwrap_or(false);
+            if parent_row_deferred {
+                if let Some(rec) = row.native_record() {
+                    let rpath = layout::record_path(&rec.key());
+                    let Some((_, rid)) = find_in_tree(repo, info.tree, &rpath)? else {
+                        return Err(Error::refused(format!(
+                            "commit {c}: row {sid}: its record file {rpath} is missing"
+                        )));
+                    };
+                    editor
+                        .upsert(rpath.as_str(), gix::objs::tree::EntryKind::Blob, rid)
+                        .map_err(|e| Error::failed(format!("cannot edit tree at {rpath}: {e}")))?;
+                    newly += 1;
+                }
+            }
+            rows.push(RowWrite {
+                source: sources.get(sid).cloned().unwrap_or_default(),
+                row,
+                record: None,
+            });
+        }
+        if !reasons.is_empty() {
+            break;
+        }
+        if rows.is_empty() {
+            continue; // everything this commit did is already on the remote
+        }
+        let tree = editor
+            .write()
+            .map_err(|e| Error::failed(format!("cannot write a tree: {e}")))?
+            .detach();
+        let trailers = layout::parse_trailers(&info.message);
+        let kind = if !trailers.repairs.is_empty() {
+            ChangeKind::Repair
+        } else if info.message.starts_with("put ") {
+            ChangeKind::Put
+        } else {
+            ChangeKind::Import
+        };
+        // Schedule order, as the writers produce it.
+        rows.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
+        filled += newly;
+        let message = layout::change_message(decl, &Change { kind, rows }, filled);
+        let author = repo
+            .find_object(c)
+            .map_err(|e| Error::failed(format!("cannot read commit {c}: {e}")))?
+            .try_into_commit()
+            .map_err(|e| Error::failed(format!("commit {c}: {e}")))?;
+        let author = author
+            .author()
+            .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))?
+            .to_owned()
+            .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))?;
+        let new = repo
+            .new_commit_as(
+                committer.to_ref(&mut Default::default()),
+                author.to_ref(&mut Default::default()),
+                &message,
+                tree,
+                [tip],
+            )
+            .map_err(|e| Error::failed(format!("cannot write the replayed commit: {e}")))?
+            .id;
+        admission
+            .step(tip, new)
+            .map_err(|e| e.context(format!("replaying local commit {c}")))?;
+        tip = new;
+        tip_tree = tree;
+        out.commits += 1;
+    }
+    if !reasons.is_empty() {
+        return Err(Error::Refused(reasons));
+    }
+    out.tip = tip;
+    Ok(out)
+}
+
+/// `from <source>` lines of a ledger commit message, by schedule id.
+fn sources(message: &str) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let mut current: Option<&str> = None;
+    for line in message.lines() {
+        if let Some(src) = line.strip_prefix("  from ") {
+            if let Some(sid) = current.take() {
+                out.insert(sid.to_owned(), src.to_owned());
+            }
+        } else if !line.starts_with(' ') {
+            current = line.split_once("  ").map(|(sid, _)| sid);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_read_back_from_messages() {
+        let m = "import 2 attempts\n\na/01  PASS (COMPLETE)  verified delivery\n  from runs/1/result.json\nb/02  ERROR  error\n\nLedger-Filled: 2/4\n";
+        let s = sources(m);
+        assert_eq!(
+            s.get("a/01").map(String::as_str),
+            Some("runs/1/result.json")
+        );
+        assert_eq!(s.get("b/02"), None);
+    }
+}

@@ -1,0 +1,264 @@
+//! `sync` across machines: a bare repository with the pre-receive hook served by `git daemon`,
+//! several clones putting disjoint rows and syncing concurrently, a clone re-sending an attempt
+//! the server already holds, a clone filling a row another already filled; `--setup`; a
+//! rewritten remote ledger reported, not followed.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{git, hooked_server, ledger, ledger_hooked, new_repo, Daemon, Run};
+use crate::gitstore::{declaration_value, hand_row_value, pretty, ID, REF};
+
+/// A clone: an empty repository with `origin` pointing at the server.
+fn machine(url: &str) -> tempfile::TempDir {
+    let dir = new_repo();
+    git(dir.path(), &["remote", "add", "origin", url]);
+    dir
+}
+
+fn sync(dir: &Path) -> Run {
+    ledger_hooked(dir, &["sync"])
+}
+
+/// A hand row file for `sid` (from the clone's template row) with `outcome`.
+fn row_file(dir: &Path, files: &Path, sid: &str, outcome: &str) -> PathBuf {
+    let template = ledger(dir, &["show", "--row", sid]).ok().stdout.clone();
+    let row = hand_row_value(&template, outcome);
+    let p = files.join(format!("{}-{outcome}.json", sid.replace('/', "_")));
+    std::fs::write(&p, pretty(&row)).unwrap();
+    p
+}
+
+#[test]
+fn machines_sync_concurrently_through_a_hooked_git_daemon() {
+    let base = tempfile::tempdir().unwrap();
+    let server = hooked_server(base.path(), "ledger.git");
+    git(&server, &["config", "receive.denyNonFastForwards", "true"]);
+    let daemon = Daemon::start(base.path());
+    let url = daemon.url("ledger.git");
+    let files = tempfile::tempdir().unwrap();
+    let decl_path = files.path().join("decl.json");
+    std::fs::write(&decl_path, pretty(&declaration_value(ID, 4))).unwrap();
+    let decl: Value = serde_json::from_slice(&std::fs::read(&decl_path).unwrap()).unwrap();
+    let ids: Vec<String> = decl["schedule"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 12);
+
+    // One machine declares the ledger and pushes it (a creation, checked from the root).
+    let seed = machine(&url);
+    ledger(seed.path(), &["init", decl_path.to_str().unwrap()]).ok();
+    let r = sync(seed.path());
+    r.ok();
+    assert!(
+        r.stdout.contains("pushed to origin (new there)"),
+        "{}",
+        r.stdout
+    );
+
+    // Three machines fetch it, plus a late one that will re-send an attempt and one that will
+    // try to fill a row another machine fills.
+    let machines: Vec<_> = (0..3).map(|_| machine(&url)).collect();
+    let echo = machine(&url);
+    let rival = machine(&url);
+    for m in machines.iter().chain([&echo, &rival]) {
+        let r = sync(m.path());
+        r.ok();
+        assert!(r.stdout.contains("created from origin"), "{}", r.stdout);
+    }
+    // Row files prepared up front (the echo's row 0 has the same bytes as machine 0's).
+    let mut plans: Vec<Vec<(String, PathBuf)>> = Vec::new();
+    for (i, m) in machines.iter().enumerate() {
+        let mine = &ids[i * 4..i * 4 + 4];
+        plans.push(
+            mine.iter()
+                .map(|sid| (sid.clone(), row_file(m.path(), files.path(), sid, "ERROR")))
+                .collect(),
+        );
+    }
+    let echo_row = plans[0][0].clone();
+    let rival_sid = ids[5].clone(); // machine 1's second row
+    let rival_row = row_file(
+        rival.path(),
+        files.path(),
+        &rival_sid,
+        "INTERRUPTED_UNGRADED",
+    );
+    // Another day, so its commit differs from machine 0's even with the same row bytes.
+    let mut put = std::process::Command::new(crate::common::bin());
+    crate::common::pin_env(&mut put)
+        .env("GIT_COMMITTER_DATE", "2026-11-30T10:00:00Z")
+        .env("GIT_AUTHOR_DATE", "2026-11-30T10:00:00Z")
+        .current_dir(echo.path())
+        .args(["put", &echo_row.0, echo_row.1.to_str().unwrap()]);
+    assert!(put.status().unwrap().success());
+    ledger(
+        rival.path(),
+        &["put", &rival_sid, rival_row.to_str().unwrap()],
+    )
+    .ok();
+
+    // Concurrently: each machine puts its rows one by one and syncs after each.
+    let outcomes: Vec<Vec<Run>> = std::thread::scope(|s| {
+        let handles: Vec<_> = machines
+            .iter()
+            .zip(&plans)
+            .map(|(m, plan)| {
+                s.spawn(move || {
+                    let mut runs = Vec::new();
+                    for (sid, path) in plan {
+                        ledger(m.path(), &["put", sid, path.to_str().unwrap()]).ok();
+                        runs.push(sync(m.path()));
+                    }
+                    runs
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut replays = 0;
+    for run in outcomes.iter().flatten() {
+        run.ok();
+        replays += run.stdout.matches("replayed").count();
+    }
+    eprintln!("{replays} of 12 concurrent syncs replayed local commits on a moved remote tip");
+
+    // Every row landed exactly once on the server; verify passes there.
+    let attempts = git(
+        &server,
+        &[
+            "log",
+            "--format=%(trailers:key=Ledger-Attempt,valueonly)",
+            REF,
+        ],
+    );
+    let mut seen: Vec<&str> = attempts
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    seen.sort();
+    let mut want: Vec<&str> = ids.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(seen, want, "every row exactly once");
+    assert_eq!(git(&server, &["rev-list", "--count", REF]), "13");
+    let filled = git(
+        &server,
+        &[
+            "log",
+            "-1",
+            "--format=%(trailers:key=Ledger-Filled,valueonly)",
+            REF,
+        ],
+    );
+    assert_eq!(
+        filled.trim(),
+        "12/12",
+        "Ledger-Filled counted anew on replay"
+    );
+    ledger(&server, &["verify", REF]).ok();
+
+    // The echo re-sends the same attempt (same row bytes): skipped, nothing pushed.
+    let r = sync(echo.path());
+    r.ok();
+    assert!(r.stdout.contains("already on origin"), "{}", r.stdout);
+    assert_eq!(git(&server, &["rev-list", "--count", REF]), "13");
+    assert_eq!(
+        git(echo.path(), &["rev-parse", REF]),
+        git(&server, &["rev-parse", REF])
+    );
+
+    // The rival filled a row another machine filled: refused naming the row and the remote
+    // commit; its local ledger is untouched and the server's is unchanged.
+    let rival_tip = git(rival.path(), &["rev-parse", REF]);
+    let r = sync(rival.path());
+    r.expect_code(2);
+    let filler = git(
+        &server,
+        &[
+            "log",
+            "--format=%H",
+            &format!("--grep=Ledger-Attempt: {rival_sid} "),
+            REF,
+        ],
+    );
+    assert_eq!(filler.lines().count(), 1, "{filler}");
+    assert!(
+        r.stderr.contains(&format!(
+            "row {rival_sid}: the remote changed it differently at commit {filler}"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(rival.path(), &["rev-parse", REF]), rival_tip);
+    assert_eq!(git(&server, &["rev-list", "--count", REF]), "13");
+
+    // Everyone else converges on the server's tip (behind: fast-forward).
+    let tip = git(&server, &["rev-parse", REF]);
+    for m in &machines {
+        sync(m.path()).ok();
+        assert_eq!(git(m.path(), &["rev-parse", REF]), tip);
+        ledger(m.path(), &["verify"]).ok();
+    }
+    drop(daemon);
+}
+
+#[test]
+fn setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported() {
+    let base = tempfile::tempdir().unwrap();
+    // A plain server without the hook, so that a rewrite can reach it.
+    git(base.path(), &["init", "-q", "--bare", "plain.git"]);
+    let url = base.path().join("plain.git");
+    let url = url.to_str().unwrap();
+    let a = machine(url);
+    let files = tempfile::tempdir().unwrap();
+    let decl_path = files.path().join("decl.json");
+    std::fs::write(&decl_path, pretty(&declaration_value(ID, 1))).unwrap();
+    ledger(a.path(), &["init", decl_path.to_str().unwrap()]).ok();
+    let root = git(a.path(), &["rev-parse", REF]);
+    let sid = "scenario/bugfix-iso-weeks/01";
+    let p = row_file(a.path(), files.path(), sid, "ERROR");
+    ledger(a.path(), &["put", sid, p.to_str().unwrap()]).ok();
+    sync(a.path()).ok();
+
+    // --setup: once, not forced, no push refspec.
+    let r = ledger(a.path(), &["sync", "--setup", "origin"]);
+    r.ok();
+    let r2 = ledger(a.path(), &["sync", "--setup", "origin"]);
+    r2.ok();
+    assert!(r2.stdout.contains("already"), "{}", r2.stdout);
+    let fetch = git(a.path(), &["config", "--get-all", "remote.origin.fetch"]);
+    assert_eq!(
+        fetch
+            .lines()
+            .filter(|l| *l == "refs/ledgers/*:refs/remotes/origin/ledgers/*")
+            .count(),
+        1,
+        "{fetch}"
+    );
+    assert_ne!(
+        crate::common::git_run(a.path(), &["config", "--get", "remote.origin.push"], None).code,
+        0
+    );
+    ledger(a.path(), &["sync", "--setup", "nowhere"]).expect_code(1);
+
+    // Someone rewinds the server's ledger: sync reports it and does not follow.
+    let b = machine(url);
+    sync(b.path()).ok();
+    git(
+        base.path().join("plain.git").as_path(),
+        &["update-ref", REF, &root],
+    );
+    let r = sync(a.path());
+    r.expect_code(2);
+    assert!(r.stderr.contains("was rewritten"), "{}", r.stderr);
+    assert_ne!(git(a.path(), &["rev-parse", REF]), root, "not followed");
+    // A plain `git fetch` with the refspec refuses it too (never forced).
+    let f = crate::common::git_run(a.path(), &["fetch", "origin"], None);
+    assert_ne!(f.code, 0);
+    assert!(f.stderr.contains("rejected"), "{}", f.stderr);
+}
