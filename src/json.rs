@@ -288,6 +288,28 @@ mod tests {
     }
 
     #[test]
+    fn floats_round_trip_through_canonical_bytes() {
+        // A computed spend (1751 s in minutes) must read back as the same f64, or a row the
+        // tool wrote would not be its own canonical bytes (found by examples/synth.rs).
+        for x in [
+            1751.0_f64 / 60.0,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            2.0_f64.sqrt() * 1e-7,
+        ] {
+            let bytes = canonical(&serde_json::json!({ "x": x }));
+            let back = parse_strict(&bytes).unwrap();
+            assert_eq!(
+                back["x"].as_f64(),
+                Some(x),
+                "{}",
+                String::from_utf8_lossy(&bytes)
+            );
+            assert_eq!(canonical(&back), bytes);
+        }
+    }
+
+    #[test]
     fn refuses_duplicate_keys_at_any_depth() {
         let e = parse_strict(br#"{"a": {"b": 1, "b": 2}}"#).unwrap_err();
         assert!(e.contains("duplicate key \"b\""), "{e}");

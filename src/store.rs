@@ -73,6 +73,24 @@ pub trait Store {
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError>;
     /// Re-read the current state after a lost race.
     fn reload(&mut self) -> Result<()>;
+    /// How many rows hold an attempt in the current state. The default reads every row; a
+    /// store that keeps the count (a ledger ref's `Ledger-Filled` trailer, a parsed ledger
+    /// file) answers without reading the ledger again.
+    fn filled(&mut self) -> Result<usize> {
+        let ids: Vec<String> = self
+            .declaration()
+            .schedule
+            .iter()
+            .map(|e| e.id.clone())
+            .collect();
+        let mut n = 0;
+        for id in &ids {
+            if !self.row(id)?.is_deferred() {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
     /// Where the last write landed, for the command's output (ref mode: the ref, the commit
     /// and the filled count); `None` for a file.
     fn location(&self) -> Option<String> {

@@ -246,30 +246,13 @@ fn summarise(
     if any_scenario {
         notes.push(SCENARIO_DEFINITION_NOTE.to_owned());
     }
-    let (filled, scheduled) = filled_count(store)?;
+    let (filled, scheduled) = (store.filled()?, store.declaration().schedule.len());
     Ok(Summary {
         imported: out,
         filled,
         scheduled,
         notes,
     })
-}
-
-/// Rows holding an attempt, and rows scheduled, in the store's current state.
-fn filled_count(store: &mut dyn store::Store) -> Result<(usize, usize)> {
-    let ids: Vec<String> = store
-        .declaration()
-        .schedule
-        .iter()
-        .map(|e| e.id.clone())
-        .collect();
-    let mut filled = 0;
-    for id in &ids {
-        if !store.row(id)?.is_deferred() {
-            filled += 1;
-        }
-    }
-    Ok((filled, ids.len()))
 }
 
 fn print(summary: &Summary, json: bool, io: &mut Io) -> Result<()> {

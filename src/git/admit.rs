@@ -37,16 +37,20 @@ pub struct Known {
 
 impl Known {
     fn new(decl: Declaration, blob: ObjectId) -> Self {
+        // Row paths are `rows/<task id>/<repetition>.json` (the schedule is exactly tasks ×
+        // repetitions), so the directories are `rows` and every prefix of `rows/<task id>`:
+        // one pass over the tasks, not over every scheduled row.
         let mut dirs = HashSet::new();
         dirs.insert(ROWS.to_owned());
-        for e in &decl.schedule {
-            let path = layout::row_path(&e.id);
+        for t in &decl.tasks {
+            let path = format!("{ROWS}/{}", t.id);
             let mut end = 0;
             while let Some(i) = path[end..].find('/') {
                 end += i;
                 dirs.insert(path[..end].to_owned());
                 end += 1;
             }
+            dirs.insert(path);
         }
         Known { decl, blob, dirs }
     }
@@ -755,4 +759,26 @@ fn list_tree(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_directories_are_those_of_every_row_path() {
+        let decl = crate::testutil::declaration();
+        let mut want = HashSet::new();
+        for e in &decl.schedule {
+            let path = layout::row_path(&e.id);
+            let mut end = 0;
+            while let Some(i) = path[end..].find('/') {
+                end += i;
+                want.insert(path[..end].to_owned());
+                end += 1;
+            }
+        }
+        let known = Known::new(decl, ObjectId::null(gix::hash::Kind::Sha1));
+        assert_eq!(known.dirs, want);
+    }
 }

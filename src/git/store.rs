@@ -318,7 +318,7 @@ pub fn ledger_at(
         "declaration": {"id": decl.id, "sha256": decl.sha256},
         "rows": rows.iter().map(Row::to_value).collect::<Vec<_>>(),
     });
-    let ledger = Ledger::from_value(decl, &value).map_err(|e| e.context(&at))?;
+    let ledger = Ledger::from_owned_value(decl, value).map_err(|e| e.context(&at))?;
     Ok((known, ledger))
 }
 
@@ -457,6 +457,12 @@ pub(crate) fn count_filled(
 impl Store for RefStore {
     fn declaration(&self) -> &Declaration {
         &self.known.decl
+    }
+
+    /// The tip's `Ledger-Filled` count (checked against the rows when the store opened a tip
+    /// without a usable trailer), kept up to date by each write: no row is read.
+    fn filled(&mut self) -> Result<usize> {
+        Ok(self.filled)
     }
 
     fn row(&mut self, schedule_id: &str) -> Result<Row> {

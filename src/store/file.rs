@@ -52,6 +52,10 @@ impl Store for FileStore {
         &self.decl
     }
 
+    fn filled(&mut self) -> Result<usize> {
+        Ok(self.ledger.filled())
+    }
+
     fn row(&mut self, schedule_id: &str) -> Result<Row> {
         self.ledger
             .row(&self.decl, schedule_id)

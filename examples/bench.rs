@@ -1,0 +1,728 @@
+//! The benchmarks at scale (`bench/run`, which builds this and runs it): every figure next to
+//! the alternative a user has, measured in the same run, on synthetic campaigns generated into a
+//! fresh temporary directory by `examples/synth.rs` (nothing is reused from an earlier run).
+//!
+//! ```text
+//! bench/run            # full size: 100,000 rows, 10,000-commit history, 200 MB / 20,000 files
+//! bench/run --quick    # 10,000 rows, 1,000 commits, 20 MB / 2,000 files
+//! bench/run --keep DIR # build the campaigns in DIR and leave them there
+//! ```
+//!
+//! Times are the best of several runs (the machine is shared); memory is the maximum resident
+//! set size that `/usr/bin/time -v` reports.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Sizes {
+    tasks: usize,
+    repetitions: usize,
+    history: usize,
+    blob_mb: usize,
+    files: usize,
+}
+
+const FULL: Sizes = Sizes {
+    tasks: 1000,
+    repetitions: 100,
+    history: 10_000,
+    blob_mb: 200,
+    files: 20_000,
+};
+const QUICK: Sizes = Sizes {
+    tasks: 100,
+    repetitions: 100,
+    history: 1000,
+    blob_mb: 20,
+    files: 2000,
+};
+/// The small campaign the import is compared with: 1,000 rows.
+const SMALL: Sizes = Sizes {
+    tasks: 10,
+    repetitions: 100,
+    history: 100,
+    blob_mb: 0,
+    files: 0,
+};
+
+const BIG_INPUT: &str = "4000000000";
+
+fn release_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    // target/release/examples/bench -> target/release
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/release")
+        .to_path_buf()
+}
+
+/// A command with a pinned Git environment (no user or system config, fixed identity).
+fn cmd(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+    let mut c = Command::new(program);
+    c.current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+        .env("GIT_COMMITTER_NAME", "Bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+        .env("TZ", "UTC")
+        .env("LC_ALL", "C")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE");
+    c
+}
+
+fn run(mut c: Command) -> String {
+    let out = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    if !out.status.success() {
+        panic!(
+            "{c:?} exited with {}:\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let mut c = cmd("git", dir);
+    c.args(args);
+    run(c)
+}
+
+/// Run a command quietly (stdout to /dev/null), panicking on failure; returns its wall time.
+fn timed(mut c: Command) -> Duration {
+    c.stdout(Stdio::null()).stderr(Stdio::piped());
+    let start = Instant::now();
+    let out = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    let d = start.elapsed();
+    if !out.status.success() {
+        panic!(
+            "{c:?} exited with {}:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    d
+}
+
+/// The best of `runs` timings of `f`.
+fn best(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    (0..runs).map(|_| f()).min().expect("one run")
+}
+
+/// Wall time and maximum RSS (KB) of one run under `/usr/bin/time -v`.
+fn time_v(c: &Command) -> (Duration, u64) {
+    let mut t = Command::new("/usr/bin/time");
+    t.arg("-v").arg(c.get_program()).args(c.get_args());
+    if let Some(d) = c.get_current_dir() {
+        t.current_dir(d);
+    }
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => t.env(k, v),
+            None => t.env_remove(k),
+        };
+    }
+    t.stdout(Stdio::null()).stderr(Stdio::piped());
+    let start = Instant::now();
+    let out = t
+        .output()
+        .expect("run /usr/bin/time (apt-get install time)");
+    let d = start.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{c:?}: {err}");
+    let rss = err
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("Maximum resident set size (kbytes): ")
+        })
+        .and_then(|v| v.trim().parse().ok())
+        .expect("max RSS in /usr/bin/time -v output");
+    (d, rss)
+}
+
+/// One line of the table.
+struct Line {
+    what: String,
+    ours: String,
+    other: String,
+    ratio: String,
+    target: String,
+}
+
+#[derive(Default)]
+struct Table {
+    lines: Vec<Line>,
+    verdicts: Vec<(String, bool)>,
+}
+
+impl Table {
+    fn add(&mut self, what: &str, ours: String, other: String, ratio: String, target: &str) {
+        let l = Line {
+            what: what.to_owned(),
+            ours,
+            other,
+            ratio,
+            target: target.to_owned(),
+        };
+        println!(
+            "  {:<58} {:>12} {:>14} {:>9}  {}",
+            l.what, l.ours, l.other, l.ratio, l.target
+        );
+        self.lines.push(l);
+    }
+    fn verdict(&mut self, what: &str, met: bool) {
+        self.verdicts.push((what.to_owned(), met));
+    }
+    fn print(&self) {
+        println!();
+        println!(
+            "  {:<58} {:>12} {:>14} {:>9}  target",
+            "figure", "git-ledger", "alternative", "ratio"
+        );
+        println!("  {}", "-".repeat(120));
+        for l in &self.lines {
+            println!(
+                "  {:<58} {:>12} {:>14} {:>9}  {}",
+                l.what, l.ours, l.other, l.ratio, l.target
+            );
+        }
+        println!();
+        for (what, met) in &self.verdicts {
+            println!("  {} {what}", if *met { "MET   " } else { "MISSED" });
+        }
+    }
+}
+
+fn secs(d: Duration) -> String {
+    if d < Duration::from_millis(100) {
+        format!("{:.1} ms", d.as_secs_f64() * 1e3)
+    } else {
+        format!("{:.3} s", d.as_secs_f64())
+    }
+}
+
+fn x(r: f64) -> String {
+    format!("{r:.2}x")
+}
+
+fn mb(kb: u64) -> String {
+    format!("{:.0} MB", kb as f64 / 1024.0)
+}
+
+/// Generate a campaign with `examples/synth.rs`.
+fn synth(dir: &Path, s: &Sizes) -> Campaign {
+    let mut c = cmd(
+        release_dir().join("examples/synth"),
+        dir.parent().expect("a parent"),
+    );
+    c.args([
+        "--tasks",
+        &s.tasks.to_string(),
+        "--repetitions",
+        &s.repetitions.to_string(),
+        "--history",
+        &s.history.to_string(),
+        "--out",
+    ])
+    .arg(dir);
+    if s.blob_mb > 0 {
+        c.args([
+            "--blob-mb",
+            &s.blob_mb.to_string(),
+            "--files",
+            &s.files.to_string(),
+        ]);
+    }
+    let start = Instant::now();
+    c.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+    let status = c.status().expect("run synth");
+    assert!(status.success(), "synth failed");
+    println!(
+        "  generated {} ({} rows) in {:.1} s",
+        dir.display(),
+        s.tasks * s.repetitions,
+        start.elapsed().as_secs_f64()
+    );
+    let id = format!("synth-{}x{}", s.tasks, s.repetitions);
+    let tips: Vec<String> = std::fs::read_to_string(dir.join("tips.txt"))
+        .expect("tips.txt")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let spare: Vec<(String, String)> = std::fs::read_to_string(dir.join("spare.txt"))
+        .expect("spare.txt")
+        .lines()
+        .map(|l| {
+            let (a, b) = l.split_once(' ').expect("spare line");
+            (a.to_owned(), b.to_owned())
+        })
+        .collect();
+    Campaign {
+        dir: dir.to_owned(),
+        repo: dir.join("harness"),
+        refname: format!("refs/ledgers/{id}"),
+        tips,
+        spare,
+    }
+}
+
+struct Campaign {
+    dir: PathBuf,
+    repo: PathBuf,
+    refname: String,
+    tips: Vec<String>,
+    spare: Vec<(String, String)>,
+}
+
+impl Campaign {
+    fn ledger(&self, args: &[&str]) -> Command {
+        let mut c = cmd(release_dir().join("git-ledger"), &self.repo);
+        c.args(args);
+        c
+    }
+}
+
+// --- pin ---------------------------------------------------------------------------------
+
+/// `git cat-file --batch` streaming every blob id in `ids` (one per line); returns the bytes read.
+fn cat_file(dir: &Path, ids: &str) -> u64 {
+    let mut child = cmd("git", dir)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn git cat-file");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let ids = ids.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0u64;
+    loop {
+        match stdout.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => n += k as u64,
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+    writer.join().expect("writer").expect("write ids");
+    assert!(child.wait().expect("wait").success());
+    n
+}
+
+fn bench_pin(t: &mut Table, label: &str, repo_dir: &Path, path: &str) {
+    let repo = git_ledger::git::open(Some(repo_dir)).expect("open");
+    let commit = git_ledger::git::resolve_commit(&repo, "HEAD").expect("HEAD");
+    let listing = git(repo_dir, &["ls-tree", "-r", "-l", "HEAD", "--", path]);
+    let mut ids = String::new();
+    let mut bytes = 0u64;
+    let mut files = 0;
+    for l in listing.lines() {
+        let mut f = l.split_whitespace();
+        let (_, kind, id, size) = (f.next(), f.next(), f.next(), f.next());
+        if kind == Some("blob") {
+            ids.push_str(id.expect("id"));
+            ids.push('\n');
+            bytes += size.and_then(|s| s.parse().ok()).unwrap_or(0);
+            files += 1;
+        }
+    }
+    let what = format!("pin: {label} ({files} files, {:.1} MB)", bytes as f64 / 1e6);
+    let mut hash = None;
+    let ours = best(5, || {
+        let s = Instant::now();
+        hash = Some(git_ledger::git::definition_hash(&repo, commit, path).expect("hash"));
+        s.elapsed()
+    });
+    let hash = hash.expect("hashed");
+    let one = best(3, || {
+        let s = Instant::now();
+        let h = git_ledger::git::definition_hash_with(&repo, commit, path, 1).expect("hash");
+        assert_eq!(h, hash);
+        s.elapsed()
+    });
+    let cat = best(5, || {
+        let s = Instant::now();
+        assert!(cat_file(repo_dir, &ids) >= bytes);
+        s.elapsed()
+    });
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cli/defhash_reference.py"
+    );
+    let mut py_out = String::new();
+    let py = best(2, || {
+        let mut c = cmd("python3", repo_dir);
+        c.args([script, &commit.to_string(), path]);
+        let s = Instant::now();
+        py_out = run(c);
+        s.elapsed()
+    });
+    assert_eq!(
+        py_out,
+        format!("{} {}", hash.sha256, hash.files),
+        "the Python baseline disagrees"
+    );
+    let rate = |d: Duration| format!("{:.0} MB/s", bytes as f64 / 1e6 / d.as_secs_f64());
+    t.add(
+        &format!("{what}, all cores vs git cat-file --batch"),
+        secs(ours),
+        secs(cat),
+        x(cat.as_secs_f64() / ours.as_secs_f64()),
+        &format!("≥ 1x ({} vs {})", rate(ours), rate(cat)),
+    );
+    t.add(
+        &format!("{what}, all cores vs Python hashlib"),
+        secs(ours),
+        secs(py),
+        x(py.as_secs_f64() / ours.as_secs_f64()),
+        "≥ 5x",
+    );
+    t.add(
+        &format!("{what}, one thread vs git cat-file --batch"),
+        secs(one),
+        secs(cat),
+        x(cat.as_secs_f64() / one.as_secs_f64()),
+        "(for reference)",
+    );
+    t.verdict(
+        &format!("{label}: pin at least as fast as git cat-file --batch"),
+        ours <= cat,
+    );
+    t.verdict(
+        &format!("{label}: pin ≥ 5x the Python baseline"),
+        py >= ours * 5,
+    );
+}
+
+// --- report ------------------------------------------------------------------------------
+
+fn bench_report(t: &mut Table, big: &Campaign, rows: usize) {
+    let campaign = big.repo.join("campaign.json");
+    let ledger = big.dir.join("ledger.json");
+    let size = std::fs::metadata(&ledger).expect("ledger.json").len();
+    let report = || {
+        let mut c = big.ledger(&["report", "--json", "--max-input-bytes", BIG_INPUT]);
+        c.arg(&campaign).arg(&ledger);
+        c
+    };
+    let ours = best(3, || timed(report()));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/report_baseline.py");
+    let py_cmd = || {
+        let mut c = cmd("python3", &big.repo);
+        c.arg(script).arg(&campaign).arg(&ledger);
+        c
+    };
+    let py = best(2, || timed(py_cmd()));
+    let (_, rss) = time_v(&report());
+    let (_, py_rss) = time_v(&py_cmd());
+    let what = format!(
+        "report: {rows} rows ({:.0} MB ledger.json) vs Python json.load",
+        size as f64 / 1e6
+    );
+    t.add(
+        &what,
+        secs(ours),
+        secs(py),
+        x(py.as_secs_f64() / ours.as_secs_f64()),
+        "< 1 s and ≥ 10x",
+    );
+    t.add(
+        "report: peak memory (max RSS) vs Python",
+        mb(rss),
+        mb(py_rss),
+        x(py_rss as f64 / rss as f64),
+        "(reported)",
+    );
+    t.verdict(
+        &format!("report on {rows} rows under 1 s"),
+        ours < Duration::from_secs(1),
+    );
+    t.verdict(
+        &format!("report on {rows} rows ≥ 10x Python"),
+        py >= ours * 10,
+    );
+}
+
+// --- import ------------------------------------------------------------------------------
+
+/// Best time of importing the first spare record into `c`'s ref at `at`, the ref reset to `at`
+/// after each run.
+fn import_at(c: &Campaign, at: &str, runs: usize) -> Duration {
+    let (id, path) = &c.spare[0];
+    let runtime = c.dir.join("runtime.json");
+    let d = best(runs, || {
+        git(&c.repo, &["update-ref", &c.refname, at]);
+        let mut cmd = c.ledger(&["import", "--scenario", id, path, "--runtime-identity"]);
+        cmd.arg(&runtime);
+        timed(cmd)
+    });
+    git(
+        &c.repo,
+        &["update-ref", &c.refname, c.tips.last().expect("tip")],
+    );
+    d
+}
+
+fn declaration_parse(c: &Campaign) -> Duration {
+    let bytes = std::fs::read(c.repo.join("campaign.json")).expect("campaign.json");
+    best(3, || {
+        let s = Instant::now();
+        let d = git_ledger::declaration::Declaration::parse(&bytes, u64::MAX).expect("parse");
+        let e = s.elapsed();
+        drop(d);
+        e
+    })
+}
+
+fn bench_import(t: &mut Table, big: &Campaign, small: &Campaign, rows: usize) {
+    let tip = big.tips.last().expect("tip").clone();
+    let root = big.tips[0].clone();
+    let small_tip = small.tips.last().expect("tip").clone();
+    let ours = import_at(big, &tip, 5);
+    let at_root = import_at(big, &root, 5);
+    let theirs = import_at(small, &small_tip, 5);
+    let parse_big = declaration_parse(big);
+    let parse_small = declaration_parse(small);
+    let filled = big.tips.len() - 1;
+    t.add(
+        &format!("import 1 attempt: {rows}-row ref ({filled} filled) vs 1,000-row ref"),
+        secs(ours),
+        secs(theirs),
+        x(ours.as_secs_f64() / theirs.as_secs_f64()),
+        "≤ 1.5x",
+    );
+    t.add(
+        &format!("import 1 attempt: {rows}-row ref, {filled} filled vs 0 filled (root)"),
+        secs(ours),
+        secs(at_root),
+        x(ours.as_secs_f64() / at_root.as_secs_f64()),
+        "(ledger fill, history)",
+    );
+    t.add(
+        &format!("  of which: parse + check the declaration ({rows} vs 1,000 rows)"),
+        secs(parse_big),
+        secs(parse_small),
+        x(parse_big.as_secs_f64() / parse_small.as_secs_f64()),
+        "(size of campaign.json)",
+    );
+    t.add(
+        "  import minus declaration parse, big vs small",
+        secs(ours.saturating_sub(parse_big)),
+        secs(theirs.saturating_sub(parse_small)),
+        x(ours.saturating_sub(parse_big).as_secs_f64()
+            / theirs.saturating_sub(parse_small).as_secs_f64()),
+        "",
+    );
+    t.verdict(
+        &format!("import into the {rows}-row ref within 1.5x of the 1,000-row ref"),
+        ours.as_secs_f64() <= 1.5 * theirs.as_secs_f64(),
+    );
+    t.verdict(
+        "import cost independent of rows filled and history (within 1.5x of the same ref at its root)",
+        ours.as_secs_f64() <= 1.5 * at_root.as_secs_f64(),
+    );
+}
+
+// --- admission ---------------------------------------------------------------------------
+
+fn hook_exists() -> bool {
+    Command::new(release_dir().join("git-ledger"))
+        .args(["hook", "pre-receive", "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn bench_admission(t: &mut Table, big: &Campaign, scratch: &Path) {
+    let n = big.tips.len();
+    let (old, new) = (big.tips[n - 2].clone(), big.tips[n - 1].clone());
+    let bare = scratch.join("server.git");
+    // The server holds the ledger up to `old`; each timed push sends `new` (the server's ref
+    // is reset to `old` between runs).
+    git(scratch, &["init", "-q", "--bare", "server.git"]);
+    let client = &big.repo;
+    let mut c = cmd("git", client);
+    c.args(["push", "-q"])
+        .arg(&bare)
+        .arg(format!("{old}:{}", big.refname));
+    run(c);
+    let push = || {
+        git(&bare, &["update-ref", &big.refname, &old]);
+        let mut c = cmd("git", client);
+        c.args(["push", "-q"])
+            .arg(&bare)
+            .arg(format!("{new}:{}", big.refname));
+        timed(c)
+    };
+    let plain = best(5, push);
+    let hooks = bare.join("hooks");
+    let (with, how) = if hook_exists() {
+        let hook = hooks.join("pre-receive");
+        std::fs::create_dir_all(&hooks).expect("hooks dir");
+        std::fs::write(
+            &hook,
+            format!(
+                "#!/bin/sh\nexec '{}' hook pre-receive\n",
+                release_dir().join("git-ledger").display()
+            ),
+        )
+        .expect("write hook");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let d = best(5, push);
+        std::fs::remove_file(&hook).expect("remove hook");
+        (
+            d.saturating_sub(plain),
+            "git push with hooks/pre-receive minus without",
+        )
+    } else {
+        // The hook command is not in this build: time the library call it makes, in process,
+        // opening the repository as the hook would.
+        let oldid: git_ledger::git::ObjectId = old.parse().expect("id");
+        let newid: git_ledger::git::ObjectId = new.parse().expect("id");
+        let d = best(5, || {
+            let s = Instant::now();
+            let repo = git_ledger::git::open(Some(&bare)).expect("open");
+            let k = git_ledger::git::admit::admit_update(
+                &repo,
+                &big.refname,
+                Some(oldid),
+                Some(newid),
+                git_ledger::json::DEFAULT_MAX_INPUT_BYTES,
+            )
+            .expect("admitted");
+            assert_eq!(k, 1);
+            s.elapsed()
+        });
+        (d, "admit_update in process (no hook command yet)")
+    };
+    t.add(
+        &format!("admission of 1 pushed import ({} commits): {how}", n),
+        secs(with),
+        secs(plain),
+        x(with.as_secs_f64() / plain.as_secs_f64()),
+        "≤ 0.5x of the push",
+    );
+    t.verdict(
+        "the pre-receive admission adds at most half of a hook-less push",
+        with.as_secs_f64() <= 0.5 * plain.as_secs_f64(),
+    );
+}
+
+// --- diff and verify ---------------------------------------------------------------------
+
+fn bench_history(t: &mut Table, big: &Campaign) {
+    let n = big.tips.len();
+    let far = big.ledger(&["diff", &big.tips[1], &big.tips[n - 1]]);
+    let near = || big.ledger(&["diff", &big.tips[n - 2], &big.tips[n - 1]]);
+    let (d_far, _) = time_v(&far);
+    let d_near = best(5, || timed(near()));
+    let rows_far = n - 2;
+    t.add(
+        &format!("diff: {rows_far} changed rows ({rows_far} commits apart) vs 1 (adjacent)"),
+        secs(d_far),
+        secs(d_near),
+        x(d_far.as_secs_f64() / d_near.as_secs_f64()),
+        "∝ changed rows",
+    );
+    let per_row_far = d_far / rows_far as u32;
+    t.add(
+        "diff: per changed row, far apart vs adjacent",
+        secs(per_row_far),
+        secs(d_near),
+        x(per_row_far.as_secs_f64() / d_near.as_secs_f64()),
+        "≤ 1x",
+    );
+    t.verdict(
+        "diff cost proportional to the changed rows (per row far ≤ adjacent)",
+        per_row_far <= d_near,
+    );
+    let (d_verify, rss) = time_v(&big.ledger(&["verify"]));
+    let per = d_verify / (n as u32);
+    t.add(
+        &format!("verify: the whole chain ({n} commits)"),
+        secs(d_verify),
+        "-".into(),
+        format!("{:.2} ms/commit", per.as_secs_f64() * 1e3),
+        "< 10 s",
+    );
+    t.add(
+        "verify: peak memory (max RSS)",
+        mb(rss),
+        "-".into(),
+        "-".into(),
+        "(reported)",
+    );
+    t.verdict(
+        &format!("verify of {n} commits under 10 s"),
+        d_verify < Duration::from_secs(10),
+    );
+}
+
+fn main() {
+    let mut quick = false;
+    let mut keep: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--keep" => keep = Some(PathBuf::from(args.next().expect("--keep DIR"))),
+            _ => {
+                eprintln!("usage: bench [--quick] [--keep DIR]");
+                std::process::exit(64);
+            }
+        }
+    }
+    let sizes = if quick { &QUICK } else { &FULL };
+    let temp = tempfile::tempdir().expect("tempdir");
+    let root = match &keep {
+        Some(k) => {
+            std::fs::create_dir_all(k).expect("mkdir --keep");
+            std::path::absolute(k).expect("absolute")
+        }
+        None => temp.path().to_path_buf(),
+    };
+    let start = Instant::now();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "git-ledger benchmarks ({}; {cores} cores; git {})",
+        if quick { "--quick" } else { "full size" },
+        git(&root, &["version"]).trim_start_matches("git version ")
+    );
+    let rows = sizes.tasks * sizes.repetitions;
+    let big = synth(&root.join("big"), sizes);
+    let small = synth(&root.join("small"), &SMALL);
+    let mut t = Table::default();
+    println!();
+    bench_pin(&mut t, "synthetic corpus", &big.repo, "corpus");
+    let own = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if Command::new("git")
+        .current_dir(own)
+        .args(["rev-parse", "--verify", "-q", "HEAD:src"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        bench_pin(&mut t, "this repository's src/ at HEAD", own, "src");
+    }
+    bench_report(&mut t, &big, rows);
+    bench_import(&mut t, &big, &small, rows);
+    bench_admission(&mut t, &big, &root);
+    bench_history(&mut t, &big);
+    t.print();
+    println!(
+        "\n  total {:.0} s (generation included){}",
+        start.elapsed().as_secs_f64(),
+        keep.map(|k| format!("; campaigns kept in {}", k.display()))
+            .unwrap_or_default()
+    );
+}
