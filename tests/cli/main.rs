@@ -4,4 +4,5 @@
 mod cite;
 mod common;
 mod defhash;
+mod fuzz_regressions;
 mod pin;
