@@ -5,4 +5,5 @@ mod cite;
 mod common;
 mod defhash;
 mod fuzz_regressions;
+mod hostile;
 mod pin;
