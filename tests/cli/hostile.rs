@@ -641,3 +641,47 @@ fn a_tampered_ledger_is_refused_by_every_reader_and_writer() {
     }
     assert!(before == snapshot(d));
 }
+
+#[test]
+fn a_declaration_that_schedules_millions_of_attempts_is_refused_quickly() {
+    // 20,000 tasks × 999 repetitions fit in ~9 MB, well under the input bound; building their
+    // schedule took 2.7 GB and 25 s before the schedule was bounded.
+    let fx = Fixture::new();
+    let d = fx.path();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("decl.json")).unwrap()).unwrap();
+    let task = v["tasks"][0].clone();
+    let id = task["id"].as_str().unwrap().to_owned();
+    v["tasks"] = (0..20_000)
+        .map(|i| {
+            let mut t = task.clone();
+            t["id"] = format!("{id}-{i}").into();
+            t
+        })
+        .collect();
+    v["repetitions"] = 999.into();
+    v["schedule"] = serde_json::json!([]);
+    write(d, "huge-schedule.json", serde_json::to_vec(&v).unwrap());
+    let before = snapshot(d);
+    for args in [
+        &["template", "huge-schedule.json"][..],
+        &["check", "huge-schedule.json"],
+        &["report", "huge-schedule.json", "ledger.json"],
+    ] {
+        let start = Instant::now();
+        let r = run(d, args);
+        r.expect_code(2);
+        assert!(
+            r.stderr
+                .contains("19980000 scheduled attempts; at most 1000000"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{args:?} took {:?}",
+            start.elapsed()
+        );
+    }
+    assert!(before == snapshot(d));
+}
