@@ -29,6 +29,14 @@ pub fn row_transition(
     at: &str,
 ) -> Result<RowChange, Vec<String>> {
     let id = parent.schedule_id();
+    if child.schedule_id() != id {
+        // A caller pairs rows by path or position; a row that names another attempt is not
+        // a change of this one (and would otherwise fill a DEFERRED slot with another row).
+        return Err(vec![format!(
+            "{at}: row {id}: schedule_id: the new row names {:?}; a row never moves to another scheduled attempt",
+            child.schedule_id()
+        )]);
+    }
     if parent.is_deferred() {
         if child.is_deferred() {
             // Both equal their template (Row::check), so nothing changed.

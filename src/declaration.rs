@@ -106,6 +106,11 @@ pub const TASK_KEYS: [&str; 9] = [
     "native_outcomes",
 ];
 
+/// The most scheduled attempts (tasks × repetitions) a declaration may have. Without a bound, a
+/// declaration well under the input bound could make every reader build a schedule of hundreds
+/// of millions of rows (20,000 tasks × 999 repetitions fit in 9 MB).
+pub const MAX_SCHEDULE: u64 = 1_000_000;
+
 /// Whether bytes are a pinned declaration or a draft (computed fields left out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -705,7 +710,16 @@ fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
     let tasks = validate_tasks(&mut c, top.get("tasks"));
     let expected = match (&tasks, repetitions) {
         (Some(tasks), Some(reps)) if (1..=999).contains(&reps) => {
-            Some(expected_schedule(tasks, reps))
+            let n = tasks.len() as u64 * reps;
+            if n > MAX_SCHEDULE {
+                c.bad(
+                    "schedule",
+                    format!("tasks × repetitions is {n} scheduled attempts; at most {MAX_SCHEDULE} are accepted"),
+                );
+                None
+            } else {
+                Some(expected_schedule(tasks, reps))
+            }
         }
         _ => None,
     };

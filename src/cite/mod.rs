@@ -327,8 +327,12 @@ pub fn cite<R: BufRead>(mut runs: R, card: Option<&Card>, options: Options) -> R
         line_no += 1;
         match read {
             lines::Line::Complete => gate.push_line(line_no, &buf),
-            lines::Line::TooLong { bytes } => {
-                gate.push_too_long(line_no, bytes, options.max_line_bytes)
+            lines::Line::TooLong { bytes, ended } => {
+                gate.push_too_long(line_no, bytes, options.max_line_bytes);
+                if !ended {
+                    gate.push_unread(line_no, bytes);
+                    break;
+                }
             }
         }
     }
@@ -541,6 +545,20 @@ impl<'c> Gate<'c> {
             row: Some(row),
             line: Some(line),
             task_id: Some(Value::Null),
+            ..Problem::default()
+        });
+    }
+
+    /// The reading stopped inside an over-long line that had no end (a stream without
+    /// newlines): what follows it was not read.
+    pub fn push_unread(&mut self, line: u64, bytes: u64) {
+        self.problems.push(Problem {
+            reason: Reason::IncompleteEnvelope,
+            source: "runs",
+            message: format!(
+                "line {line}: no end of line within {bytes} bytes; reading stopped there, the rest of the runs was not read"
+            ),
+            line: Some(line),
             ..Problem::default()
         });
     }

@@ -248,6 +248,32 @@ fn repetitions_are_an_integer_from_1_to_999() {
     parse(&with(|v| v["repetitions"] = json!(1)));
 }
 
+#[test]
+fn the_schedule_is_bounded_before_it_is_built() {
+    // 1002 tasks × 999 repetitions (1,000,998): over MAX_SCHEDULE, refused before the expected
+    // schedule is built (a draft goes through the same check).
+    let v = with_raw(|v| {
+        let task = v["tasks"][1].clone();
+        let id = task["id"].as_str().unwrap().to_owned();
+        v["tasks"] = Value::Array(
+            (0..1002)
+                .map(|i| {
+                    let mut t = task.clone();
+                    t["id"] = json!(format!("{id}-{i}"));
+                    t
+                })
+                .collect(),
+        );
+        v["repetitions"] = json!(999);
+        v["schedule"] = json!([]);
+    });
+    let r = reasons(&v);
+    assert_reason(
+        &r,
+        &["schedule", "1000998 scheduled attempts", "at most 1000000"],
+    );
+}
+
 // --- acceptance ----------------------------------------------------------------------------
 
 #[test]

@@ -124,13 +124,22 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<ScenarioRecord> {
     let (evidence_dir, result_path) = locate(path)?;
     let bytes = read_bounded(&result_path, max_input_bytes)?;
     let what = result_path.display().to_string();
-    let value = parse_document(&bytes, &what, max_input_bytes)?;
+    let record = parse_bytes(bytes, &what, max_input_bytes)?;
+    Ok(ScenarioRecord {
+        evidence_dir,
+        result_path,
+        ..record
+    })
+}
+
+/// Parse the bytes of a `result.json` (named `what` in messages). The record's paths are left
+/// empty: [`load`] fills them in from where it found the file.
+pub fn parse_bytes(bytes: Vec<u8>, what: &str, max_input_bytes: u64) -> Result<ScenarioRecord> {
+    let value = parse_document(&bytes, what, max_input_bytes)?;
     let mut reasons = Reasons::new();
     let parsed = parse(&value, &mut reasons);
     match parsed {
         Some(p) if reasons.is_empty() => Ok(ScenarioRecord {
-            evidence_dir,
-            result_path,
             sha256: sha256_hex(&bytes),
             bytes,
             ..p

@@ -1,0 +1,230 @@
+//! What each fuzz target does with its input, shared by the cargo-fuzz targets in
+//! `fuzz/fuzz_targets/` and by the regression test `tests/cli/fuzz_regressions.rs`, which feeds
+//! every committed corpus file through the same functions (so CI needs no fuzzer).
+//!
+//! Each function takes arbitrary bytes. It must return normally for every input: a panic here
+//! is a finding (a panic in the library, or a broken property asserted below).
+#![allow(dead_code)]
+
+use git_ledger::admission::{self, RowChange};
+use git_ledger::cite::{self, Card, Options};
+use git_ledger::declaration::{self, Declaration, Mode};
+use git_ledger::import::options::{DeclaredProfile, RoleSpec};
+use git_ledger::import::scenario;
+use git_ledger::json::{self, DEFAULT_MAX_INPUT_BYTES};
+use git_ledger::ledger::{Ledger, Row};
+use git_ledger::report;
+
+/// The embedded campaign: the fixed declaration the ledger and row targets check against.
+pub const CAMPAIGN: &[u8] = include_bytes!("../arena/campaign.json");
+
+/// A small dataset card (the shape of `cite.md`'s example) for the cite target.
+pub const CARD: &[u8] = br#"{"tasks": [{"task_id": "calc-parse-017", "repo_revision": "9f3c1ab", "prompt_sha256": "6d2ec1aa", "hidden_tests_sha256": "a91b0440", "allowed_files": ["src/parse.py"], "timeout_s": 180, "token_budget": 12000}]}"#;
+
+/// The embedded campaign, parsed (it is valid: a failure here is a broken build, not a finding).
+pub fn campaign() -> Declaration {
+    Declaration::parse(CAMPAIGN, DEFAULT_MAX_INPUT_BYTES).expect("the embedded campaign parses")
+}
+
+/// Bytes → `Declaration::parse` in both modes; what parses must be self-consistent.
+pub fn declaration(data: &[u8]) {
+    for mode in [Mode::Declaration, Mode::Draft] {
+        let Ok(d) = Declaration::parse_mode(data, mode, DEFAULT_MAX_INPUT_BYTES) else {
+            continue;
+        };
+        // The schedule is exactly tasks × repetitions, in task then repetition order.
+        assert!((1..=999).contains(&d.repetitions));
+        assert_eq!(d.schedule.len(), d.tasks.len() * d.repetitions as usize);
+        assert_eq!(
+            d.schedule,
+            declaration::expected_schedule(&d.tasks, d.repetitions)
+        );
+        assert_eq!(d.bytes, data);
+        assert_eq!(d.sha256, git_ledger::sha256_hex(data));
+        assert!(declaration::is_valid_id(&d.id));
+        let _ = d.short_hash();
+        for (i, e) in d.schedule.iter().enumerate() {
+            assert_eq!(d.schedule_position(&e.id), Some(i));
+            assert_eq!(
+                d.task_of(&e.id).map(|t| t.id.as_str()),
+                Some(e.task.as_str())
+            );
+        }
+        for t in &d.tasks {
+            assert!(declaration::is_repo_path(&t.definition.path));
+            assert!(!t.native_outcomes.iter().any(|o| o == "DEFERRED"));
+        }
+        if mode == Mode::Declaration {
+            assert!(d.source_revision.is_some());
+            // Its template ledger is a valid ledger of it, and a stable one.
+            let template = Ledger::template(&d);
+            let bytes = template.canonical(&d);
+            let again = Ledger::parse(&d, &bytes, u64::MAX).expect("the template ledger parses");
+            assert_eq!(again, template);
+            assert_eq!(again.canonical(&d), bytes);
+            render(&d, &template);
+        }
+    }
+}
+
+/// Bytes as the ledger of the embedded campaign → `Ledger::parse`; an admitted ledger renders
+/// without panicking and its canonical bytes re-parse to an equal ledger.
+pub fn ledger(decl: &Declaration, data: &[u8]) {
+    let Ok(ledger) = Ledger::parse(decl, data, DEFAULT_MAX_INPUT_BYTES) else {
+        return;
+    };
+    assert_eq!(ledger.rows.len(), decl.schedule.len());
+    for (row, entry) in ledger.rows.iter().zip(&decl.schedule) {
+        assert_eq!(row.schedule_id(), entry.id);
+        // A checked row checks again.
+        let again = Row::check(decl, &row.to_value(), "again").expect("a checked row re-checks");
+        assert_eq!(&again, row);
+    }
+    render(decl, &ledger);
+    let bytes = ledger.canonical(decl);
+    let again = Ledger::parse(decl, &bytes, u64::MAX).expect("canonical bytes re-parse");
+    assert_eq!(again, ledger);
+    assert_eq!(again.canonical(decl), bytes);
+}
+
+/// The report of a checked ledger, as JSON (which must be strict JSON) and as text.
+fn render(decl: &Declaration, ledger: &Ledger) {
+    let r = report::build(decl, ledger);
+    let mut out = Vec::new();
+    report::write_json(&r, &mut out).expect("writing to memory");
+    json::parse_strict(&out).expect("the report is strict JSON");
+    let mut text = Vec::new();
+    report::write_text(&r, &mut text).expect("writing to memory");
+}
+
+/// Bytes as a scenario `result.json` → the record parser and every accessor import uses.
+pub fn scenario_record(decl: &Declaration, data: &[u8]) {
+    let Ok(rec) = scenario::parse_bytes(data.to_vec(), "result.json", DEFAULT_MAX_INPUT_BYTES)
+    else {
+        return;
+    };
+    assert_eq!(rec.bytes, data);
+    assert_eq!(rec.sha256, git_ledger::sha256_hex(data));
+    assert!(!rec.run_id.is_empty());
+    let _ = rec.task_id();
+    let _ = rec.evidence();
+    let _ = rec.source_revision();
+    let _ = rec.check_reason();
+    let _ = rec.decisions();
+    let _ = rec.evidence_refs(None);
+    for v in [
+        rec.oracle_checks_value(),
+        rec.spent_budget(),
+        rec.estimated_usd(),
+        rec.usage(),
+        rec.elapsed_seconds_value(),
+        rec.native_record(),
+    ] {
+        // What import copies into a row is JSON the strict parser reads back.
+        let bytes = json::canonical(&v);
+        json::parse_strict(&bytes).expect("a derived value is strict JSON");
+    }
+    let p = &decl.profile;
+    let declared = DeclaredProfile {
+        provider: p.provider.clone().unwrap_or_default(),
+        joint_planning: p.joint_planning,
+        roles: p
+            .roles
+            .iter()
+            .map(|(k, r)| {
+                (
+                    k.clone(),
+                    RoleSpec {
+                        model: r.model.clone(),
+                        effort: r.effort.clone(),
+                    },
+                )
+            })
+            .collect(),
+        extra_options: p.extra_options.clone(),
+    };
+    let _ = rec.options(&declared);
+    let _ = rec.options(&DeclaredProfile::default());
+}
+
+/// Bytes as a runs file (JSON Lines) → the cite gate, without a card and with one (and a small
+/// line bound, so over-long lines are reached); the same bytes as a card.
+pub fn cite_line(data: &[u8]) {
+    let card = Card::from_bytes(CARD);
+    for (card, max) in [(None, 1 << 20), (Some(&card), 200)] {
+        let verdict = cite::cite(
+            data,
+            card,
+            Options {
+                max_line_bytes: max,
+            },
+        )
+        .expect("reading from memory cannot fail");
+        let bytes = verdict.to_json();
+        json::parse_strict(&bytes).expect("the verdict is strict JSON");
+        let _ = verdict.to_text();
+        let _ = verdict.exit_code();
+    }
+    let as_card = Card::from_bytes(data);
+    let verdict = cite::cite(
+        &br"{}"[..],
+        Some(&as_card),
+        Options {
+            max_line_bytes: 1 << 20,
+        },
+    )
+    .expect("reading from memory cannot fail");
+    json::parse_strict(&verdict.to_json()).expect("the verdict is strict JSON");
+    let _ = verdict.to_text();
+}
+
+/// Bytes split at the first NUL into a parent and a child row of the embedded campaign; both
+/// must pass `Row::check`, then `admission::row_transition` decides, and what it admits obeys
+/// the transition rules of `git.md`.
+pub fn row_transition(decl: &Declaration, data: &[u8]) {
+    let Some(nul) = data.iter().position(|&b| b == 0) else {
+        return;
+    };
+    let (a, b) = (&data[..nul], &data[nul + 1..]);
+    let Ok(pv) = json::parse_strict(a) else {
+        return;
+    };
+    let Ok(cv) = json::parse_strict(b) else {
+        return;
+    };
+    let Ok(parent) = Row::check(decl, &pv, "parent") else {
+        return;
+    };
+    let Ok(child) = Row::check(decl, &cv, "child") else {
+        return;
+    };
+    match admission::row_transition(decl, &parent, &child, "fuzz") {
+        Ok(RowChange::Filled) => {
+            assert!(parent.is_deferred(), "only a DEFERRED row is filled");
+            assert!(!child.is_deferred(), "a filled row holds an attempt");
+            assert!(
+                child.native_record().is_some(),
+                "a filled row names its record"
+            );
+            assert_eq!(parent.schedule_id(), child.schedule_id());
+        }
+        Ok(RowChange::Repaired(n)) => {
+            assert!(n > 0);
+            assert!(!parent.is_deferred(), "only a filled row is repaired");
+            for f in &decl.attempt_fields {
+                if f != "interventions_decision_or_repair" {
+                    assert!(
+                        json::value_eq(parent.get(f), child.get(f)),
+                        "a repair changed {f}"
+                    );
+                }
+            }
+            let before = parent.interventions().count();
+            let after: Vec<_> = child.interventions().collect();
+            assert_eq!(after.len(), before + n);
+            assert!(parent.interventions().zip(&after).all(|(a, b)| a == *b));
+            assert!(after[before..].iter().all(|(k, _)| *k == "repair"));
+        }
+        Err(reasons) => assert!(!reasons.is_empty()),
+    }
+}
