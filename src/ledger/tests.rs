@@ -164,7 +164,7 @@ fn template_rows_are_deferred_not_attempted_lists_empty_rest_null() {
     let l = Ledger::template(&d);
     assert_eq!(l.rows.len(), 6);
     assert_eq!(l.filled(), 0);
-    for (row, entry) in l.rows.iter().zip(&d.schedule) {
+    for (row, entry) in l.rows.iter().zip(d.schedule()) {
         assert_eq!(row.schedule_id(), entry.id);
         assert_eq!(row.task_id(), entry.task);
         assert_eq!(row.get("repetition"), &json!(entry.repetition));
