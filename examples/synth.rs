@@ -412,14 +412,14 @@ fn main() {
     eprintln!(
         "synth: harness and declaration {} ({} rows, {:.1} MB campaign.json, corpus {:.1} MB) in {:.1} s",
         decl.id,
-        decl.schedule.len(),
+        decl.schedule_len(),
         pinned.len() as f64 / 1e6,
         corpus as f64 / 1e6,
         start.elapsed().as_secs_f64()
     );
 
     // Which rows get a record: the file ledger's share, the ref's history, and the spares.
-    let n = decl.schedule.len();
+    let n = decl.schedule_len();
     let mut in_file = vec![false; n];
     let mut rng = Rng(a.seed);
     for slot in in_file.iter_mut() {
@@ -453,7 +453,7 @@ fn main() {
     };
     let mut converted: Vec<Option<git_ledger::import::rows::Converted>> = vec![None; n];
     let mut spare_list = String::new();
-    for (i, e) in decl.schedule.iter().enumerate() {
+    for (i, e) in decl.schedule().enumerate() {
         if !needed[i] {
             continue;
         }
@@ -492,8 +492,7 @@ fn main() {
 
     // The file-mode ledger.
     let rows: Vec<Value> = decl
-        .schedule
-        .iter()
+        .schedule()
         .enumerate()
         .map(|(i, e)| match (&converted[i], in_file[i]) {
             (Some(c), true) => c.row.to_value(),

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::error::{Error, Reasons, Result};
 use crate::json;
 
+mod fast;
 pub mod pin;
 
 /// The format string of a declaration.
@@ -272,7 +273,7 @@ pub struct Declaration {
     pub bytes: Vec<u8>,
     /// SHA-256 of `bytes`, lowercase hex.
     pub sha256: String,
-    /// The parsed document.
+    /// The parsed document, without its `schedule` (which [`Declaration::schedule`] holds).
     pub value: Value,
     pub id: String,
     pub source_revision: Option<String>,
@@ -283,10 +284,7 @@ pub struct Declaration {
     pub runtime_requirements: Map<String, Value>,
     pub attempt_fields: Vec<String>,
     pub tasks: Vec<Task>,
-    /// The schedule (in a draft: the one it implies).
-    pub schedule: Vec<ScheduleEntry>,
     task_index: HashMap<String, usize>,
-    schedule_index: HashMap<String, usize>,
 }
 
 impl Declaration {
@@ -297,15 +295,31 @@ impl Declaration {
 
     /// Parse and validate bytes in the given mode.
     pub fn parse_mode(bytes: &[u8], mode: Mode, max_input_bytes: u64) -> Result<Self> {
-        let value = json::parse_document(bytes, "declaration", max_input_bytes)?;
+        // The fast path first (a schedule compared as it streams); anything it does not accept
+        // is parsed and validated again by the ordinary path, which names the fault.
+        if mode == Mode::Declaration && bytes.len() as u64 <= max_input_bytes {
+            if let Some((mut top, true)) = fast::parse(bytes) {
+                // The key is there (a computed field); its entries were checked as they streamed.
+                top.insert("schedule".to_owned(), Value::Null);
+                let mut value = Value::Object(top);
+                let mut r = Reasons::new();
+                if let Some(d) = validate(&value, mode, &mut r, true).filter(|_| r.is_empty()) {
+                    if let Value::Object(top) = &mut value {
+                        top.remove("schedule");
+                    }
+                    return Ok(d.finish(bytes, value));
+                }
+            }
+        }
+        let mut value = json::parse_document(bytes, "declaration", max_input_bytes)?;
         let mut r = Reasons::new();
-        let parsed = validate(&value, mode, &mut r);
+        let parsed = validate(&value, mode, &mut r, false);
         match parsed {
-            Some(mut d) if r.is_empty() => {
-                d.bytes = bytes.to_vec();
-                d.sha256 = crate::sha256_hex(bytes);
-                d.value = value;
-                Ok(d)
+            Some(d) if r.is_empty() => {
+                if let Value::Object(top) = &mut value {
+                    top.remove("schedule");
+                }
+                Ok(d.finish(bytes, value))
             }
             _ => {
                 if r.is_empty() {
@@ -314,6 +328,13 @@ impl Declaration {
                 Err(Error::Refused(r.into_vec()))
             }
         }
+    }
+
+    fn finish(mut self, bytes: &[u8], value: Value) -> Self {
+        self.bytes = bytes.to_vec();
+        self.sha256 = crate::sha256_hex(bytes);
+        self.value = value;
+        self
     }
 
     /// Read and validate a declaration file.
@@ -327,14 +348,45 @@ impl Declaration {
         self.task_index.get(id).map(|&i| &self.tasks[i])
     }
 
-    /// The position of a schedule id in the schedule.
+    /// The position of a schedule id in the schedule: `<task id>/<repetition>`, the repetition
+    /// zero-padded to [`repetition_width`] (the schedule is exactly tasks × repetitions, so the
+    /// position is computed, not looked up).
     pub fn schedule_position(&self, id: &str) -> Option<usize> {
-        self.schedule_index.get(id).copied()
+        let (task, rep) = id.rsplit_once('/')?;
+        let t = *self.task_index.get(task)?;
+        if rep.len() != repetition_width(self.repetitions) {
+            return None;
+        }
+        let rep = fast::digits_value(rep).filter(|r| (1..=self.repetitions).contains(r))?;
+        Some(t * self.repetitions as usize + (rep - 1) as usize)
+    }
+
+    /// The number of scheduled attempts (tasks × repetitions).
+    pub fn schedule_len(&self) -> usize {
+        self.tasks.len() * self.repetitions as usize
+    }
+
+    /// The schedule (in a draft: the one it implies), in order: task order, then repetition
+    /// order. Entries are made as they are read; the schedule is not held in memory.
+    pub fn schedule(&self) -> impl ExactSizeIterator<Item = ScheduleEntry> + '_ {
+        (0..self.schedule_len()).map(|i| self.schedule_at(i))
+    }
+
+    /// The entry at a position of the schedule (below [`Declaration::schedule_len`]).
+    pub fn schedule_at(&self, position: usize) -> ScheduleEntry {
+        let reps = self.repetitions as usize;
+        let task = &self.tasks[position / reps].id;
+        let repetition = (position % reps) as u64 + 1;
+        ScheduleEntry {
+            id: schedule_id(task, repetition, self.repetitions),
+            task: task.clone(),
+            repetition,
+        }
     }
 
     /// The schedule entry with this id.
-    pub fn schedule_entry(&self, id: &str) -> Option<&ScheduleEntry> {
-        self.schedule_position(id).map(|i| &self.schedule[i])
+    pub fn schedule_entry(&self, id: &str) -> Option<ScheduleEntry> {
+        self.schedule_position(id).map(|i| self.schedule_at(i))
     }
 
     /// The task of a scheduled attempt.
@@ -622,7 +674,14 @@ fn join(at: &str, key: &str) -> String {
     }
 }
 
-fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
+/// Validate a parsed declaration. `schedule_checked`: the fast path already found the schedule
+/// exactly `tasks × repetitions` (its value here is a placeholder).
+fn validate(
+    value: &Value,
+    mode: Mode,
+    r: &mut Reasons,
+    schedule_checked: bool,
+) -> Option<Declaration> {
     let mut c = Ctx { r, mode };
     let Value::Object(top) = value else {
         c.bad(
@@ -708,7 +767,7 @@ fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
     validate_acceptance(&mut c, top.get("acceptance"));
     let attempt_fields = validate_attempt_fields(&mut c, top.get("attempt_fields"));
     let tasks = validate_tasks(&mut c, top.get("tasks"));
-    let expected = match (&tasks, repetitions) {
+    let implied = match (&tasks, repetitions) {
         (Some(tasks), Some(reps)) if (1..=999).contains(&reps) => {
             let n = tasks.len() as u64 * reps;
             if n > MAX_SCHEDULE {
@@ -716,30 +775,32 @@ fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
                     "schedule",
                     format!("tasks × repetitions is {n} scheduled attempts; at most {MAX_SCHEDULE} are accepted"),
                 );
-                None
+                false
             } else {
-                Some(expected_schedule(tasks, reps))
+                true
             }
         }
-        _ => None,
+        _ => false,
     };
-    let schedule = if mode == Mode::Declaration {
-        validate_schedule(&mut c, top.get("schedule"), expected)
+    let schedule_ok = if mode == Mode::Declaration && !schedule_checked {
+        let expected = match (&tasks, repetitions) {
+            (Some(tasks), Some(reps)) if implied => Some(expected_schedule(tasks, reps)),
+            _ => None,
+        };
+        validate_schedule(&mut c, top.get("schedule"), expected).is_some()
     } else {
-        expected
+        // A draft's schedule is the one it implies; the fast path checked a declaration's.
+        implied
     };
 
     let tasks = tasks?;
-    let schedule = schedule?;
+    if !schedule_ok {
+        return None;
+    }
     let task_index = tasks
         .iter()
         .enumerate()
         .map(|(i, t)| (t.id.clone(), i))
-        .collect();
-    let schedule_index = schedule
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.id.clone(), i))
         .collect();
     Some(Declaration {
         bytes: Vec::new(),
@@ -754,9 +815,7 @@ fn validate(value: &Value, mode: Mode, r: &mut Reasons) -> Option<Declaration> {
         runtime_requirements: runtime_requirements?,
         attempt_fields: attempt_fields?,
         tasks,
-        schedule,
         task_index,
-        schedule_index,
     })
 }
 

@@ -30,6 +30,17 @@ pub fn parse_strict(bytes: &[u8]) -> std::result::Result<Value, String> {
     Ok(value)
 }
 
+/// [`parse_strict`] of a value nested `depth` containers deep in its document (the depth limit
+/// counts from the document's top).
+pub fn parse_strict_at(bytes: &[u8], depth: usize) -> std::result::Result<Value, String> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = StrictSeed { depth }
+        .deserialize(&mut de)
+        .map_err(|e| e.to_string())?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(value)
+}
+
 /// Parse a JSON document, refusing it (exit 2) with `what` named when it is not strict JSON or
 /// exceeds `max_bytes`.
 pub fn parse_document(bytes: &[u8], what: &str, max_bytes: u64) -> Result<Value> {
@@ -114,8 +125,10 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-struct StrictSeed {
-    depth: usize,
+/// The strict value parser as a serde seed, for parsers that handle part of a document
+/// themselves (the declaration's schedule); `depth` is the nesting of the value's container.
+pub(crate) struct StrictSeed {
+    pub(crate) depth: usize,
 }
 
 impl<'de> DeserializeSeed<'de> for StrictSeed {

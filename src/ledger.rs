@@ -14,6 +14,8 @@ use crate::declaration::{Declaration, Evidence, Expects, Task, STANDARD_FIELDS};
 use crate::error::{Error, Reasons, Result};
 use crate::json;
 
+mod fast;
+
 /// The format string of a ledger document.
 pub const FORMAT: &str = "campaign-ledger/1";
 /// The native outcome of a row that holds no attempt.
@@ -662,8 +664,7 @@ impl Ledger {
             declaration_id: decl.id.clone(),
             declaration_sha256: decl.sha256.clone(),
             rows: decl
-                .schedule
-                .iter()
+                .schedule()
                 .map(|e| Row::template(decl, &e.id).expect("scheduled"))
                 .collect(),
         }
@@ -671,6 +672,13 @@ impl Ledger {
 
     /// Parse a ledger document and apply every refusal rule of `ledger.md` against `decl`.
     pub fn parse(decl: &Declaration, bytes: &[u8], max_input_bytes: u64) -> Result<Ledger> {
+        // The fast path (rows parsed and checked on every core) says only yes; a ledger it does
+        // not accept is parsed again by the ordinary path, which names every fault.
+        if bytes.len() as u64 <= max_input_bytes {
+            if let Some(ledger) = fast::parse(decl, bytes) {
+                return Ok(ledger);
+            }
+        }
         let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
         Self::from_owned_value(decl, value)
     }
@@ -697,27 +705,8 @@ impl Ledger {
             Value::Object(top) => top.remove("rows"),
             _ => None,
         };
-        let value = &value;
         let mut r = Reasons::new();
-        let Value::Object(top) = value else {
-            return Err(Error::refused(format!(
-                "ledger: must be an object, not {}",
-                json::type_name(value)
-            )));
-        };
-        for k in top.keys() {
-            if !["format", "declaration", "rows"].contains(&k.as_str()) {
-                r.push(format!("ledger: {k}: unknown key"));
-            }
-        }
-        match top.get("format") {
-            Some(Value::String(f)) if f == FORMAT => {}
-            other => r.push(format!(
-                "ledger: format: must be {FORMAT:?}, not {}",
-                other.map_or("missing".to_owned(), |v| v.to_string())
-            )),
-        }
-        check_header_declaration(&mut r, decl, top.get("declaration"));
+        check_top(&mut r, decl, &value)?;
         let rows = match rows_value.take() {
             Some(Value::Array(rows)) => rows,
             Some(other) => {
@@ -732,55 +721,11 @@ impl Ledger {
                 Vec::new()
             }
         };
-        let mut slots: Vec<Option<Row>> = vec![None; decl.schedule.len()];
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        let mut records: HashMap<String, String> = HashMap::new();
-        // The furthest schedule position seen so far: rows are in schedule order, and a row
-        // out of it is refused rather than silently moved.
-        let mut furthest: Option<(usize, String)> = None;
-        for (i, v) in rows.into_iter().enumerate() {
-            let sid = v.get("schedule_id").and_then(Value::as_str);
-            if let Some(sid) = sid {
-                if let Some(first) = seen.insert(sid.to_owned(), i) {
-                    r.push(format!("ledger: rows[{i}]: scheduled attempt {sid} appears twice (also rows[{first}]); one row per schedule id, the original row stays"));
-                    continue;
-                }
-            }
-            match Row::check_owned(decl, v, &format!("rows[{i}]")) {
-                Ok(row) => {
-                    if let Some(rec) = row.native_record() {
-                        if let Some(other) = records.insert(rec.key(), row.schedule_id().to_owned())
-                        {
-                            r.push(format!("row {}: native_record: record {} already filled row {other} (one record cannot fill two rows)", row.schedule_id(), rec.key()));
-                        }
-                    }
-                    let pos = decl.schedule_position(row.schedule_id()).expect("checked");
-                    match &furthest {
-                        Some((last, last_id)) if pos < *last => r.push(format!(
-                            "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {last_id}; rows are in schedule order)",
-                            row.schedule_id()
-                        )),
-                        _ => furthest = Some((pos, row.schedule_id().to_owned())),
-                    }
-                    slots[pos] = Some(row);
-                }
-                Err(reasons) => r.extend(reasons),
-            }
-        }
-        for (entry, slot) in decl.schedule.iter().zip(&slots) {
-            if slot.is_none() && !seen.contains_key(entry.id.as_str()) {
-                r.push(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id));
-            }
-        }
-        r.into_result()?;
-        Ok(Ledger {
-            declaration_id: decl.id.clone(),
-            declaration_sha256: decl.sha256.clone(),
-            rows: slots
-                .into_iter()
-                .map(|s| s.expect("every slot filled"))
-                .collect(),
-        })
+        let checked = rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| checked_row(decl, i, v));
+        assemble(decl, r, checked)
     }
 
     /// The row of a schedule id.
@@ -806,6 +751,102 @@ impl Ledger {
     pub fn declaration_header(&self) -> Value {
         serde_json::json!({"id": self.declaration_id, "sha256": self.declaration_sha256})
     }
+}
+
+/// The document's top level without its rows: an object of `format`, `declaration` and `rows`.
+fn check_top(r: &mut Reasons, decl: &Declaration, value: &Value) -> Result<()> {
+    let Value::Object(top) = value else {
+        return Err(Error::refused(format!(
+            "ledger: must be an object, not {}",
+            json::type_name(value)
+        )));
+    };
+    for k in top.keys() {
+        if !["format", "declaration", "rows"].contains(&k.as_str()) {
+            r.push(format!("ledger: {k}: unknown key"));
+        }
+    }
+    match top.get("format") {
+        Some(Value::String(f)) if f == FORMAT => {}
+        other => r.push(format!(
+            "ledger: format: must be {FORMAT:?}, not {}",
+            other.map_or("missing".to_owned(), |v| v.to_string())
+        )),
+    }
+    check_header_declaration(r, decl, top.get("declaration"));
+    Ok(())
+}
+
+/// A row's schedule id as written (for the one-row-per-id check) and the row checked.
+type Checked = (Option<String>, std::result::Result<Row, Vec<String>>);
+
+/// Check `rows[i]`.
+fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
+    let sid = v
+        .get("schedule_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    (sid, Row::check_owned(decl, v, &format!("rows[{i}]")))
+}
+
+/// The ledger of checked rows, in document order: one row per schedule id, in schedule order,
+/// one record per row, none missing. `r` holds the reasons found so far.
+fn assemble(
+    decl: &Declaration,
+    mut r: Reasons,
+    rows: impl Iterator<Item = Checked>,
+) -> Result<Ledger> {
+    let mut slots: Vec<Option<Row>> = vec![None; decl.schedule_len()];
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut records: HashMap<String, String> = HashMap::new();
+    // The furthest schedule position seen so far: rows are in schedule order, and a row
+    // out of it is refused rather than silently moved.
+    let mut furthest: Option<(usize, String)> = None;
+    for (i, (sid, checked)) in rows.enumerate() {
+        if let Some(sid) = sid {
+            if let Some(first) = seen.insert(sid.clone(), i) {
+                r.push(format!("ledger: rows[{i}]: scheduled attempt {sid} appears twice (also rows[{first}]); one row per schedule id, the original row stays"));
+                continue;
+            }
+        }
+        match checked {
+            Ok(row) => {
+                if let Some(rec) = row.native_record() {
+                    if let Some(other) = records.insert(rec.key(), row.schedule_id().to_owned()) {
+                        r.push(format!("row {}: native_record: record {} already filled row {other} (one record cannot fill two rows)", row.schedule_id(), rec.key()));
+                    }
+                }
+                let pos = decl.schedule_position(row.schedule_id()).expect("checked");
+                match &furthest {
+                    Some((last, last_id)) if pos < *last => r.push(format!(
+                        "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {last_id}; rows are in schedule order)",
+                        row.schedule_id()
+                    )),
+                    _ => furthest = Some((pos, row.schedule_id().to_owned())),
+                }
+                slots[pos] = Some(row);
+            }
+            Err(reasons) => r.extend(reasons),
+        }
+    }
+    for (pos, slot) in slots.iter().enumerate() {
+        if slot.is_some() {
+            continue;
+        }
+        let entry = decl.schedule_at(pos);
+        if !seen.contains_key(entry.id.as_str()) {
+            r.push(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id));
+        }
+    }
+    r.into_result()?;
+    Ok(Ledger {
+        declaration_id: decl.id.clone(),
+        declaration_sha256: decl.sha256.clone(),
+        rows: slots
+            .into_iter()
+            .map(|s| s.expect("every slot filled"))
+            .collect(),
+    })
 }
 
 /// Check a `declaration` header object (`{"id", "sha256"}`) against the declaration.

@@ -79,8 +79,7 @@ pub trait Store {
     fn filled(&mut self) -> Result<usize> {
         let ids: Vec<String> = self
             .declaration()
-            .schedule
-            .iter()
+            .schedule()
             .map(|e| e.id.clone())
             .collect();
         let mut n = 0;

@@ -354,7 +354,7 @@ fn replay(
     let remote_info = read_commit(repo, remote)?;
     let known = admission.declaration_of_tree(remote_info.tree, &format!("commit {remote}"))?;
     let decl = &known.decl;
-    let n = decl.schedule.len();
+    let n = decl.schedule_len();
     let mut filled = match layout::parse_trailers(&remote_info.message).filled {
         Some((k, total)) if total == n && k <= n => k,
         _ => count_filled(

@@ -15,7 +15,7 @@ fn a_row_never_moves_to_another_scheduled_attempt() {
     // Found while writing the row_transition fuzz target (which asserts it): a DEFERRED parent
     // was "filled" by a child that names another schedule id.
     let decl = declaration();
-    let (a, b) = (&decl.schedule[0].id, &decl.schedule[1].id);
+    let (a, b) = (&decl.schedule_at(0).id, &decl.schedule_at(1).id);
     let parent = Row::template(&decl, a).unwrap();
     let child = filled(&decl, b);
     let reasons = row_transition(&decl, &parent, &child, "c").unwrap_err();

@@ -246,7 +246,7 @@ fn summarise(
     if any_scenario {
         notes.push(SCENARIO_DEFINITION_NOTE.to_owned());
     }
-    let (filled, scheduled) = (store.filled()?, store.declaration().schedule.len());
+    let (filled, scheduled) = (store.filled()?, store.declaration().schedule_len());
     Ok(Summary {
         imported: out,
         filled,

@@ -27,7 +27,7 @@ pub fn run(args: InitArgs, io: &mut Io) -> Result<i32> {
         io.out,
         "{name} {commit} (declare {}: {} scheduled attempts)",
         decl.id,
-        decl.schedule.len()
+        decl.schedule_len()
     )?;
     Ok(0)
 }

@@ -55,7 +55,7 @@ pub fn run_pin(args: PinArgs, io: &mut Io) -> Result<i32> {
                 decl.id,
                 decl.source_revision.as_deref().unwrap_or_default(),
                 decl.tasks.len(),
-                decl.schedule.len(),
+                decl.schedule_len(),
                 decl.sha256
             )?;
         }

@@ -68,7 +68,11 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
         (Some(decl_path), Some(ledger_path)) => {
             let decl = Declaration::read(decl_path, max)?;
             let ledger = Ledger::read(&decl, ledger_path, max)?;
-            report::build(&decl, &ledger)
+            let report = report::build(&decl, &ledger);
+            // Freeing 100,000 parsed rows takes a tenth of the command: the other core does it
+            // while the report is written (or the process exits first).
+            std::thread::spawn(move || drop((ledger, decl)));
+            report
         }
         (Some(_), None) => return Err(Error::Usage(
             "report needs <DECLARATION> <LEDGER> (file mode), or --at REV / --ref REF (ref mode)"

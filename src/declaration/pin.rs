@@ -72,8 +72,7 @@ pub fn pin(
     }
     out.insert("tasks".into(), Value::Array(tasks));
     let schedule: Vec<Value> = draft
-        .schedule
-        .iter()
+        .schedule()
         .map(|e| json!({"id": e.id, "task": e.task, "repetition": e.repetition}))
         .collect();
     out.insert("schedule".into(), Value::Array(schedule));
@@ -172,7 +171,7 @@ pub fn check(
         sha256: decl.sha256.clone(),
         source_revision: rev.to_owned(),
         tasks: decl.tasks.len(),
-        scheduled: decl.schedule.len(),
+        scheduled: decl.schedule_len(),
         files,
         checked,
     })

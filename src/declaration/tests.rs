@@ -7,9 +7,33 @@ use super::*;
 use crate::json::DEFAULT_MAX_INPUT_BYTES;
 use crate::testutil::{assert_reason, bytes, declaration_value, hex, parse, refusal, schedule_for};
 
-/// The reasons a declaration value is refused for.
+/// The reasons a declaration value is refused for. The same value written in the written key
+/// order (schedule last: the fast path) is refused for the same reasons.
 fn reasons(v: &Value) -> Vec<String> {
-    refusal(Declaration::parse(&bytes(v), DEFAULT_MAX_INPUT_BYTES))
+    let r = refusal(Declaration::parse(&bytes(v), DEFAULT_MAX_INPUT_BYTES));
+    let w = refusal(Declaration::parse(&written(v), DEFAULT_MAX_INPUT_BYTES));
+    // (A JSON syntax error names its line, which differs between the two layouts.)
+    if !r.iter().any(|m| m.contains(" at line ")) {
+        assert_eq!(r, w, "sorted and written key orders disagree");
+    }
+    r
+}
+
+/// The bytes of a declaration value in the order `pin` writes (`TOP_KEYS`, then any other key).
+fn written(v: &Value) -> Vec<u8> {
+    let Some(top) = v.as_object() else {
+        return bytes(v);
+    };
+    let mut fields: Vec<(&str, &Value)> = TOP_KEYS
+        .iter()
+        .filter_map(|k| top.get(*k).map(|x| (*k, x)))
+        .collect();
+    for (k, x) in top {
+        if !TOP_KEYS.contains(&k.as_str()) {
+            fields.push((k.as_str(), x));
+        }
+    }
+    json::canonical_ordered(fields)
 }
 
 /// Assert that the value is refused for exactly one reason, which contains every needle.
@@ -56,7 +80,7 @@ fn valid_declaration_parses() {
     assert_eq!(d.bytes, b);
     assert_eq!(d.repetitions, 2);
     assert_eq!(d.tasks.len(), 3);
-    assert_eq!(d.schedule.len(), 6);
+    assert_eq!(d.schedule_len(), 6);
     assert_eq!(d.attempt_fields, STANDARD_FIELDS);
     assert_eq!(d.source_revision.as_deref(), Some(hex('c', 40).as_str()));
     let arena = d.task("arena/sympy-matrix").expect("arena task");
@@ -770,7 +794,7 @@ fn three_digit_padding_from_100_repetitions() {
     assert_eq!(v["schedule"][0]["id"], "arena/sympy-matrix/001");
     assert_eq!(v["schedule"][99]["id"], "arena/sympy-matrix/100");
     let d = parse(&v);
-    assert_eq!(d.schedule.len(), 300);
+    assert_eq!(d.schedule_len(), 300);
     let mut two = v.clone();
     two["schedule"][0]["id"] = json!("arena/sympy-matrix/01");
     refused_once(&two, &["schedule[0]", "arena/sympy-matrix/001"]);
@@ -837,7 +861,7 @@ fn a_valid_draft_is_accepted_and_implies_its_schedule() {
     let d = Declaration::parse_mode(&bytes(&draft_value()), Mode::Draft, DEFAULT_MAX_INPUT_BYTES)
         .expect("valid draft");
     assert_eq!(d.source_revision, None);
-    assert_eq!(d.schedule.len(), 6);
+    assert_eq!(d.schedule_len(), 6);
     assert_eq!(d.tasks[0].definition.sha256, None);
     // A draft is not a declaration.
     refusal(Declaration::parse(
@@ -1001,4 +1025,94 @@ fn no_panic_on_wrongly_shaped_values() {
             DEFAULT_MAX_INPUT_BYTES,
         );
     }
+}
+
+// --- the schedule is computed, not held ----------------------------------------------------
+
+/// A declaration whose scenario tasks are renamed (`names`), with `reps` repetitions.
+fn renamed(names: &[&str], reps: u64) -> Declaration {
+    parse(&with(|v| {
+        v["repetitions"] = json!(reps);
+        let tasks = v["tasks"].as_array_mut().unwrap();
+        let scenario = tasks[1].clone();
+        tasks.truncate(1);
+        for n in names {
+            let mut t = scenario.clone();
+            t["id"] = json!(format!("scenario/{n}"));
+            tasks.push(t);
+        }
+    }))
+}
+
+#[test]
+fn computed_schedule_is_the_materialised_one() {
+    for reps in [1, 2, 99, 100, 999] {
+        let d = renamed(&["a", "ab", "a.b", "a-b_c.9"], reps);
+        let want = expected_schedule(&d.tasks, reps);
+        assert_eq!(d.schedule_len(), want.len());
+        assert_eq!(d.schedule().collect::<Vec<_>>(), want, "{reps} repetitions");
+        for (i, e) in want.iter().enumerate() {
+            assert_eq!(d.schedule_position(&e.id), Some(i), "{}", e.id);
+            assert_eq!(d.schedule_entry(&e.id).as_ref(), Some(e));
+            assert_eq!(d.schedule_at(i), *e);
+        }
+    }
+}
+
+#[test]
+fn computed_schedule_refuses_ids_not_scheduled() {
+    let d = renamed(&["a", "ab", "a.b"], 100);
+    assert_eq!(d.schedule_position("scenario/a/001"), Some(100));
+    assert_eq!(d.schedule_position("scenario/ab/001"), Some(200));
+    assert_eq!(d.schedule_position("scenario/a.b/100"), Some(399));
+    for bad in [
+        "scenario/a/01",    // two digits where 100 repetitions need three
+        "scenario/a/0001",  // four
+        "scenario/a/1",     // none
+        "scenario/a/000",   // repetition 0
+        "scenario/a/101",   // past the repetitions
+        "scenario/a/+01",   // a sign
+        "scenario/a/ 01",   // a space
+        "scenario/a/",      // nothing
+        "scenario/a",       // no repetition
+        "scenario/abc/001", // an undeclared task
+        "scenario/a.c/001", // a dot where the task has none
+        "scenario/a/b/001", // a task name with a slash
+        "a/001",
+        "",
+        "/",
+        "scenario/a/001/",
+        "scenario/a/00１",
+    ] {
+        assert_eq!(d.schedule_position(bad), None, "{bad:?}");
+        assert!(d.schedule_entry(bad).is_none(), "{bad:?}");
+    }
+    let d = renamed(&["a"], 1);
+    assert_eq!(d.schedule_len(), 2);
+    assert_eq!(d.schedule_position("scenario/a/01"), Some(1));
+    assert_eq!(d.schedule_position("scenario/a/1"), None);
+    assert_eq!(d.schedule_position("scenario/a/02"), None);
+}
+
+#[test]
+fn fast_and_ordinary_parse_agree() {
+    // The schedule before the tasks (not the written order) is parsed by the ordinary path.
+    let v = with(|v| v["repetitions"] = json!(3));
+    let w = written(&v);
+    assert!(matches!(fast::parse(&w), Some((_, true))));
+    assert!(matches!(fast::parse(&bytes(&v)), Some((_, false))));
+    let fast = Declaration::parse(&w, DEFAULT_MAX_INPUT_BYTES).expect("valid");
+    let ordinary = parse(&v);
+    assert_eq!(fast.value, ordinary.value);
+    assert!(fast.value.get("schedule").is_none());
+    assert_eq!(
+        fast.schedule().collect::<Vec<_>>(),
+        ordinary.schedule().collect::<Vec<_>>()
+    );
+    // A duplicated schedule key after a valid one is refused, as by the ordinary parse.
+    let mut text = String::from_utf8(bytes(&v)).unwrap();
+    let at = text.rfind('}').unwrap();
+    text.insert_str(at, ",\"schedule\": []");
+    let r = refusal(Declaration::parse(text.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
+    assert_reason(&r, &["duplicate key \"schedule\""]);
 }

@@ -769,7 +769,7 @@ mod tests {
     fn known_directories_are_those_of_every_row_path() {
         let decl = crate::testutil::declaration();
         let mut want = HashSet::new();
-        for e in &decl.schedule {
+        for e in decl.schedule() {
             let path = layout::row_path(&e.id);
             let mut end = 0;
             while let Some(i) = path[end..].find('/') {

@@ -72,7 +72,7 @@ pub fn template_files(decl: &Declaration) -> Vec<(String, Vec<u8>)> {
         (CAMPAIGN.to_owned(), decl.bytes.clone()),
         (HEADER.to_owned(), header_bytes(decl)),
     ];
-    for e in &decl.schedule {
+    for e in decl.schedule() {
         if let Some(row) = Row::template(decl, &e.id) {
             files.push((row_path(&e.id), row.canonical(decl)));
         }
@@ -117,7 +117,7 @@ pub fn root_message(decl: &Declaration) -> String {
     format!(
         "declare {id}: {n} scheduled attempts\n\n{T_DECLARATION}: {id} sha256:{sha}\n{T_FILLED}: 0/{n}\n",
         id = decl.id,
-        n = decl.schedule.len(),
+        n = decl.schedule_len(),
         sha = decl.sha256,
     )
 }
@@ -138,7 +138,7 @@ fn one_line(s: &str) -> String {
 
 /// The message of the commit that writes `change`, with `filled` rows filled after it.
 pub fn change_message(decl: &Declaration, change: &Change, filled: usize) -> String {
-    let n = decl.schedule.len();
+    let n = decl.schedule_len();
     let label = |row: &Row| classify(decl, row).outcome.label().to_lowercase();
     let subject = match (change.kind, change.rows.as_slice()) {
         (ChangeKind::Repair, [w]) => format!("repair {}", w.row.schedule_id()),
@@ -279,7 +279,7 @@ mod tests {
         let decl = crate::testutil::declaration();
         let msg = root_message(&decl);
         let t = parse_trailers(&msg);
-        assert_eq!(t.filled, Some((0, decl.schedule.len())));
+        assert_eq!(t.filled, Some((0, decl.schedule_len())));
         assert_eq!(
             t.declaration.as_deref(),
             Some(format!("{} sha256:{}", decl.id, decl.sha256).as_str())

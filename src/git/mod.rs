@@ -68,7 +68,7 @@ const PACK_CACHE_BYTES: usize = 64 << 20;
 
 /// Give a repository handle the delta-base cache gix leaves off without its `max-performance`
 /// feature (which also pulls in threads and C code this crate does not need).
-fn set_caches(repo: &mut gix::Repository) {
+pub(crate) fn set_caches(repo: &mut gix::Repository) {
     repo.objects.set_pack_cache(|| {
         Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
             PACK_CACHE_BYTES,

@@ -91,6 +91,8 @@ pub fn open_with_objects(
     )
     .map_err(|e| Error::failed(format!("cannot open the quarantined objects: {e}")))?;
     repo.objects = gix::odb::memory::Proxy::from(handle).with_write_passthrough();
+    // The new handle starts without the delta-base cache every other handle has.
+    super::set_caches(&mut repo);
     Ok(HookRepo {
         repo,
         _objects: Some(tmp),

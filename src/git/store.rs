@@ -286,8 +286,8 @@ pub fn ledger_at(
     let mut by_path: std::collections::HashMap<String, (gix::objs::tree::EntryMode, ObjectId)> =
         files.into_iter().map(|(p, m, i)| (p, (m, i))).collect();
     let mut reasons = Vec::new();
-    let mut rows = Vec::with_capacity(decl.schedule.len());
-    for e in &decl.schedule {
+    let mut rows = Vec::with_capacity(decl.schedule_len());
+    for e in decl.schedule() {
         let path = layout::row_path(&e.id);
         match by_path.remove(&path) {
             None => reasons.push(format!("{at}: row {} is missing ({path})", e.id)),
@@ -404,7 +404,7 @@ impl RefStore {
                 layout::ref_name(&known.decl.id)
             )));
         }
-        let n = known.decl.schedule.len();
+        let n = known.decl.schedule_len();
         let filled = match layout::parse_trailers(&info.message).filled {
             Some((k, total)) if total == n && k <= n => k,
             _ => count_filled(repo, &known.decl, info.tree, max_bytes, &at)?,
@@ -438,7 +438,7 @@ pub(crate) fn count_filled(
     at: &str,
 ) -> Result<usize> {
     let mut n = 0;
-    for e in &decl.schedule {
+    for e in decl.schedule() {
         let path = layout::row_path(&e.id);
         let Some((_, id)) = find_in_tree(repo, tree, &path)? else {
             return Err(Error::refused(format!(
@@ -561,7 +561,7 @@ impl Store for RefStore {
             self.refname,
             self.tip,
             self.filled,
-            self.known.decl.schedule.len()
+            self.known.decl.schedule_len()
         ))
     }
 

@@ -133,7 +133,7 @@ fn target<'d>(
     record_kind: Kind,
     label: &str,
     r: &mut Reasons,
-) -> Option<(&'d ScheduleEntry, &'d Task)> {
+) -> Option<(ScheduleEntry, &'d Task)> {
     let Some(entry) = decl.schedule_entry(schedule_id) else {
         r.push(format!(
             "{label}: {schedule_id} is not scheduled by declaration {} (a retry needs a new declared schedule)",
@@ -284,7 +284,7 @@ pub fn scenario_row(
         r.extend(for_id(e, schedule_id));
     }
     let options = rec.options(&declared_profile(decl));
-    let mut fields = common_fields(entry, task, options, ctx);
+    let mut fields = common_fields(&entry, task, options, ctx);
     fields.extend([
         ("native_outcome", Value::from(rec.verdict.clone())),
         ("native_status", json!(rec.autocode_status)),
@@ -431,7 +431,7 @@ pub fn arena_row(
         .get("max_iterations")
         .map_or(0, |&n| n.max(0.0) as u64);
     let options = att.options(&declared_profile(decl), max_iterations);
-    let mut fields = common_fields(entry, task, options, ctx);
+    let mut fields = common_fields(&entry, task, options, ctx);
     fields.extend([
         ("native_outcome", Value::from(att.verdict.clone())),
         ("native_status", Value::from(att.status.clone())),

@@ -24,9 +24,43 @@ fn template_value(decl: &Declaration) -> Value {
     serde_json::from_slice(&Ledger::template(decl).canonical(decl)).expect("canonical JSON")
 }
 
-/// Parse a ledger value against `decl`.
+/// Parse a ledger value against `decl`. The fast path and the ordinary one agree.
 fn parse_ledger(decl: &Declaration, v: &Value) -> crate::Result<Ledger> {
-    Ledger::parse(decl, &crate::testutil::bytes(v), DEFAULT_MAX_INPUT_BYTES)
+    let b = crate::testutil::bytes(v);
+    let parsed = Ledger::parse(decl, &b, DEFAULT_MAX_INPUT_BYTES);
+    let ordinary = crate::json::parse_document(&b, "ledger", DEFAULT_MAX_INPUT_BYTES)
+        .and_then(|v| Ledger::from_owned_value(decl, v));
+    match (&parsed, &ordinary) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Err(a), Err(b)) => assert_eq!(a.reasons(), b.reasons()),
+        _ => panic!("fast and ordinary paths disagree: {parsed:?} / {ordinary:?}"),
+    }
+    parsed
+}
+
+#[test]
+fn a_large_ledger_is_checked_on_every_core_as_by_the_ordinary_path() {
+    let d = parse(&{
+        let mut v = declaration_value();
+        v["repetitions"] = json!(999);
+        v["schedule"] = schedule_for(&v);
+        v
+    });
+    assert!(d.schedule_len() > fast_rows_threshold());
+    let l = ledger_ok(&d, |_| {});
+    assert_eq!(l.rows.len(), d.schedule_len());
+    // Faults late in the document (a duplicate, a wrong task id) are named as before.
+    let r = ledger_reasons(&d, |v| {
+        let rows = v["rows"].as_array_mut().unwrap();
+        let n = rows.len();
+        rows[n - 1]["task_id"] = json!("scenario/other");
+        rows[n - 2] = rows[n - 3].clone();
+    });
+    assert_eq!(r.len(), 3, "{r:?}");
+}
+
+fn fast_rows_threshold() -> usize {
+    2_000
 }
 
 /// The reasons a ledger (the template changed by `f`) is refused for.
@@ -164,7 +198,7 @@ fn template_rows_are_deferred_not_attempted_lists_empty_rest_null() {
     let l = Ledger::template(&d);
     assert_eq!(l.rows.len(), 6);
     assert_eq!(l.filled(), 0);
-    for (row, entry) in l.rows.iter().zip(&d.schedule) {
+    for (row, entry) in l.rows.iter().zip(d.schedule()) {
         assert_eq!(row.schedule_id(), entry.id);
         assert_eq!(row.task_id(), entry.task);
         assert_eq!(row.get("repetition"), &json!(entry.repetition));

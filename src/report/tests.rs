@@ -53,8 +53,7 @@ fn set_of<'a>(v: &[&'a str]) -> BTreeSet<&'a str> {
 
 /// Every row of the declaration filled: all live rows verified, all fixture rows verified.
 fn all_verified(decl: &Declaration) -> Vec<Value> {
-    decl.schedule
-        .iter()
+    decl.schedule()
         .map(|e| complete_pass(decl, &e.id))
         .collect()
 }
@@ -765,7 +764,7 @@ fn text_shows_every_section_outcome_label_and_row() {
             o.label()
         );
     }
-    for e in &d.schedule {
+    for e in d.schedule() {
         assert!(text.contains(&e.id), "{}:\n{text}", e.id);
     }
     assert!(text.contains("no evidence refs"), "{text}");
