@@ -95,29 +95,11 @@ pub struct Section {
     pub comparison: Comparison,
 }
 
-/// One row's classification.
-#[derive(Debug, Clone, Serialize)]
-pub struct RowReport {
-    pub schedule_id: String,
-    pub section: &'static str,
-    pub native_outcome: String,
-    pub native_status: Option<String>,
-    pub outcome: &'static str,
-    pub gaps: Vec<String>,
-    pub limits: BTreeMap<String, LimitState>,
-}
-
-/// Build the report of a checked ledger.
-pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
-    let mut sections = BTreeMap::new();
-    let mut rows = Vec::with_capacity(ledger.rows.len());
-    let classified: Vec<(Evidence, Classification)> = ledger
-        .rows
-        .iter()
-        .map(|r| (r.evidence(), classify(decl, r)))
-        .collect();
-    for evidence in [Evidence::Live, Evidence::Fixture] {
-        let mut s = Section {
+impl Section {
+    /// A section with nothing scheduled: every outcome present with count 0, totals unknown
+    /// until rows are added.
+    pub fn empty() -> Section {
+        Section {
             scheduled: 0,
             attempted: 0,
             outcomes: Outcome::ALL
@@ -145,7 +127,33 @@ pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
                 blockers: Vec::new(),
                 sentence: None,
             },
-        };
+        }
+    }
+}
+
+/// One row's classification.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowReport {
+    pub schedule_id: String,
+    pub section: &'static str,
+    pub native_outcome: String,
+    pub native_status: Option<String>,
+    pub outcome: &'static str,
+    pub gaps: Vec<String>,
+    pub limits: BTreeMap<String, LimitState>,
+}
+
+/// Build the report of a checked ledger.
+pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
+    let mut sections = BTreeMap::new();
+    let mut rows = Vec::with_capacity(ledger.rows.len());
+    let classified: Vec<(Evidence, Classification)> = ledger
+        .rows
+        .iter()
+        .map(|r| (r.evidence(), classify(decl, r)))
+        .collect();
+    for evidence in [Evidence::Live, Evidence::Fixture] {
+        let mut s = Section::empty();
         for (row, (ev, c)) in ledger.rows.iter().zip(&classified) {
             if *ev != evidence {
                 continue;

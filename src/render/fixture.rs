@@ -7,43 +7,16 @@ use crate::portfolio::{LimitState, Outcome};
 use crate::report::*;
 
 fn section(outcomes: &[(Outcome, &[&str])]) -> Section {
-    let mut map: BTreeMap<&'static str, OutcomeCount> = Outcome::ALL
-        .iter()
-        .map(|o| (o.key(), OutcomeCount::default()))
-        .collect();
-    let mut scheduled = 0;
+    let mut s = Section::empty();
     for (o, rows) in outcomes {
-        let c = map.get_mut(o.key()).unwrap();
+        let c = s.outcomes.get_mut(o.key()).unwrap();
         c.count = rows.len();
         c.rows = rows.iter().map(|r| r.to_string()).collect();
-        scheduled += rows.len();
+        s.scheduled += rows.len();
     }
-    Section {
-        scheduled,
-        attempted: scheduled,
-        outcomes: map,
-        decisions: 0,
-        repairs: 0,
-        decision_rows: Vec::new(),
-        repair_rows: Vec::new(),
-        cost: Cost {
-            known_usd: 0.0,
-            unpriced: 0,
-            total_usd: Some(0.0),
-        },
-        cost_per_verified_delivery_usd: None,
-        elapsed: Elapsed {
-            known_seconds: 0.0,
-            unknown: 0,
-        },
-        limits: Limits::default(),
-        deviations: Vec::new(),
-        comparison: Comparison {
-            blocked: false,
-            blockers: Vec::new(),
-            sentence: None,
-        },
-    }
+    s.attempted = s.scheduled;
+    s.cost.total_usd = Some(0.0);
+    s
 }
 
 fn row(
