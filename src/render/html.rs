@@ -28,7 +28,7 @@ const OPEN_IDS: usize = 6;
 const CHART_W: f64 = 1000.0;
 const CHART_H: f64 = 44.0;
 
-pub(crate) const CSS: &str = r#"
+const CSS: &str = r#"
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg-soft: #f6f8fa; }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 24px 32px 48px; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fg); background: #fff; max-width: 1200px; }
@@ -76,8 +76,9 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(h.as_bytes())
 }
 
-fn page(h: &mut String, report: &Report) -> std::fmt::Result {
-    let id = esc(&report.declaration.id);
+/// The document's start up to `</head>`: charset, viewport, generator, the (escaped) title and
+/// the page's inline styles plus `extra_css`.
+pub(crate) fn head(h: &mut String, title: &str, extra_css: &str) -> std::fmt::Result {
     writeln!(h, "<!DOCTYPE html>")?;
     writeln!(h, "<html lang=\"en\">")?;
     writeln!(h, "<head>")?;
@@ -91,9 +92,14 @@ fn page(h: &mut String, report: &Report) -> std::fmt::Result {
         "<meta name=\"generator\" content=\"git-ledger {}\">",
         env!("CARGO_PKG_VERSION")
     )?;
-    writeln!(h, "<title>Ledger report: {id}</title>")?;
-    writeln!(h, "<style>{CSS}</style>")?;
-    writeln!(h, "</head>")?;
+    writeln!(h, "<title>{title}</title>")?;
+    writeln!(h, "<style>{CSS}{extra_css}</style>")?;
+    writeln!(h, "</head>")
+}
+
+fn page(h: &mut String, report: &Report) -> std::fmt::Result {
+    let id = esc(&report.declaration.id);
+    head(h, &format!("Ledger report: {id}"), "")?;
     writeln!(
         h,
         "<body data-declaration-id=\"{id}\" data-declaration-sha256=\"{}\">",

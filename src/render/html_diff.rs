@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use super::html::{esc, CSS};
+use super::html::{esc, head};
 use super::{label, SECTION_ORDER};
 use crate::ledger_diff::LedgerDiff;
 
@@ -28,26 +28,11 @@ td.down { color: #cf222e; font-weight: 600; }
 
 fn page(h: &mut String, d: &LedgerDiff) -> std::fmt::Result {
     let id = esc(&d.declaration.id);
-    writeln!(
+    head(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">"
+        &format!("Ledger diff: {id} {} → {}", esc(&d.a), esc(&d.b)),
+        DIFF_CSS,
     )?;
-    writeln!(
-        h,
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-    )?;
-    writeln!(
-        h,
-        "<meta name=\"generator\" content=\"git-ledger {}\">",
-        env!("CARGO_PKG_VERSION")
-    )?;
-    writeln!(
-        h,
-        "<title>Ledger diff: {id} {} → {}</title>",
-        esc(&d.a),
-        esc(&d.b)
-    )?;
-    writeln!(h, "<style>{CSS}{DIFF_CSS}</style>\n</head>")?;
     writeln!(
         h,
         "<body data-declaration-id=\"{id}\" data-follows=\"{}\" data-changed-rows=\"{}\">",
