@@ -144,6 +144,9 @@ pub struct Summary {
     pub notes: Vec<String>,
 }
 
+/// Imports of at most this many records show no progress.
+const PROGRESS_FROM: usize = 8;
+
 pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     let sources = &args.records.0;
     if sources.is_empty() {
@@ -163,7 +166,15 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         }
         None => None,
     };
-    let loaded = batch::load(sources, args.input.max_input_bytes)?;
+    let loaded = {
+        let mut bar = (sources.len() > PROGRESS_FROM)
+            .then(|| super::term::Progress::new("reading records", sources.len() as u64));
+        batch::load_with_progress(sources, args.input.max_input_bytes, &mut |done, _| {
+            if let Some(b) = bar.as_mut() {
+                b.set(done as u64)
+            }
+        })?
+    };
     let needs_git = sources
         .iter()
         .any(|s| s.kind() == crate::declaration::Kind::Arena);

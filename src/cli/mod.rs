@@ -303,9 +303,3 @@ pub fn open_store(
         )?)),
     }
 }
-
-/// Whether standard error is a terminal (progress is shown only there).
-pub fn stderr_is_terminal() -> bool {
-    use std::io::IsTerminal;
-    std::io::stderr().is_terminal()
-}

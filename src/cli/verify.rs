@@ -40,21 +40,22 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             .map(|r| crate::git::store::resolve_ref(&repo, Some(r)))
             .collect::<Result<Vec<_>>>()?
     };
-    let terminal = super::stderr_is_terminal();
     let mut reasons = Vec::new();
     let mut results = Vec::new();
     for (name, tip) in &refs {
         let mut admission = crate::git::admit::Admission::new(&repo, args.input.max_input_bytes);
-        let err = &mut *io.err;
+        let mut bar: Option<super::term::Progress> = None;
         let mut progress = |done: usize, total: usize| {
-            if terminal && total >= PROGRESS_FROM && (done % 25 == 0 || done == total) {
-                let _ = write!(err, "\rverifying {name}: {done}/{total} commits");
-                if done == total {
-                    let _ = writeln!(err);
-                }
+            if total >= PROGRESS_FROM {
+                bar.get_or_insert_with(|| {
+                    super::term::Progress::new(format!("verifying {name} (commits)"), total as u64)
+                })
+                .set(done as u64);
             }
         };
-        match admission.chain(Some(name), *tip, &mut progress) {
+        let result = admission.chain(Some(name), *tip, &mut progress);
+        drop(bar);
+        match result {
             Ok(n) => {
                 if !args.json {
                     writeln!(

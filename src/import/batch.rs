@@ -74,6 +74,15 @@ pub struct Loaded {
 /// reported with the rest by [`build`]); a failure to read (a missing file, an unreadable
 /// store) ends the call at once.
 pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Loaded> {
+    load_with_progress(sources, max_input_bytes, &mut |_, _| {})
+}
+
+/// As [`load`], calling `progress(read, total)` after each record is read.
+pub fn load_with_progress(
+    sources: &[Source],
+    max_input_bytes: u64,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Loaded> {
     let mut reasons = Reasons::new();
     let mut stores: HashMap<PathBuf, super::ArenaStore> = HashMap::new();
     let mut out = Vec::with_capacity(sources.len());
@@ -105,6 +114,7 @@ pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Loaded> {
             ),
             Err(e) => return Err(e),
         }
+        progress(i + 1, sources.len());
     }
     Ok(Loaded {
         requests: out,

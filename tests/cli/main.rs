@@ -14,6 +14,7 @@ mod hostile;
 mod hostile_git;
 mod import;
 mod pin;
+mod progress;
 mod render;
 mod report;
 mod shell;
