@@ -421,6 +421,10 @@ fn replay(
                 reasons.push(format!(
                     "{refname}: row {sid}: the remote changed it differently at commit {by} (a retry: a filled row is never replaced); local commit {c} is not replayed — the remote's row stays"
                 ));
+                reasons.push(format!(
+                    "{}two machines filled the same row; see the remote's attempt with `git ledger show --at {by} --row {sid}`; to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration",
+                    crate::error::HINT_PREFIX
+                ));
                 continue;
             }
             let row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))

@@ -151,7 +151,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     let sources = &args.records.0;
     if sources.is_empty() {
         return Err(Error::Usage(
-            "import needs at least one --scenario ID PATH or --arena ID STORE ATTEMPT".into(),
+            "import needs at least one record: --scenario <ID> <RUN-DIR|result.json> or --arena <ID> <STORE> <ATTEMPT> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
         ));
     }
     let mut store = super::open_store(&args.target, &args.input, "import")?;
@@ -195,7 +195,12 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
                 .iter()
                 .filter_map(|r| decl.task_of(&r.schedule_id))
                 .filter(|t| t.kind == crate::declaration::Kind::Arena);
-            Some(GitPins::read(repo, decl, tasks)?)
+            Some(GitPins::read(repo, decl, tasks).map_err(|e| {
+                e.context(format!(
+                    "declaration {} (source_revision, read for the Arena records)",
+                    decl.id
+                ))
+            })?)
         }
         _ => None,
     };

@@ -110,7 +110,7 @@ pub fn load_with_progress(
             }),
             Err(Error::Refused(r)) => reasons.extend(
                 r.into_iter()
-                    .map(|x| format!("{x} (for {})", source.schedule_id())),
+                    .map(|x| for_schedule_id(x, source.schedule_id())),
             ),
             Err(e) => return Err(e),
         }
@@ -120,6 +120,20 @@ pub fn load_with_progress(
         requests: out,
         refused: reasons.into_vec(),
     })
+}
+
+/// Name the schedule id a record was given for in one of its refusal entries:
+/// `<record>: <why>` becomes `<record> (for <id>): <why>`; a hint is left as it is.
+pub(crate) fn for_schedule_id(entry: String, schedule_id: &str) -> String {
+    if entry.starts_with(crate::error::HINT_PREFIX) {
+        return entry;
+    }
+    match entry.split_once(": ") {
+        Some((head, rest)) if !head.contains(' ') => {
+            format!("{head} (for {schedule_id}): {rest}")
+        }
+        _ => format!("{entry} (for {schedule_id})"),
+    }
 }
 
 /// What an import wrote, row by row, for the output.
