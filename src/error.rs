@@ -41,6 +41,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// `hint:` line of their own, and under `hints` in JSON.
 pub const HINT_PREFIX: &str = "hint: ";
 
+/// The hint for an input over the `--max-input-bytes` bound.
+pub const MAX_INPUT_HINT: &str =
+    "if the input is trusted, raise the bound with --max-input-bytes <BYTES>";
+
 impl Error {
     /// A refusal with one reason.
     pub fn refused(reason: impl Into<String>) -> Self {

@@ -52,9 +52,12 @@ pub fn put<S: Store + ?Sized>(
         );
     }
     if obj.get("native_outcome").and_then(Value::as_str) == Some(crate::ledger::DEFERRED) {
-        return Err(Error::refused(format!(
-            "{source}: put writes an attempted row; DEFERRED is what the slot already holds"
-        )));
+        return Err(Error::refused_with_hint(
+            format!(
+                "{source}: row {schedule_id}: native_outcome: is DEFERRED, but put writes an attempted row (DEFERRED is what the slot already holds)"
+            ),
+            "set native_outcome to what happened (one of the task's native outcomes) and say why in reason; an attempt that never ran stays DEFERRED without a put",
+        ));
     }
     let row = Row::check(decl, &value, source).map_err(Error::Refused)?;
     let current = store.row(schedule_id)?;
@@ -80,9 +83,12 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
     }
     let current = store.row(schedule_id)?;
     if current.is_deferred() {
-        return Err(Error::refused(format!(
-            "row {schedule_id} holds no attempt (DEFERRED): only a filled row can be repaired"
-        )));
+        return Err(Error::refused_with_hint(
+            format!(
+                "row {schedule_id} holds no attempt (DEFERRED): only a filled row can be repaired"
+            ),
+            format!("fill it first with `git ledger import` or `git ledger put {schedule_id} <ROW.json>`"),
+        ));
     }
     let mut value = current.to_value();
     value["interventions_decision_or_repair"]

@@ -45,10 +45,13 @@ pub fn parse_strict_at(bytes: &[u8], depth: usize) -> std::result::Result<Value,
 /// exceeds `max_bytes`.
 pub fn parse_document(bytes: &[u8], what: &str, max_bytes: u64) -> Result<Value> {
     if bytes.len() as u64 > max_bytes {
-        return Err(Error::refused(format!(
-            "{what}: {} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
-            bytes.len()
-        )));
+        return Err(Error::refused_with_hint(
+            format!(
+                "{what}: {} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
+                bytes.len()
+            ),
+            crate::error::MAX_INPUT_HINT,
+        ));
     }
     parse_strict(bytes).map_err(|e| Error::refused(format!("{what}: not valid JSON: {e}")))
 }
@@ -106,21 +109,27 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
         )));
     }
     if meta.len() > max_bytes {
-        return Err(Error::refused(format!(
-            "{}: {} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
-            path.display(),
-            meta.len()
-        )));
+        return Err(Error::refused_with_hint(
+            format!(
+                "{}: {} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
+                path.display(),
+                meta.len()
+            ),
+            crate::error::MAX_INPUT_HINT,
+        ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
     if bytes.len() as u64 > max_bytes {
-        return Err(Error::refused(format!(
-            "{}: over the input bound of {max_bytes} bytes (--max-input-bytes)",
-            path.display()
-        )));
+        return Err(Error::refused_with_hint(
+            format!(
+                "{}: over the input bound of {max_bytes} bytes (--max-input-bytes)",
+                path.display()
+            ),
+            crate::error::MAX_INPUT_HINT,
+        ));
     }
     Ok(bytes)
 }

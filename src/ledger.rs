@@ -187,8 +187,9 @@ impl Row {
                     &mut r,
                     "native_outcome",
                     format!(
-                        "{o:?} is not DEFERRED nor a native outcome task {} declares",
-                        task.id
+                        "{o:?} is not DEFERRED nor a native outcome task {} declares ({})",
+                        task.id,
+                        task.native_outcomes.join(", ")
                     ),
                 );
                 None

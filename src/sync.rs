@@ -49,6 +49,16 @@ pub struct Synced {
 /// refused) are collected so the other ledgers still sync, and returned together as one
 /// refusal; a ledger whose push kept losing races makes the whole run [`Error::Contended`].
 pub fn sync(dir: &Path, remote: &str, max_bytes: u64) -> Result<Vec<Synced>> {
+    sync_with_progress(dir, remote, max_bytes, &mut |_, _| {})
+}
+
+/// As [`sync`], calling `progress(done, total)` after each ledger is synced (or refused).
+pub fn sync_with_progress(
+    dir: &Path,
+    remote: &str,
+    max_bytes: u64,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Synced>> {
     transport::check_version(dir)?;
     if !transport::remote_exists(dir, remote)? {
         return Err(Error::failed_with_hint(
@@ -79,7 +89,9 @@ pub fn sync(dir: &Path, remote: &str, max_bytes: u64) -> Result<Vec<Synced>> {
     let mut done = Vec::new();
     let mut reasons = Vec::new();
     let mut contended = Vec::new();
-    for id in ids {
+    let total = ids.len();
+    for (i, id) in ids.into_iter().enumerate() {
+        progress(i, total);
         if rewritten.contains(&id) {
             reasons.push(rewritten_reason(remote, &id));
             continue;
@@ -91,6 +103,7 @@ pub fn sync(dir: &Path, remote: &str, max_bytes: u64) -> Result<Vec<Synced>> {
             Err(e) => return Err(e),
         }
     }
+    progress(total, total);
     if !reasons.is_empty() {
         return Err(Error::Refused(reasons));
     }
@@ -407,6 +420,10 @@ fn replay(
                 let by = remote_changed.get(&path).copied().unwrap_or(remote);
                 reasons.push(format!(
                     "{refname}: row {sid}: the remote changed it differently at commit {by} (a retry: a filled row is never replaced); local commit {c} is not replayed — the remote's row stays"
+                ));
+                reasons.push(format!(
+                    "{}two machines filled the same row; see the remote's attempt with `git ledger show --at {by} --row {sid}`; to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration",
+                    crate::error::HINT_PREFIX
                 ));
                 continue;
             }

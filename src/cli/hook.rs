@@ -126,7 +126,8 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
             }
             Ok(exit::OK)
         }
-        Err(Error::Refused(reasons)) => {
+        Err(e @ Error::Refused(_)) => {
+            let reasons = e.reasons();
             let what = match args.which {
                 HookKind::PreReceive => "push refused",
                 HookKind::ReferenceTransaction { .. } => "ref update refused",
@@ -140,6 +141,13 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
             )?;
             for r in &reasons {
                 writeln!(io.err, "  {r}")?;
+            }
+            let mut hints = e.hints();
+            if matches!(args.which, HookKind::PreReceive) {
+                hints.push("find the commit locally with `git ledger verify`; ledgers written only by git ledger commands (put, import, repair, sync) pass this hook".into());
+            }
+            for h in hints {
+                writeln!(io.err, "hint: {h}")?;
             }
             Ok(exit::REFUSED)
         }

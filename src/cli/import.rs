@@ -144,11 +144,14 @@ pub struct Summary {
     pub notes: Vec<String>,
 }
 
+/// Imports of at most this many records show no progress.
+const PROGRESS_FROM: usize = 8;
+
 pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     let sources = &args.records.0;
     if sources.is_empty() {
         return Err(Error::Usage(
-            "import needs at least one --scenario ID PATH or --arena ID STORE ATTEMPT".into(),
+            "import needs at least one record: --scenario <ID> <RUN-DIR|result.json> or --arena <ID> <STORE> <ATTEMPT> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
         ));
     }
     let mut store = super::open_store(&args.target, &args.input, "import")?;
@@ -163,7 +166,15 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         }
         None => None,
     };
-    let loaded = batch::load(sources, args.input.max_input_bytes)?;
+    let loaded = {
+        let mut bar = (sources.len() > PROGRESS_FROM)
+            .then(|| super::term::Progress::new("reading records", sources.len() as u64));
+        batch::load_with_progress(sources, args.input.max_input_bytes, &mut |done, _| {
+            if let Some(b) = bar.as_mut() {
+                b.set(done as u64)
+            }
+        })?
+    };
     let needs_git = sources
         .iter()
         .any(|s| s.kind() == crate::declaration::Kind::Arena);
@@ -184,7 +195,12 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
                 .iter()
                 .filter_map(|r| decl.task_of(&r.schedule_id))
                 .filter(|t| t.kind == crate::declaration::Kind::Arena);
-            Some(GitPins::read(repo, decl, tasks)?)
+            Some(GitPins::read(repo, decl, tasks).map_err(|e| {
+                e.context(format!(
+                    "declaration {} (source_revision, read for the Arena records)",
+                    decl.id
+                ))
+            })?)
         }
         _ => None,
     };

@@ -45,7 +45,12 @@ pub struct Entry {
 
 pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let (_, tip) = crate::git::store::resolve_ref(&repo, args.ledger_ref.as_deref())?;
+    let (_, tip) =
+        crate::git::store::resolve_ref(&repo, args.ledger_ref.as_deref()).map_err(|e| {
+            super::name_a_ledger(e, Some("as an argument:"), |id| {
+                format!("git ledger log {id}")
+            })
+        })?;
     let mut entries = Vec::new();
     let mut next = Some(tip);
     while let Some(id) = next {

@@ -272,6 +272,32 @@ pub fn print_change(
     Ok(())
 }
 
+/// Finish the usage error for several ledger refs and no `--ref` with the line to type:
+/// `example(id)` for the first ledger's declaration id; `flag` replaces "with --ref" for the
+/// commands that take the ref as an argument.
+pub fn name_a_ledger(e: Error, flag: Option<&str>, example: impl Fn(&str) -> String) -> Error {
+    match e {
+        Error::Usage(m) if m.starts_with(crate::git::store::SEVERAL_LEDGERS) => {
+            let m = match flag {
+                Some(f) => m.replacen("with --ref:", f, 1),
+                None => m,
+            };
+            let first = m
+                .lines()
+                .nth(1)
+                .map(|l| l.trim().trim_start_matches(crate::git::layout::REF_PREFIX))
+                .unwrap_or("<ID>")
+                .to_owned();
+            Error::Usage(format!(
+                "{m}
+for example: `{}`",
+                example(&first)
+            ))
+        }
+        e => e,
+    }
+}
+
 /// Open the ledger a writing command works on: file mode with `<DECLARATION> <LEDGER>`;
 /// without them, ref mode on the ledger ref `--ref` names (default: the only one) in the
 /// repository at `--repo`.
@@ -294,18 +320,15 @@ pub fn open_store(
             )?))
         }
         (Some(_), None) => Err(Error::Usage(format!(
-            "{cmd} needs both <DECLARATION> and <LEDGER> for file mode (or neither, for ref mode)"
+            "{cmd} needs both <DECLARATION> and <LEDGER> for file mode (or neither, for ref mode on a ledger ref): `git ledger {cmd} … <DECLARATION> <LEDGER>`"
         ))),
-        _ => Ok(Box::new(crate::git::store::RefStore::open(
-            target.repo.as_deref(),
-            target.ledger_ref.as_deref(),
-            input.max_input_bytes,
-        )?)),
+        _ => Ok(Box::new(
+            crate::git::store::RefStore::open(
+                target.repo.as_deref(),
+                target.ledger_ref.as_deref(),
+                input.max_input_bytes,
+            )
+            .map_err(|e| name_a_ledger(e, None, |id| format!("git ledger {cmd} … --ref {id}")))?,
+        )),
     }
-}
-
-/// Whether standard error is a terminal (progress is shown only there).
-pub fn stderr_is_terminal() -> bool {
-    use std::io::IsTerminal;
-    std::io::stderr().is_terminal()
 }

@@ -43,8 +43,21 @@ pub struct CheckArgs {
 pub fn run_pin(args: PinArgs, io: &mut Io) -> Result<i32> {
     let draft = crate::json::read_bounded(&args.draft, args.input.max_input_bytes)?;
     let repo = crate::git::open(args.repo.as_deref())?;
-    let bytes = pin::pin(&repo, &draft, &args.revision, args.input.max_input_bytes)
-        .map_err(|e| e.context(args.draft.display()))?;
+    let mut bar: Option<super::term::Progress> = None;
+    let bytes = pin::pin_with_progress(
+        &repo,
+        &draft,
+        &args.revision,
+        args.input.max_input_bytes,
+        &mut |done, total| {
+            bar.get_or_insert_with(|| {
+                super::term::Progress::new("hashing pinned items", total as u64)
+            })
+            .set(done as u64)
+        },
+    )
+    .map_err(|e| e.context(args.draft.display()))?;
+    drop(bar);
     match &args.output {
         Some(path) => {
             crate::store::file::write_atomically(path, &bytes)?;

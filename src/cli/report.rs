@@ -81,7 +81,10 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
         _ => {
             let repo = crate::git::open(args.repo.as_deref())?;
             let commit =
-                super::show::ledger_commit(&repo, args.at.as_deref(), args.ledger_ref.as_deref())?;
+                super::show::ledger_commit(&repo, args.at.as_deref(), args.ledger_ref.as_deref())
+                    .map_err(|e| {
+                    super::name_a_ledger(e, None, |id| format!("git ledger report --ref {id}"))
+                })?;
             let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max)?;
             report::build(&known.decl, &ledger)
         }

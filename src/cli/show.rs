@@ -54,7 +54,8 @@ pub fn ledger_commit(
 
 pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let commit = ledger_commit(&repo, args.at.as_deref(), args.ledger_ref.as_deref())?;
+    let commit = ledger_commit(&repo, args.at.as_deref(), args.ledger_ref.as_deref())
+        .map_err(|e| super::name_a_ledger(e, None, |id| format!("git ledger show --ref {id}")))?;
     let max = args.input.max_input_bytes;
     let info = crate::git::objects::read_commit(&repo, commit)?;
     let at = format!("commit {commit}");

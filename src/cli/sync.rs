@@ -37,7 +37,18 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
         return setup(&dir, &args.remote, io);
     }
     drop(repo);
-    for s in crate::sync::sync(&dir, &args.remote, args.input.max_input_bytes)? {
+    let mut bar: Option<super::term::Progress> = None;
+    let synced = crate::sync::sync_with_progress(
+        &dir,
+        &args.remote,
+        args.input.max_input_bytes,
+        &mut |done, total| {
+            bar.get_or_insert_with(|| super::term::Progress::new("syncing ledgers", total as u64))
+                .set(done as u64)
+        },
+    );
+    drop(bar);
+    for s in synced? {
         writeln!(io.out, "{}: {} ({})", s.refname, s.what, s.tip)?;
     }
     Ok(exit::OK)

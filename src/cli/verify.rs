@@ -33,28 +33,35 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     let refs = if args.all {
         crate::git::store::ledger_refs(&repo)?
     } else if args.refs.is_empty() {
-        vec![crate::git::store::resolve_ref(&repo, None)?]
+        vec![crate::git::store::resolve_ref(&repo, None).map_err(|e| {
+            super::name_a_ledger(
+                e,
+                Some("as an argument, or verify them all with --all:"),
+                |id| format!("git ledger verify {id}"),
+            )
+        })?]
     } else {
         args.refs
             .iter()
             .map(|r| crate::git::store::resolve_ref(&repo, Some(r)))
             .collect::<Result<Vec<_>>>()?
     };
-    let terminal = super::stderr_is_terminal();
     let mut reasons = Vec::new();
     let mut results = Vec::new();
     for (name, tip) in &refs {
         let mut admission = crate::git::admit::Admission::new(&repo, args.input.max_input_bytes);
-        let err = &mut *io.err;
+        let mut bar: Option<super::term::Progress> = None;
         let mut progress = |done: usize, total: usize| {
-            if terminal && total >= PROGRESS_FROM && (done % 25 == 0 || done == total) {
-                let _ = write!(err, "\rverifying {name}: {done}/{total} commits");
-                if done == total {
-                    let _ = writeln!(err);
-                }
+            if total >= PROGRESS_FROM {
+                bar.get_or_insert_with(|| {
+                    super::term::Progress::new(format!("verifying {name} (commits)"), total as u64)
+                })
+                .set(done as u64);
             }
         };
-        match admission.chain(Some(name), *tip, &mut progress) {
+        let result = admission.chain(Some(name), *tip, &mut progress);
+        drop(bar);
+        match result {
             Ok(n) => {
                 if !args.json {
                     writeln!(
@@ -65,12 +72,19 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
                 }
                 results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n}));
             }
-            Err(Error::Refused(r)) => {
+            Err(e @ Error::Refused(_)) => {
+                let r = e.reasons();
                 results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": false, "reasons": r}));
-                reasons.extend(r.into_iter().map(|s| format!("{name}: {s}")));
+                reasons.extend(e.context(name).entries());
             }
             Err(e) => return Err(e.context(name)),
         }
+    }
+    if !reasons.is_empty() && !hooks_installed(&repo) {
+        reasons.push(format!(
+            "{}a local ledger ref holds a commit git ledger would not write: plain Git put it there (commit, update-ref, a forced fetch); `git ledger hooks install` makes this repository refuse such updates",
+            crate::error::HINT_PREFIX
+        ));
     }
     if reasons.is_empty() {
         if args.json {
@@ -82,4 +96,13 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     } else {
         Err(Error::Refused(reasons))
     }
+}
+
+/// Whether this repository runs git-ledger's reference-transaction hook (which refuses an
+/// inadmissible update of a local ledger ref).
+fn hooks_installed(repo: &gix::Repository) -> bool {
+    crate::hook::install::hooks_dir(repo)
+        .ok()
+        .and_then(|d| std::fs::read(d.join("reference-transaction")).ok())
+        .is_some_and(|b| b == crate::hook::install::REFERENCE_TRANSACTION.as_bytes())
 }

@@ -18,8 +18,30 @@ pub fn pin(
     revision: &str,
     max_input_bytes: u64,
 ) -> Result<Vec<u8>> {
+    pin_with_progress(repo, draft_bytes, revision, max_input_bytes, &mut |_, _| {})
+}
+
+/// As [`pin`], calling `progress(done, total)` after each pinned item (the profile, each policy
+/// file, the runner tools, each task definition and oracle) is hashed, so that a caller can
+/// show how far a long pin has come. `total` is known before the first item.
+pub fn pin_with_progress(
+    repo: &gix::Repository,
+    draft_bytes: &[u8],
+    revision: &str,
+    max_input_bytes: u64,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<u8>> {
     let draft = Declaration::parse_mode(draft_bytes, Mode::Draft, max_input_bytes)?;
     let commit = git::resolve_commit(repo, revision)?;
+    let total = 2
+        + draft.policy_files.len()
+        + draft.tasks.len()
+        + draft.tasks.iter().filter(|t| t.oracle.is_some()).count();
+    let mut done = 0;
+    let mut step = |progress: &mut dyn FnMut(usize, usize)| {
+        done += 1;
+        progress(done, total);
+    };
     let mut out = match draft.value.clone() {
         Value::Object(m) => m,
         _ => unreachable!("a parsed draft is an object"),
@@ -33,12 +55,14 @@ pub fn pin(
         }
         Err(e) => r.extend(e.entries()),
     }
+    step(progress);
     let mut policies = Vec::new();
     for p in &draft.policy_files {
         match file_pin(repo, commit, p) {
             Ok(v) => policies.push(v),
             Err(e) => r.extend(e.entries()),
         }
+        step(progress);
     }
     out.insert("policy_files".into(), Value::Array(policies));
     match tree_pin(repo, commit, &draft.runner_tools) {
@@ -47,6 +71,7 @@ pub fn pin(
         }
         Err(e) => r.extend(e.entries()),
     }
+    step(progress);
     let mut tasks = Vec::new();
     for (task, raw) in draft
         .tasks
@@ -60,6 +85,7 @@ pub fn pin(
             }
             Err(e) => r.extend(e.context(format!("task {}", task.id)).entries()),
         }
+        step(progress);
         if let Some(oracle) = &task.oracle {
             match file_pin(repo, commit, oracle) {
                 Ok(v) => {
@@ -67,6 +93,7 @@ pub fn pin(
                 }
                 Err(e) => r.extend(e.context(format!("task {}", task.id)).entries()),
             }
+            step(progress);
         }
         tasks.push(Value::Object(t));
     }

@@ -354,9 +354,10 @@ impl<'r> Admission<'r> {
             return Ok(0);
         }
         let Some(new) = new else {
-            return Err(Error::refused(format!(
-                "{refname}: deleting a ledger ref is refused (its history is the ledger)"
-            )));
+            return Err(Error::refused_with_hint(
+                format!("{refname}: deleting a ledger ref is refused (its history is the ledger)"),
+                "a ledger is kept, not deleted; a new protocol goes on a new ref (`git ledger init` with a declaration of a new id)",
+            ));
         };
         let Some(old) = old else {
             return self.chain(Some(refname), new, progress);
@@ -366,9 +367,12 @@ impl<'r> Admission<'r> {
         }
         let (chain, reached) = self.first_parent_chain(new, Some(old))?;
         if reached.is_none() {
-            return Err(Error::refused(format!(
-                "{refname}: {old} is not an ancestor of {new} on its first-parent chain: a rewritten ledger history (force push, reset) is refused"
-            )));
+            return Err(Error::refused_with_hint(
+                format!(
+                    "{refname}: {old} is not an ancestor of {new} on its first-parent chain: a rewritten ledger history (force push, reset) is refused"
+                ),
+                "if the other side moved while you wrote, do not force: `git ledger sync` fetches it and replays your commits on top",
+            ));
         }
         let at = format!("commit {old}");
         let old_tree = read_commit(self.repo, old)?.tree;

@@ -28,9 +28,13 @@ pub use tree::{blob_sha256, read_blob, read_blob_bounded};
 /// Re-exported so callers need not depend on gix directly for the id type.
 pub use gix::ObjectId;
 
-/// The hint given whenever a commit or object the caller needs is not in the local store.
+/// The hint given when the commit a declaration is pinned to is not in the local store.
 pub(crate) const FETCH_HINT: &str =
     "the declaration is pinned to it; fetch it, e.g. `git fetch --unshallow` or `git fetch origin <id>`";
+
+/// The hint given when any other commit or object is not in the local store.
+pub(crate) const FETCH_OBJECT_HINT: &str =
+    "fetch it: `git fetch --unshallow` in a shallow clone, `git ledger sync` for a ledger's history, or `git fetch origin <id>`";
 
 /// Open the repository containing `repo_dir` (default: the current directory), discovering it
 /// upwards like Git does: bare or not, `GIT_DIR` honoured (it wins over `repo_dir`, as with
@@ -49,9 +53,18 @@ pub fn open(repo_dir: Option<&Path>) -> Result<gix::Repository> {
         trust,
     )
     .map_err(|e| {
+        let detail = e.to_string();
+        let message = if detail.starts_with("Could not find a git repository") {
+            format!(
+                "not a Git repository: no repository at {} or any of its parent directories",
+                start.display()
+            )
+        } else {
+            format!("not a Git repository: {} ({detail})", start.display())
+        };
         Error::failed_with_hint(
-            format!("not a Git repository: {} ({e})", start.display()),
-            "run inside a repository or pass --repo DIR",
+            message,
+            "run the command inside a repository, or pass --repo <DIR>",
         )
     })?;
     let mut repo = repo.to_thread_local();

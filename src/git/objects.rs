@@ -94,10 +94,13 @@ pub fn read_blob_bounded_id(
         )));
     }
     if header.size() > max_bytes {
-        return Err(Error::refused(format!(
-            "{what} is {} bytes, over the input bound of {max_bytes} bytes (--max-input-bytes)",
-            header.size()
-        )));
+        return Err(Error::refused_with_hint(
+            format!(
+                "{what} is {} bytes, over the input bound of {max_bytes} bytes (--max-input-bytes)",
+                header.size()
+            ),
+            crate::error::MAX_INPUT_HINT,
+        ));
     }
     let mut buf = Vec::new();
     read_object(&repo.objects, &id, Kind::Blob, || what.to_owned(), &mut buf)?;

@@ -131,7 +131,7 @@ fn resolve_base(repo: &gix::Repository, base: &str) -> Result<Option<ObjectId>> 
         if !repo.has_object(id) {
             return Err(Error::failed_with_hint(
                 format!("commit {id} is not in this repository"),
-                FETCH_HINT,
+                super::FETCH_OBJECT_HINT,
             ));
         }
         return Ok(Some(id));

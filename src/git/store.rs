@@ -31,7 +31,10 @@ use crate::ledger::{Ledger, Row};
 use crate::store::{Change, Store, WriteError};
 
 /// The hint Git gives when it knows no identity.
-pub const IDENTITY_HINT: &str = "*** Please tell me who you are.\n\nRun\n\n  git config --global user.email \"you@example.com\"\n  git config --global user.name \"Your Name\"\n\nto set your account's default identity.\nOmit --global to set the identity only in this repository.";
+pub const IDENTITY_HINT: &str = "tell Git who you are: `git config user.name \"Your Name\"` and `git config user.email you@example.com` (add --global for every repository)";
+
+/// How the usage error for several ledger refs and no `--ref` starts.
+pub const SEVERAL_LEDGERS: &str = "this repository has several ledgers";
 
 /// Every `refs/ledgers/*` ref with the commit it points at, sorted by name.
 pub fn ledger_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
@@ -81,13 +84,17 @@ pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String,
         None => {
             let mut refs = ledger_refs(repo)?;
             match refs.len() {
+                0 if has_remote_ledgers(repo) => Err(Error::failed_with_hint(
+                    "this repository has no ledger ref (refs/ledgers/*), but a remote has some (refs/remotes/*/ledgers/*)",
+                    "bring them here with `git ledger sync`",
+                )),
                 0 => Err(Error::failed_with_hint(
                     "this repository has no ledger ref (refs/ledgers/*)",
-                    "create one with `git ledger init <DECLARATION>`, or pass <DECLARATION> <LEDGER> for file mode",
+                    "create one with `git ledger init <DECLARATION>`, fetch one with `git ledger sync`, or pass <DECLARATION> <LEDGER> for file mode",
                 )),
                 1 => Ok(refs.remove(0)),
                 _ => Err(Error::Usage(format!(
-                    "this repository has several ledgers; say which with --ref:\n{}",
+                    "{SEVERAL_LEDGERS}; say which (a ref name or a declaration id) with --ref:\n{}",
                     refs.iter()
                         .map(|(n, _)| format!("  {n}"))
                         .collect::<Vec<_>>()
@@ -96,6 +103,18 @@ pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String,
             }
         }
     }
+}
+
+/// Whether any remote-tracking ledger ref (`refs/remotes/*/ledgers/*`) exists.
+fn has_remote_ledgers(repo: &gix::Repository) -> bool {
+    let Ok(platform) = repo.references() else {
+        return false;
+    };
+    let Ok(iter) = platform.prefixed("refs/remotes/") else {
+        return false;
+    };
+    iter.flatten()
+        .any(|r| r.name().as_bstr().to_string().contains("/ledgers/"))
 }
 
 /// The commit a ref points at, or `None` when it does not exist.
@@ -175,7 +194,7 @@ pub(crate) fn move_ref(
             Some(gix::error::Class::Retryable) => {
                 let lock = repo.common_dir().join(format!("{name}.lock"));
                 Err(WriteError::Locked(Error::failed_with_hint(
-                    format!("cannot update {name}: {} exists: {e}", lock.display()),
+                    format!("cannot update {name}: its lock file {} exists", lock.display()),
                     format!(
                         "another git process seems to be running in this repository; if none is, a killed one left the lock behind: remove {} and try again",
                         lock.display()
@@ -208,9 +227,10 @@ pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, Objec
         ))
     })?;
     if let Some(at) = ref_target(repo, &name)? {
-        return Err(Error::refused(format!(
-            "{name} already exists (at {at}); init creates a ledger once"
-        )));
+        return Err(Error::refused_with_hint(
+            format!("{name} already exists (at {at}); init creates a ledger once"),
+            "fill its rows with `git ledger import` or `git ledger put`; a changed protocol needs a declaration with a new id",
+        ));
     }
     let (author, committer) = identity(repo)?;
     let tree = layout::build_tree(

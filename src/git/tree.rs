@@ -6,7 +6,7 @@ use gix::objs::{Find, Kind, TreeRefIter};
 use gix::ObjectId;
 use sha2::{Digest, Sha256};
 
-use super::{show_str, FETCH_HINT};
+use super::show_str;
 use crate::error::{Error, Result};
 
 /// What a repository-relative path names in a commit's tree.
@@ -99,7 +99,7 @@ pub(crate) fn read_object<'a>(
         ))),
         Ok(None) => Err(Error::failed_with_hint(
             format!("{} {id} is not in this repository", what()),
-            FETCH_HINT,
+            super::FETCH_OBJECT_HINT,
         )),
         Err(e) => Err(Error::failed(format!("cannot read {} {id}: {e}", what()))),
     }

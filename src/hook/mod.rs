@@ -182,7 +182,7 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
         match admission.update(&u.refname, u.old, u.new, &mut |_, _| {}) {
             Ok(n) => verdict.admitted.push((u.refname.clone(), n)),
             Err(Error::Refused(r)) => reasons.extend(r.into_iter().map(|s| {
-                if s.starts_with(&u.refname) {
+                if s.starts_with(&u.refname) || s.starts_with(crate::error::HINT_PREFIX) {
                     s
                 } else {
                     format!("{}: {s}", u.refname)

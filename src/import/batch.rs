@@ -74,6 +74,15 @@ pub struct Loaded {
 /// reported with the rest by [`build`]); a failure to read (a missing file, an unreadable
 /// store) ends the call at once.
 pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Loaded> {
+    load_with_progress(sources, max_input_bytes, &mut |_, _| {})
+}
+
+/// As [`load`], calling `progress(read, total)` after each record is read.
+pub fn load_with_progress(
+    sources: &[Source],
+    max_input_bytes: u64,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Loaded> {
     let mut reasons = Reasons::new();
     let mut stores: HashMap<PathBuf, super::ArenaStore> = HashMap::new();
     let mut out = Vec::with_capacity(sources.len());
@@ -101,15 +110,30 @@ pub fn load(sources: &[Source], max_input_bytes: u64) -> Result<Loaded> {
             }),
             Err(Error::Refused(r)) => reasons.extend(
                 r.into_iter()
-                    .map(|x| format!("{x} (for {})", source.schedule_id())),
+                    .map(|x| for_schedule_id(x, source.schedule_id())),
             ),
             Err(e) => return Err(e),
         }
+        progress(i + 1, sources.len());
     }
     Ok(Loaded {
         requests: out,
         refused: reasons.into_vec(),
     })
+}
+
+/// Name the schedule id a record was given for in one of its refusal entries:
+/// `<record>: <why>` becomes `<record> (for <id>): <why>`; a hint is left as it is.
+pub(crate) fn for_schedule_id(entry: String, schedule_id: &str) -> String {
+    if entry.starts_with(crate::error::HINT_PREFIX) {
+        return entry;
+    }
+    match entry.split_once(": ") {
+        Some((head, rest)) if !head.contains(' ') => {
+            format!("{head} (for {schedule_id}): {rest}")
+        }
+        _ => format!("{entry} (for {schedule_id})"),
+    }
 }
 
 /// What an import wrote, row by row, for the output.

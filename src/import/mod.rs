@@ -60,10 +60,10 @@ pub fn check_reason(record: &str, verdict: &str, reason: Option<&str>) -> Result
     if verdict == "PASS" || reason.is_some_and(|r| !r.trim().is_empty()) {
         return Ok(());
     }
-    Err(Error::refused(format!(
-        "{record}: native outcome {verdict} has no reason; the import never invents one \
-         (write the row with `git ledger put` instead)"
-    )))
+    Err(Error::refused_with_hint(
+        format!("{record}: native outcome {verdict} has no reason; the import never invents one"),
+        "write this row by hand with `git ledger put <ID> <ROW.json>`, stating the reason",
+    ))
 }
 
 pub use crate::declaration::is_full_commit as is_full_commit_id;
@@ -175,7 +175,7 @@ mod tests {
             let e = check_reason("r", "FALSE_COMPLETE", reason).unwrap_err();
             assert_eq!(e.exit_code(), 2);
             assert!(e.reasons()[0].contains("has no reason"), "{e}");
-            assert!(e.reasons()[0].contains("put"), "{e}");
+            assert!(e.hints()[0].contains("git ledger put"), "{e}");
         }
     }
 

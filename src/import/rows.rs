@@ -157,9 +157,9 @@ fn target<'d>(
 
 /// A reader's reasons (which name the record) with the schedule id they concern.
 fn for_id(e: Error, schedule_id: &str) -> Vec<String> {
-    e.reasons()
+    e.entries()
         .into_iter()
-        .map(|x| format!("{x} (for {schedule_id})"))
+        .map(|x| super::batch::for_schedule_id(x, schedule_id))
         .collect()
 }
 

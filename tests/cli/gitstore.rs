@@ -695,7 +695,7 @@ fn ref_selection_identity_and_naming() {
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("Please tell me who you are"), "{stderr}");
+    assert!(stderr.contains("git config user.name"), "{stderr}");
     assert_eq!(f.tip(), tip);
 }
 

@@ -95,7 +95,7 @@ fn draft() -> serde_json::Value {
 }
 
 /// A harness repository with a draft; returns (dir, commit).
-fn harness() -> (tempfile::TempDir, String) {
+pub fn harness() -> (tempfile::TempDir, String) {
     let dir = new_repo();
     let d = dir.path();
     write(d, "h/profile.json", PROFILE);

@@ -256,7 +256,8 @@ fn a_non_pass_needs_a_reason_and_a_pass_does_not() {
     let mut v = result("bugfix-iso-weeks", "live");
     v["verdict"] = json!("FALSE_COMPLETE");
     let r = refusal(convert(LIVE, &v));
-    assert_reason(&r, &["FALSE_COMPLETE has no reason", "git ledger put"]);
+    assert_reason(&r, &["FALSE_COMPLETE has no reason"]);
+    assert_reason(&r, &["hint: ", "git ledger put"]);
     v["reason"] = json!("the hidden tests fail");
     v["oracle"]["checks"][0]["ok"] = json!(false);
     let c = convert(LIVE, &v).unwrap();
@@ -435,7 +436,7 @@ fn every_reason_of_one_record_is_listed() {
     assert_reason(&r, &["another oracle"]);
     assert_reason(&r, &["fixture evidence"]);
     assert_reason(&r, &["ERROR has no reason"]);
-    for reason in &r {
+    for reason in r.iter().filter(|r| !r.starts_with("hint: ")) {
         assert!(reason.contains("stores/s1#a1"), "{reason}");
         assert!(reason.contains("for arena/sympy-matrix/01)"), "{reason}");
     }

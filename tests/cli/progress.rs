@@ -1,0 +1,63 @@
+//! Progress lines: drawn on stderr only when stderr is a terminal (`script` gives the binary a
+//! pseudo-terminal), never in a piped or scripted run.
+
+use std::process::{Command, Stdio};
+
+use crate::common::{bin, ledger, pin_env, require_tool, which};
+use crate::gitstore::{Fixture, REF};
+
+/// A ledger ref whose chain is 60 commits long: the root and 59 puts.
+fn sixty_commit_chain() -> Fixture {
+    let f = Fixture::new(20);
+    let decl: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(f.decl()).unwrap()).unwrap();
+    for s in decl["schedule"].as_array().unwrap().iter().take(59) {
+        f.put(s["id"].as_str().unwrap(), "ERROR").ok();
+    }
+    f
+}
+
+#[test]
+fn verify_draws_progress_on_a_terminal_only() {
+    let f = sixty_commit_chain();
+    // Not a terminal: the result on stdout, nothing on stderr.
+    let r = f.run(&["verify"]);
+    r.ok();
+    assert_eq!(
+        r.stdout,
+        format!(
+            "{REF}: 60 commits admitted, root to {}\n",
+            crate::common::git(f.dir(), &["rev-parse", REF])
+        )
+    );
+    assert_eq!(r.stderr, "", "no progress when stderr is not a terminal");
+    if which("script").is_none() {
+        require_tool("script (util-linux)", "the progress test");
+        return;
+    }
+    // A terminal: the progress line is drawn (and erased), then the result.
+    let line = format!("{} verify", bin().display());
+    let mut cmd = Command::new("script");
+    pin_env(&mut cmd)
+        .current_dir(f.dir())
+        .env("TERM", "xterm")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::null());
+    let out = cmd.output().expect("spawn script");
+    assert_eq!(out.status.code(), Some(0));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains(&format!("\r\x1b[2Kverifying {REF} (commits)  60/60 (100%)")),
+        "{shown:?}"
+    );
+    assert!(shown.contains("60 commits admitted"), "{shown:?}");
+}
+
+#[test]
+fn pin_and_import_draw_no_progress_when_piped() {
+    let (dir, _) = crate::pin::harness();
+    let r = ledger(dir.path(), &["pin", "draft.json"]);
+    r.ok();
+    assert_eq!(r.stderr, "");
+    assert!(r.stdout.starts_with('{'));
+}
