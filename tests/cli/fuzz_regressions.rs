@@ -75,5 +75,5 @@ fn row_transition_corpus() {
 fn admission_corpus() {
     // One bare repository in a temporary directory, as the fuzz target builds once per process.
     let harness = admission::Harness::new();
-    each("admission", 1, |b| harness.run(b));
+    each("admission", 100, |b| harness.run(b));
 }
