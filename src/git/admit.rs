@@ -430,6 +430,42 @@ impl<'r> Admission<'r> {
             }
         }
         let mut r = Reasons::new();
+        // Every tree C changed must be one Git writes: the diff reads entry modes as numbers
+        // and pairs entries by name in order, so a zero-padded mode (`0100644`), entries out of
+        // order or a duplicated name would pass unseen, and readers that look a path up could
+        // see another entry than the one admitted. Unchanged trees are P's, already admitted.
+        let mut new_trees = Vec::new();
+        if c.tree != p.tree {
+            new_trees.push((String::new(), c.tree));
+        }
+        for ch in &changes {
+            if let Some((mode, id)) = ch.new {
+                if mode.is_tree() {
+                    new_trees.push((super::show_path(&ch.path), id));
+                }
+            }
+        }
+        for (dir, id) in new_trees {
+            let mut buf = Vec::new();
+            let what = || format!("tree {dir}");
+            let data = super::tree::read_object(
+                &self.repo.objects,
+                &id,
+                gix::objs::Kind::Tree,
+                what,
+                &mut buf,
+            )?;
+            if let Some(bad) = noncanonical_entry(data, self.repo.object_hash().len_in_bytes()) {
+                let dir = if dir.is_empty() {
+                    "the root tree".to_owned()
+                } else {
+                    format!("tree {dir}/")
+                };
+                r.push(format!(
+                    "{at}: rule 3: {dir} is not as Git writes it: {bad} (a zero-padded mode, entries out of order or a name twice)"
+                ));
+            }
+        }
         let mut step = Step::default();
         // Filled rows: (schedule id, record path, record key, declared sha256).
         let mut filled: Vec<(String, String, String, String)> = Vec::new();
@@ -662,6 +698,44 @@ pub fn read_row(
     Ok(row)
 }
 
+/// Why a raw tree object is not one Git writes, if it is not: each entry's mode in canonical
+/// octal (no leading zero), entries strictly in Git's order (a directory's name compared as if
+/// followed by `/`), no name twice (a file and a directory of one name included).
+fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String> {
+    let mut rest = data;
+    let mut previous: Option<Vec<u8>> = None;
+    let mut names = HashSet::new();
+    while !rest.is_empty() {
+        let Some(sp) = rest.iter().position(|&b| b == b' ') else {
+            return Some("an entry has no mode".into());
+        };
+        let Some(nul) = rest.iter().position(|&b| b == 0).filter(|&n| n > sp) else {
+            return Some("an entry has no name".into());
+        };
+        if rest.len() < nul + 1 + hash_len {
+            return Some("an entry is cut short".into());
+        }
+        let (mode, name) = (&rest[..sp], &rest[sp + 1..nul]);
+        rest = &rest[nul + 1 + hash_len..];
+        let shown = super::show_path(name);
+        if mode.first() == Some(&b'0') || !mode.iter().all(|b| (b'0'..=b'7').contains(b)) {
+            return Some(format!("entry {shown} has mode {}", super::show_path(mode)));
+        }
+        let mut key = name.to_vec();
+        if mode == b"40000" {
+            key.push(b'/');
+        }
+        if previous.as_ref().is_some_and(|p| *p >= key) {
+            return Some(format!("entry {shown} is out of order"));
+        }
+        if !names.insert(name) {
+            return Some(format!("{shown} appears twice"));
+        }
+        previous = Some(key);
+    }
+    None
+}
+
 /// The schedule id a `rows/…` path names, if it is scheduled.
 fn scheduled<'p>(decl: &Declaration, path: &'p str) -> Option<&'p str> {
     layout::schedule_id_of(path).filter(|sid| decl.schedule_position(sid).is_some())
@@ -768,6 +842,68 @@ fn list_tree(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A raw tree of `(mode, name)` entries, each with a 20-byte id.
+    fn raw_tree(entries: &[(&str, &str)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (mode, name) in entries {
+            out.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+            out.extend_from_slice(&[7; 20]);
+        }
+        out
+    }
+
+    #[test]
+    fn trees_as_git_writes_them_are_canonical() {
+        for entries in [
+            &[][..],
+            &[
+                ("100644", "campaign.json"),
+                ("100644", "ledger.json"),
+                ("40000", "rows"),
+            ][..],
+            // A directory sorts as if followed by `/`: after `a.json` (`.` < `/`), before `a0`.
+            &[("100644", "a.json"), ("40000", "a"), ("100644", "a0")][..],
+        ] {
+            assert_eq!(
+                noncanonical_entry(&raw_tree(entries), 20),
+                None,
+                "{entries:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn trees_git_would_not_write_are_named() {
+        for (entries, why) in [
+            (
+                &[("0100644", "01.json")][..],
+                "entry 01.json has mode 0100644",
+            ),
+            (&[("040000", "rows")][..], "entry rows has mode 040000"),
+            (
+                &[("100644", "b"), ("100644", "a")][..],
+                "entry a is out of order",
+            ),
+            (
+                &[("100644", "a"), ("100644", "a")][..],
+                "entry a is out of order",
+            ),
+            (
+                &[("100644", "a"), ("100644", "a.json"), ("40000", "a")][..],
+                "a appears twice",
+            ),
+            (&[("10x644", "a")][..], "entry a has mode 10x644"),
+        ] {
+            assert_eq!(
+                noncanonical_entry(&raw_tree(entries), 20).as_deref(),
+                Some(why)
+            );
+        }
+        assert!(noncanonical_entry(b"100644 a", 20).is_some());
+        assert!(noncanonical_entry(b"100644 a\0short", 20).is_some());
+        assert!(noncanonical_entry(b"100644a\0", 20).is_some());
+    }
 
     #[test]
     fn known_directories_are_those_of_every_row_path() {

@@ -7,6 +7,9 @@ use std::path::PathBuf;
 #[path = "../../fuzz/checks.rs"]
 mod checks;
 
+#[path = "../../fuzz/admission.rs"]
+mod admission;
+
 /// Every file of one target's corpus, sorted (at least `min` of them).
 fn corpus(target: &str, min: usize) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = super::common::project_root()
@@ -66,4 +69,11 @@ fn cite_line_corpus() {
 fn row_transition_corpus() {
     let decl = checks::campaign();
     each("row_transition", 4, |b| checks::row_transition(&decl, b));
+}
+
+#[test]
+fn admission_corpus() {
+    // One bare repository in a temporary directory, as the fuzz target builds once per process.
+    let harness = admission::Harness::new();
+    each("admission", 100, |b| harness.run(b));
 }
