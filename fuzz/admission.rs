@@ -271,8 +271,7 @@ impl Harness {
 
         let candidates = fill_candidates();
         let fills: Vec<Option<Value>> = decl
-            .schedule
-            .iter()
+            .schedule()
             .map(|e| {
                 candidates.iter().find_map(|t| {
                     let v = fill_value(t, &decl, &e.id, &e.id, b"x");
@@ -284,10 +283,10 @@ impl Harness {
         // Fill three rows (the first, the seventh and the last of the schedule: arena and
         // scenario tasks), then repair the first.
         let mut filled = Vec::new();
-        let n = decl.schedule.len();
+        let n = decl.schedule_len();
         for i in [0, 6, n - 1] {
             let Some(t) = &fills[i] else { continue };
-            let sid = &decl.schedule[i].id;
+            let sid = &decl.schedule_at(i).id;
             let rec = record_bytes(sid, 0);
             let v = fill_value(t, &decl, sid, sid, &rec);
             set_leaf(
@@ -386,7 +385,7 @@ impl Harness {
             1 => 20_000,
             _ => DEFAULT_MAX_INPUT_BYTES,
         };
-        let n = decl.schedule.len();
+        let n = decl.schedule_len();
         let mut leaves = base.leaves.clone();
         let mut parents = vec![base.commit];
         let mut unsorted = false;
@@ -397,7 +396,7 @@ impl Harness {
             match op % 14 {
                 // Replace a row file with fuzzer bytes.
                 0 => {
-                    let sid = &decl.schedule[input.byte() as usize % n].id;
+                    let sid = &decl.schedule_at(input.byte() as usize % n).id;
                     let bytes = input.bytes();
                     set_leaf(
                         &mut leaves,
@@ -411,9 +410,9 @@ impl Harness {
                     let i = input.byte() as usize % n;
                     let variant = input.byte();
                     let Some(t) = &self.fills[i] else { continue };
-                    let sid = &decl.schedule[i].id;
+                    let sid = &decl.schedule_at(i).id;
                     let id = if variant & 0x10 != 0 {
-                        decl.schedule[(i + 1) % n].id.clone()
+                        decl.schedule_at((i + 1) % n).id.clone()
                     } else {
                         sid.clone()
                     };
@@ -431,7 +430,7 @@ impl Harness {
                     );
                     if variant & 1 == 0 {
                         let key = if variant & 4 != 0 {
-                            format!("hand:{}", decl.schedule[(i + 2) % n].id)
+                            format!("hand:{}", decl.schedule_at((i + 2) % n).id)
                         } else {
                             format!("hand:{id}")
                         };
@@ -449,7 +448,7 @@ impl Harness {
                 }
                 // Append an intervention to a row (kind chosen), maybe change another field.
                 2 => {
-                    let sid = decl.schedule[input.byte() as usize % n].id.clone();
+                    let sid = decl.schedule_at(input.byte() as usize % n).id.clone();
                     let kind = ["repair", "decision", "", "REPAIR"][input.byte() as usize % 4];
                     let note = String::from_utf8_lossy(input.bytes()).into_owned();
                     let Some(mut v) = self.row_value(&leaves, &sid) else {
@@ -470,7 +469,7 @@ impl Harness {
                 }
                 // Set one field of a row to a value from a palette or from the input.
                 3 => {
-                    let sid = decl.schedule[input.byte() as usize % n].id.clone();
+                    let sid = decl.schedule_at(input.byte() as usize % n).id.clone();
                     let f = decl.attempt_fields[input.byte() as usize % decl.attempt_fields.len()]
                         .clone();
                     let sel = input.byte();
@@ -529,13 +528,13 @@ impl Harness {
                     let sel = input.byte();
                     let path: Vec<u8> = match sel % 10 {
                         0 => b"rows/extra.json".to_vec(),
-                        1 => format!("rows/{}/03.json", decl.schedule[0].task).into_bytes(),
+                        1 => format!("rows/{}/03.json", decl.schedule_at(0).task).into_bytes(),
                         2 => b"README.md".to_vec(),
                         3 => b"records/not-a-record".to_vec(),
                         4 => format!("records/{}.json", sha256_hex(input.bytes())).into_bytes(),
                         5 => format!(
                             "{}/x.json",
-                            layout::row_path(&decl.schedule[sel as usize % n].id)
+                            layout::row_path(&decl.schedule_at(sel as usize % n).id)
                         )
                         .into_bytes(),
                         6 => b"records/sub/x.json".to_vec(),
@@ -555,7 +554,7 @@ impl Harness {
                 }
                 // Add or replace a record file named after a row's record key.
                 6 => {
-                    let sid = &decl.schedule[input.byte() as usize % n].id;
+                    let sid = &decl.schedule_at(input.byte() as usize % n).id;
                     let kind = ["hand", "scenario", "arena"][input.byte() as usize % 3];
                     let bytes = input.bytes();
                     let path = layout::record_path(&format!("{kind}:{sid}"));
@@ -663,8 +662,8 @@ impl Harness {
                 }
                 // A row copied from another row's file (same bytes at another path).
                 _ => {
-                    let a = &decl.schedule[input.byte() as usize % n].id;
-                    let b = &decl.schedule[input.byte() as usize % n].id;
+                    let a = &decl.schedule_at(input.byte() as usize % n).id;
+                    let b = &decl.schedule_at(input.byte() as usize % n).id;
                     let Some(from) = leaves
                         .iter()
                         .find(|l| l.path == layout::row_path(a).as_bytes())
@@ -832,8 +831,7 @@ impl Harness {
             "admitted: the set of row paths changed"
         );
         let scheduled: BTreeSet<Vec<u8>> = decl
-            .schedule
-            .iter()
+            .schedule()
             .map(|e| format!("rows/{}.json", e.id).into_bytes())
             .collect();
         for path in cmap.keys() {

@@ -255,6 +255,20 @@ fn chromium() -> Option<PathBuf> {
         .find_map(|n| crate::common::which(n))
 }
 
+/// The DOM headless Chromium builds for `url`. A loaded machine sometimes makes Chromium exit
+/// before it prints the document; that is retried (fresh profile each time) a few times.
+fn dump_dom(browser: &Path, url: &str) -> String {
+    let mut last = String::new();
+    for _ in 0..4 {
+        let profile = tempfile::tempdir().unwrap();
+        last = run_chromium(browser, profile.path(), &["--dump-dom"], url);
+        if last.contains("</body>") {
+            return last;
+        }
+    }
+    panic!("chromium printed no document for {url} in 4 tries; last output:\n{last}");
+}
+
 /// Run headless Chromium on `url` with `extra` arguments; stdout, with a time limit.
 fn run_chromium(browser: &Path, profile: &Path, extra: &[&str], url: &str) -> String {
     let mut cmd = Command::new(browser);
@@ -322,7 +336,7 @@ fn html_report_in_headless_chromium() {
     let json: Value = serde_json::from_str(&report(&path, "json")).unwrap();
 
     let profile = tempfile::tempdir().unwrap();
-    let dom = run_chromium(&browser, profile.path(), &["--dump-dom"], &url);
+    let dom = dump_dom(&browser, &url);
     assert!(
         dom.contains(
             "<h1>Ledger report: <code id=\"declaration-id\">reliability-634-slice-1</code></h1>"
@@ -420,7 +434,7 @@ fn html_diff_in_headless_chromium() {
     std::fs::write(&html_path, diff("html")).unwrap();
     let profile = tempfile::tempdir().unwrap();
     let url = format!("file://{}", html_path.display());
-    let dom = run_chromium(&browser, profile.path(), &["--dump-dom"], &url);
+    let dom = dump_dom(&browser, &url);
     let rows = json["rows"].as_array().unwrap();
     assert!(!rows.is_empty());
     assert!(dom.contains(&format!(
