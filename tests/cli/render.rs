@@ -269,6 +269,19 @@ fn dump_dom(browser: &Path, url: &str) -> String {
     panic!("chromium printed no document for {url} in 4 tries; last output:\n{last}");
 }
 
+/// A screenshot of `url` at `shot`, retried like [`dump_dom`] when Chromium wrote none.
+fn screenshot(browser: &Path, url: &str, shot: &Path) {
+    for _ in 0..4 {
+        let profile = tempfile::tempdir().unwrap();
+        let arg = format!("--screenshot={}", shot.display());
+        run_chromium(browser, profile.path(), &[&arg], url);
+        if std::fs::metadata(shot).is_ok_and(|m| m.len() > 0) {
+            return;
+        }
+    }
+    panic!("chromium wrote no screenshot of {url} in 4 tries");
+}
+
 /// Run headless Chromium on `url` with `extra` arguments; stdout, with a time limit.
 fn run_chromium(browser: &Path, profile: &Path, extra: &[&str], url: &str) -> String {
     let mut cmd = Command::new(browser);
@@ -335,7 +348,6 @@ fn html_report_in_headless_chromium() {
     let url = format!("file://{}", html_path.display());
     let json: Value = serde_json::from_str(&report(&path, "json")).unwrap();
 
-    let profile = tempfile::tempdir().unwrap();
     let dom = dump_dom(&browser, &url);
     assert!(
         dom.contains(
@@ -380,12 +392,7 @@ fn html_report_in_headless_chromium() {
     assert_eq!(dom.matches("<tr data-schedule-id=").count(), 26);
 
     let shot = dir.path().join("report.png");
-    run_chromium(
-        &browser,
-        profile.path(),
-        &[&format!("--screenshot={}", shot.display())],
-        &url,
-    );
+    screenshot(&browser, &url, &shot);
     let png = std::fs::read(&shot).expect("chromium wrote the screenshot");
     assert_eq!(png_size(&png), (1280, 2000));
     assert!(
@@ -432,7 +439,6 @@ fn html_diff_in_headless_chromium() {
     let json: Value = serde_json::from_str(&diff("json")).unwrap();
     let html_path = dir.path().join("diff.html");
     std::fs::write(&html_path, diff("html")).unwrap();
-    let profile = tempfile::tempdir().unwrap();
     let url = format!("file://{}", html_path.display());
     let dom = dump_dom(&browser, &url);
     let rows = json["rows"].as_array().unwrap();
@@ -461,12 +467,7 @@ fn html_diff_in_headless_chromium() {
         }
     }
     let shot = dir.path().join("diff.png");
-    run_chromium(
-        &browser,
-        profile.path(),
-        &[&format!("--screenshot={}", shot.display())],
-        &url,
-    );
+    screenshot(&browser, &url, &shot);
     assert!(
         std::fs::metadata(&shot).unwrap().len() > 10_000,
         "a real picture"
