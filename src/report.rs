@@ -362,10 +362,64 @@ fn duration(secs: f64) -> String {
 }
 
 /// Render the report as JSON (the contract of `ledger.md`), through the canonical writer:
-/// every object's keys sorted, two-space indent, trailing newline.
+/// every object's keys sorted, two-space indent, trailing newline. The rows (nearly all of a
+/// large report) are written directly with their keys in sorted order ([`RowJson`]); the rest
+/// goes through a `Value`, which sorts its keys.
 pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let value = serde_json::to_value(report).map_err(io::Error::other)?;
-    out.write_all(&crate::json::canonical(&value))
+    let doc = ReportJson {
+        declaration: serde_json::to_value(&report.declaration).map_err(io::Error::other)?,
+        rows: &report.rows,
+        sections: serde_json::to_value(&report.sections).map_err(io::Error::other)?,
+    };
+    out.write_all(&crate::json::canonical(&doc))
+}
+
+/// The report document with its keys in sorted order.
+struct ReportJson<'a> {
+    declaration: serde_json::Value,
+    rows: &'a [RowReport],
+    sections: serde_json::Value,
+}
+
+impl Serialize for ReportJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct Rows<'a>(&'a [RowReport]);
+        impl Serialize for Rows<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(Some(self.0.len()))?;
+                for row in self.0 {
+                    seq.serialize_element(&RowJson(row))?;
+                }
+                seq.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("declaration", &self.declaration)?;
+        m.serialize_entry("rows", &Rows(self.rows))?;
+        m.serialize_entry("sections", &self.sections)?;
+        m.end()
+    }
+}
+
+/// One row of the report with its keys in sorted order (what `serde_json::to_value` of a
+/// [`RowReport`] and the canonical writer produce; a test compares the two).
+struct RowJson<'a>(&'a RowReport);
+
+impl Serialize for RowJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.0;
+        let mut m = s.serialize_map(Some(7))?;
+        m.serialize_entry("gaps", &r.gaps)?;
+        m.serialize_entry("limits", &r.limits)?;
+        m.serialize_entry("native_outcome", &r.native_outcome)?;
+        m.serialize_entry("native_status", &r.native_status)?;
+        m.serialize_entry("outcome", r.outcome)?;
+        m.serialize_entry("schedule_id", &r.schedule_id)?;
+        m.serialize_entry("section", r.section)?;
+        m.end()
+    }
 }
 
 /// Render the report as text for a terminal: a heading, then each section on its own (outcome

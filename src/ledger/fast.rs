@@ -106,7 +106,7 @@ fn check_share<T>(
     let mut out = Vec::with_capacity(rows.len());
     for (k, raw) in rows.iter().enumerate() {
         // The document's object, then its `rows` list: a row is two containers deep.
-        let v = json::parse_strict_at(raw.get().as_bytes(), 2).ok()?;
+        let v = json::parse_strict_at(raw.get(), 2).ok()?;
         let (sid, checked) = checked_row(decl, first + k, v);
         out.push((sid, Ok(keep(decl, checked.ok()?))));
     }

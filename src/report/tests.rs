@@ -784,6 +784,12 @@ fn both_ways(decl: &Declaration, bytes: &[u8]) -> [(Vec<u8>, String); 2] {
     [whole, summarised].map(|r| {
         let mut json = Vec::new();
         write_json(&r, &mut json).unwrap();
+        // The rows are written directly: the same bytes as the whole report through a `Value`.
+        let value = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            String::from_utf8(json.clone()).unwrap(),
+            String::from_utf8(crate::json::canonical(&value)).unwrap()
+        );
         (json, text_of(&r))
     })
 }
