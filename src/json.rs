@@ -31,9 +31,10 @@ pub fn parse_strict(bytes: &[u8]) -> std::result::Result<Value, String> {
 }
 
 /// [`parse_strict`] of a value nested `depth` containers deep in its document (the depth limit
-/// counts from the document's top).
-pub fn parse_strict_at(bytes: &[u8], depth: usize) -> std::result::Result<Value, String> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+/// counts from the document's top), from text already known to be UTF-8 (a row of a parsed
+/// document: its strings are not checked for UTF-8 again).
+pub fn parse_strict_at(text: &str, depth: usize) -> std::result::Result<Value, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
     let value = StrictSeed { depth }
         .deserialize(&mut de)
         .map_err(|e| e.to_string())?;

@@ -684,6 +684,38 @@ impl Ledger {
         Self::from_owned_value(decl, value)
     }
 
+    /// [`Ledger::parse`] keeping only `keep(decl, row)` of each checked row, in schedule order:
+    /// the same checks and refusals, but on the fast path each row is dropped on the core
+    /// that parsed it (`report` of 100,000 rows never holds them all). A ledger the fast path
+    /// does not accept is parsed by the ordinary path, exactly as [`Ledger::parse`] does.
+    pub fn parse_kept<T: Send>(
+        decl: &Declaration,
+        bytes: &[u8],
+        max_input_bytes: u64,
+        keep: impl Fn(&Declaration, Row) -> T + Sync,
+    ) -> Result<Vec<T>> {
+        if bytes.len() as u64 <= max_input_bytes {
+            let kept = fast::parse_with(decl, bytes, |decl, row| Kept::of(decl, row, &keep));
+            if let Some(kept) = kept {
+                return Ok(kept.into_iter().map(|k| k.kept).collect());
+            }
+        }
+        let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
+        let ledger = Self::from_owned_value(decl, value)?;
+        Ok(ledger.rows.into_iter().map(|row| keep(decl, row)).collect())
+    }
+
+    /// [`Ledger::read`] keeping only `keep(decl, row)` of each row (see [`Ledger::parse_kept`]).
+    pub fn read_kept<T: Send>(
+        decl: &Declaration,
+        path: &std::path::Path,
+        max_input_bytes: u64,
+        keep: impl Fn(&Declaration, Row) -> T + Sync,
+    ) -> Result<Vec<T>> {
+        let bytes = json::read_bounded(path, max_input_bytes)?;
+        Self::parse_kept(decl, &bytes, max_input_bytes, keep).map_err(|e| e.context(path.display()))
+    }
+
     /// Read and check a ledger file.
     pub fn read(
         decl: &Declaration,
@@ -779,7 +811,7 @@ fn check_top(r: &mut Reasons, decl: &Declaration, value: &Value) -> Result<()> {
 }
 
 /// A row's schedule id as written (for the one-row-per-id check) and the row checked.
-type Checked = (Option<String>, std::result::Result<Row, Vec<String>>);
+type Checked<T = Row> = (Option<String>, std::result::Result<T, Vec<String>>);
 
 /// Check `rows[i]`.
 fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
@@ -790,14 +822,68 @@ fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
     (sid, Row::check_owned(decl, v, &format!("rows[{i}]")))
 }
 
+/// What [`assemble`] needs of a checked row: its schedule id and its record's key. A [`Row`]
+/// answers from its fields; a [`Kept`] summary answers from what it kept of them.
+trait Slot {
+    fn schedule_id(&self) -> &str;
+    fn record_key(&self) -> Option<String>;
+}
+
+impl Slot for Row {
+    fn schedule_id(&self) -> &str {
+        Row::schedule_id(self)
+    }
+    fn record_key(&self) -> Option<String> {
+        self.native_record().map(|rec| rec.key())
+    }
+}
+
+/// What a caller keeps of a checked row (see [`Ledger::parse_kept`]), with the row's schedule
+/// id and record key for the ledger-level checks.
+struct Kept<T> {
+    schedule_id: String,
+    record_key: Option<String>,
+    kept: T,
+}
+
+impl<T> Kept<T> {
+    fn of(decl: &Declaration, row: Row, keep: &impl Fn(&Declaration, Row) -> T) -> Kept<T> {
+        Kept {
+            schedule_id: row.schedule_id().to_owned(),
+            record_key: Slot::record_key(&row),
+            kept: keep(decl, row),
+        }
+    }
+}
+
+impl<T> Slot for Kept<T> {
+    fn schedule_id(&self) -> &str {
+        &self.schedule_id
+    }
+    fn record_key(&self) -> Option<String> {
+        self.record_key.clone()
+    }
+}
+
 /// The ledger of checked rows, in document order: one row per schedule id, in schedule order,
 /// one record per row, none missing. `r` holds the reasons found so far.
-fn assemble(
+fn assemble(decl: &Declaration, r: Reasons, rows: impl Iterator<Item = Checked>) -> Result<Ledger> {
+    Ok(Ledger {
+        declaration_id: decl.id.clone(),
+        declaration_sha256: decl.sha256.clone(),
+        rows: assemble_slots(decl, r, rows)?,
+    })
+}
+
+/// [`assemble`] of any kind of checked row: the rows in schedule order.
+fn assemble_slots<T: Slot>(
     decl: &Declaration,
     mut r: Reasons,
-    rows: impl Iterator<Item = Checked>,
-) -> Result<Ledger> {
-    let mut slots: Vec<Option<Row>> = vec![None; decl.schedule_len()];
+    rows: impl Iterator<Item = Checked<T>>,
+) -> Result<Vec<T>> {
+    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None)
+        .take(decl.schedule_len())
+        .collect();
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut records: HashMap<String, String> = HashMap::new();
     // The furthest schedule position seen so far: rows are in schedule order, and a row
@@ -812,9 +898,9 @@ fn assemble(
         }
         match checked {
             Ok(row) => {
-                if let Some(rec) = row.native_record() {
-                    if let Some(other) = records.insert(rec.key(), row.schedule_id().to_owned()) {
-                        r.push(format!("row {}: native_record: record {} already filled row {other} (one record cannot fill two rows)", row.schedule_id(), rec.key()));
+                if let Some(key) = row.record_key() {
+                    if let Some(other) = records.insert(key.clone(), row.schedule_id().to_owned()) {
+                        r.push(format!("row {}: native_record: record {key} already filled row {other} (one record cannot fill two rows)", row.schedule_id()));
                     }
                 }
                 let pos = decl.schedule_position(row.schedule_id()).expect("checked");
@@ -840,14 +926,10 @@ fn assemble(
         }
     }
     r.into_result()?;
-    Ok(Ledger {
-        declaration_id: decl.id.clone(),
-        declaration_sha256: decl.sha256.clone(),
-        rows: slots
-            .into_iter()
-            .map(|s| s.expect("every slot filled"))
-            .collect(),
-    })
+    Ok(slots
+        .into_iter()
+        .map(|s| s.expect("every slot filled"))
+        .collect())
 }
 
 /// Check a `declaration` header object (`{"id", "sha256"}`) against the declaration.

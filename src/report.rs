@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::declaration::{Declaration, Evidence};
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, Row};
 use crate::portfolio::{classify, Classification, LimitState, Outcome};
 
 /// The whole report (`--json` prints exactly this).
@@ -143,22 +143,70 @@ pub struct RowReport {
     pub limits: BTreeMap<String, LimitState>,
 }
 
+/// What the report needs of one checked row: its classification and the few fields the
+/// sections total. [`RowSummary::of`] takes it from a row, which can then be dropped (`report`
+/// of a 100,000-row ledger keeps these instead of the rows: [`Ledger::read_kept`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowSummary {
+    schedule_id: String,
+    evidence: Evidence,
+    native_outcome: String,
+    native_status: Option<String>,
+    deferred: bool,
+    decisions: usize,
+    repairs: usize,
+    estimated_usd: Option<f64>,
+    elapsed_seconds: Option<f64>,
+    classification: Classification,
+}
+
+impl RowSummary {
+    /// The summary of a checked row.
+    pub fn of(decl: &Declaration, row: &Row) -> RowSummary {
+        let (mut decisions, mut repairs) = (0, 0);
+        for (kind, _) in row.interventions() {
+            match kind {
+                "decision" => decisions += 1,
+                _ => repairs += 1,
+            }
+        }
+        RowSummary {
+            schedule_id: row.schedule_id().to_owned(),
+            evidence: row.evidence(),
+            native_outcome: row.native_outcome().to_owned(),
+            native_status: row.native_status().map(str::to_owned),
+            deferred: row.is_deferred(),
+            decisions,
+            repairs,
+            estimated_usd: row.estimated_usd(),
+            elapsed_seconds: row.elapsed_seconds(),
+            classification: classify(decl, row),
+        }
+    }
+}
+
 /// Build the report of a checked ledger.
 pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
-    let mut sections = BTreeMap::new();
-    let mut rows = Vec::with_capacity(ledger.rows.len());
-    let classified: Vec<(Evidence, Classification)> = ledger
+    let rows = ledger
         .rows
         .iter()
-        .map(|r| (r.evidence(), classify(decl, r)))
+        .map(|r| RowSummary::of(decl, r))
         .collect();
+    build_from(decl, rows)
+}
+
+/// Build the report from the summaries of a checked ledger's rows, in schedule order.
+pub fn build_from(decl: &Declaration, summaries: Vec<RowSummary>) -> Report {
+    let mut sections = BTreeMap::new();
+    let mut rows = Vec::with_capacity(summaries.len());
     for evidence in [Evidence::Live, Evidence::Fixture] {
         let mut s = Section::empty();
-        for (row, (ev, c)) in ledger.rows.iter().zip(&classified) {
-            if *ev != evidence {
+        for row in &summaries {
+            if row.evidence != evidence {
                 continue;
             }
-            let id = row.schedule_id().to_owned();
+            let c = &row.classification;
+            let id = row.schedule_id.clone();
             s.scheduled += 1;
             let oc = s
                 .outcomes
@@ -172,17 +220,11 @@ pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
                     why: b.clone(),
                 });
             }
-            if row.is_deferred() {
+            if row.deferred {
                 continue;
             }
             s.attempted += 1;
-            let (mut decisions, mut repairs) = (0, 0);
-            for (kind, _) in row.interventions() {
-                match kind {
-                    "decision" => decisions += 1,
-                    _ => repairs += 1,
-                }
-            }
+            let (decisions, repairs) = (row.decisions, row.repairs);
             s.decisions += decisions;
             s.repairs += repairs;
             if decisions > 0 {
@@ -191,11 +233,11 @@ pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
             if repairs > 0 {
                 s.repair_rows.push(id.clone());
             }
-            match row.estimated_usd() {
+            match row.estimated_usd {
                 Some(usd) => s.cost.known_usd += usd,
                 None => s.cost.unpriced += 1,
             }
-            match row.elapsed_seconds() {
+            match row.elapsed_seconds {
                 Some(secs) => s.elapsed.known_seconds += secs,
                 None => s.elapsed.unknown += 1,
             }
@@ -227,12 +269,13 @@ pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
         }
         sections.insert(evidence.as_str(), s);
     }
-    for (row, (ev, c)) in ledger.rows.iter().zip(classified) {
+    for row in summaries {
+        let c = row.classification;
         rows.push(RowReport {
-            schedule_id: row.schedule_id().to_owned(),
-            section: ev.as_str(),
-            native_outcome: row.native_outcome().to_owned(),
-            native_status: row.native_status().map(str::to_owned),
+            schedule_id: row.schedule_id,
+            section: row.evidence.as_str(),
+            native_outcome: row.native_outcome,
+            native_status: row.native_status,
             outcome: c.outcome.key(),
             gaps: c.gaps,
             limits: c.limits,
@@ -319,10 +362,64 @@ fn duration(secs: f64) -> String {
 }
 
 /// Render the report as JSON (the contract of `ledger.md`), through the canonical writer:
-/// every object's keys sorted, two-space indent, trailing newline.
+/// every object's keys sorted, two-space indent, trailing newline. The rows (nearly all of a
+/// large report) are written directly with their keys in sorted order ([`RowJson`]); the rest
+/// goes through a `Value`, which sorts its keys.
 pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let value = serde_json::to_value(report).map_err(io::Error::other)?;
-    out.write_all(&crate::json::canonical(&value))
+    let doc = ReportJson {
+        declaration: serde_json::to_value(&report.declaration).map_err(io::Error::other)?,
+        rows: &report.rows,
+        sections: serde_json::to_value(&report.sections).map_err(io::Error::other)?,
+    };
+    out.write_all(&crate::json::canonical(&doc))
+}
+
+/// The report document with its keys in sorted order.
+struct ReportJson<'a> {
+    declaration: serde_json::Value,
+    rows: &'a [RowReport],
+    sections: serde_json::Value,
+}
+
+impl Serialize for ReportJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct Rows<'a>(&'a [RowReport]);
+        impl Serialize for Rows<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(Some(self.0.len()))?;
+                for row in self.0 {
+                    seq.serialize_element(&RowJson(row))?;
+                }
+                seq.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("declaration", &self.declaration)?;
+        m.serialize_entry("rows", &Rows(self.rows))?;
+        m.serialize_entry("sections", &self.sections)?;
+        m.end()
+    }
+}
+
+/// One row of the report with its keys in sorted order (what `serde_json::to_value` of a
+/// [`RowReport`] and the canonical writer produce; a test compares the two).
+struct RowJson<'a>(&'a RowReport);
+
+impl Serialize for RowJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.0;
+        let mut m = s.serialize_map(Some(7))?;
+        m.serialize_entry("gaps", &r.gaps)?;
+        m.serialize_entry("limits", &r.limits)?;
+        m.serialize_entry("native_outcome", &r.native_outcome)?;
+        m.serialize_entry("native_status", &r.native_status)?;
+        m.serialize_entry("outcome", r.outcome)?;
+        m.serialize_entry("schedule_id", &r.schedule_id)?;
+        m.serialize_entry("section", r.section)?;
+        m.end()
+    }
 }
 
 /// Render the report as text for a terminal: a heading, then each section on its own (outcome

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::fmt;
 
-use super::{assemble, check_top, checked_row, Checked, Ledger};
+use super::{assemble_slots, check_top, checked_row, Checked, Ledger, Row, Slot};
 use crate::declaration::Declaration;
 use crate::error::Reasons;
 use crate::json::{self, StrictSeed};
@@ -24,6 +24,21 @@ const PARALLEL_ROWS: usize = 2_000;
 const MAX_THREADS: usize = 8;
 
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
+    let rows = parse_with(decl, bytes, |_, row| row)?;
+    Some(Ledger {
+        declaration_id: decl.id.clone(),
+        declaration_sha256: decl.sha256.clone(),
+        rows,
+    })
+}
+
+/// [`parse`], keeping `keep(decl, row)` of each checked row (on the core that checked it) and
+/// returning those in schedule order.
+pub(super) fn parse_with<T: Slot + Send>(
+    decl: &Declaration,
+    bytes: &[u8],
+    keep: impl Fn(&Declaration, Row) -> T + Sync,
+) -> Option<Vec<T>> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let (top, rows) = de::Deserializer::deserialize_map(&mut de, Top).ok()?;
     de.end().ok()?;
@@ -41,14 +56,17 @@ pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
             .min(MAX_THREADS)
     };
     let shares = split(&rows, threads);
-    let checked: Vec<Vec<Checked>> = if shares.len() == 1 {
-        vec![check_share(decl, 0, &rows)?]
+    let keep = &keep;
+    let checked: Vec<Vec<Checked<T>>> = if shares.len() == 1 {
+        vec![check_share(decl, 0, &rows, keep)?]
     } else {
         let rows = &rows;
         std::thread::scope(|s| {
             let handles: Vec<_> = shares
                 .iter()
-                .map(|&(start, end)| s.spawn(move || check_share(decl, start, &rows[start..end])))
+                .map(|&(start, end)| {
+                    s.spawn(move || check_share(decl, start, &rows[start..end], keep))
+                })
                 .collect();
             handles
                 .into_iter()
@@ -56,7 +74,7 @@ pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
                 .collect::<Option<Vec<_>>>()
         })?
     };
-    assemble(decl, r, checked.into_iter().flatten()).ok()
+    assemble_slots(decl, r, checked.into_iter().flatten()).ok()
 }
 
 /// Cut `rows` into at most `n` contiguous shares of about equal bytes: `(start, end)` indices.
@@ -78,17 +96,19 @@ fn split(rows: &[&RawValue], n: usize) -> Vec<(usize, usize)> {
 }
 
 /// Parse (strictly, at the depth rows have in the document) and check `rows`, the first of
-/// which is `rows[first]`; `None` at the first fault.
-fn check_share(decl: &Declaration, first: usize, rows: &[&RawValue]) -> Option<Vec<Checked>> {
+/// which is `rows[first]`, keeping `keep(decl, row)` of each; `None` at the first fault.
+fn check_share<T>(
+    decl: &Declaration,
+    first: usize,
+    rows: &[&RawValue],
+    keep: &impl Fn(&Declaration, Row) -> T,
+) -> Option<Vec<Checked<T>>> {
     let mut out = Vec::with_capacity(rows.len());
     for (k, raw) in rows.iter().enumerate() {
         // The document's object, then its `rows` list: a row is two containers deep.
-        let v = json::parse_strict_at(raw.get().as_bytes(), 2).ok()?;
-        let checked = checked_row(decl, first + k, v);
-        if checked.1.is_err() {
-            return None;
-        }
-        out.push(checked);
+        let v = json::parse_strict_at(raw.get(), 2).ok()?;
+        let (sid, checked) = checked_row(decl, first + k, v);
+        out.push((sid, Ok(keep(decl, checked.ok()?))));
     }
     Some(out)
 }

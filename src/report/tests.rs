@@ -772,3 +772,120 @@ fn text_shows_every_section_outcome_label_and_row() {
     assert!(text.contains("1 unpriced"), "{text}");
     assert!(text.contains("unknown"), "{text}");
 }
+
+// --- the summary path (`report` file mode) ---------------------------------------------------
+
+/// The report of `bytes` both ways: the whole ledger parsed and built (`build`), and each row
+/// summarised as it is checked (`Ledger::parse_kept` + `build_from`); JSON and text bytes.
+fn both_ways(decl: &Declaration, bytes: &[u8]) -> [(Vec<u8>, String); 2] {
+    let whole = build(decl, &Ledger::parse(decl, bytes, u64::MAX).unwrap());
+    let kept = Ledger::parse_kept(decl, bytes, u64::MAX, |d, row| RowSummary::of(d, &row));
+    let summarised = build_from(decl, kept.unwrap());
+    [whole, summarised].map(|r| {
+        let mut json = Vec::new();
+        write_json(&r, &mut json).unwrap();
+        // The rows are written directly: the same bytes as the whole report through a `Value`.
+        let value = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            String::from_utf8(json.clone()).unwrap(),
+            String::from_utf8(crate::json::canonical(&value)).unwrap()
+        );
+        (json, text_of(&r))
+    })
+}
+
+/// A ledger with every kind of row: verified, repaired, failed, stopped, deferred, unpriced,
+/// over a limit, deviating.
+fn mixed(d: &Declaration) -> Vec<Value> {
+    let repair = json!({"kind": "repair", "note": "fixed the test command"});
+    let decision = json!({"kind": "decision", "note": "answer from scenario-script"});
+    vec![
+        with(
+            complete_pass(d, ARENA_1),
+            json!({"interventions_decision_or_repair": [decision, repair.clone()]}),
+        ),
+        with(
+            attempted(d, ARENA_2, "ERROR", None),
+            json!({"estimated_usd": null, "elapsed_seconds": null, "source_revision": hex('e', 40)}),
+        ),
+        with(
+            complete_pass(d, SCENARIO_1),
+            json!({"option_deviations": ["--fast"], "evidence_refs": []}),
+        ),
+        with(
+            complete_pass(d, FIXTURE_2),
+            json!({"interventions_decision_or_repair": [repair]}),
+        ),
+    ]
+}
+
+#[test]
+fn the_summary_path_reports_byte_identically_on_a_mixed_ledger() {
+    for d in [declaration(), stop_declaration()] {
+        let rows: Vec<Value> = if d.id == declaration().id {
+            mixed(&d)
+        } else {
+            all_verified(&d)
+        };
+        let bytes = ledger_with(&d, &rows).canonical(&d);
+        let [whole, summarised] = both_ways(&d, &bytes);
+        assert_eq!(whole.0, summarised.0, "JSON differs");
+        assert_eq!(whole.1, summarised.1, "text differs");
+        // The template too (every row deferred).
+        let [whole, summarised] = both_ways(&d, &Ledger::template(&d).canonical(&d));
+        assert_eq!(whole, summarised);
+    }
+}
+
+#[test]
+fn the_summary_path_reports_byte_identically_on_the_embedded_campaign() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = Declaration::read(&root.join("arena/campaign.json"), u64::MAX).unwrap();
+    let bytes = std::fs::read(root.join("arena/examples/ledger.json")).unwrap();
+    let [whole, summarised] = both_ways(&d, &bytes);
+    assert_eq!(whole.0, summarised.0, "JSON differs");
+    assert_eq!(whole.1, summarised.1, "text differs");
+}
+
+#[test]
+fn the_summary_path_refuses_exactly_as_the_whole_parse() {
+    let d = declaration();
+    let good: Value = serde_json::from_slice(&ledger_with(&d, &mixed(&d)).canonical(&d)).unwrap();
+    let faulty = |f: &dyn Fn(&mut Vec<Value>, &mut Value)| {
+        let mut doc = good.clone();
+        let mut rows = doc["rows"].as_array().unwrap().clone();
+        f(&mut rows, &mut doc);
+        if doc.get("rows").is_some() {
+            doc["rows"] = Value::Array(rows);
+        }
+        serde_json::to_vec_pretty(&doc).unwrap()
+    };
+    let cases: Vec<Vec<u8>> = vec![
+        // A row twice, two rows out of order, a row missing.
+        faulty(&|rows, _| rows.push(rows[0].clone())),
+        faulty(&|rows, _| rows.swap(0, 1)),
+        faulty(&|rows, _| {
+            rows.remove(2);
+        }),
+        // Two rows naming one record.
+        faulty(&|rows, _| rows[1]["native_record"] = rows[0]["native_record"].clone()),
+        // A refused row, a row that is not an object, a header naming another declaration.
+        faulty(&|rows, _| rows[0]["estimated_usd"] = json!("cheap")),
+        faulty(&|rows, _| rows[3] = json!(7)),
+        faulty(&|_, doc| doc["declaration"]["sha256"] = json!(hex('0', 64))),
+        faulty(&|_, doc| doc["format"] = json!("campaign-ledger/0")),
+        faulty(&|_, doc| {
+            doc.as_object_mut().unwrap().remove("rows");
+        }),
+        b"{\"format\": ".to_vec(),
+        b"[]".to_vec(),
+    ];
+    for bytes in cases {
+        let whole = Ledger::parse(&d, &bytes, u64::MAX).map(|_| ());
+        let kept =
+            Ledger::parse_kept(&d, &bytes, u64::MAX, |d, row| RowSummary::of(d, &row)).map(|_| ());
+        let (whole, kept) = (whole.unwrap_err(), kept.unwrap_err());
+        assert_eq!(whole.to_string(), kept.to_string());
+        assert_eq!(format!("{whole:?}"), format!("{kept:?}"));
+    }
+}
