@@ -5,7 +5,6 @@
 //! that are usable are still compared with the runs, so a run's mismatch is reported too.
 
 use serde_json::{Map, Number, Value};
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -73,7 +72,7 @@ impl Card {
     /// Check a card from its bytes.
     pub fn from_bytes(bytes: &[u8]) -> Card {
         let mut card = Card {
-            sha256: hex(&Sha256::digest(bytes)),
+            sha256: crate::sha256_hex(bytes),
             ..Card::default()
         };
         match crate::json::parse_strict(bytes) {
@@ -327,10 +326,6 @@ fn check_paths(v: &Value) -> std::result::Result<(), String> {
     Ok(())
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,7 +357,7 @@ mod tests {
         let bytes = br#"{"tasks": [{"task_id": "t", "repo_revision": "9f3c1ab", "prompt_sha256": "6d2ec1aa", "hidden_tests_sha256": "a91b0440", "allowed_files": ["src/parse.py"], "timeout_s": 180, "token_budget": 12000}], "question": "How many pass?", "public_tasks": true}"#;
         let c = Card::from_bytes(bytes);
         assert!(c.problems.is_empty(), "{:#?}", c.problems);
-        assert_eq!(c.sha256, hex(&Sha256::digest(bytes)));
+        assert_eq!(c.sha256, crate::sha256_hex(bytes));
         assert_eq!(c.question.as_deref(), Some("How many pass?"));
         assert!(c.public_tasks);
         assert_eq!(c.order, vec!["t".to_string()]);

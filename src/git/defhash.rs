@@ -15,7 +15,7 @@ use gix::objs::{Find, Kind};
 use gix::ObjectId;
 use sha2::{Digest, Sha256};
 
-use super::tree::{self, hex, read_object, tree_entries, BlobMode, Classified, Entry};
+use super::tree::{self, read_object, tree_entries, BlobMode, Classified, Entry};
 use super::{show_path, show_str};
 use crate::error::{Error, Result};
 
@@ -69,12 +69,15 @@ pub fn definition_hash_with(
 ) -> Result<DefinitionHash> {
     let (rows, blobs) = list_rows(repo, commit, path)?;
     let digests = hash_blobs(repo, &blobs, threads.clamp(1, MAX_THREADS))?;
-    let json = rows_json(
-        rows.iter()
-            .map(|r| (r.path.as_str(), r.mode.as_str(), hex(&digests[r.blob]))),
-    );
+    let json = rows_json(rows.iter().map(|r| {
+        (
+            r.path.as_str(),
+            r.mode.as_str(),
+            crate::hex(&digests[r.blob]),
+        )
+    }));
     Ok(DefinitionHash {
-        sha256: hex(&Sha256::digest(&json)),
+        sha256: crate::sha256_hex(&json),
         files: rows.len() as u64,
     })
 }
@@ -351,10 +354,13 @@ mod tests {
         let head = crate::git::resolve_commit(&repo, "HEAD").unwrap();
         let (rows, blobs) = list_rows(&repo, head, "t").unwrap();
         let digests = hash_blobs(&repo, &blobs, 1).unwrap();
-        let json = rows_json(
-            rows.iter()
-                .map(|r| (r.path.as_str(), r.mode.as_str(), hex(&digests[r.blob]))),
-        );
+        let json = rows_json(rows.iter().map(|r| {
+            (
+                r.path.as_str(),
+                r.mode.as_str(),
+                crate::hex(&digests[r.blob]),
+            )
+        }));
         assert_eq!(
             String::from_utf8(json).unwrap(),
             r#"[["t/a.txt","100644","98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4"]]"#

@@ -4,7 +4,6 @@
 
 use gix::objs::{Find, Kind, TreeRefIter};
 use gix::ObjectId;
-use sha2::{Digest, Sha256};
 
 use super::show_str;
 use crate::error::{Error, Result};
@@ -258,16 +257,5 @@ pub fn blob_sha256(repo: &gix::Repository, commit: ObjectId, path: &str) -> Resu
         || format!("blob for \"{}\"", show_str(path)),
         &mut buf,
     )?;
-    Ok(hex(&Sha256::digest(data)))
-}
-
-/// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 0xf)] as char);
-    }
-    s
+    Ok(crate::sha256_hex(data))
 }
