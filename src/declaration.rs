@@ -6,6 +6,7 @@
 //! format without the computed fields) are parsed by the same code in [`Mode::Draft`].
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::error::{Error, Reasons, Result};
@@ -293,12 +294,27 @@ impl Declaration {
         Self::parse_mode(bytes, Mode::Declaration, max_input_bytes)
     }
 
+    /// [`Declaration::parse`] of bytes the caller gives up: they become the declaration's
+    /// [`bytes`](Declaration::bytes) without a copy (10.8 MB for a 100,000-row schedule).
+    pub fn parse_vec(bytes: Vec<u8>, max_input_bytes: u64) -> Result<Self> {
+        Self::parse_cow(Cow::Owned(bytes), Mode::Declaration, max_input_bytes)
+    }
+
     /// Parse and validate bytes in the given mode.
     pub fn parse_mode(bytes: &[u8], mode: Mode, max_input_bytes: u64) -> Result<Self> {
+        Self::parse_cow(Cow::Borrowed(bytes), mode, max_input_bytes)
+    }
+
+    fn parse_cow(input: Cow<'_, [u8]>, mode: Mode, max_input_bytes: u64) -> Result<Self> {
+        let bytes: &[u8] = &input;
         // The fast path first (a schedule compared as it streams); anything it does not accept
         // is parsed and validated again by the ordinary path, which names the fault.
         if mode == Mode::Declaration && bytes.len() as u64 <= max_input_bytes {
-            if let Some((mut top, true)) = fast::parse(bytes) {
+            let checked = match fast::parse_canonical(bytes) {
+                Some(top) => Some((top, true)),
+                None => fast::parse(bytes),
+            };
+            if let Some((mut top, true)) = checked {
                 // The key is there (a computed field); its entries were checked as they streamed.
                 top.insert("schedule".to_owned(), Value::Null);
                 let mut value = Value::Object(top);
@@ -307,7 +323,7 @@ impl Declaration {
                     if let Value::Object(top) = &mut value {
                         top.remove("schedule");
                     }
-                    return Ok(d.finish(bytes, value));
+                    return Ok(d.finish(input, value));
                 }
             }
         }
@@ -319,7 +335,7 @@ impl Declaration {
                 if let Value::Object(top) = &mut value {
                     top.remove("schedule");
                 }
-                Ok(d.finish(bytes, value))
+                Ok(d.finish(input, value))
             }
             _ => {
                 if r.is_empty() {
@@ -330,9 +346,9 @@ impl Declaration {
         }
     }
 
-    fn finish(mut self, bytes: &[u8], value: Value) -> Self {
-        self.bytes = bytes.to_vec();
-        self.sha256 = crate::sha256_hex(bytes);
+    fn finish(mut self, bytes: Cow<'_, [u8]>, value: Value) -> Self {
+        self.sha256 = crate::sha256_hex(&bytes);
+        self.bytes = bytes.into_owned();
         self.value = value;
         self
     }
@@ -340,7 +356,7 @@ impl Declaration {
     /// Read and validate a declaration file.
     pub fn read(path: &std::path::Path, max_input_bytes: u64) -> Result<Self> {
         let bytes = json::read_bounded(path, max_input_bytes)?;
-        Self::parse(&bytes, max_input_bytes).map_err(|e| e.context(path.display()))
+        Self::parse_vec(bytes, max_input_bytes).map_err(|e| e.context(path.display()))
     }
 
     /// The task with this id.

@@ -1116,3 +1116,92 @@ fn fast_and_ordinary_parse_agree() {
     let r = refusal(Declaration::parse(text.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
     assert_reason(&r, &["duplicate key \"schedule\""]);
 }
+
+#[test]
+fn a_canonical_schedule_is_compared_as_bytes() {
+    let v = with(|v| v["repetitions"] = json!(12));
+    let w = written(&v);
+    let canonical = fast::parse_canonical(&w).expect("pin's layout takes the byte comparison");
+    let (streamed, true) = fast::parse(&w).expect("streamed") else {
+        panic!("the streamed path checks the schedule too");
+    };
+    assert_eq!(canonical, streamed);
+    assert_eq!(
+        Declaration::parse(&w, DEFAULT_MAX_INPUT_BYTES)
+            .expect("valid")
+            .value,
+        parse(&v).value
+    );
+
+    let text = String::from_utf8(w.clone()).unwrap();
+    let edits: [(&str, String); 5] = [
+        // Other whitespace inside the schedule: valid, compared by the streaming path.
+        (
+            "compact entry",
+            text.replacen("\"repetition\": 2,", "\"repetition\":2,", 1),
+        ),
+        // A key after the schedule.
+        (
+            "key after the schedule",
+            text.trim_end()
+                .strip_suffix('}')
+                .map(|t| format!("{t},\n  \"title\": \"late\"\n}}\n"))
+                .unwrap(),
+        ),
+        // Trailing data, a truncated document.
+        ("trailing data", format!("{text}x")),
+        (
+            "truncated",
+            text.trim_end().trim_end_matches('}').to_owned(),
+        ),
+        // One entry's repetition differs.
+        (
+            "wrong repetition",
+            text.replacen("\"repetition\": 2,", "\"repetition\": 3,", 1),
+        ),
+    ];
+    for (what, edited) in edits {
+        assert!(
+            fast::parse_canonical(edited.as_bytes()).is_none(),
+            "{what}: not the canonical layout"
+        );
+        // Whatever path it takes, the result is the ordinary parse's.
+        let ordinary = serde_json::from_str::<Value>(&edited)
+            .map_err(|e| e.to_string())
+            .map(|v| Declaration::parse(&bytes(&v), DEFAULT_MAX_INPUT_BYTES).map(|d| d.value));
+        let got = Declaration::parse(edited.as_bytes(), DEFAULT_MAX_INPUT_BYTES).map(|d| d.value);
+        match ordinary {
+            Ok(Ok(value)) => assert_eq!(got.expect(what), value, "{what}"),
+            Ok(Err(_)) | Err(_) => assert!(got.is_err(), "{what}: refused"),
+        }
+    }
+
+    // A string holding the key's text, and a `schedule` key deeper down, do not mislead the
+    // scan: the first is accepted through the byte comparison, the second refused as before.
+    let titled = with(|v| v["title"] = json!("see \"schedule\": [ below"));
+    assert!(fast::parse_canonical(&written(&titled)).is_some());
+    assert_eq!(
+        Declaration::parse(&written(&titled), DEFAULT_MAX_INPUT_BYTES)
+            .expect("valid")
+            .value,
+        parse(&titled).value
+    );
+    let nested = with(|v| v["profile"]["schedule"] = json!([]));
+    assert_reason(&reasons(&nested), &["profile", "schedule"]);
+}
+
+#[test]
+fn decimals_are_zero_padded_to_their_width() {
+    for (n, width, want) in [
+        (0, 1, "0"),
+        (7, 2, "07"),
+        (12, 2, "12"),
+        (5, 3, "005"),
+        (1000, 2, "1000"),
+    ] {
+        let mut out = Vec::new();
+        fast::push_decimal(&mut out, n, width);
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        assert_eq!(want, format!("{n:0width$}"));
+    }
+}

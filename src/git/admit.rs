@@ -167,7 +167,7 @@ impl<'r> Admission<'r> {
         }
         let what = format!("{at}: {CAMPAIGN}");
         let bytes = read_blob_bounded_id(self.repo, blob, self.max_bytes, &what)?;
-        let decl = Declaration::parse(&bytes, self.max_bytes).map_err(|e| e.context(&what))?;
+        let decl = Declaration::parse_vec(bytes, self.max_bytes).map_err(|e| e.context(&what))?;
         let k = Rc::new(Known::new(decl, blob));
         self.known = Some(k.clone());
         Ok(k)
@@ -703,7 +703,8 @@ pub fn read_row(
 /// followed by `/`), no name twice (a file and a directory of one name included).
 fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String> {
     let mut rest = data;
-    let mut previous: Option<Vec<u8>> = None;
+    // The previous entry's name and whether it was a directory (compared as `name/`).
+    let mut previous: Option<(&[u8], bool)> = None;
     let mut names = HashSet::new();
     while !rest.is_empty() {
         let Some(sp) = rest.iter().position(|&b| b == b' ') else {
@@ -717,23 +718,32 @@ fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String> {
         }
         let (mode, name) = (&rest[..sp], &rest[sp + 1..nul]);
         rest = &rest[nul + 1 + hash_len..];
-        let shown = super::show_path(name);
+        let shown = || super::show_path(name);
         if mode.first() == Some(&b'0') || !mode.iter().all(|b| (b'0'..=b'7').contains(b)) {
-            return Some(format!("entry {shown} has mode {}", super::show_path(mode)));
+            return Some(format!(
+                "entry {} has mode {}",
+                shown(),
+                super::show_path(mode)
+            ));
         }
-        let mut key = name.to_vec();
-        if mode == b"40000" {
-            key.push(b'/');
-        }
-        if previous.as_ref().is_some_and(|p| *p >= key) {
-            return Some(format!("entry {shown} is out of order"));
+        let key = (name, mode == b"40000");
+        if previous.is_some_and(|p| git_order(p, key).is_ge()) {
+            return Some(format!("entry {} is out of order", shown()));
         }
         if !names.insert(name) {
-            return Some(format!("{shown} appears twice"));
+            return Some(format!("{} appears twice", shown()));
         }
         previous = Some(key);
     }
     None
+}
+
+/// Git's order of tree entries: names compared bytewise, a directory's as if followed by `/`.
+fn git_order((a, a_dir): (&[u8], bool), (b, b_dir): (&[u8], bool)) -> std::cmp::Ordering {
+    let slash = |dir: bool| if dir { Some(&b'/') } else { None };
+    a.iter()
+        .chain(slash(a_dir))
+        .cmp(b.iter().chain(slash(b_dir)))
 }
 
 /// The schedule id a `rows/…` path names, if it is scheduled.
@@ -894,6 +904,11 @@ mod tests {
                 "a appears twice",
             ),
             (&[("10x644", "a")][..], "entry a has mode 10x644"),
+            // A directory sorts as `a/`, after `a.json`.
+            (
+                &[("40000", "a"), ("100644", "a.json")][..],
+                "entry a.json is out of order",
+            ),
         ] {
             assert_eq!(
                 noncanonical_entry(&raw_tree(entries), 20).as_deref(),
