@@ -60,10 +60,6 @@ pub fn put<S: Store + ?Sized>(
         ));
     }
     let row = Row::check(decl, &value, source).map_err(Error::Refused)?;
-    let current = store.row(schedule_id)?;
-    if !current.is_deferred() {
-        return Err(already_filled(schedule_id, &current));
-    }
     Ok(Change {
         kind: ChangeKind::Put,
         rows: vec![RowWrite {

@@ -6,7 +6,9 @@
 //! with the admission validator, write, and on a lost race re-read and rebuild a bounded
 //! number of times.
 
-use crate::admission::{row_transition, RowChange};
+use std::collections::HashMap;
+
+use crate::admission::row_transition;
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::Row;
@@ -136,38 +138,56 @@ fn backoff(attempt: usize) {
     std::thread::sleep(std::time::Duration::from_micros(micros));
 }
 
-/// Check every row of a change against the store's current state: the admission rules for a
-/// row transition, and one record per row.
+/// Check every row of a change against the store's current state, before anything is written:
+/// the one place a writer's change is refused. A row fills or repairs one scheduled attempt
+/// once per change; filling a row that already holds an attempt is a retry; every other
+/// transition is [`row_transition`]'s; a record fills one row (not two in this change, not
+/// one it already filled), and its bytes hash to the row's `native_record.sha256`. Each
+/// reason names where the row came from (the record path the writer gave).
 pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result<()> {
     let mut reasons = Vec::new();
-    let mut keys = std::collections::HashMap::new();
+    let mut rows: HashMap<String, &str> = HashMap::new();
+    let mut keys: HashMap<String, String> = HashMap::new();
     for w in &change.rows {
         let id = w.row.schedule_id().to_owned();
+        let from = if w.source.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", w.source)
+        };
+        if let Some(first) = rows.insert(id.clone(), &w.source) {
+            reasons.push(format!(
+                "row {id} is filled twice by this change ({first} and {}); one row holds one attempt",
+                w.source
+            ));
+            continue;
+        }
         let parent = store.row(&id)?;
-        let decl = store.declaration();
-        match row_transition(decl, &parent, &w.row, "change") {
-            Ok(RowChange::Filled) => {
-                let rec = w
-                    .row
-                    .native_record()
-                    .expect("a filled row names its record");
-                let key = rec.key();
-                if let Some(other) = keys.insert(key.clone(), id.clone()) {
-                    reasons.push(format!("record {key} would fill two rows ({other} and {id}); one record cannot fill two rows"));
-                } else if let Some(owner) = store.record_owner(&key)? {
-                    reasons.push(format!(
-                        "record {key} is already in the ledger ({owner}); one record cannot fill two rows"
-                    ));
-                }
-                match &w.record {
-                    Some(bytes) if crate::sha256_hex(bytes) == rec.sha256 => {}
-                    _ => reasons.push(format!(
-                        "row {id}: native_record.sha256 is not the SHA-256 of the record's bytes"
-                    )),
-                }
-            }
-            Ok(RowChange::Repaired(_)) => {}
-            Err(r) => reasons.extend(r.into_iter().map(|s| s.replacen("change: ", "", 1))),
+        let fills = change.kind != ChangeKind::Repair;
+        if fills && !parent.is_deferred() {
+            reasons.extend(crate::hand::already_filled(&id, &parent).entries());
+        } else if let Err(r) = row_transition(store.declaration(), &parent, &w.row, "change") {
+            reasons.extend(r.into_iter().map(|s| s.replacen("change: ", "", 1)));
+            continue;
+        }
+        let Some(rec) = w.row.native_record().filter(|_| fills) else {
+            continue;
+        };
+        let key = rec.key();
+        if let Some(other) = keys.insert(key.clone(), id.clone()) {
+            reasons.push(format!(
+                "record {key}{from} would fill two rows ({other} and {id}); one record cannot fill two rows"
+            ));
+        } else if let Some(owner) = store.record_owner(&key)? {
+            reasons.push(format!(
+                "record {key}{from} already filled {owner}; one record cannot fill two rows"
+            ));
+        }
+        match &w.record {
+            Some(bytes) if crate::sha256_hex(bytes) == rec.sha256 => {}
+            _ => reasons.push(format!(
+                "row {id}: native_record.sha256 is not the SHA-256 of the record's bytes{from}"
+            )),
         }
     }
     if reasons.is_empty() {

@@ -24,7 +24,7 @@ use gix::ObjectId;
 
 use super::admit::{read_row, Admission, Known};
 use super::layout::{self, CAMPAIGN, HEADER, REF_PREFIX};
-use super::objects::{find_in_tree, is_regular, read_blob_bounded_id, read_commit, short};
+use super::objects::{find_in_tree, is_regular, read_blob_bounded_id, read_commit};
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::{Ledger, Row};
@@ -512,7 +512,7 @@ impl Store for RefStore {
     fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
         let path = layout::record_path(key);
         Ok(find_in_tree(&self.repo, self.tip_tree, &path)?
-            .map(|_| format!("{path} at {}", short(&self.tip))))
+            .map(|_| format!("a row of {} ({path} is in it)", self.refname)))
     }
 
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError> {

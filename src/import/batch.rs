@@ -143,10 +143,10 @@ pub struct Imported {
     pub rows: Vec<Converted>,
 }
 
-/// Build the import's change from the store's current state: convert every record, refuse a
-/// row that already holds an attempt, a schedule id named twice, and a record that would fill
-/// two rows (in this call, or one it already filled). Returns the change (rows in schedule
-/// order) and the converted rows (in the order given).
+/// Build the import's change from the store's current state: convert every record. What the
+/// change may do to the ledger (a row already filled, a row or a record named twice, a record
+/// already in the ledger) is [`crate::store::check_change`]'s to refuse. Returns the change
+/// (rows in schedule order) and the converted rows (in the order given).
 pub fn build<S: Store + ?Sized>(
     store: &mut S,
     loaded: &Loaded,
@@ -168,37 +168,6 @@ pub fn build<S: Store + ?Sized>(
                 Err(Error::Refused(r)) => reasons.extend(r),
                 Err(e) => return Err(e),
             }
-        }
-    }
-    let mut ids: HashMap<&str, usize> = HashMap::new();
-    for req in requests {
-        if let Some(first) = ids.insert(&req.schedule_id, req.position) {
-            reasons.push(format!(
-                "{} is named by records {first} and {} in this call: one row holds one attempt",
-                req.schedule_id, req.position
-            ));
-        }
-    }
-    let mut keys: HashMap<&str, &str> = HashMap::new();
-    for c in &converted {
-        let id = c.row.schedule_id();
-        let current = store.row(id)?;
-        if !current.is_deferred() {
-            reasons.extend(crate::hand::already_filled(id, &current).entries());
-        }
-        if let Some(other) = keys.insert(&c.key, id) {
-            if other != id {
-                reasons.push(format!(
-                    "record {} ({}) would fill two rows ({other} and {id}); one record cannot fill two rows",
-                    c.key, c.source
-                ));
-            }
-        }
-        if let Some(owner) = store.record_owner(&c.key)? {
-            reasons.push(format!(
-                "record {} ({}) already filled {owner}; one record cannot fill two rows",
-                c.key, c.source
-            ));
         }
     }
     reasons.into_result()?;
