@@ -21,6 +21,7 @@ use gix::ObjectId;
 
 use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS};
 use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit};
+use super::tree::RecentTrees;
 use crate::admission::{row_transition, RowChange};
 use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
@@ -72,6 +73,8 @@ pub struct Admission<'r> {
     max_bytes: u64,
     known: Option<Rc<Known>>,
     state: gix::diff::tree::State,
+    /// The last large trees read (see [`RecentTrees`]).
+    trees: RecentTrees<'r>,
     budget: Option<Budget>,
     /// Commits walked and row files read so far (counted against the budget).
     commits_walked: usize,
@@ -111,6 +114,7 @@ impl<'r> Admission<'r> {
             max_bytes,
             known: None,
             state: Default::default(),
+            trees: RecentTrees::new(&repo.objects),
             budget: None,
             commits_walked: 0,
             rows_read: 0,
@@ -448,13 +452,8 @@ impl<'r> Admission<'r> {
         for (dir, id) in new_trees {
             let mut buf = Vec::new();
             let what = || format!("tree {dir}");
-            let data = super::tree::read_object(
-                &self.repo.objects,
-                &id,
-                gix::objs::Kind::Tree,
-                what,
-                &mut buf,
-            )?;
+            let data =
+                super::tree::read_object(&self.trees, &id, gix::objs::Kind::Tree, what, &mut buf)?;
             if let Some(bad) = noncanonical_entry(data, self.repo.object_hash().len_in_bytes()) {
                 let dir = if dir.is_empty() {
                     "the root tree".to_owned()
@@ -658,7 +657,7 @@ impl<'r> Admission<'r> {
 
     /// The changes between two trees, skipping unchanged subtrees.
     fn tree_changes(&mut self, a: ObjectId, b: ObjectId) -> Result<Vec<TreeChange>> {
-        tree_changes(self.repo, &mut self.state, a, b)
+        tree_changes_in(&self.trees, self.repo.object_hash(), &mut self.state, a, b)
     }
 }
 
@@ -705,12 +704,20 @@ fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String> {
     let mut rest = data;
     // The previous entry's name and whether it was a directory (compared as `name/`).
     let mut previous: Option<(&[u8], bool)> = None;
-    let mut names = HashSet::new();
+    // Files a later directory could share a name with. In Git's order a file `a` comes before
+    // the directory `a` (compared as `a/`), with only names `a` + a byte below `/` + … between
+    // them, so the candidates are the files that are prefixes of the current name that way: a
+    // stack, not a set of every name (which cost `verify` a hash per entry of each changed
+    // `records/` tree).
+    let mut files: Vec<&[u8]> = Vec::new();
     while !rest.is_empty() {
         let Some(sp) = rest.iter().position(|&b| b == b' ') else {
             return Some("an entry has no mode".into());
         };
-        let Some(nul) = rest.iter().position(|&b| b == 0).filter(|&n| n > sp) else {
+        if rest[..sp].contains(&0) {
+            return Some("an entry has no name".into());
+        }
+        let Some(nul) = memchr::memchr(0, &rest[sp..]).map(|n| sp + n) else {
             return Some("an entry has no name".into());
         };
         if rest.len() < nul + 1 + hash_len {
@@ -726,24 +733,40 @@ fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String> {
                 super::show_path(mode)
             ));
         }
-        let key = (name, mode == b"40000");
-        if previous.is_some_and(|p| git_order(p, key).is_ge()) {
+        let is_dir = mode == b"40000";
+        if previous.is_some_and(|p| git_order(p, (name, is_dir)).is_ge()) {
             return Some(format!("entry {} is out of order", shown()));
         }
-        if !names.insert(name) {
+        while let Some(&file) = files.last() {
+            match name.strip_prefix(file) {
+                Some([]) => break,
+                Some([next, ..]) if *next < b'/' => break,
+                _ => {
+                    files.pop();
+                }
+            }
+        }
+        if is_dir && files.last() == Some(&name) {
             return Some(format!("{} appears twice", shown()));
         }
-        previous = Some(key);
+        if !is_dir {
+            files.push(name);
+        }
+        previous = Some((name, is_dir));
     }
     None
 }
 
 /// Git's order of tree entries: names compared bytewise, a directory's as if followed by `/`.
 fn git_order((a, a_dir): (&[u8], bool), (b, b_dir): (&[u8], bool)) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
     let slash = |dir: bool| if dir { Some(&b'/') } else { None };
-    a.iter()
-        .chain(slash(a_dir))
-        .cmp(b.iter().chain(slash(b_dir)))
+    a[..n].cmp(&b[..n]).then_with(|| {
+        a[n..]
+            .iter()
+            .chain(slash(a_dir))
+            .cmp(b[n..].iter().chain(slash(b_dir)))
+    })
 }
 
 /// The schedule id a `rows/…` path names, if it is scheduled.
@@ -758,20 +781,29 @@ pub fn tree_changes(
     a: ObjectId,
     b: ObjectId,
 ) -> Result<Vec<TreeChange>> {
+    tree_changes_in(&repo.objects, repo.object_hash(), state, a, b)
+}
+
+/// [`tree_changes`], reading objects from `objects`.
+fn tree_changes_in(
+    objects: &impl gix::objs::Find,
+    hash: gix::hash::Kind,
+    state: &mut gix::diff::tree::State,
+    a: ObjectId,
+    b: ObjectId,
+) -> Result<Vec<TreeChange>> {
     use gix::diff::tree::recorder::Change as C;
     use gix::objs::{Kind, TreeRefIter};
     let mut buf_a = Vec::new();
     let mut buf_b = Vec::new();
-    let data_a =
-        super::tree::read_object(&repo.objects, &a, Kind::Tree, || "tree".into(), &mut buf_a)?;
-    let data_b =
-        super::tree::read_object(&repo.objects, &b, Kind::Tree, || "tree".into(), &mut buf_b)?;
+    let data_a = super::tree::read_object(objects, &a, Kind::Tree, || "tree".into(), &mut buf_a)?;
+    let data_b = super::tree::read_object(objects, &b, Kind::Tree, || "tree".into(), &mut buf_b)?;
     let mut rec = gix::diff::tree::Recorder::default();
     gix::diff::tree(
-        TreeRefIter::from_bytes(data_a, repo.object_hash()),
-        TreeRefIter::from_bytes(data_b, repo.object_hash()),
+        TreeRefIter::from_bytes(data_a, hash),
+        TreeRefIter::from_bytes(data_b, hash),
         state,
-        &repo.objects,
+        objects,
         &mut rec,
     )
     .map_err(|e| Error::failed(format!("cannot compare trees {a} and {b}: {e}")))?;
@@ -863,6 +895,41 @@ mod tests {
         out
     }
 
+    /// Every tree over a few names that are prefixes of each other, each name absent, a file,
+    /// a directory or both, in Git's order: a name twice is found exactly when it is both.
+    #[test]
+    fn a_name_twice_is_found_wherever_it_sorts() {
+        let names = ["a", "a!", "a!b", "a-", "ab", "b"];
+        for combo in 0..4usize.pow(names.len() as u32) {
+            let mut entries = Vec::new();
+            let mut twice = None;
+            for (i, name) in names.iter().enumerate() {
+                let pick = combo / 4usize.pow(i as u32) % 4;
+                if pick & 1 != 0 {
+                    entries.push(("100644", *name));
+                }
+                if pick & 2 != 0 {
+                    entries.push(("40000", *name));
+                }
+                if pick == 3 && twice.is_none() {
+                    twice = Some(format!("{name} appears twice"));
+                }
+            }
+            entries.sort_by(|a, b| {
+                git_order(
+                    (a.1.as_bytes(), a.0 == "40000"),
+                    (b.1.as_bytes(), b.0 == "40000"),
+                )
+            });
+            let got = noncanonical_entry(&raw_tree(&entries), 20);
+            // With several names twice, the first found is the one whose directory sorts first.
+            assert_eq!(got.is_some(), twice.is_some(), "{entries:?}");
+            if let Some(got) = got {
+                assert!(got.ends_with("appears twice"), "{entries:?}: {got}");
+            }
+        }
+    }
+
     #[test]
     fn trees_as_git_writes_them_are_canonical() {
         for entries in [
@@ -874,6 +941,19 @@ mod tests {
             ][..],
             // A directory sorts as if followed by `/`: after `a.json` (`.` < `/`), before `a0`.
             &[("100644", "a.json"), ("40000", "a"), ("100644", "a0")][..],
+            // A file that is a prefix of a directory's name is another name.
+            &[
+                ("100644", "a"),
+                ("40000", "a-"),
+                ("100644", "a-b"),
+                ("40000", "ab"),
+            ][..],
+            &[
+                ("100644", "a"),
+                ("40000", "a-"),
+                ("100644", "b"),
+                ("40000", "c"),
+            ][..],
         ] {
             assert_eq!(
                 noncanonical_entry(&raw_tree(entries), 20),
@@ -904,6 +984,25 @@ mod tests {
                 "a appears twice",
             ),
             (&[("10x644", "a")][..], "entry a has mode 10x644"),
+            (
+                &[
+                    ("100644", "a"),
+                    ("100644", "a!"),
+                    ("100644", "a!b"),
+                    ("100644", "a-c"),
+                    ("40000", "a"),
+                ][..],
+                "a appears twice",
+            ),
+            (
+                &[
+                    ("100644", "a!"),
+                    ("100644", "a!!"),
+                    ("100644", "a!-"),
+                    ("40000", "a!"),
+                ][..],
+                "a! appears twice",
+            ),
             // A directory sorts as `a/`, after `a.json`.
             (
                 &[("40000", "a"), ("100644", "a.json")][..],

@@ -259,3 +259,103 @@ pub fn blob_sha256(repo: &gix::Repository, commit: ObjectId, path: &str) -> Resu
     )?;
     Ok(crate::sha256_hex(data))
 }
+
+/// An object store that keeps the last few large trees it read. One admission step reads its
+/// parent's and its child's changed trees (the diff) and the child's again (the canonical-tree
+/// check), and the next step's parent is this step's child: without it each version of the
+/// flat `records/` tree (~75 bytes per filled row) was inflated three times by `verify`.
+pub(crate) struct RecentTrees<'r> {
+    objects: &'r gix::OdbHandle,
+    kept: std::cell::RefCell<std::collections::VecDeque<(ObjectId, Vec<u8>)>>,
+}
+
+impl<'r> RecentTrees<'r> {
+    /// Trees smaller than this are cheap to read again and are not kept.
+    const MIN_BYTES: usize = 16 << 10;
+    /// How many trees are kept (a step's parent and child `records/`, with room to spare).
+    const KEEP: usize = 4;
+
+    pub(crate) fn new(objects: &'r gix::OdbHandle) -> Self {
+        RecentTrees {
+            objects,
+            kept: Default::default(),
+        }
+    }
+}
+
+impl Find for RecentTrees<'_> {
+    fn try_find<'a>(
+        &self,
+        id: &gix::oid,
+        buffer: &'a mut Vec<u8>,
+    ) -> gix::error::Result<Option<gix::objs::Data<'a>>> {
+        if let Some((_, data)) = self.kept.borrow().iter().find(|(k, _)| k.as_ref() == id) {
+            buffer.clear();
+            buffer.extend_from_slice(data);
+            return Ok(Some(gix::objs::Data::new(buffer, Kind::Tree, id.kind())));
+        }
+        let found = self.objects.try_find(id, buffer)?;
+        if let Some(d) = &found {
+            if d.kind == Kind::Tree && d.data.len() >= Self::MIN_BYTES {
+                let mut kept = self.kept.borrow_mut();
+                if kept.len() == Self::KEEP {
+                    kept.pop_front();
+                }
+                kept.push_back((id.to_owned(), d.data.to_vec()));
+            }
+        }
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "A")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "C")
+            .env("GIT_COMMITTER_EMAIL", "c@example.com")
+            .env_remove("GIT_DIR")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    #[test]
+    fn recent_trees_answer_as_the_store_does_and_keep_only_large_trees() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        git(p, &["init", "-q"]);
+        std::fs::create_dir_all(p.join("big")).unwrap();
+        std::fs::create_dir_all(p.join("small")).unwrap();
+        for i in 0..400 {
+            std::fs::write(p.join(format!("big/{i:060}.json")), "{}\n").unwrap();
+        }
+        std::fs::write(p.join("small/a.json"), "{}\n").unwrap();
+        git(p, &["add", "-A"]);
+        git(p, &["commit", "-q", "-m", "trees"]);
+        let id = |rev: &str| ObjectId::from_hex(git(p, &["rev-parse", rev]).as_bytes()).unwrap();
+        let (big, small, blob) = (id("HEAD:big"), id("HEAD:small"), id("HEAD:small/a.json"));
+        let repo = crate::git::open(Some(p)).unwrap();
+        let trees = RecentTrees::new(&repo.objects);
+        for id in [big, small, blob, big, small, blob] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let got = trees.try_find(&id, &mut a).unwrap().unwrap();
+            let want = repo.objects.try_find(&id, &mut b).unwrap().unwrap();
+            assert_eq!((got.kind, got.data), (want.kind, want.data));
+        }
+        let kept: Vec<ObjectId> = trees.kept.borrow().iter().map(|(k, _)| *k).collect();
+        assert_eq!(kept, [big], "only the large tree is kept, once");
+        let missing = ObjectId::from_hex(b"0123456789012345678901234567890123456789").unwrap();
+        assert!(trees.try_find(&missing, &mut Vec::new()).unwrap().is_none());
+    }
+}

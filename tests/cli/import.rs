@@ -375,7 +375,10 @@ fn a_record_fills_one_row_only() {
             "scenario/bugfix-iso-weeks/01",
             &run,
         ],
-        &["is filled twice by this change", "one row holds one attempt"],
+        &[
+            "is filled twice by this change",
+            "one row holds one attempt",
+        ],
     );
     // Once imported, it cannot fill another row.
     c.import(&["--scenario", "scenario/bugfix-iso-weeks/01", &run])
