@@ -1,6 +1,6 @@
 //! File mode: the ledger document in one file, updated in place atomically (written to a
 //! temporary file beside it, synced, and renamed over it), so a crash leaves the old or the
-//! new ledger, never a mix.
+//! new ledger, never a mix; writers hold `<file>.lock` from comparing the file to renaming.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -96,7 +96,9 @@ impl Store for FileStore {
         // The resulting ledger must pass every check of the report.
         Ledger::parse(&self.decl, &bytes, u64::MAX)
             .map_err(|e| e.context("the resulting ledger"))?;
-        // Compare-and-swap on the file's bytes: another writer may have replaced it.
+        // Compare-and-swap on the file's bytes, under its lock: another writer may have
+        // replaced it, and none can between the comparison and the rename.
+        let _lock = Lock::take(&self.path)?;
         let current = std::fs::read(&self.path)
             .map_err(|e| Error::failed(format!("{}: {e}", self.path.display())))?;
         if current != self.bytes {
@@ -114,6 +116,48 @@ impl Store for FileStore {
             .map_err(|e| e.context(self.path.display()))?;
         self.bytes = bytes;
         Ok(())
+    }
+}
+
+/// A ledger file's lock, `<file>.lock` beside it (Git's convention for its own files): created
+/// only if it does not exist, removed when dropped. Writers hold it from comparing the file's
+/// bytes to renaming the new file over it, so two writers cannot both compare, then both rename.
+struct Lock(PathBuf);
+
+impl Lock {
+    fn path_of(path: &Path) -> PathBuf {
+        let mut name = path.file_name().unwrap_or_default().to_owned();
+        name.push(".lock");
+        path.with_file_name(name)
+    }
+
+    fn take(path: &Path) -> std::result::Result<Lock, WriteError> {
+        let lock = Self::path_of(path);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)
+        {
+            Ok(_) => Ok(Lock(lock)),
+            // Held: another writer is between its comparison and its rename (try again), or a
+            // killed one left it (named at the retry bound).
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(WriteError::Locked(Error::failed_with_hint(
+                    format!("cannot update {}: its lock file {} exists", path.display(), lock.display()),
+                    format!("another git-ledger seems to be writing this ledger; if none is, a killed one left the lock behind: remove {} and try again", lock.display()),
+                )))
+            }
+            Err(e) => Err(WriteError::Other(Error::failed(format!(
+                "{}: cannot create the lock file: {e}",
+                lock.display()
+            )))),
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 

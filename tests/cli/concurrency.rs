@@ -1,5 +1,5 @@
 //! Concurrency on one ledger ref: eight `put` processes writing ten rows each at once (local
-//! compare-and-swap); `put` racing writers that bypass the tool (plumbing commits moved with
+//! compare-and-swap), and four on one ledger file (its lock); `put` racing writers that bypass the tool (plumbing commits moved with
 //! `git update-ref`, checked by the installed reference-transaction hook) for the same rows;
 //! and the retry bound, reached deterministically through a real store whose writes always lose.
 //! Every row lands exactly once, none is filled twice, the ref verifies throughout, and exit 3
@@ -178,6 +178,70 @@ fn eight_writers_times_ten_rows_each_land_exactly_once() {
         "concurrency: {WRITERS} writers x {ROWS} rows: {} rows landed once each; {rebuilt} rebuilds after a lost race; {contended} runs hit the retry bound (exit 3, rerun); verify admitted the ref {verified} times during the race",
         WRITERS * ROWS
     );
+}
+
+/// File mode: four writers of one ledger file at once, each putting five rows. Writers hold
+/// `ledger.json.lock` from comparing the file to renaming the new one over it, so no write is
+/// lost (without it two writers could both compare, then both rename, the second dropping the
+/// first's row).
+#[test]
+fn file_mode_writers_of_one_file_lose_no_row() {
+    let f = Fixture::new(27);
+    let ids = schedule(&f);
+    let templates = template_rows(&f);
+    let decl = f.decl();
+    let file = f.file("ledger.json");
+    let template = f.run(&["template", decl.to_str().unwrap()]);
+    std::fs::write(&file, template.ok().stdout.as_bytes()).unwrap();
+    const WRITERS: usize = 4;
+    const ROWS: usize = 5;
+    let mut jobs: Vec<Vec<(String, PathBuf)>> = vec![Vec::new(); WRITERS];
+    for (i, sid) in ids.iter().take(WRITERS * ROWS).enumerate() {
+        let p = hand_row_file(&f, &templates, sid, "crashed in file mode");
+        jobs[i % WRITERS].push((sid.clone(), p));
+    }
+    let handles: Vec<_> = jobs
+        .into_iter()
+        .map(|rows| {
+            let (dir, decl, file) = (f.dir().to_path_buf(), decl.clone(), file.clone());
+            std::thread::spawn(move || {
+                for (sid, p) in rows {
+                    loop {
+                        let r = ledger_on_path(
+                            &dir,
+                            &[
+                                "put",
+                                &sid,
+                                p.to_str().unwrap(),
+                                decl.to_str().unwrap(),
+                                file.to_str().unwrap(),
+                            ],
+                        );
+                        match r.code {
+                            0 => break,
+                            3 => assert!(r.stderr.contains("nothing was written"), "{}", r.stderr),
+                            _ => panic!("put {sid}: exit {}\n{}{}", r.code, r.stdout, r.stderr),
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    // The file passes every check of the report, and holds every row written.
+    f.run(&["report", decl.to_str().unwrap(), file.to_str().unwrap()])
+        .ok();
+    let ledger: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let filled = ledger["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["native_outcome"] == "ERROR")
+        .count();
+    assert_eq!(filled, WRITERS * ROWS, "rows lost by racing writers");
+    assert!(!f.file("ledger.json.lock").exists());
 }
 
 /// A writer that bypasses the tool: builds the commit filling `sid` on the current tip with

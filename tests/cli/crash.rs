@@ -208,6 +208,13 @@ fn killed_writers_leave_the_old_or_the_new_state() {
             }
             ref_tip(dir, &refname)
         } else {
+            let lock = c.ledger_path().with_file_name("ledger.json.lock");
+            if lock.exists() {
+                // Killed between taking the file's lock and releasing it: the file is intact
+                // (checked below); a user removes the lock as the message's hint says.
+                locks += 1;
+                std::fs::remove_file(&lock).unwrap();
+            }
             c.ledger_bytes()
         };
         if now == op.old {
@@ -258,7 +265,7 @@ fn killed_writers_leave_the_old_or_the_new_state() {
         total_new += op.new_seen;
     }
     eprintln!(
-        "crash: seed {seed}: {KILLS} kills in {:?}: {total_old} old, {total_new} new; {exited_first} had exited before the kill; {temp_files} temporary files, {stray_objects} temporary object files and {locks} ref locks left behind; verify admitted the ref {verified} times; fsck: {} dangling, nothing broken",
+        "crash: seed {seed}: {KILLS} kills in {:?}: {total_old} old, {total_new} new; {exited_first} had exited before the kill; {temp_files} temporary files, {stray_objects} temporary object files and {locks} ref or file locks left behind; verify admitted the ref {verified} times; fsck: {} dangling, nothing broken",
         start.elapsed(),
         fsck_out.lines().filter(|l| l.starts_with("dangling")).count()
     );
@@ -316,6 +323,40 @@ fn stray_object_files(objects: &Path) -> usize {
         }
     }
     n
+}
+
+/// A killed file-mode writer can leave `ledger.json.lock`: the next write names it and exits 1
+/// (nothing moved the file), leaves the file alone, and works once the lock is removed.
+#[test]
+fn a_stale_file_lock_is_named_not_reported_as_contention() {
+    let c = Campaign::new();
+    let dir = c.root();
+    let before = c.ledger_bytes();
+    let lock = c.ledger_path().with_file_name("ledger.json.lock");
+    std::fs::write(&lock, b"").unwrap();
+    let args = [
+        "import",
+        "campaign.json",
+        "ledger.json",
+        "--scenario",
+        "scenario/bugfix-iso-weeks/01",
+        "arena/examples/scenario-runs/20261129T101500Z-a001",
+    ];
+    let r = ledger(dir, &args);
+    r.expect_code(1);
+    assert!(
+        r.stderr.contains("ledger.json.lock exists")
+            && r.stderr.contains("hint:")
+            && r.stderr.contains("remove"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("kept winning"), "{}", r.stderr);
+    assert_eq!(c.ledger_bytes(), before);
+    std::fs::remove_file(&lock).unwrap();
+    ledger(dir, &args).ok();
+    assert_ne!(c.ledger_bytes(), before);
+    assert!(!lock.exists(), "a writer removes its lock");
 }
 
 /// A killed process can leave `refs/ledgers/<id>.lock`: the next write must say so and exit 1
