@@ -325,15 +325,34 @@ fn stray_object_files(objects: &Path) -> usize {
     n
 }
 
-/// A killed file-mode writer can leave `ledger.json.lock`: the next write names it and exits 1
-/// (nothing moved the file), leaves the file alone, and works once the lock is removed.
+/// With `lock` present, `args` exits 1 naming the lock (not 3, "other writers kept winning":
+/// nothing moved the ledger) and leaves `state()` alone; once the lock is removed it writes.
+fn a_stale_lock_is_named(dir: &Path, lock: &Path, args: &[&str], state: impl Fn() -> Vec<u8>) {
+    let before = state();
+    std::fs::write(lock, b"").unwrap();
+    let r = ledger(dir, args);
+    r.expect_code(1);
+    let name = lock.file_name().unwrap().to_string_lossy();
+    assert!(
+        r.stderr.contains(&format!("{name} exists"))
+            && r.stderr.contains("hint:")
+            && r.stderr.contains("remove"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("kept winning"), "{}", r.stderr);
+    assert_eq!(state(), before);
+    std::fs::remove_file(lock).unwrap();
+    ledger(dir, args).ok();
+    assert_ne!(state(), before);
+    assert!(!lock.exists(), "a writer removes its lock");
+}
+
+/// A killed file-mode writer can leave `ledger.json.lock`.
 #[test]
 fn a_stale_file_lock_is_named_not_reported_as_contention() {
     let c = Campaign::new();
-    let dir = c.root();
-    let before = c.ledger_bytes();
     let lock = c.ledger_path().with_file_name("ledger.json.lock");
-    std::fs::write(&lock, b"").unwrap();
     let args = [
         "import",
         "campaign.json",
@@ -342,53 +361,23 @@ fn a_stale_file_lock_is_named_not_reported_as_contention() {
         "scenario/bugfix-iso-weeks/01",
         "arena/examples/scenario-runs/20261129T101500Z-a001",
     ];
-    let r = ledger(dir, &args);
-    r.expect_code(1);
-    assert!(
-        r.stderr.contains("ledger.json.lock exists")
-            && r.stderr.contains("hint:")
-            && r.stderr.contains("remove"),
-        "{}",
-        r.stderr
-    );
-    assert!(!r.stderr.contains("kept winning"), "{}", r.stderr);
-    assert_eq!(c.ledger_bytes(), before);
-    std::fs::remove_file(&lock).unwrap();
-    ledger(dir, &args).ok();
-    assert_ne!(c.ledger_bytes(), before);
-    assert!(!lock.exists(), "a writer removes its lock");
+    a_stale_lock_is_named(c.root(), &lock, &args, || c.ledger_bytes());
 }
 
-/// A killed process can leave `refs/ledgers/<id>.lock`: the next write must say so and exit 1
-/// (not 3, "other writers kept winning": nothing moved the ref), leave the ref alone, and work
-/// once the lock is removed.
+/// A killed process can leave `refs/ledgers/<id>.lock` (Git's own lock of the ref).
 #[test]
 fn a_stale_ref_lock_is_named_not_reported_as_contention() {
     let c = Campaign::new();
     let dir = c.root();
     ledger(dir, &["init", "campaign.json"]).ok();
     let refname = format!("refs/ledgers/{}", c.decl.id);
-    let tip = ref_tip(dir, &refname);
     let lock = dir.join(".git").join(format!("{refname}.lock"));
-    std::fs::write(&lock, b"").unwrap();
     let args = [
         "import",
         "--scenario",
         "scenario/bugfix-iso-weeks/01",
         "arena/examples/scenario-runs/20261129T101500Z-a001",
     ];
-    let r = ledger(dir, &args);
-    r.expect_code(1);
-    assert!(
-        r.stderr.contains(&format!("{}.lock exists", refname))
-            && r.stderr.contains("hint:")
-            && r.stderr.contains("remove"),
-        "{}",
-        r.stderr
-    );
-    assert!(!r.stderr.contains("kept winning"), "{}", r.stderr);
-    assert_eq!(ref_tip(dir, &refname), tip);
-    std::fs::remove_file(&lock).unwrap();
-    ledger(dir, &args).ok();
+    a_stale_lock_is_named(dir, &lock, &args, || ref_tip(dir, &refname));
     ledger(dir, &["verify"]).ok();
 }
