@@ -14,6 +14,10 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
+mod view;
+pub(crate) use view::NodeSeed;
+pub use view::{parse_node, same, Members, Node, Num, Obj, View, J};
+
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 64;
 
@@ -248,56 +252,80 @@ pub fn canonical_ordered(fields: Vec<(&str, &Value)>) -> Vec<u8> {
 
 /// The JSON type name of a value, for messages.
 pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a number",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
+    v.view().type_name()
+}
+
+impl<V: View> J<'_, V> {
+    /// The JSON type name, for messages.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            J::Null => "null",
+            J::Bool(_) => "a boolean",
+            J::Number(n) if n.is_f64() => "a number",
+            J::Number(_) => "an integer",
+            J::String(_) => "a string",
+            J::Array(_) => "a list",
+            J::Object(_) => "an object",
+        }
+    }
+
+    /// A nonnegative finite number (`Some(f64)`), else `None`.
+    pub fn nonneg_number(self) -> Option<f64> {
+        match self {
+            J::Number(n) => Some(n.as_f64()).filter(|f| f.is_finite() && *f >= 0.0),
+            _ => None,
+        }
+    }
+
+    /// A nonnegative integer count. Floats are not counts (`2.0` is refused).
+    pub fn count(self) -> Option<u64> {
+        match self {
+            J::Number(n) => n.as_u64(),
+            _ => None,
+        }
     }
 }
 
 /// Equality by value: numbers compare numerically (`1` equals `1.0`), everything else
 /// structurally.
-pub fn value_eq(a: &Value, b: &Value) -> bool {
+pub fn value_eq<A: View, B: View>(a: &A, b: &B) -> bool {
+    j_eq(a.view(), b.view())
+}
+
+fn j_eq<A: View, B: View>(a: J<'_, A>, b: J<'_, B>) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => number_eq(x, y),
-        (Value::Array(x), Value::Array(y)) => {
+        (J::Number(x), J::Number(y)) => number_eq(x, y),
+        (J::Array(x), J::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| value_eq(a, b))
         }
-        (Value::Object(x), Value::Object(y)) => {
+        (J::Object(x), J::Object(y)) => {
             x.len() == y.len()
                 && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| value_eq(v, w)))
         }
-        _ => a == b,
+        (J::Null, J::Null) => true,
+        (J::Bool(x), J::Bool(y)) => x == y,
+        (J::String(x), J::String(y)) => x == y,
+        _ => false,
     }
 }
 
-fn number_eq(x: &Number, y: &Number) -> bool {
+fn number_eq(x: Num, y: Num) -> bool {
     match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
         (Some(a), Some(b), _, _) => a == b,
         (_, _, Some(a), Some(b)) => a == b,
-        _ => x.as_f64() == y.as_f64() && x.as_f64().is_some(),
+        _ => x.as_f64() == y.as_f64(),
     }
 }
 
 /// A nonnegative finite number (`Some(f64)`), else `None`.
 pub fn nonneg_number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64().filter(|f| f.is_finite() && *f >= 0.0),
-        _ => None,
-    }
+    v.view().nonneg_number()
 }
 
 /// A nonnegative integer count. Floats are not counts (`2.0` is refused).
 pub fn count(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n.as_u64(),
-        _ => None,
-    }
+    v.view().count()
 }
 
 #[cfg(test)]

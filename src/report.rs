@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::declaration::{Declaration, Evidence};
-use crate::ledger::{Ledger, Row};
-use crate::portfolio::{classify, Classification, LimitState, Outcome};
+use crate::json::Obj;
+use crate::ledger::{Keep, Ledger, Row, RowView};
+use crate::portfolio::{classify_view, Classification, LimitState, Outcome};
 
 /// The whole report (`--json` prints exactly this).
 #[derive(Debug, Clone, Serialize)]
@@ -163,6 +164,11 @@ pub struct RowSummary {
 impl RowSummary {
     /// The summary of a checked row.
     pub fn of(decl: &Declaration, row: &Row) -> RowSummary {
+        Self::of_view(decl, row.view())
+    }
+
+    /// [`RowSummary::of`] a checked row seen through any JSON view (the fast path's rows).
+    pub fn of_view<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> RowSummary {
         let (mut decisions, mut repairs) = (0, 0);
         for (kind, _) in row.interventions() {
             match kind {
@@ -180,8 +186,19 @@ impl RowSummary {
             repairs,
             estimated_usd: row.estimated_usd(),
             elapsed_seconds: row.elapsed_seconds(),
-            classification: classify(decl, row),
+            classification: classify_view(decl, row),
         }
+    }
+}
+
+/// Keeps a [`RowSummary`] of each row ([`Ledger::read_kept`]): what `report` reads a ledger
+/// file with.
+pub struct Summarise;
+
+impl Keep for Summarise {
+    type Kept = RowSummary;
+    fn keep<O: Obj>(&self, decl: &Declaration, row: RowView<'_, O>) -> RowSummary {
+        RowSummary::of_view(decl, row)
     }
 }
 

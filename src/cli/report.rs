@@ -69,9 +69,7 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             let decl = Declaration::read(decl_path, max)?;
             // Each row is classified and dropped on the core that parsed and checked it: the
             // report is built from the summaries, never from 100,000 rows held at once.
-            let rows = Ledger::read_kept(&decl, ledger_path, max, |decl, row| {
-                report::RowSummary::of(decl, &row)
-            })?;
+            let rows = Ledger::read_kept(&decl, ledger_path, max, &report::Summarise)?;
             report::build_from(&decl, rows)
         }
         (Some(_), None) => return Err(Error::Usage(

@@ -17,10 +17,13 @@
 use serde::de::{Deserialize, DeserializeSeed, Deserializer};
 use serde_json::{Map, Value};
 
-use super::{assemble_slots, check_top, checked_row, Checked, Ledger, Row, Slot};
+use super::{
+    assemble_slots, check_members, check_top, checked_row, Checked, Keep, Kept, Ledger, RowView,
+    Slot,
+};
 use crate::declaration::Declaration;
 use crate::error::Reasons;
-use crate::json::StrictSeed;
+use crate::json::{Node, NodeSeed, StrictSeed};
 
 /// Below this many bytes of rows one thread does it all.
 const PARALLEL_BYTES: usize = 1 << 20;
@@ -29,27 +32,45 @@ const PARALLEL_BYTES: usize = 1 << 20;
 const MAX_THREADS: usize = 8;
 
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
-    let rows = parse_with(decl, bytes, |_, row| row)?;
+    let check = |row: StrictRow| -> Option<Checked> {
+        // The row's index names it only in a refusal, and the fast path refuses nothing.
+        let (sid, checked) = checked_row(decl, 0, row.0);
+        Some((sid, Ok(checked.ok()?)))
+    };
     Some(Ledger {
         declaration_id: decl.id.clone(),
         declaration_sha256: decl.sha256.clone(),
-        rows,
+        rows: checked(decl, bytes, &check)?,
     })
 }
 
-/// [`parse`], keeping `keep(decl, row)` of each checked row (on the core that checked it) and
-/// returning those in schedule order.
-pub(super) fn parse_with<T: Slot + Send>(
+/// [`parse`] keeping only what `keep` takes of each row, in schedule order: rows are parsed
+/// into [`crate::json::Members`] (strings borrowed from the document), checked by the same
+/// [`check_members`] as a [`Row`] and dropped on the core that parsed them.
+pub(super) fn parse_kept<K: Keep>(
     decl: &Declaration,
     bytes: &[u8],
-    keep: impl Fn(&Declaration, Row) -> T + Sync,
-) -> Option<Vec<T>> {
-    let check = |row: StrictRow| -> Option<Checked<T>> {
-        // The row's index names it only in a refusal, and the fast path refuses nothing.
-        let (sid, checked) = checked_row(decl, 0, row.0);
-        Some((sid, Ok(keep(decl, checked.ok()?))))
+    keep: &K,
+) -> Option<Vec<Kept<K::Kept>>> {
+    let check = |row: RowNode| -> Option<Checked<Kept<K::Kept>>> {
+        let Node::Object(m) = row.0 else {
+            return None;
+        };
+        check_members(decl, &m, &"a row").ok()?;
+        let kept = Kept::of(decl, RowView(&m), keep);
+        Some((Some(kept.schedule_id.clone()), Ok(kept)))
     };
-    let (top, checked) = document(bytes, threads(), &check)?;
+    checked(decl, bytes, &check)
+}
+
+/// The rows of the document, each checked by `check` (`None` at a fault), the top level
+/// checked and the rows assembled in schedule order as on the ordinary path.
+fn checked<'a, R: Deserialize<'a>, T: Slot + Send>(
+    decl: &Declaration,
+    bytes: &'a [u8],
+    check: &(impl Fn(R) -> Option<Checked<T>> + Sync),
+) -> Option<Vec<T>> {
+    let (top, checked) = document(bytes, threads(), check)?;
     let mut r = Reasons::new();
     check_top(&mut r, decl, &Value::Object(top)).ok()?;
     if !r.is_empty() {
@@ -72,6 +93,15 @@ struct StrictRow(Value);
 impl<'de> Deserialize<'de> for StrictRow {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         StrictSeed { depth: 2 }.deserialize(d).map(StrictRow)
+    }
+}
+
+/// A row parsed strictly into a [`Node`], two containers deep as [`StrictRow`].
+struct RowNode<'a>(Node<'a>);
+
+impl<'de> Deserialize<'de> for RowNode<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        NodeSeed { depth: 2 }.deserialize(d).map(RowNode)
     }
 }
 

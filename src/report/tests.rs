@@ -779,7 +779,7 @@ fn text_shows_every_section_outcome_label_and_row() {
 /// summarised as it is checked (`Ledger::parse_kept` + `build_from`); JSON and text bytes.
 fn both_ways(decl: &Declaration, bytes: &[u8]) -> [(Vec<u8>, String); 2] {
     let whole = build(decl, &Ledger::parse(decl, bytes, u64::MAX).unwrap());
-    let kept = Ledger::parse_kept(decl, bytes, u64::MAX, |d, row| RowSummary::of(d, &row));
+    let kept = Ledger::parse_kept(decl, bytes, u64::MAX, &Summarise);
     let summarised = build_from(decl, kept.unwrap());
     [whole, summarised].map(|r| {
         let mut json = Vec::new();
@@ -882,8 +882,7 @@ fn the_summary_path_refuses_exactly_as_the_whole_parse() {
     ];
     for bytes in cases {
         let whole = Ledger::parse(&d, &bytes, u64::MAX).map(|_| ());
-        let kept =
-            Ledger::parse_kept(&d, &bytes, u64::MAX, |d, row| RowSummary::of(d, &row)).map(|_| ());
+        let kept = Ledger::parse_kept(&d, &bytes, u64::MAX, &Summarise).map(|_| ());
         let (whole, kept) = (whole.unwrap_err(), kept.unwrap_err());
         assert_eq!(whole.to_string(), kept.to_string());
         assert_eq!(format!("{whole:?}"), format!("{kept:?}"));
