@@ -914,30 +914,47 @@ fn check_top(r: &mut Reasons, decl: &Declaration, value: &Value) -> Result<()> {
     Ok(())
 }
 
-/// A row's schedule id as written (for the one-row-per-id check) and the row checked.
-type Checked<T = Row> = (Option<String>, std::result::Result<T, Vec<String>>);
+/// A checked row, or why it was refused with its schedule id as written (for the
+/// one-row-per-id check; a row that passed has its own).
+type Checked<T = Row> = std::result::Result<T, (Option<String>, Vec<String>)>;
+
+/// `rows[i]`, naming a row without a schedule id in a reason.
+struct RowAt(usize);
+
+impl fmt::Display for RowAt {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "rows[{}]", self.0)
+    }
+}
 
 /// Check `rows[i]`.
 fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
-    let sid = v
-        .get("schedule_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    (sid, Row::check_owned(decl, v, &format!("rows[{i}]")))
+    let fields = match v {
+        Value::Object(fields) => fields,
+        other => return Err((None, Row::not_an_object(&other, &RowAt(i).to_string()))),
+    };
+    match check_members(decl, &fields, &RowAt(i)) {
+        Ok(()) => Ok(Row { fields }),
+        Err(reasons) => {
+            let sid = fields.get("schedule_id").and_then(Value::as_str);
+            Err((sid.map(str::to_owned), reasons))
+        }
+    }
 }
 
 /// What [`assemble`] needs of a checked row: its schedule id and its record's key. A [`Row`]
 /// answers from its fields; a [`Kept`] summary answers from what it kept of them.
 trait Slot {
     fn schedule_id(&self) -> &str;
-    fn record_key(&self) -> Option<String>;
+    /// The record key (`<kind>:<id>`), asked once.
+    fn take_record_key(&mut self) -> Option<String>;
 }
 
 impl Slot for Row {
     fn schedule_id(&self) -> &str {
         Row::schedule_id(self)
     }
-    fn record_key(&self) -> Option<String> {
+    fn take_record_key(&mut self) -> Option<String> {
         self.native_record().map(|rec| rec.key())
     }
 }
@@ -971,8 +988,8 @@ impl<T> Slot for Kept<T> {
     fn schedule_id(&self) -> &str {
         &self.schedule_id
     }
-    fn record_key(&self) -> Option<String> {
-        self.record_key.clone()
+    fn take_record_key(&mut self) -> Option<String> {
+        self.record_key.take()
     }
 }
 
@@ -992,47 +1009,62 @@ fn assemble_slots<T: Slot>(
     mut r: Reasons,
     rows: impl Iterator<Item = Checked<T>>,
 ) -> Result<Vec<T>> {
-    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None)
-        .take(decl.schedule_len())
-        .collect();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut records: HashMap<String, String> = HashMap::new();
+    let n = decl.schedule_len();
+    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(n).collect();
+    // The last row naming each schedule id: by schedule position for a scheduled id (none:
+    // `usize::MAX`), by the id as written otherwise.
+    let mut seen = vec![usize::MAX; n];
+    let mut seen_unscheduled: HashMap<String, usize> = HashMap::new();
+    // Each record key, and the schedule position of the last row it filled.
+    let mut records: HashMap<String, usize> = HashMap::with_capacity(n);
     // The furthest schedule position seen so far: rows are in schedule order, and a row
     // out of it is refused rather than silently moved.
-    let mut furthest: Option<(usize, String)> = None;
-    for (i, (sid, checked)) in rows.enumerate() {
+    let mut furthest: Option<usize> = None;
+    for (i, checked) in rows.enumerate() {
+        let sid = match &checked {
+            Ok(row) => Some(row.schedule_id()),
+            Err((sid, _)) => sid.as_deref(),
+        };
+        let pos = sid.and_then(|sid| decl.schedule_position(sid));
         if let Some(sid) = sid {
-            if let Some(first) = seen.insert(sid.clone(), i) {
+            let before = match pos {
+                Some(pos) => {
+                    Some(std::mem::replace(&mut seen[pos], i)).filter(|&b| b != usize::MAX)
+                }
+                None => seen_unscheduled.insert(sid.to_owned(), i),
+            };
+            if let Some(first) = before {
                 r.push(format!("ledger: rows[{i}]: scheduled attempt {sid} appears twice (also rows[{first}]); one row per schedule id, the original row stays"));
                 continue;
             }
         }
         match checked {
-            Ok(row) => {
-                if let Some(key) = row.record_key() {
-                    if let Some(other) = records.insert(key.clone(), row.schedule_id().to_owned()) {
-                        r.push(format!("row {}: native_record: record {key} already filled row {other} (one record cannot fill two rows)", row.schedule_id()));
+            Ok(mut row) => {
+                let pos = pos.expect("checked");
+                if let Some(key) = row.take_record_key() {
+                    if let Some(other) = records.get_mut(&key) {
+                        let other = std::mem::replace(other, pos);
+                        r.push(format!("row {}: native_record: record {key} already filled row {} (one record cannot fill two rows)", row.schedule_id(), decl.schedule_at(other).id));
+                    } else {
+                        records.insert(key, pos);
                     }
                 }
-                let pos = decl.schedule_position(row.schedule_id()).expect("checked");
-                match &furthest {
-                    Some((last, last_id)) if pos < *last => r.push(format!(
-                        "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {last_id}; rows are in schedule order)",
-                        row.schedule_id()
+                match furthest {
+                    Some(last) if pos < last => r.push(format!(
+                        "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {}; rows are in schedule order)",
+                        row.schedule_id(),
+                        decl.schedule_at(last).id
                     )),
-                    _ => furthest = Some((pos, row.schedule_id().to_owned())),
+                    _ => furthest = Some(pos),
                 }
                 slots[pos] = Some(row);
             }
-            Err(reasons) => r.extend(reasons),
+            Err((_, reasons)) => r.extend(reasons),
         }
     }
     for (pos, slot) in slots.iter().enumerate() {
-        if slot.is_some() {
-            continue;
-        }
-        let entry = decl.schedule_at(pos);
-        if !seen.contains_key(entry.id.as_str()) {
+        if slot.is_none() && seen[pos] == usize::MAX {
+            let entry = decl.schedule_at(pos);
             r.push(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id));
         }
     }

@@ -34,8 +34,7 @@ const MAX_THREADS: usize = 8;
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
     let check = |row: StrictRow| -> Option<Checked> {
         // The row's index names it only in a refusal, and the fast path refuses nothing.
-        let (sid, checked) = checked_row(decl, 0, row.0);
-        Some((sid, Ok(checked.ok()?)))
+        Some(Ok(checked_row(decl, 0, row.0).ok()?))
     };
     Some(Ledger {
         declaration_id: decl.id.clone(),
@@ -57,8 +56,7 @@ pub(super) fn parse_kept<K: Keep>(
             return None;
         };
         check_members(decl, &m, &"a row").ok()?;
-        let kept = Kept::of(decl, RowView(&m), keep);
-        Some((Some(kept.schedule_id.clone()), Ok(kept)))
+        Some(Ok(Kept::of(decl, RowView(&m), keep)))
     };
     checked(decl, bytes, &check)
 }

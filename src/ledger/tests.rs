@@ -907,6 +907,48 @@ fn two_rows_naming_the_same_native_record_are_refused() {
     });
 }
 
+#[test]
+fn a_row_or_record_three_times_names_the_one_before_each_time() {
+    let d = declaration();
+    let r = ledger_reasons(&d, |l| {
+        let copy = l["rows"][ARENA_ROW].clone();
+        let rows = l["rows"].as_array_mut().unwrap();
+        rows.push(copy.clone());
+        rows.push(copy);
+    });
+    assert_eq!(
+        r,
+        [
+            format!("ledger: rows[6]: scheduled attempt {ARENA_1} appears twice (also rows[0]); one row per schedule id, the original row stays"),
+            format!("ledger: rows[7]: scheduled attempt {ARENA_1} appears twice (also rows[6]); one row per schedule id, the original row stays"),
+        ]
+    );
+    let r = ledger_reasons(&d, |l| {
+        let a = scenario_fail(&d, SCENARIO_1);
+        let mut b = scenario_fail(&d, "scenario/bugfix-iso-weeks/02");
+        let mut c = scenario_fail(&d, FIXTURE_1);
+        b["native_record"] = a["native_record"].clone();
+        c["native_record"] = a["native_record"].clone();
+        l["rows"][SCENARIO_ROW] = a;
+        l["rows"][SCENARIO_ROW + 1] = b;
+        l["rows"][FIXTURE_ROW] = c;
+    });
+    let key = r[0]
+        .split("record ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    assert_eq!(
+        r,
+        [
+            format!("row scenario/bugfix-iso-weeks/02: native_record: record {key} already filled row {SCENARIO_1} (one record cannot fill two rows)"),
+            format!("row {FIXTURE_1}: native_record: record {key} already filled row scenario/bugfix-iso-weeks/02 (one record cannot fill two rows)"),
+        ]
+    );
+}
+
 // --- good rows ------------------------------------------------------------------------------
 
 #[test]
