@@ -123,6 +123,14 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
             crate::error::MAX_INPUT_HINT,
         ));
     }
+    #[cfg(unix)]
+    if meta.is_file() && meta.len() >= PARALLEL_READ_BYTES {
+        let read = read_halves(&file, meta.len() as usize)
+            .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
+        if let Some(bytes) = read {
+            return Ok(bytes);
+        }
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -137,6 +145,51 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
         ));
     }
     Ok(bytes)
+}
+
+/// From this size on a regular file is read by two threads, a half each: copying a large file
+/// out of the page cache (and faulting in the memory it goes to) is most of the time it takes.
+const PARALLEL_READ_BYTES: u64 = 32 * 1024 * 1024;
+
+/// A regular file of `len` bytes (its metadata's), read as two halves at once; `None` when it
+/// is not `len` bytes long after all (it changed meanwhile): the caller reads it as a stream
+/// (the file's cursor has not moved).
+#[cfg(unix)]
+fn read_halves(file: &std::fs::File, len: usize) -> std::io::Result<Option<Vec<u8>>> {
+    use std::os::unix::fs::FileExt;
+    // Fill `buf` from `offset`; false if the file ends first.
+    let fill = |buf: &mut [u8], mut offset: u64| -> std::io::Result<bool> {
+        let mut done = 0;
+        while done < buf.len() {
+            match file.read_at(&mut buf[done..], offset) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    done += n;
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    };
+    let mut bytes = vec![0u8; len];
+    let half = len / 2;
+    let (first, second) = bytes.split_at_mut(half);
+    let (a, b) = std::thread::scope(|s| {
+        let second = s.spawn(|| fill(second, half as u64));
+        let a = fill(first, 0);
+        (
+            a,
+            second
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+        )
+    });
+    if !(a? && b?) || file.read_at(&mut [0u8; 1], len as u64)? != 0 {
+        return Ok(None);
+    }
+    Ok(Some(bytes))
 }
 
 /// The strict value parser as a serde seed, for parsers that handle part of a document
@@ -406,6 +459,25 @@ mod tests {
     #[test]
     fn refuses_invalid_utf8() {
         assert!(parse_strict(b"\"\xff\"").is_err());
+    }
+
+    #[test]
+    fn large_files_read_in_halves_are_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        let len = PARALLEL_READ_BYTES as usize + 3;
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(read_bounded(&path, len as u64).unwrap() == bytes);
+        assert!(read_bounded(&path, len as u64 - 1).is_err());
+        #[cfg(unix)]
+        {
+            let file = std::fs::File::open(&path).unwrap();
+            // Not the length its metadata said: left to the stream read.
+            assert!(read_halves(&file, len - 1).unwrap().is_none());
+            assert!(read_halves(&file, len + 1).unwrap().is_none());
+            assert!(read_halves(&file, len).unwrap().unwrap() == bytes);
+        }
     }
 
     #[test]
