@@ -263,9 +263,12 @@ impl<'a> Obj for Members<'a> {
         // Objects are small (a row has ~20 members): a scan comparing lengths first does fewer
         // byte comparisons than a binary search; large objects are searched.
         if self.0.len() <= 32 {
+            let last = key.as_bytes().last();
             self.0
                 .iter()
-                .find(|(k, _)| k.len() == key.len() && k.as_bytes() == key.as_bytes())
+                .find(|(k, _)| {
+                    k.len() == key.len() && k.as_bytes().last() == last && k.as_ref() == key
+                })
                 .map(|(_, v)| v)
         } else {
             self.0
@@ -347,7 +350,7 @@ impl<'de> Visitor<'de> for NodeSeed {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
         let depth = self.enter()?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(8);
         while let Some(v) = seq.next_element_seed(NodeSeed { depth })? {
             out.push(v);
         }
@@ -355,16 +358,31 @@ impl<'de> Visitor<'de> for NodeSeed {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
         let depth = self.enter()?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(8);
         while let Some(key) = map.next_key_seed(KeySeed)? {
             out.push((key, map.next_value_seed(NodeSeed { depth })?));
         }
-        out.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
-        if out.windows(2).any(|w| w[0].0 == w[1].0) {
-            return Err(de::Error::custom("duplicate key"));
+        // Nested objects of a canonical document come sorted; a row comes in its declared order.
+        if !out.is_sorted_by(|(a, _), (b, _)| key_cmp(a, b).is_lt()) {
+            out.sort_unstable_by(|(a, _), (b, _)| key_cmp(a, b));
+            if out.windows(2).any(|w| w[0].0 == w[1].0) {
+                return Err(de::Error::custom("duplicate key"));
+            }
         }
         Ok(Node::Object(Members(out)))
     }
+}
+
+/// The order of keys (`str`'s, bytewise), deciding most pairs by their first eight bytes.
+fn key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    // Zero-padded, a prefix orders as the strings do, or ties (and then the whole decides).
+    fn prefix(s: &str) -> u64 {
+        let mut p = [0u8; 8];
+        let n = s.len().min(8);
+        p[..n].copy_from_slice(&s.as_bytes()[..n]);
+        u64::from_be_bytes(p)
+    }
+    prefix(a).cmp(&prefix(b)).then_with(|| a.cmp(b))
 }
 
 /// An object key, borrowed from the text when it has no escapes.
@@ -483,6 +501,35 @@ mod tests {
             assert_eq!(m.field(k).as_str(), Some(k.as_str()));
         }
         assert!(m.get("k100").is_none() && m.get("").is_none());
+    }
+
+    #[test]
+    fn keys_order_bytewise() {
+        let keys = [
+            "",
+            "\0",
+            "a",
+            "a\0",
+            "a\0b",
+            "ab",
+            "abcdefgh",
+            "abcdefgh\0",
+            "abcdefghi",
+            "abcdefgi",
+            "b",
+            "é",
+            "\u{7f}",
+            "zzzzzzzzzzzz",
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(key_cmp(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+        // Sorted input (nested objects) and unsorted input (rows) both find duplicates.
+        for doc in [r#"{"a": 1, "b": 2, "b": 3}"#, r#"{"b": 1, "a": 2, "b": 3}"#] {
+            assert!(parse_node(doc, 0).is_err(), "{doc}");
+        }
     }
 
     #[test]

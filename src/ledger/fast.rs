@@ -318,7 +318,13 @@ fn share<'a, R: Deserialize<'a>, T>(
         }
         let mut de = serde_json::Deserializer::from_str(&text[pos..]).into_iter::<R>();
         match de.next()? {
-            Ok(row) => out.push(check(row)?),
+            Ok(row) => {
+                if out.is_empty() {
+                    // Room for as many rows as the share holds if they are all this long.
+                    out.reserve(text.len() / de.byte_offset().max(1) + 1);
+                }
+                out.push(check(row)?)
+            }
             // The share was cut inside this row: its start is not the next share's.
             Err(e) if stop.is_some() && e.is_eof() => return Some((out, End::Missed)),
             Err(_) => return None,
