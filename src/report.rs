@@ -380,15 +380,77 @@ fn duration(secs: f64) -> String {
 
 /// Render the report as JSON (the contract of `ledger.md`), through the canonical writer:
 /// every object's keys sorted, two-space indent, trailing newline. The rows (nearly all of a
-/// large report) are written directly with their keys in sorted order ([`RowJson`]); the rest
-/// goes through a `Value`, which sorts its keys.
+/// large report) are written directly with their keys in sorted order ([`RowJson`]), in shares
+/// on every core ([`rows_json`]); the rest goes through a `Value`, which sorts its keys.
 pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let doc = ReportJson {
         declaration: serde_json::to_value(&report.declaration).map_err(io::Error::other)?,
-        rows: &report.rows,
+        rows: &[],
         sections: serde_json::to_value(&report.sections).map_err(io::Error::other)?,
     };
-    out.write_all(&crate::json::canonical(&doc))
+    let text = crate::json::canonical(&doc);
+    if report.rows.is_empty() {
+        return out.write_all(&text);
+    }
+    // The document without rows has `"rows": []`; the rows go between its brackets, as the
+    // pretty printer writes a list: each on a new line, then the `]` on its own.
+    let open = b"\n  \"rows\": [";
+    let at = text
+        .windows(open.len())
+        .position(|w| w == open)
+        .expect("the report has rows")
+        + open.len();
+    out.write_all(&text[..at])?;
+    for share in rows_json(&report.rows)? {
+        out.write_all(&share)?;
+    }
+    out.write_all(b"\n  ")?;
+    out.write_all(&text[at..])
+}
+
+/// Below this many rows one thread writes them all.
+const PARALLEL_JSON_ROWS: usize = 4096;
+
+/// The rows as the canonical writer puts them in the report's `rows` list (each after a `,`
+/// but the first, on a new line, two levels deep), in contiguous shares written on every core.
+fn rows_json(rows: &[RowReport]) -> io::Result<Vec<Vec<u8>>> {
+    let write = |first: bool, rows: &[RowReport]| -> io::Result<Vec<u8>> {
+        use serde_json::ser::Formatter;
+        let mut out = Vec::with_capacity(rows.len() * 400);
+        for (i, row) in rows.iter().enumerate() {
+            out.extend_from_slice(if first && i == 0 {
+                b"\n    "
+            } else {
+                b",\n    "
+            });
+            // A pretty printer two levels in: inside the report's object and its `rows` list.
+            let mut f = serde_json::ser::PrettyFormatter::new();
+            f.begin_object(&mut io::sink())?;
+            f.begin_array(&mut io::sink())?;
+            RowJson(row)
+                .serialize(&mut serde_json::Serializer::with_formatter(&mut out, f))
+                .map_err(io::Error::other)?;
+        }
+        Ok(out)
+    };
+    let n = if rows.len() < PARALLEL_JSON_ROWS {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    };
+    let per = rows.len().div_ceil(n);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = rows
+            .chunks(per)
+            .skip(1)
+            .map(|share| s.spawn(move || write(false, share)))
+            .collect();
+        let mut out = vec![write(true, &rows[..per.min(rows.len())])?];
+        for h in handles {
+            out.push(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?);
+        }
+        Ok(out)
+    })
 }
 
 /// The report document with its keys in sorted order.

@@ -820,6 +820,26 @@ fn mixed(d: &Declaration) -> Vec<Value> {
 }
 
 #[test]
+fn json_rows_written_in_shares_are_the_canonical_bytes() {
+    let d = declaration();
+    let one = report_of(&d, &mixed(&d));
+    for n in [0, 1, 2, PARALLEL_JSON_ROWS - 1, PARALLEL_JSON_ROWS * 2 + 3] {
+        let mut r = one.clone();
+        r.rows = (0..n)
+            .map(|i| {
+                let mut row = one.rows[i % one.rows.len()].clone();
+                row.schedule_id = format!("{}/{i}", row.schedule_id);
+                row
+            })
+            .collect();
+        let mut json = Vec::new();
+        write_json(&r, &mut json).unwrap();
+        let value = serde_json::to_value(&r).unwrap();
+        assert!(json == crate::json::canonical(&value), "{n} rows");
+    }
+}
+
+#[test]
 fn the_summary_path_reports_byte_identically_on_a_mixed_ledger() {
     for d in [declaration(), stop_declaration()] {
         let rows: Vec<Value> = if d.id == declaration().id {
