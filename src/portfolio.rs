@@ -27,7 +27,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// Every outcome, in the table's order.
+    /// Every outcome, in the table's order (the order of the enum: `o as usize` is its index).
     pub const ALL: [Outcome; 11] = [
         Outcome::VerifiedDelivery,
         Outcome::VerifiedAfterRepair,

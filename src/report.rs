@@ -218,6 +218,11 @@ pub fn build_from(decl: &Declaration, summaries: Vec<RowSummary>) -> Report {
     let mut rows = Vec::with_capacity(summaries.len());
     for evidence in [Evidence::Live, Evidence::Fixture] {
         let mut s = Section::empty();
+        // Each outcome's count and rows, by the outcome's place in `Outcome::ALL`.
+        let mut outcomes: Vec<OutcomeCount> = Outcome::ALL
+            .iter()
+            .map(|_| OutcomeCount::default())
+            .collect();
         for row in &summaries {
             if row.evidence != evidence {
                 continue;
@@ -225,10 +230,7 @@ pub fn build_from(decl: &Declaration, summaries: Vec<RowSummary>) -> Report {
             let c = &row.classification;
             let id = row.schedule_id.clone();
             s.scheduled += 1;
-            let oc = s
-                .outcomes
-                .get_mut(c.outcome.key())
-                .expect("every outcome present");
+            let oc = &mut outcomes[c.outcome as usize];
             oc.count += 1;
             oc.rows.push(id.clone());
             for b in &c.blockers {
@@ -271,6 +273,9 @@ pub fn build_from(decl: &Declaration, summaries: Vec<RowSummary>) -> Report {
                     what: d.clone(),
                 });
             }
+        }
+        for (o, counted) in Outcome::ALL.iter().zip(outcomes) {
+            s.outcomes.insert(o.key(), counted);
         }
         if s.cost.unpriced == 0 {
             s.cost.total_usd = Some(s.cost.known_usd);
