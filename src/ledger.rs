@@ -808,18 +808,6 @@ impl Ledger {
             .collect())
     }
 
-    /// [`Ledger::read`] keeping only what `keep` takes of each row (see
-    /// [`Ledger::parse_kept`]).
-    pub fn read_kept<K: Keep>(
-        decl: &Declaration,
-        path: &std::path::Path,
-        max_input_bytes: u64,
-        keep: &K,
-    ) -> Result<Vec<K::Kept>> {
-        let bytes = json::read_bounded(path, max_input_bytes)?;
-        Self::parse_kept(decl, &bytes, max_input_bytes, keep).map_err(|e| e.context(path.display()))
-    }
-
     /// Read and check a ledger file.
     pub fn read(
         decl: &Declaration,

@@ -146,7 +146,7 @@ pub struct RowReport {
 
 /// What the report needs of one checked row: its classification and the few fields the
 /// sections total. [`RowSummary::of`] takes it from a row, which can then be dropped (`report`
-/// of a 100,000-row ledger keeps these instead of the rows: [`Ledger::read_kept`]).
+/// of a 100,000-row ledger keeps these instead of the rows: [`Ledger::parse_kept`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowSummary {
     schedule_id: String,
@@ -191,7 +191,7 @@ impl RowSummary {
     }
 }
 
-/// Keeps a [`RowSummary`] of each row ([`Ledger::read_kept`]): what `report` reads a ledger
+/// Keeps a [`RowSummary`] of each row ([`Ledger::parse_kept`]): what `report` reads a ledger
 /// file with.
 pub struct Summarise;
 
