@@ -96,7 +96,10 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             report::build(&known.decl, &ledger)
         }
     };
-    write(&report, args.format(), io)?;
+    match args.format() {
+        Format::Json => report::write_json_owned(report, io.out)?,
+        format => write(&report, format, io)?,
+    }
     Ok(0)
 }
 

@@ -823,7 +823,14 @@ fn mixed(d: &Declaration) -> Vec<Value> {
 fn json_rows_written_in_shares_are_the_canonical_bytes() {
     let d = declaration();
     let one = report_of(&d, &mixed(&d));
-    for n in [0, 1, 2, PARALLEL_JSON_ROWS - 1, PARALLEL_JSON_ROWS * 2 + 3] {
+    for n in [
+        0,
+        1,
+        2,
+        PARALLEL_JSON_ROWS - 1,
+        PARALLEL_JSON_ROWS * 2 + 3,
+        PARALLEL_JSON_ROWS * 4,
+    ] {
         let mut r = one.clone();
         r.rows = (0..n)
             .map(|i| {
@@ -836,6 +843,9 @@ fn json_rows_written_in_shares_are_the_canonical_bytes() {
         write_json(&r, &mut json).unwrap();
         let value = serde_json::to_value(&r).unwrap();
         assert!(json == crate::json::canonical(&value), "{n} rows");
+        let mut owned = Vec::new();
+        write_json_owned(r, &mut owned).unwrap();
+        assert!(owned == json, "{n} rows, owned");
     }
 }
 
