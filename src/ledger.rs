@@ -796,7 +796,7 @@ impl Ledger {
     ) -> Result<Vec<K::Kept>> {
         if bytes.len() as u64 <= max_input_bytes {
             if let Some(kept) = fast::parse_kept(decl, bytes, keep) {
-                return Ok(kept.into_iter().map(|k| k.kept).collect());
+                return Ok(kept);
             }
         }
         let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
@@ -933,17 +933,24 @@ fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
 /// What [`assemble`] needs of a checked row: its schedule id and its record's key. A [`Row`]
 /// answers from its fields; a [`Kept`] summary answers from what it kept of them.
 trait Slot {
+    /// What the ledger keeps of the row once the ledger-level checks are done with it.
+    type Kept;
     fn schedule_id(&self) -> &str;
     /// The record key (`<kind>:<id>`), asked once.
     fn take_record_key(&mut self) -> Option<String>;
+    fn into_kept(self) -> Self::Kept;
 }
 
 impl Slot for Row {
+    type Kept = Row;
     fn schedule_id(&self) -> &str {
         Row::schedule_id(self)
     }
     fn take_record_key(&mut self) -> Option<String> {
         self.native_record().map(|rec| rec.key())
+    }
+    fn into_kept(self) -> Row {
+        self
     }
 }
 
@@ -973,6 +980,10 @@ impl<T> Kept<T> {
 }
 
 impl<T> Slot for Kept<T> {
+    type Kept = T;
+    fn into_kept(self) -> T {
+        self.kept
+    }
     fn schedule_id(&self) -> &str {
         &self.schedule_id
     }
@@ -996,9 +1007,11 @@ fn assemble_slots<T: Slot>(
     decl: &Declaration,
     mut r: Reasons,
     rows: impl Iterator<Item = Checked<T>>,
-) -> Result<Vec<T>> {
+) -> Result<Vec<T::Kept>> {
     let n = decl.schedule_len();
-    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(n).collect();
+    // The rows, while they come in schedule order. A ledger whose rows do not (one out of
+    // order, a gap, a refused row) is refused below, so nothing after that is kept.
+    let mut out = Vec::with_capacity(n);
     // The last row naming each schedule id: by schedule position for a scheduled id (none:
     // `usize::MAX`), by the id as written otherwise.
     let mut seen = vec![usize::MAX; n];
@@ -1045,22 +1058,25 @@ fn assemble_slots<T: Slot>(
                     )),
                     _ => furthest = Some(pos),
                 }
-                slots[pos] = Some(row);
+                if pos == out.len() {
+                    out.push(row.into_kept());
+                }
             }
             Err((_, reasons)) => r.extend(reasons),
         }
     }
-    for (pos, slot) in slots.iter().enumerate() {
-        if slot.is_none() && seen[pos] == usize::MAX {
-            let entry = decl.schedule_at(pos);
-            r.push(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id));
-        }
+    // A schedule id no row names (a row that names one and passed was seen too).
+    for (pos, _) in seen.iter().enumerate().filter(|(_, &i)| i == usize::MAX) {
+        let entry = decl.schedule_at(pos);
+        r.push(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id));
     }
     r.into_result()?;
-    Ok(slots
-        .into_iter()
-        .map(|s| s.expect("every slot filled"))
-        .collect())
+    assert_eq!(
+        out.len(),
+        n,
+        "a ledger refused for nothing has every row in order"
+    );
+    Ok(out)
 }
 
 /// Check a `declaration` header object (`{"id", "sha256"}`) against the declaration.

@@ -50,7 +50,7 @@ pub(super) fn parse_kept<K: Keep>(
     decl: &Declaration,
     bytes: &[u8],
     keep: &K,
-) -> Option<Vec<Kept<K::Kept>>> {
+) -> Option<Vec<K::Kept>> {
     let check = |row: RowNode| -> Option<Checked<Kept<K::Kept>>> {
         let Node::Object(m) = row.0 else {
             return None;
@@ -67,7 +67,7 @@ fn checked<'a, R: Deserialize<'a>, T: Slot + Send>(
     decl: &Declaration,
     bytes: &'a [u8],
     check: &(impl Fn(R) -> Option<Checked<T>> + Sync),
-) -> Option<Vec<T>> {
+) -> Option<Vec<T::Kept>> {
     let (top, checked) = document(bytes, threads(), check)?;
     let mut r = Reasons::new();
     check_top(&mut r, decl, &Value::Object(top)).ok()?;
