@@ -425,6 +425,13 @@ impl Declaration {
         self.schedule_position(id).map(|i| self.schedule_at(i))
     }
 
+    /// The task and repetition of a scheduled attempt, without building its entry.
+    pub fn scheduled(&self, schedule_id: &str) -> Option<(&Task, u64)> {
+        let pos = self.schedule_position(schedule_id)?;
+        let reps = self.repetitions as usize;
+        Some((&self.tasks[pos / reps], (pos % reps) as u64 + 1))
+    }
+
     /// The task of a scheduled attempt.
     pub fn task_of(&self, schedule_id: &str) -> Option<&Task> {
         self.schedule_entry(schedule_id)

@@ -14,6 +14,10 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
+mod view;
+pub(crate) use view::NodeSeed;
+pub use view::{parse_node, same, Members, Node, Num, Obj, View, J};
+
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 64;
 
@@ -119,6 +123,14 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
             crate::error::MAX_INPUT_HINT,
         ));
     }
+    #[cfg(unix)]
+    if meta.is_file() && meta.len() >= PARALLEL_READ_BYTES {
+        let read = read_halves(&file, meta.len() as usize)
+            .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
+        if let Some(bytes) = read {
+            return Ok(bytes);
+        }
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -133,6 +145,51 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
         ));
     }
     Ok(bytes)
+}
+
+/// From this size on a regular file is read by two threads, a half each: copying a large file
+/// out of the page cache (and faulting in the memory it goes to) is most of the time it takes.
+const PARALLEL_READ_BYTES: u64 = 32 * 1024 * 1024;
+
+/// A regular file of `len` bytes (its metadata's), read as two halves at once; `None` when it
+/// is not `len` bytes long after all (it changed meanwhile): the caller reads it as a stream
+/// (the file's cursor has not moved).
+#[cfg(unix)]
+fn read_halves(file: &std::fs::File, len: usize) -> std::io::Result<Option<Vec<u8>>> {
+    use std::os::unix::fs::FileExt;
+    // Fill `buf` from `offset`; false if the file ends first.
+    let fill = |buf: &mut [u8], mut offset: u64| -> std::io::Result<bool> {
+        let mut done = 0;
+        while done < buf.len() {
+            match file.read_at(&mut buf[done..], offset) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    done += n;
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    };
+    let mut bytes = vec![0u8; len];
+    let half = len / 2;
+    let (first, second) = bytes.split_at_mut(half);
+    let (a, b) = std::thread::scope(|s| {
+        let second = s.spawn(|| fill(second, half as u64));
+        let a = fill(first, 0);
+        (
+            a,
+            second
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+        )
+    });
+    if !(a? && b?) || file.read_at(&mut [0u8; 1], len as u64)? != 0 {
+        return Ok(None);
+    }
+    Ok(Some(bytes))
 }
 
 /// The strict value parser as a serde seed, for parsers that handle part of a document
@@ -248,56 +305,80 @@ pub fn canonical_ordered(fields: Vec<(&str, &Value)>) -> Vec<u8> {
 
 /// The JSON type name of a value, for messages.
 pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a number",
-        Value::Number(_) => "an integer",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
+    v.view().type_name()
+}
+
+impl<V: View> J<'_, V> {
+    /// The JSON type name, for messages.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            J::Null => "null",
+            J::Bool(_) => "a boolean",
+            J::Number(n) if n.is_f64() => "a number",
+            J::Number(_) => "an integer",
+            J::String(_) => "a string",
+            J::Array(_) => "a list",
+            J::Object(_) => "an object",
+        }
+    }
+
+    /// A nonnegative finite number (`Some(f64)`), else `None`.
+    pub fn nonneg_number(self) -> Option<f64> {
+        match self {
+            J::Number(n) => Some(n.as_f64()).filter(|f| f.is_finite() && *f >= 0.0),
+            _ => None,
+        }
+    }
+
+    /// A nonnegative integer count. Floats are not counts (`2.0` is refused).
+    pub fn count(self) -> Option<u64> {
+        match self {
+            J::Number(n) => n.as_u64(),
+            _ => None,
+        }
     }
 }
 
 /// Equality by value: numbers compare numerically (`1` equals `1.0`), everything else
 /// structurally.
-pub fn value_eq(a: &Value, b: &Value) -> bool {
+pub fn value_eq<A: View, B: View>(a: &A, b: &B) -> bool {
+    j_eq(a.view(), b.view())
+}
+
+fn j_eq<A: View, B: View>(a: J<'_, A>, b: J<'_, B>) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => number_eq(x, y),
-        (Value::Array(x), Value::Array(y)) => {
+        (J::Number(x), J::Number(y)) => number_eq(x, y),
+        (J::Array(x), J::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| value_eq(a, b))
         }
-        (Value::Object(x), Value::Object(y)) => {
+        (J::Object(x), J::Object(y)) => {
             x.len() == y.len()
                 && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| value_eq(v, w)))
         }
-        _ => a == b,
+        (J::Null, J::Null) => true,
+        (J::Bool(x), J::Bool(y)) => x == y,
+        (J::String(x), J::String(y)) => x == y,
+        _ => false,
     }
 }
 
-fn number_eq(x: &Number, y: &Number) -> bool {
+fn number_eq(x: Num, y: Num) -> bool {
     match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
         (Some(a), Some(b), _, _) => a == b,
         (_, _, Some(a), Some(b)) => a == b,
-        _ => x.as_f64() == y.as_f64() && x.as_f64().is_some(),
+        _ => x.as_f64() == y.as_f64(),
     }
 }
 
 /// A nonnegative finite number (`Some(f64)`), else `None`.
 pub fn nonneg_number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64().filter(|f| f.is_finite() && *f >= 0.0),
-        _ => None,
-    }
+    v.view().nonneg_number()
 }
 
 /// A nonnegative integer count. Floats are not counts (`2.0` is refused).
 pub fn count(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n.as_u64(),
-        _ => None,
-    }
+    v.view().count()
 }
 
 #[cfg(test)]
@@ -378,6 +459,25 @@ mod tests {
     #[test]
     fn refuses_invalid_utf8() {
         assert!(parse_strict(b"\"\xff\"").is_err());
+    }
+
+    #[test]
+    fn large_files_read_in_halves_are_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        let len = PARALLEL_READ_BYTES as usize + 3;
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(read_bounded(&path, len as u64).unwrap() == bytes);
+        assert!(read_bounded(&path, len as u64 - 1).is_err());
+        #[cfg(unix)]
+        {
+            let file = std::fs::File::open(&path).unwrap();
+            // Not the length its metadata said: left to the stream read.
+            assert!(read_halves(&file, len - 1).unwrap().is_none());
+            assert!(read_halves(&file, len + 1).unwrap().is_none());
+            assert!(read_halves(&file, len).unwrap().unwrap() == bytes);
+        }
     }
 
     #[test]

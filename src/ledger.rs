@@ -12,7 +12,8 @@ use std::collections::HashMap;
 
 use crate::declaration::{Declaration, Evidence, Expects, Task, STANDARD_FIELDS};
 use crate::error::{Error, Reasons, Result};
-use crate::json;
+use crate::json::{self, Obj, View, J};
+use std::fmt;
 
 mod fast;
 
@@ -118,243 +119,7 @@ impl Row {
         row: Row,
         at: &str,
     ) -> std::result::Result<Row, Vec<String>> {
-        let mut r = Reasons::new();
-        let m = &row.fields;
-        let sid = m.get("schedule_id").and_then(Value::as_str);
-        let label = match sid {
-            Some(id) => format!("row {id}"),
-            None => at.to_owned(),
-        };
-        let bad =
-            |r: &mut Reasons, field: &str, msg: String| r.push(format!("{label}: {field}: {msg}"));
-
-        for f in &decl.attempt_fields {
-            if !m.contains_key(f) {
-                bad(&mut r, f, "missing declared attempt field".into());
-            }
-        }
-        for k in m.keys() {
-            if !decl.attempt_fields.contains(k) {
-                bad(&mut r, k, "undeclared attempt field".into());
-            }
-        }
-        let Some(sid) = sid else {
-            if m.contains_key("schedule_id") {
-                bad(&mut r, "schedule_id", "must be a string".into());
-            }
-            return Err(r.into_vec());
-        };
-        let Some(entry) = decl.schedule_entry(sid) else {
-            r.push(format!("{label}: schedule_id: {sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"));
-            return Err(r.into_vec());
-        };
-        let task = decl.task(&entry.task).expect("scheduled task exists");
-        let get = |k: &str| m.get(k).unwrap_or(&Value::Null);
-
-        // Group 3: types.
-        match get("task_id") {
-            Value::String(t) if *t == entry.task => {}
-            other => bad(
-                &mut r,
-                "task_id",
-                format!("must be {:?}, not {other}", entry.task),
-            ),
-        }
-        match json::count(get("repetition")) {
-            Some(n) if n == entry.repetition => {}
-            _ => bad(
-                &mut r,
-                "repetition",
-                format!("must be {}, not {}", entry.repetition, get("repetition")),
-            ),
-        }
-        // A relabeled row is otherwise well typed: its relabeling is reported beside what its
-        // outcome implies (groups 5 and 6), so that every reason is listed.
-        let mut relabeled = Reasons::new();
-        match get("evidence") {
-            Value::String(e) if Evidence::parse(e) == Some(task.evidence) => {}
-            Value::String(e) if Evidence::parse(e).is_some() => bad(
-                &mut relabeled,
-                "evidence",
-                format!("is {e:?} but task {} is declared {} (a fixture row is never relabeled live, nor the reverse)", task.id, task.evidence.as_str()),
-            ),
-            other => bad(&mut r, "evidence", format!("must be \"live\" or \"fixture\", not {other}")),
-        }
-        let outcome = match get("native_outcome") {
-            Value::String(o) if task.allows_outcome(o) => Some(o.as_str()),
-            Value::String(o) => {
-                bad(
-                    &mut r,
-                    "native_outcome",
-                    format!(
-                        "{o:?} is not DEFERRED nor a native outcome task {} declares ({})",
-                        task.id,
-                        task.native_outcomes.join(", ")
-                    ),
-                );
-                None
-            }
-            other => {
-                bad(
-                    &mut r,
-                    "native_outcome",
-                    format!("must be a string, not {other}"),
-                );
-                None
-            }
-        };
-        for k in ["native_status", "reason"] {
-            if !matches!(get(k), Value::Null | Value::String(_)) {
-                bad(
-                    &mut r,
-                    k,
-                    format!("must be a string or null, not {}", json::type_name(get(k))),
-                );
-            }
-        }
-        match get("source_revision") {
-            Value::Null => {}
-            Value::String(s) if crate::declaration::is_full_commit(s) => {}
-            other => bad(
-                &mut r,
-                "source_revision",
-                format!("must be a full hex commit id or null, not {other}"),
-            ),
-        }
-        check_runtime_identity(&mut r, &label, get("runtime_identity"));
-        check_models(&mut r, &label, get("actual_models_and_efforts"));
-        match get("runner_options") {
-            Value::Null => {}
-            v => check_strings(&mut r, &label, "runner_options", v),
-        }
-        for k in ["option_deviations", "evidence_refs"] {
-            check_strings(&mut r, &label, k, get(k));
-        }
-        check_oracle(&mut r, &label, get("oracle_checks"));
-        for k in ["elapsed_seconds", "estimated_usd"] {
-            check_amount(&mut r, &label, k, get(k));
-        }
-        match get("usage") {
-            Value::Null => {}
-            Value::Object(u) => {
-                for (k, v) in u {
-                    check_amount(&mut r, &label, &format!("usage.{k}"), v);
-                }
-            }
-            other => bad(
-                &mut r,
-                "usage",
-                format!("must be an object or null, not {}", json::type_name(other)),
-            ),
-        }
-        match get("spent_budget") {
-            Value::Null => {}
-            Value::Object(s) => {
-                for (k, v) in s {
-                    if !task.limits.contains_key(k) {
-                        bad(
-                            &mut r,
-                            &format!("spent_budget.{k}"),
-                            format!(
-                                "is not a limit task {} declares ({})",
-                                task.id,
-                                task.limits.keys().cloned().collect::<Vec<_>>().join(", ")
-                            ),
-                        );
-                    }
-                    check_amount(&mut r, &label, &format!("spent_budget.{k}"), v);
-                }
-            }
-            other => bad(
-                &mut r,
-                "spent_budget",
-                format!("must be an object or null, not {}", json::type_name(other)),
-            ),
-        }
-        check_interventions(&mut r, &label, get("interventions_decision_or_repair"));
-        check_native_record(&mut r, &label, get("native_record"), task);
-
-        let is_relabeled = !relabeled.is_empty();
-        if !r.is_empty() {
-            r.extend(relabeled.into_vec());
-            return Err(r.into_vec());
-        }
-        r.extend(relabeled.into_vec());
-
-        // Groups 5 and 6: what the outcome implies.
-        match outcome {
-            Some(DEFERRED) => {
-                let template = Row::template(decl, sid).expect("scheduled");
-                for f in &decl.attempt_fields {
-                    if is_relabeled && f == "evidence" {
-                        continue; // already reported
-                    }
-                    if !json::value_eq(&row.fields[f], &template.fields[f]) {
-                        let why = match f.as_str() {
-                            "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
-                            _ => "a DEFERRED row must equal its template row",
-                        };
-                        bad(
-                            &mut r,
-                            f,
-                            format!(
-                                "{why}: expected {}, found {}",
-                                template.fields[f], row.fields[f]
-                            ),
-                        );
-                    }
-                }
-            }
-            Some("PASS") => {
-                let status = row.native_status();
-                let want = match task.expects {
-                    Expects::Completion => task.kind.completion_status(),
-                    Expects::Stop => task.kind.stop_status(),
-                };
-                if status != Some(want) {
-                    let what = match status {
-                        Some(s) if s == task.kind.stop_status() => {
-                            format!("a stop ({s}) on a task that expects completion")
-                        }
-                        Some(s) if s == task.kind.completion_status() => {
-                            format!("a completion ({s}) on a task that expects a stop")
-                        }
-                        Some(s) => format!("status {s:?} is neither completion nor stop"),
-                        None => "no status".to_owned(),
-                    };
-                    bad(
-                        &mut r,
-                        "native_status",
-                        format!(
-                            "a native PASS contradicts its own status: {what} (expected {want})"
-                        ),
-                    );
-                }
-                if let Some(checks) = row.oracle_checks() {
-                    for c in checks.iter().filter(|c| !c.ok) {
-                        bad(
-                            &mut r,
-                            "oracle_checks",
-                            format!("a PASS carries a failing oracle check {:?}", c.name),
-                        );
-                    }
-                }
-            }
-            Some(_) if row.reason().is_none_or(|s| s.trim().is_empty()) => {
-                bad(
-                    &mut r,
-                    "reason",
-                    "every row that is not a PASS states a reason".into(),
-                );
-            }
-            Some(_) => {}
-            None => {}
-        }
-        if r.is_empty() {
-            Ok(row)
-        } else {
-            Err(r.into_vec())
-        }
+        check_members(decl, &row.fields, &at).map(|()| row)
     }
 
     /// The value of a field.
@@ -372,85 +137,65 @@ impl Row {
         Value::Object(self.fields.clone())
     }
 
-    fn str_field(&self, f: &str) -> Option<&str> {
-        self.get(f).as_str()
+    /// The row's fields through a [`RowView`] (what the accessors below read).
+    pub fn view(&self) -> RowView<'_, Map<String, Value>> {
+        RowView(&self.fields)
     }
     pub fn schedule_id(&self) -> &str {
-        self.str_field("schedule_id").unwrap_or_default()
+        self.view().schedule_id()
     }
     pub fn task_id(&self) -> &str {
-        self.str_field("task_id").unwrap_or_default()
+        self.view().task_id()
     }
     pub fn native_outcome(&self) -> &str {
-        self.str_field("native_outcome").unwrap_or_default()
+        self.view().native_outcome()
     }
     pub fn is_deferred(&self) -> bool {
-        self.native_outcome() == DEFERRED
+        self.view().is_deferred()
     }
     pub fn native_status(&self) -> Option<&str> {
-        self.str_field("native_status")
+        self.view().native_status()
     }
     pub fn reason(&self) -> Option<&str> {
-        self.str_field("reason")
+        self.view().reason()
     }
     pub fn source_revision(&self) -> Option<&str> {
-        self.str_field("source_revision")
+        self.view().source_revision()
     }
     pub fn evidence(&self) -> Evidence {
-        Evidence::parse(self.str_field("evidence").unwrap_or_default()).unwrap_or(Evidence::Live)
+        self.view().evidence()
     }
     pub fn runtime_identity(&self) -> Option<&Map<String, Value>> {
-        self.get("runtime_identity").as_object()
+        self.view().runtime_identity()
     }
     pub fn actual_models_and_efforts(&self) -> Option<&Map<String, Value>> {
-        self.get("actual_models_and_efforts").as_object()
+        self.view().actual_models_and_efforts()
     }
     pub fn option_deviations(&self) -> impl Iterator<Item = &str> {
-        strs(self.get("option_deviations"))
+        self.view().option_deviations()
     }
     pub fn evidence_refs(&self) -> impl Iterator<Item = &str> {
-        strs(self.get("evidence_refs"))
+        self.view().evidence_refs()
     }
     pub fn oracle_checks(&self) -> Option<Vec<Check<'_>>> {
-        self.get("oracle_checks").as_array().map(|a| {
-            a.iter()
-                .map(|c| Check {
-                    name: c["name"].as_str().unwrap_or_default(),
-                    ok: c["ok"].as_bool().unwrap_or(false),
-                })
-                .collect()
-        })
+        self.view().oracle_checks()
     }
     pub fn elapsed_seconds(&self) -> Option<f64> {
-        self.get("elapsed_seconds").as_f64()
+        self.view().elapsed_seconds()
     }
     pub fn estimated_usd(&self) -> Option<f64> {
-        self.get("estimated_usd").as_f64()
+        self.view().estimated_usd()
     }
     /// The spend recorded against a declared limit (`None`: unknown).
     pub fn spent(&self, limit: &str) -> Option<f64> {
-        self.get("spent_budget").get(limit).and_then(Value::as_f64)
+        self.view().spent(limit)
     }
     /// `(kind, note)` of each intervention, in order.
     pub fn interventions(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.get("interventions_decision_or_repair")
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|i| {
-                (
-                    i["kind"].as_str().unwrap_or_default(),
-                    i["note"].as_str().unwrap_or_default(),
-                )
-            })
+        self.view().interventions()
     }
     pub fn native_record(&self) -> Option<NativeRecord<'_>> {
-        let r = self.get("native_record").as_object()?;
-        Some(NativeRecord {
-            kind: r.get("kind")?.as_str()?,
-            id: r.get("id")?.as_str()?,
-            sha256: r.get("sha256")?.as_str()?,
-        })
+        self.view().native_record()
     }
 
     /// The row's canonical bytes: fields in `attempt_fields` order, nested keys sorted,
@@ -463,39 +208,400 @@ impl Row {
     }
 }
 
-fn strs(v: &Value) -> impl Iterator<Item = &str> {
-    v.as_array().into_iter().flatten().filter_map(Value::as_str)
+/// Where a reason is: `row <schedule id>`, or `at` when the row has no schedule id. Written
+/// only into a reason, so a row that passes costs no label.
+struct Label<'a> {
+    sid: Option<&'a str>,
+    at: &'a dyn fmt::Display,
 }
 
-fn check_strings(r: &mut Reasons, label: &str, field: &str, v: &Value) {
+impl fmt::Display for Label<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.sid {
+            Some(id) => write!(f, "row {id}"),
+            None => self.at.fmt(f),
+        }
+    }
+}
+
+/// The row checks (groups 3–6 of `ledger.md`) of a row's members, seen through any JSON view:
+/// the one row checker, run on the ordinary path's `Map`s ([`Row::check`]) and on the fast
+/// path's [`json::Members`]. Every reason is returned; `at` names the row when it has no
+/// schedule id.
+pub(crate) fn check_members<O: Obj>(
+    decl: &Declaration,
+    m: &O,
+    at: &dyn fmt::Display,
+) -> std::result::Result<(), Vec<String>> {
+    let mut r = Reasons::new();
+    let sid = m.field("schedule_id").as_str();
+    let label = Label { sid, at };
+    let bad =
+        |r: &mut Reasons, field: &str, msg: String| r.push(format!("{label}: {field}: {msg}"));
+
+    // Keys are distinct: as many as the declared fields, each of them present, is exactly them.
+    let exact = m.len() == decl.attempt_fields.len()
+        && decl.attempt_fields.iter().all(|f| m.contains_key(f));
+    if !exact {
+        for f in &decl.attempt_fields {
+            if !m.contains_key(f) {
+                bad(&mut r, f, "missing declared attempt field".into());
+            }
+        }
+        for (k, _) in m.iter() {
+            if !decl.attempt_fields.iter().any(|f| f == k) {
+                bad(&mut r, k, "undeclared attempt field".into());
+            }
+        }
+    }
+    let Some(sid) = sid else {
+        if m.contains_key("schedule_id") {
+            bad(&mut r, "schedule_id", "must be a string".into());
+        }
+        return Err(r.into_vec());
+    };
+    let Some((task, repetition)) = decl.scheduled(sid) else {
+        r.push(format!("{label}: schedule_id: {sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"));
+        return Err(r.into_vec());
+    };
+    let get = |k: &str| m.field(k);
+
+    // Group 3: types.
+    match get("task_id") {
+        J::String(t) if t == task.id => {}
+        other => bad(
+            &mut r,
+            "task_id",
+            format!("must be {:?}, not {other}", task.id),
+        ),
+    }
+    match get("repetition").count() {
+        Some(n) if n == repetition => {}
+        _ => bad(
+            &mut r,
+            "repetition",
+            format!("must be {}, not {}", repetition, get("repetition")),
+        ),
+    }
+    // A relabeled row is otherwise well typed: its relabeling is reported beside what its
+    // outcome implies (groups 5 and 6), so that every reason is listed.
+    let mut relabeled = Reasons::new();
+    match get("evidence") {
+        J::String(e) if Evidence::parse(e) == Some(task.evidence) => {}
+        J::String(e) if Evidence::parse(e).is_some() => bad(
+            &mut relabeled,
+            "evidence",
+            format!("is {e:?} but task {} is declared {} (a fixture row is never relabeled live, nor the reverse)", task.id, task.evidence.as_str()),
+        ),
+        other => bad(&mut r, "evidence", format!("must be \"live\" or \"fixture\", not {other}")),
+    }
+    let outcome = match get("native_outcome") {
+        J::String(o) if task.allows_outcome(o) => Some(o),
+        J::String(o) => {
+            bad(
+                &mut r,
+                "native_outcome",
+                format!(
+                    "{o:?} is not DEFERRED nor a native outcome task {} declares ({})",
+                    task.id,
+                    task.native_outcomes.join(", ")
+                ),
+            );
+            None
+        }
+        other => {
+            bad(
+                &mut r,
+                "native_outcome",
+                format!("must be a string, not {other}"),
+            );
+            None
+        }
+    };
+    for k in ["native_status", "reason"] {
+        if !matches!(get(k), J::Null | J::String(_)) {
+            bad(
+                &mut r,
+                k,
+                format!("must be a string or null, not {}", get(k).type_name()),
+            );
+        }
+    }
+    match get("source_revision") {
+        J::Null => {}
+        J::String(s) if crate::declaration::is_full_commit(s) => {}
+        other => bad(
+            &mut r,
+            "source_revision",
+            format!("must be a full hex commit id or null, not {other}"),
+        ),
+    }
+    check_runtime_identity(&mut r, &label, get("runtime_identity"));
+    check_models(&mut r, &label, get("actual_models_and_efforts"));
+    match get("runner_options") {
+        J::Null => {}
+        v => check_strings(&mut r, &label, "runner_options", v),
+    }
+    for k in ["option_deviations", "evidence_refs"] {
+        check_strings(&mut r, &label, k, get(k));
+    }
+    check_oracle(&mut r, &label, get("oracle_checks"));
+    for k in ["elapsed_seconds", "estimated_usd"] {
+        check_amount(&mut r, &label, &k, get(k));
+    }
+    match get("usage") {
+        J::Null => {}
+        J::Object(u) => {
+            for (k, v) in u.iter() {
+                check_amount(&mut r, &label, &format_args!("usage.{k}"), v.view());
+            }
+        }
+        other => bad(
+            &mut r,
+            "usage",
+            format!("must be an object or null, not {}", other.type_name()),
+        ),
+    }
+    match get("spent_budget") {
+        J::Null => {}
+        J::Object(s) => {
+            for (k, v) in s.iter() {
+                if !task.limits.contains_key(k) {
+                    bad(
+                        &mut r,
+                        &format!("spent_budget.{k}"),
+                        format!(
+                            "is not a limit task {} declares ({})",
+                            task.id,
+                            task.limits.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    );
+                }
+                check_amount(&mut r, &label, &format_args!("spent_budget.{k}"), v.view());
+            }
+        }
+        other => bad(
+            &mut r,
+            "spent_budget",
+            format!("must be an object or null, not {}", other.type_name()),
+        ),
+    }
+    check_interventions(&mut r, &label, get("interventions_decision_or_repair"));
+    check_native_record(&mut r, &label, get("native_record"), task);
+
+    let is_relabeled = !relabeled.is_empty();
+    if !r.is_empty() {
+        r.extend(relabeled.into_vec());
+        return Err(r.into_vec());
+    }
+    r.extend(relabeled.into_vec());
+
+    // Groups 5 and 6: what the outcome implies.
+    match outcome {
+        Some(DEFERRED) => {
+            let template = Row::template(decl, sid).expect("scheduled");
+            for f in &decl.attempt_fields {
+                if is_relabeled && f == "evidence" {
+                    continue; // already reported
+                }
+                let (found, want) = (get(f), template.get(f));
+                if !json::value_eq(m.get(f).expect("every declared field present"), want) {
+                    let why = match f.as_str() {
+                        "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
+                        _ => "a DEFERRED row must equal its template row",
+                    };
+                    bad(&mut r, f, format!("{why}: expected {want}, found {found}"));
+                }
+            }
+        }
+        Some("PASS") => {
+            let status = get("native_status").as_str();
+            let want = match task.expects {
+                Expects::Completion => task.kind.completion_status(),
+                Expects::Stop => task.kind.stop_status(),
+            };
+            if status != Some(want) {
+                let what = match status {
+                    Some(s) if s == task.kind.stop_status() => {
+                        format!("a stop ({s}) on a task that expects completion")
+                    }
+                    Some(s) if s == task.kind.completion_status() => {
+                        format!("a completion ({s}) on a task that expects a stop")
+                    }
+                    Some(s) => format!("status {s:?} is neither completion nor stop"),
+                    None => "no status".to_owned(),
+                };
+                bad(
+                    &mut r,
+                    "native_status",
+                    format!("a native PASS contradicts its own status: {what} (expected {want})"),
+                );
+            }
+            for c in get("oracle_checks").as_array().unwrap_or_default() {
+                let c = c.view();
+                if !c.get("ok").and_then(J::as_bool).unwrap_or(false) {
+                    let name = c.get("name").and_then(J::as_str).unwrap_or_default();
+                    bad(
+                        &mut r,
+                        "oracle_checks",
+                        format!("a PASS carries a failing oracle check {name:?}"),
+                    );
+                }
+            }
+        }
+        Some(_) if get("reason").as_str().is_none_or(|s| s.trim().is_empty()) => {
+            bad(
+                &mut r,
+                "reason",
+                "every row that is not a PASS states a reason".into(),
+            );
+        }
+        Some(_) => {}
+        None => {}
+    }
+    if r.is_empty() {
+        Ok(())
+    } else {
+        Err(r.into_vec())
+    }
+}
+
+/// A checked row's fields through any JSON view: a [`Row`]'s `Map` ([`Row::view`]), or a row
+/// the fast path parsed into [`json::Members`] and checked with the same [`check_members`].
+/// The accessors the report and the classification read.
+pub struct RowView<'a, O>(&'a O);
+
+impl<O> Clone for RowView<'_, O> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<O> Copy for RowView<'_, O> {}
+
+impl<'a, O: Obj> RowView<'a, O> {
+    /// The value of a field (null when missing).
+    pub fn get(self, field: &str) -> J<'a, O::V> {
+        self.0.field(field)
+    }
+    fn str_field(self, f: &str) -> Option<&'a str> {
+        self.get(f).as_str()
+    }
+    pub fn schedule_id(self) -> &'a str {
+        self.str_field("schedule_id").unwrap_or_default()
+    }
+    pub fn task_id(self) -> &'a str {
+        self.str_field("task_id").unwrap_or_default()
+    }
+    pub fn native_outcome(self) -> &'a str {
+        self.str_field("native_outcome").unwrap_or_default()
+    }
+    pub fn is_deferred(self) -> bool {
+        self.native_outcome() == DEFERRED
+    }
+    pub fn native_status(self) -> Option<&'a str> {
+        self.str_field("native_status")
+    }
+    pub fn reason(self) -> Option<&'a str> {
+        self.str_field("reason")
+    }
+    pub fn source_revision(self) -> Option<&'a str> {
+        self.str_field("source_revision")
+    }
+    pub fn evidence(self) -> Evidence {
+        Evidence::parse(self.str_field("evidence").unwrap_or_default()).unwrap_or(Evidence::Live)
+    }
+    pub fn runtime_identity(self) -> Option<&'a O> {
+        self.get("runtime_identity").as_object()
+    }
+    pub fn actual_models_and_efforts(self) -> Option<&'a O> {
+        self.get("actual_models_and_efforts").as_object()
+    }
+    pub fn option_deviations(self) -> impl Iterator<Item = &'a str> {
+        strs(self.get("option_deviations"))
+    }
+    pub fn evidence_refs(self) -> impl Iterator<Item = &'a str> {
+        strs(self.get("evidence_refs"))
+    }
+    pub fn oracle_checks(self) -> Option<Vec<Check<'a>>> {
+        self.get("oracle_checks").as_array().map(|a| {
+            a.iter()
+                .map(|c| Check {
+                    name: c.view().get("name").and_then(J::as_str).unwrap_or_default(),
+                    ok: c.view().get("ok").and_then(J::as_bool).unwrap_or(false),
+                })
+                .collect()
+        })
+    }
+    pub fn elapsed_seconds(self) -> Option<f64> {
+        self.get("elapsed_seconds").as_f64()
+    }
+    pub fn estimated_usd(self) -> Option<f64> {
+        self.get("estimated_usd").as_f64()
+    }
+    /// The spend recorded against a declared limit (`None`: unknown).
+    pub fn spent(self, limit: &str) -> Option<f64> {
+        self.get("spent_budget").get(limit).and_then(J::as_f64)
+    }
+    /// `(kind, note)` of each intervention, in order.
+    pub fn interventions(self) -> impl Iterator<Item = (&'a str, &'a str)> {
+        self.get("interventions_decision_or_repair")
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|i| {
+                let i = i.view();
+                (
+                    i.get("kind").and_then(J::as_str).unwrap_or_default(),
+                    i.get("note").and_then(J::as_str).unwrap_or_default(),
+                )
+            })
+    }
+    pub fn native_record(self) -> Option<NativeRecord<'a>> {
+        let r = self.get("native_record").as_object()?;
+        Some(NativeRecord {
+            kind: r.field("kind").as_str()?,
+            id: r.field("id").as_str()?,
+            sha256: r.field("sha256").as_str()?,
+        })
+    }
+}
+
+fn strs<V: View>(v: J<'_, V>) -> impl Iterator<Item = &str> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.view().as_str())
+}
+
+fn check_strings<V: View>(r: &mut Reasons, label: &Label, field: &str, v: J<'_, V>) {
     match v {
-        Value::Array(items) if items.iter().all(Value::is_string) => {}
-        Value::Array(_) => r.push(format!(
+        J::Array(items) if items.iter().all(|i| i.view().is_string()) => {}
+        J::Array(_) => r.push(format!(
             "{label}: {field}: must be a list of strings (an entry is not a string)"
         )),
         other => r.push(format!(
             "{label}: {field}: must be a list of strings, not {}",
-            json::type_name(other)
+            other.type_name()
         )),
     }
 }
 
-fn check_amount(r: &mut Reasons, label: &str, field: &str, v: &Value) {
-    if !v.is_null() && json::nonneg_number(v).is_none() {
+fn check_amount<V: View>(r: &mut Reasons, label: &Label, field: &dyn fmt::Display, v: J<'_, V>) {
+    if !v.is_null() && v.nonneg_number().is_none() {
         r.push(format!(
             "{label}: {field}: must be a nonnegative finite number or null, not {v}"
         ));
     }
 }
 
-fn check_runtime_identity(r: &mut Reasons, label: &str, v: &Value) {
+fn check_runtime_identity<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
     match v {
-        Value::Null => {}
-        Value::Object(m) => {
+        J::Null => {}
+        J::Object(m) => {
             if let Some(deps) = m.get("dependencies") {
-                let ok = match deps {
-                    Value::Array(items) => items.iter().all(Value::is_string),
-                    Value::Object(o) => o.get("sha256").is_some_and(Value::is_string),
+                let ok = match deps.view() {
+                    J::Array(items) => items.iter().all(|i| i.view().is_string()),
+                    J::Object(o) => o.field("sha256").is_string(),
                     _ => false,
                 };
                 if !ok {
@@ -505,47 +611,46 @@ fn check_runtime_identity(r: &mut Reasons, label: &str, v: &Value) {
         }
         other => r.push(format!(
             "{label}: runtime_identity: must be an object or null, not {}",
-            json::type_name(other)
+            other.type_name()
         )),
     }
 }
 
-fn check_models(r: &mut Reasons, label: &str, v: &Value) {
+/// A string or null (a member that is missing is neither).
+fn string_or_null<V: View>(v: Option<&V>) -> bool {
+    v.is_some_and(|v| matches!(v.view(), J::String(_) | J::Null))
+}
+
+fn check_models<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
     let field = "actual_models_and_efforts";
     let m = match v {
-        Value::Null => return,
-        Value::Object(m) => m,
+        J::Null => return,
+        J::Object(m) => m,
         other => {
             r.push(format!(
                 "{label}: {field}: must be an object or null, not {}",
-                json::type_name(other)
+                other.type_name()
             ));
             return;
         }
     };
-    for k in m.keys() {
+    for (k, _) in m.iter() {
         if k != "provider" && k != "roles" {
             r.push(format!(
                 "{label}: {field}.{k}: unknown key (expected provider and roles)"
             ));
         }
     }
-    if !matches!(
-        m.get("provider"),
-        Some(Value::String(_)) | Some(Value::Null)
-    ) {
+    if !string_or_null(m.get("provider")) {
         r.push(format!(
             "{label}: {field}.provider: must be a string or null"
         ));
     }
-    match m.get("roles") {
-        Some(Value::Object(roles)) => {
-            for (role, spec) in roles {
-                let ok = spec.as_object().is_some_and(|s| {
-                    s.len() == 2
-                        && ["model", "effort"].iter().all(|k| {
-                            matches!(s.get(*k), Some(Value::String(_)) | Some(Value::Null))
-                        })
+    match m.get("roles").map(View::view) {
+        Some(J::Object(roles)) => {
+            for (role, spec) in roles.iter() {
+                let ok = spec.view().as_object().is_some_and(|s| {
+                    s.len() == 2 && ["model", "effort"].iter().all(|k| string_or_null(s.get(k)))
                 });
                 if !ok {
                     r.push(format!("{label}: {field}.roles.{role}: must be {{\"model\": string or null, \"effort\": string or null}}"));
@@ -558,15 +663,15 @@ fn check_models(r: &mut Reasons, label: &str, v: &Value) {
     }
 }
 
-fn check_oracle(r: &mut Reasons, label: &str, v: &Value) {
+fn check_oracle<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
     match v {
-        Value::Null => {}
-        Value::Array(items) => {
+        J::Null => {}
+        J::Array(items) => {
             for (i, c) in items.iter().enumerate() {
-                let ok = c.as_object().is_some_and(|o| {
+                let ok = c.view().as_object().is_some_and(|o| {
                     o.len() == 2
-                        && o.get("name").is_some_and(Value::is_string)
-                        && o.get("ok").is_some_and(Value::is_boolean)
+                        && o.field("name").is_string()
+                        && matches!(o.field("ok"), J::Bool(_))
                 });
                 if !ok {
                     r.push(format!("{label}: oracle_checks[{i}]: must be {{\"name\": string, \"ok\": boolean}}"));
@@ -575,23 +680,20 @@ fn check_oracle(r: &mut Reasons, label: &str, v: &Value) {
         }
         other => r.push(format!(
             "{label}: oracle_checks: must be a list or null, not {}",
-            json::type_name(other)
+            other.type_name()
         )),
     }
 }
 
-fn check_interventions(r: &mut Reasons, label: &str, v: &Value) {
+fn check_interventions<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
     let field = "interventions_decision_or_repair";
     match v {
-        Value::Array(items) => {
+        J::Array(items) => {
             for (i, it) in items.iter().enumerate() {
-                let ok = it.as_object().is_some_and(|o| {
+                let ok = it.view().as_object().is_some_and(|o| {
                     o.len() == 2
-                        && matches!(
-                            o.get("kind").and_then(Value::as_str),
-                            Some("decision") | Some("repair")
-                        )
-                        && o.get("note").is_some_and(Value::is_string)
+                        && matches!(o.field("kind").as_str(), Some("decision") | Some("repair"))
+                        && o.field("note").is_string()
                 });
                 if !ok {
                     r.push(format!("{label}: {field}[{i}]: must be {{\"kind\": \"decision\" or \"repair\", \"note\": string}}"));
@@ -600,29 +702,26 @@ fn check_interventions(r: &mut Reasons, label: &str, v: &Value) {
         }
         other => r.push(format!(
             "{label}: {field}: must be a list, not {}",
-            json::type_name(other)
+            other.type_name()
         )),
     }
 }
 
-fn check_native_record(r: &mut Reasons, label: &str, v: &Value, task: &Task) {
+fn check_native_record<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>, task: &Task) {
     match v {
-        Value::Null => {}
-        Value::Object(o) => {
+        J::Null => {}
+        J::Object(o) => {
+            let kind = o.field("kind").as_str();
             let shape = o.len() == 3
-                && o.get("kind")
-                    .and_then(Value::as_str)
-                    .is_some_and(|k| RECORD_KINDS.contains(&k))
-                && o.get("id")
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| !s.is_empty())
-                && o.get("sha256")
-                    .and_then(Value::as_str)
+                && kind.is_some_and(|k| RECORD_KINDS.contains(&k))
+                && o.field("id").as_str().is_some_and(|s| !s.is_empty())
+                && o.field("sha256")
+                    .as_str()
                     .is_some_and(crate::declaration::is_sha256);
             if !shape {
                 r.push(format!("{label}: native_record: must be {{\"kind\": \"scenario\", \"arena\" or \"hand\", \"id\": string, \"sha256\": hex}} or null"));
             } else {
-                let kind = o["kind"].as_str().unwrap_or_default();
+                let kind = kind.unwrap_or_default();
                 if kind != "hand" && kind != task.kind.as_str() {
                     r.push(format!("{label}: native_record.kind: a {kind} record cannot fill a row of {} task {}", task.kind.as_str(), task.id));
                 }
@@ -630,7 +729,7 @@ fn check_native_record(r: &mut Reasons, label: &str, v: &Value, task: &Task) {
         }
         other => r.push(format!(
             "{label}: native_record: must be an object or null, not {}",
-            json::type_name(other)
+            other.type_name()
         )),
     }
 }
@@ -684,36 +783,29 @@ impl Ledger {
         Self::from_owned_value(decl, value)
     }
 
-    /// [`Ledger::parse`] keeping only `keep(decl, row)` of each checked row, in schedule order:
-    /// the same checks and refusals, but on the fast path each row is dropped on the core
-    /// that parsed it (`report` of 100,000 rows never holds them all). A ledger the fast path
-    /// does not accept is parsed by the ordinary path, exactly as [`Ledger::parse`] does.
-    pub fn parse_kept<T: Send>(
+    /// [`Ledger::parse`] keeping only what `keep` takes of each checked row, in schedule order:
+    /// the same checks and refusals, but on the fast path no row is built as a [`Row`] (each is
+    /// parsed into [`json::Members`], checked by [`check_members`], kept and dropped on the
+    /// core that parsed it; `report` of 100,000 rows never holds them all). A ledger the fast
+    /// path does not accept is parsed by the ordinary path, exactly as [`Ledger::parse`] does.
+    pub fn parse_kept<K: Keep>(
         decl: &Declaration,
         bytes: &[u8],
         max_input_bytes: u64,
-        keep: impl Fn(&Declaration, Row) -> T + Sync,
-    ) -> Result<Vec<T>> {
+        keep: &K,
+    ) -> Result<Vec<K::Kept>> {
         if bytes.len() as u64 <= max_input_bytes {
-            let kept = fast::parse_with(decl, bytes, |decl, row| Kept::of(decl, row, &keep));
-            if let Some(kept) = kept {
-                return Ok(kept.into_iter().map(|k| k.kept).collect());
+            if let Some(kept) = fast::parse_kept(decl, bytes, keep) {
+                return Ok(kept);
             }
         }
         let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
         let ledger = Self::from_owned_value(decl, value)?;
-        Ok(ledger.rows.into_iter().map(|row| keep(decl, row)).collect())
-    }
-
-    /// [`Ledger::read`] keeping only `keep(decl, row)` of each row (see [`Ledger::parse_kept`]).
-    pub fn read_kept<T: Send>(
-        decl: &Declaration,
-        path: &std::path::Path,
-        max_input_bytes: u64,
-        keep: impl Fn(&Declaration, Row) -> T + Sync,
-    ) -> Result<Vec<T>> {
-        let bytes = json::read_bounded(path, max_input_bytes)?;
-        Self::parse_kept(decl, &bytes, max_input_bytes, keep).map_err(|e| e.context(path.display()))
+        Ok(ledger
+            .rows
+            .iter()
+            .map(|row| keep.keep(decl, row.view()))
+            .collect())
     }
 
     /// Read and check a ledger file.
@@ -810,32 +902,63 @@ fn check_top(r: &mut Reasons, decl: &Declaration, value: &Value) -> Result<()> {
     Ok(())
 }
 
-/// A row's schedule id as written (for the one-row-per-id check) and the row checked.
-type Checked<T = Row> = (Option<String>, std::result::Result<T, Vec<String>>);
+/// A checked row, or why it was refused with its schedule id as written (for the
+/// one-row-per-id check; a row that passed has its own).
+type Checked<T = Row> = std::result::Result<T, (Option<String>, Vec<String>)>;
+
+/// `rows[i]`, naming a row without a schedule id in a reason.
+struct RowAt(usize);
+
+impl fmt::Display for RowAt {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "rows[{}]", self.0)
+    }
+}
 
 /// Check `rows[i]`.
 fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
-    let sid = v
-        .get("schedule_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    (sid, Row::check_owned(decl, v, &format!("rows[{i}]")))
+    let fields = match v {
+        Value::Object(fields) => fields,
+        other => return Err((None, Row::not_an_object(&other, &RowAt(i).to_string()))),
+    };
+    match check_members(decl, &fields, &RowAt(i)) {
+        Ok(()) => Ok(Row { fields }),
+        Err(reasons) => {
+            let sid = fields.get("schedule_id").and_then(Value::as_str);
+            Err((sid.map(str::to_owned), reasons))
+        }
+    }
 }
 
 /// What [`assemble`] needs of a checked row: its schedule id and its record's key. A [`Row`]
 /// answers from its fields; a [`Kept`] summary answers from what it kept of them.
 trait Slot {
+    /// What the ledger keeps of the row once the ledger-level checks are done with it.
+    type Kept;
     fn schedule_id(&self) -> &str;
-    fn record_key(&self) -> Option<String>;
+    /// The record key (`<kind>:<id>`), asked once.
+    fn take_record_key(&mut self) -> Option<String>;
+    fn into_kept(self) -> Self::Kept;
 }
 
 impl Slot for Row {
+    type Kept = Row;
     fn schedule_id(&self) -> &str {
         Row::schedule_id(self)
     }
-    fn record_key(&self) -> Option<String> {
+    fn take_record_key(&mut self) -> Option<String> {
         self.native_record().map(|rec| rec.key())
     }
+    fn into_kept(self) -> Row {
+        self
+    }
+}
+
+/// What [`Ledger::parse_kept`] keeps of each checked row, read through a [`RowView`] (on the
+/// fast path a row is never a [`Row`]).
+pub trait Keep: Sync {
+    type Kept: Send;
+    fn keep<O: Obj>(&self, decl: &Declaration, row: RowView<'_, O>) -> Self::Kept;
 }
 
 /// What a caller keeps of a checked row (see [`Ledger::parse_kept`]), with the row's schedule
@@ -847,21 +970,25 @@ struct Kept<T> {
 }
 
 impl<T> Kept<T> {
-    fn of(decl: &Declaration, row: Row, keep: &impl Fn(&Declaration, Row) -> T) -> Kept<T> {
+    fn of<O: Obj, K: Keep<Kept = T>>(decl: &Declaration, row: RowView<'_, O>, keep: &K) -> Kept<T> {
         Kept {
             schedule_id: row.schedule_id().to_owned(),
-            record_key: Slot::record_key(&row),
-            kept: keep(decl, row),
+            record_key: row.native_record().map(|rec| rec.key()),
+            kept: keep.keep(decl, row),
         }
     }
 }
 
 impl<T> Slot for Kept<T> {
+    type Kept = T;
+    fn into_kept(self) -> T {
+        self.kept
+    }
     fn schedule_id(&self) -> &str {
         &self.schedule_id
     }
-    fn record_key(&self) -> Option<String> {
-        self.record_key.clone()
+    fn take_record_key(&mut self) -> Option<String> {
+        self.record_key.take()
     }
 }
 
@@ -880,56 +1007,76 @@ fn assemble_slots<T: Slot>(
     decl: &Declaration,
     mut r: Reasons,
     rows: impl Iterator<Item = Checked<T>>,
-) -> Result<Vec<T>> {
-    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None)
-        .take(decl.schedule_len())
-        .collect();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut records: HashMap<String, String> = HashMap::new();
+) -> Result<Vec<T::Kept>> {
+    let n = decl.schedule_len();
+    // The rows, while they come in schedule order. A ledger whose rows do not (one out of
+    // order, a gap, a refused row) is refused below, so nothing after that is kept.
+    let mut out = Vec::with_capacity(n);
+    // The last row naming each schedule id: by schedule position for a scheduled id (none:
+    // `usize::MAX`), by the id as written otherwise.
+    let mut seen = vec![usize::MAX; n];
+    let mut seen_unscheduled: HashMap<String, usize> = HashMap::new();
+    // Each record key, and the schedule position of the last row it filled.
+    let mut records: HashMap<String, usize> = HashMap::with_capacity(n);
     // The furthest schedule position seen so far: rows are in schedule order, and a row
     // out of it is refused rather than silently moved.
-    let mut furthest: Option<(usize, String)> = None;
-    for (i, (sid, checked)) in rows.enumerate() {
+    let mut furthest: Option<usize> = None;
+    for (i, checked) in rows.enumerate() {
+        let sid = match &checked {
+            Ok(row) => Some(row.schedule_id()),
+            Err((sid, _)) => sid.as_deref(),
+        };
+        let pos = sid.and_then(|sid| decl.schedule_position(sid));
         if let Some(sid) = sid {
-            if let Some(first) = seen.insert(sid.clone(), i) {
+            let before = match pos {
+                Some(pos) => {
+                    Some(std::mem::replace(&mut seen[pos], i)).filter(|&b| b != usize::MAX)
+                }
+                None => seen_unscheduled.insert(sid.to_owned(), i),
+            };
+            if let Some(first) = before {
                 r.push(format!("ledger: rows[{i}]: scheduled attempt {sid} appears twice (also rows[{first}]); one row per schedule id, the original row stays"));
                 continue;
             }
         }
         match checked {
-            Ok(row) => {
-                if let Some(key) = row.record_key() {
-                    if let Some(other) = records.insert(key.clone(), row.schedule_id().to_owned()) {
-                        r.push(format!("row {}: native_record: record {key} already filled row {other} (one record cannot fill two rows)", row.schedule_id()));
+            Ok(mut row) => {
+                let pos = pos.expect("checked");
+                if let Some(key) = row.take_record_key() {
+                    if let Some(other) = records.get_mut(&key) {
+                        let other = std::mem::replace(other, pos);
+                        r.push(format!("row {}: native_record: record {key} already filled row {} (one record cannot fill two rows)", row.schedule_id(), decl.schedule_at(other).id));
+                    } else {
+                        records.insert(key, pos);
                     }
                 }
-                let pos = decl.schedule_position(row.schedule_id()).expect("checked");
-                match &furthest {
-                    Some((last, last_id)) if pos < *last => r.push(format!(
-                        "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {last_id}; rows are in schedule order)",
-                        row.schedule_id()
+                match furthest {
+                    Some(last) if pos < last => r.push(format!(
+                        "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {}; rows are in schedule order)",
+                        row.schedule_id(),
+                        decl.schedule_at(last).id
                     )),
-                    _ => furthest = Some((pos, row.schedule_id().to_owned())),
+                    _ => furthest = Some(pos),
                 }
-                slots[pos] = Some(row);
+                if pos == out.len() {
+                    out.push(row.into_kept());
+                }
             }
-            Err(reasons) => r.extend(reasons),
+            Err((_, reasons)) => r.extend(reasons),
         }
     }
-    for (pos, slot) in slots.iter().enumerate() {
-        if slot.is_some() {
-            continue;
-        }
+    // A schedule id no row names (a row that names one and passed was seen too).
+    for (pos, _) in seen.iter().enumerate().filter(|(_, &i)| i == usize::MAX) {
         let entry = decl.schedule_at(pos);
-        if !seen.contains_key(entry.id.as_str()) {
-            r.push(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id));
-        }
+        r.push(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id));
     }
     r.into_result()?;
-    Ok(slots
-        .into_iter()
-        .map(|s| s.expect("every slot filled"))
-        .collect())
+    assert_eq!(
+        out.len(),
+        n,
+        "a ledger refused for nothing has every row in order"
+    );
+    Ok(out)
 }
 
 /// Check a `declaration` header object (`{"id", "sha256"}`) against the declaration.

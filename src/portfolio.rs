@@ -7,7 +7,8 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 use crate::declaration::{Declaration, Evidence, Kind, Task};
-use crate::ledger::Row;
+use crate::json::{self, Obj, View, J};
+use crate::ledger::{Row, RowView};
 
 /// A portfolio outcome. Every row lands in exactly one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,7 +27,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// Every outcome, in the table's order.
+    /// Every outcome, in the table's order (the order of the enum: `o as usize` is its index).
     pub const ALL: [Outcome; 11] = [
         Outcome::VerifiedDelivery,
         Outcome::VerifiedAfterRepair,
@@ -101,6 +102,11 @@ pub struct Classification {
 
 /// Classify one checked row.
 pub fn classify(decl: &Declaration, row: &Row) -> Classification {
+    classify_view(decl, row.view())
+}
+
+/// [`classify`] of a checked row seen through any JSON view (the fast path's rows).
+pub fn classify_view<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> Classification {
     let task = decl
         .task(row.task_id())
         .expect("a checked row names a declared task");
@@ -162,7 +168,7 @@ pub fn classify(decl: &Declaration, row: &Row) -> Classification {
 }
 
 /// Gaps in a PASS's own evidence: oracle checks and evidence references.
-fn evidence_gaps(task: &Task, row: &Row, at_stop: bool) -> Vec<String> {
+fn evidence_gaps<O: Obj>(task: &Task, row: RowView<'_, O>, at_stop: bool) -> Vec<String> {
     let mut gaps = Vec::new();
     let checks = row.oracle_checks();
     if !at_stop {
@@ -187,7 +193,7 @@ fn evidence_gaps(task: &Task, row: &Row, at_stop: bool) -> Vec<String> {
 }
 
 /// Deviations of an attempted row, in the gap vocabulary's order.
-fn deviations(decl: &Declaration, task: &Task, row: &Row) -> Vec<String> {
+fn deviations<O: Obj>(decl: &Declaration, task: &Task, row: RowView<'_, O>) -> Vec<String> {
     let mut out = Vec::new();
     match row.source_revision() {
         None => out.push("revision null".to_owned()),
@@ -220,16 +226,13 @@ enum RuntimeState {
 
 /// A runtime is recorded when `runtime_identity` is an object with a non-empty `dependencies`
 /// freeze; it matches when every key `runtime_requirements` names is equal (packages too).
-fn runtime_state(decl: &Declaration, row: &Row) -> RuntimeState {
+fn runtime_state<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> RuntimeState {
     let Some(id) = row.runtime_identity() else {
         return RuntimeState::NotRecorded;
     };
-    let freeze = match id.get("dependencies") {
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => o
-            .get("sha256")
-            .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty()),
+    let freeze = match id.field("dependencies") {
+        J::Array(a) => !a.is_empty(),
+        J::Object(o) => o.field("sha256").as_str().is_some_and(|s| !s.is_empty()),
         _ => false,
     };
     if !freeze {
@@ -237,11 +240,11 @@ fn runtime_state(decl: &Declaration, row: &Row) -> RuntimeState {
     }
     for (key, want) in &decl.runtime_requirements {
         let got = id.get(key);
-        let equal = match (want, got) {
-            (Value::Object(wp), Some(Value::Object(gp))) => {
-                wp.iter().all(|(name, v)| gp.get(name) == Some(v))
-            }
-            (w, Some(g)) => w == g,
+        let equal = match (want, got.map(View::view)) {
+            (Value::Object(wp), Some(J::Object(gp))) => wp
+                .iter()
+                .all(|(name, v)| gp.get(name).is_some_and(|g| json::same(g, v))),
+            (w, Some(_)) => got.is_some_and(|g| json::same(g, w)),
             (_, None) => false,
         };
         if !equal {
@@ -253,28 +256,29 @@ fn runtime_state(decl: &Declaration, row: &Row) -> RuntimeState {
 
 /// Whether `actual_models_and_efforts` names the declared provider and exactly the declared
 /// roles, each with its declared model and effort.
-fn profile_matches(decl: &Declaration, row: &Row) -> bool {
+fn profile_matches<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> bool {
     let Some(actual) = row.actual_models_and_efforts() else {
         return false;
     };
     let p = &decl.profile;
-    if actual.get("provider").and_then(Value::as_str) != p.provider.as_deref() {
+    if actual.field("provider").as_str() != p.provider.as_deref() {
         return false;
     }
-    let Some(roles) = actual.get("roles").and_then(Value::as_object) else {
+    let Some(roles) = actual.field("roles").as_object() else {
         return false;
     };
     roles.len() == p.roles.len()
         && p.roles.iter().all(|(name, role)| {
             roles.get(name).is_some_and(|r| {
-                r.get("model").and_then(Value::as_str) == Some(role.model.as_str())
-                    && r.get("effort").and_then(Value::as_str) == Some(role.effort.as_str())
+                let r = r.view();
+                r.get("model").and_then(J::as_str) == Some(role.model.as_str())
+                    && r.get("effort").and_then(J::as_str) == Some(role.effort.as_str())
             })
         })
 }
 
 /// Each declared limit's state for an attempted row (equal is within; missing is unknown).
-fn limit_states(task: &Task, row: &Row) -> BTreeMap<String, LimitState> {
+fn limit_states<O: Obj>(task: &Task, row: RowView<'_, O>) -> BTreeMap<String, LimitState> {
     task.limits
         .iter()
         .map(|(name, &limit)| {

@@ -8,7 +8,7 @@ use super::{term, InputOpts, Io};
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::Ledger;
-use crate::{render, report};
+use crate::{json, render, report};
 
 /// How `report` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -66,12 +66,19 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
     let max = args.input.max_input_bytes;
     let report = match (&args.declaration, &args.ledger) {
         (Some(decl_path), Some(ledger_path)) => {
+            // The ledger file is read while the declaration is parsed (neither needs the other;
+            // the declaration's fault, if any, is still the one reported).
+            let path = ledger_path.clone();
+            let reading = std::thread::spawn(move || json::read_bounded(&path, max));
             let decl = Declaration::read(decl_path, max)?;
+            let bytes = reading
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))?;
             // Each row is classified and dropped on the core that parsed and checked it: the
             // report is built from the summaries, never from 100,000 rows held at once.
-            let rows = Ledger::read_kept(&decl, ledger_path, max, |decl, row| {
-                report::RowSummary::of(decl, &row)
-            })?;
+            let rows = Ledger::parse_kept(&decl, &bytes, max, &report::Summarise)
+                .map_err(|e| e.context(ledger_path.display()))?;
+            drop(bytes);
             report::build_from(&decl, rows)
         }
         (Some(_), None) => return Err(Error::Usage(
@@ -89,7 +96,10 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             report::build(&known.decl, &ledger)
         }
     };
-    write(&report, args.format(), io)?;
+    match args.format() {
+        Format::Json => report::write_json_owned(report, io.out)?,
+        format => write(&report, format, io)?,
+    }
     Ok(0)
 }
 

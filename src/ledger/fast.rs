@@ -1,179 +1,624 @@
-//! The fast path of [`Ledger::parse`](super::Ledger::parse): the document's top level is
-//! parsed strictly with each row left as its raw bytes, then the rows are parsed strictly and
-//! checked on every core (contiguous shares of about equal bytes), and assembled in order by
-//! the same code as the ordinary path.
+//! The fast path of [`Ledger::parse`](super::Ledger::parse): the rows are parsed strictly and
+//! checked on every core, each core reading its own share of the document's bytes, and
+//! assembled in order by the same code as the ordinary path.
 //!
-//! It only ever says yes: any fault at all (invalid JSON anywhere, a refused row, a missing
-//! `rows`) makes it give up, and the ordinary path parses the document again and names every
-//! fault, exactly as before. A ledger it accepts is the one the ordinary path builds.
+//! No core reads the whole document first. The `rows` list is cut into shares at guessed row
+//! starts (the next `}`, `,` and `{` after k/n of the bytes, spaced like the list's first row),
+//! and each share is parsed from its guessed start. A guess is only believed when proved: share
+//! 0 starts at the list's genuine first row, and a share that parses whole rows from a genuine
+//! row start and stops exactly at the next share's start proves that start genuine too. A guess
+//! that is not proved (it fell inside a string or a nested list) costs a second, single-share
+//! pass from the genuine start; nothing unproved is ever kept.
+//!
+//! It only ever says yes: any fault at all (invalid JSON or UTF-8 anywhere, a refused row, a
+//! missing `rows`) makes it give up, and the ordinary path parses the document again and names
+//! every fault, exactly as before. A ledger it accepts is the one the ordinary path builds.
 
-use serde::de::{self, MapAccess, Visitor};
-use serde_json::value::RawValue;
+use serde::de::{Deserialize, DeserializeSeed, Deserializer};
 use serde_json::{Map, Value};
-use std::fmt;
 
-use super::{assemble_slots, check_top, checked_row, Checked, Ledger, Row, Slot};
+use super::{
+    assemble_slots, check_members, check_top, checked_row, Checked, Keep, Kept, Ledger, RowView,
+    Slot,
+};
 use crate::declaration::Declaration;
 use crate::error::Reasons;
-use crate::json::{self, StrictSeed};
+use crate::json::{Node, NodeSeed, StrictSeed};
 
-/// Below this many rows one thread does it all.
-const PARALLEL_ROWS: usize = 2_000;
+/// Below this many bytes of rows one thread does it all.
+const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Most threads used.
 const MAX_THREADS: usize = 8;
 
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
-    let rows = parse_with(decl, bytes, |_, row| row)?;
+    let check = |row: StrictRow| -> Option<Checked> {
+        // The row's index names it only in a refusal, and the fast path refuses nothing.
+        Some(Ok(checked_row(decl, 0, row.0).ok()?))
+    };
     Some(Ledger {
         declaration_id: decl.id.clone(),
         declaration_sha256: decl.sha256.clone(),
-        rows,
+        rows: checked(decl, bytes, &check)?,
     })
 }
 
-/// [`parse`], keeping `keep(decl, row)` of each checked row (on the core that checked it) and
-/// returning those in schedule order.
-pub(super) fn parse_with<T: Slot + Send>(
+/// [`parse`] keeping only what `keep` takes of each row, in schedule order: rows are parsed
+/// into [`crate::json::Members`] (strings borrowed from the document), checked by the same
+/// [`check_members`] as a [`Row`] and dropped on the core that parsed them.
+pub(super) fn parse_kept<K: Keep>(
     decl: &Declaration,
     bytes: &[u8],
-    keep: impl Fn(&Declaration, Row) -> T + Sync,
-) -> Option<Vec<T>> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let (top, rows) = de::Deserializer::deserialize_map(&mut de, Top).ok()?;
-    de.end().ok()?;
-    let rows = rows?;
+    keep: &K,
+) -> Option<Vec<K::Kept>> {
+    let check = |row: RowNode| -> Option<Checked<Kept<K::Kept>>> {
+        let Node::Object(m) = row.0 else {
+            return None;
+        };
+        check_members(decl, &m, &"a row").ok()?;
+        Some(Ok(Kept::of(decl, RowView(&m), keep)))
+    };
+    checked(decl, bytes, &check)
+}
+
+/// The rows of the document, each checked by `check` (`None` at a fault), the top level
+/// checked and the rows assembled in schedule order as on the ordinary path.
+fn checked<'a, R: Deserialize<'a>, T: Slot + Send>(
+    decl: &Declaration,
+    bytes: &'a [u8],
+    check: &(impl Fn(R) -> Option<Checked<T>> + Sync),
+) -> Option<Vec<T::Kept>> {
+    let (top, checked) = document(bytes, threads(), check)?;
     let mut r = Reasons::new();
     check_top(&mut r, decl, &Value::Object(top)).ok()?;
     if !r.is_empty() {
         return None;
     }
-    let threads = if rows.len() < PARALLEL_ROWS {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(MAX_THREADS)
-    };
-    let shares = split(&rows, threads);
-    let keep = &keep;
-    let checked: Vec<Vec<Checked<T>>> = if shares.len() == 1 {
-        vec![check_share(decl, 0, &rows, keep)?]
-    } else {
-        let rows = &rows;
-        std::thread::scope(|s| {
-            let handles: Vec<_> = shares
-                .iter()
-                .map(|&(start, end)| {
-                    s.spawn(move || check_share(decl, start, &rows[start..end], keep))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().ok().flatten())
-                .collect::<Option<Vec<_>>>()
-        })?
-    };
     assemble_slots(decl, r, checked.into_iter().flatten()).ok()
 }
 
-/// Cut `rows` into at most `n` contiguous shares of about equal bytes: `(start, end)` indices.
-fn split(rows: &[&RawValue], n: usize) -> Vec<(usize, usize)> {
-    let total: usize = rows.iter().map(|r| r.get().len()).sum();
-    let mut shares = Vec::with_capacity(n);
-    let (mut start, mut acc) = (0, 0);
-    for (i, row) in rows.iter().enumerate() {
-        acc += row.get().len();
-        if shares.len() + 1 < n && acc * n >= total * (shares.len() + 1) {
-            shares.push((start, i + 1));
-            start = i + 1;
-        }
-    }
-    if start < rows.len() || shares.is_empty() {
-        shares.push((start, rows.len()));
-    }
-    shares
+/// How many shares to cut a large `rows` list into.
+fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_THREADS)
 }
 
-/// Parse (strictly, at the depth rows have in the document) and check `rows`, the first of
-/// which is `rows[first]`, keeping `keep(decl, row)` of each; `None` at the first fault.
-fn check_share<T>(
-    decl: &Declaration,
-    first: usize,
-    rows: &[&RawValue],
-    keep: &impl Fn(&Declaration, Row) -> T,
-) -> Option<Vec<Checked<T>>> {
-    let mut out = Vec::with_capacity(rows.len());
-    for (k, raw) in rows.iter().enumerate() {
-        // The document's object, then its `rows` list: a row is two containers deep.
-        let v = json::parse_strict_at(raw.get(), 2).ok()?;
-        let (sid, checked) = checked_row(decl, first + k, v);
-        out.push((sid, Ok(keep(decl, checked.ok()?))));
+/// A row parsed strictly at the depth rows have in the document (the document's object, then
+/// its `rows` list: a row is two containers deep).
+struct StrictRow(Value);
+
+impl<'de> Deserialize<'de> for StrictRow {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        StrictSeed { depth: 2 }.deserialize(d).map(StrictRow)
     }
-    Some(out)
 }
 
-/// The top-level object without `rows`, and the rows as raw JSON.
-struct Top;
+/// A row parsed strictly into a [`Node`], two containers deep as [`StrictRow`].
+struct RowNode<'a>(Node<'a>);
 
-impl<'de> Visitor<'de> for Top {
-    type Value = (Map<String, Value>, Option<Vec<&'de RawValue>>);
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a ledger object")
+impl<'de> Deserialize<'de> for RowNode<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        NodeSeed { depth: 2 }.deserialize(d).map(RowNode)
     }
+}
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
-        let mut rows = None;
-        while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) || (key == "rows" && rows.is_some()) {
-                return Err(de::Error::custom("duplicate key"));
-            }
-            if key == "rows" {
-                rows = Some(map.next_value::<Vec<&'de RawValue>>()?);
-            } else {
-                out.insert(key, map.next_value_seed(StrictSeed { depth: 1 })?);
+/// A value of the document's top-level object, parsed strictly one container deep.
+struct StrictMember(Value);
+
+impl<'de> Deserialize<'de> for StrictMember {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        StrictSeed { depth: 1 }.deserialize(d).map(StrictMember)
+    }
+}
+
+/// The rows of each share, in document order.
+type Shares<T> = Vec<Vec<T>>;
+
+/// The document's top-level object without `rows`, and `check` of each row (`None` at the
+/// first fault), using up to `threads` cores.
+fn document<'a, R: Deserialize<'a>, T: Send>(
+    bytes: &'a [u8],
+    threads: usize,
+    check: &(impl Fn(R) -> Option<T> + Sync),
+) -> Option<(Map<String, Value>, Shares<T>)> {
+    let mut c = Cursor { b: bytes, pos: 0 };
+    let mut top = Map::new();
+    c.ws();
+    c.eat(b'{')?;
+    c.ws();
+    if c.peek() == Some(b'}') || !members(&mut c, &mut top, true)? {
+        return None; // no `rows`: the ordinary path says so
+    }
+    c.eat(b'[')?;
+    let open = c.pos;
+    c.ws();
+    let (rows, close) = if c.peek() == Some(b']') {
+        (Vec::new(), c.pos + 1)
+    } else {
+        let first = c.pos;
+        // A row begins where the first one does, after the same spacing.
+        let sep = &bytes[open..first];
+        let n = if bytes.len() - first < PARALLEL_BYTES {
+            1
+        } else {
+            threads
+        };
+        rows(bytes, &guesses(bytes, first, sep, n), check)?
+    };
+    c.pos = close;
+    c.ws();
+    match c.next()? {
+        b',' => {
+            if members(&mut c, &mut top, false)? {
+                return None; // `rows` twice
             }
         }
-        Ok((out, rows))
+        b'}' => {}
+        _ => return None,
+    }
+    c.ws();
+    (c.pos == bytes.len()).then_some((top, rows))
+}
+
+/// Parse the members of the top-level object up to and including its closing `}` (`false`),
+/// or up to the value of `rows` (`true`, the cursor on that value) when `rows_next` allows it.
+fn members(c: &mut Cursor, top: &mut Map<String, Value>, rows_next: bool) -> Option<bool> {
+    loop {
+        c.ws();
+        let key: String = c.value()?;
+        c.ws();
+        c.eat(b':')?;
+        c.ws();
+        if key == "rows" {
+            return rows_next.then_some(true);
+        }
+        if top.contains_key(&key) {
+            return None;
+        }
+        let StrictMember(v) = c.value()?;
+        top.insert(key, v);
+        c.ws();
+        match c.next()? {
+            b',' => {}
+            b'}' => return Some(false),
+            _ => return None,
+        }
+    }
+}
+
+/// Where up to `n` shares of the rows begin: the genuine first row at `first`, then a guessed
+/// row start after each k/n of the remaining bytes (strictly increasing).
+fn guesses(bytes: &[u8], first: usize, sep: &[u8], n: usize) -> Vec<usize> {
+    let mut starts = vec![first];
+    let span = bytes.len() - first;
+    for k in 1..n {
+        let last = *starts.last().expect("one start");
+        let from = (first + span / n * k).max(last + 1);
+        match next_row_start(bytes, from, sep) {
+            Some(p) => starts.push(p),
+            None => break,
+        }
+    }
+    starts
+}
+
+/// The first plausible row start at or after `from`: a `{` after `}`, whitespace, `,` and
+/// exactly `sep`. Only plausible: it may lie in a string or a nested list.
+fn next_row_start(bytes: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
+    let mut i = from;
+    loop {
+        let close = i + bytes.get(i..)?.iter().position(|&b| b == b'}')?;
+        let comma = skip_ws(bytes, close + 1);
+        if bytes.get(comma) == Some(&b',') {
+            let open = comma + 1 + sep.len();
+            if bytes[comma + 1..].starts_with(sep) && bytes.get(open) == Some(&b'{') {
+                return Some(open);
+            }
+        }
+        i = close + 1;
+    }
+}
+
+/// The checked rows of every share (in order) and the position after the list's `]`; `None`
+/// at a fault. Shares whose starts are not all proved are done again as one share.
+fn rows<'a, R: Deserialize<'a>, T: Send>(
+    bytes: &'a [u8],
+    starts: &[usize],
+    check: &(impl Fn(R) -> Option<T> + Sync),
+) -> Option<(Shares<T>, usize)> {
+    if starts.len() > 1 {
+        match shares(bytes, starts, check) {
+            Spec::Done(rows, close) => return Some((rows, close)),
+            Spec::Fault => return None,
+            Spec::Unproved => {}
+        }
+    }
+    // One share from the genuine first row: nothing to prove.
+    match shares(bytes, &starts[..1], check) {
+        Spec::Done(rows, close) => Some((rows, close)),
+        _ => None,
+    }
+}
+
+/// What a speculative cut came to.
+#[derive(Debug)]
+enum Spec<T> {
+    /// Every share's start proved; the rows and the position after `]`.
+    Done(Shares<T>, usize),
+    /// A fault in a share whose start is proved: the document is refused.
+    Fault,
+    /// A guessed start was not a row start.
+    Unproved,
+}
+
+/// Parse and check every share on its own core (share 0 on this one) and keep the result only
+/// if each share ended exactly where the next one began.
+fn shares<'a, R: Deserialize<'a>, T: Send>(
+    bytes: &'a [u8],
+    starts: &[usize],
+    check: &(impl Fn(R) -> Option<T> + Sync),
+) -> Spec<T> {
+    let share = |k: usize| share(bytes, starts[k], starts.get(k + 1).copied(), check);
+    let results: Vec<Option<(Vec<T>, End)>> = if starts.len() == 1 {
+        vec![share(0)]
+    } else {
+        std::thread::scope(|s| {
+            let share = &share;
+            let handles: Vec<_> = (1..starts.len())
+                .map(|k| s.spawn(move || share(k)))
+                .collect();
+            let mut out = vec![share(0)];
+            out.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
+            out
+        })
+    };
+    let last = results.len() - 1;
+    let mut rows = Vec::with_capacity(results.len());
+    for (k, result) in results.into_iter().enumerate() {
+        // Share k starts at a genuine row: share 0 at the first, and share k-1 ended at it.
+        let Some((checked, end)) = result else {
+            return Spec::Fault;
+        };
+        rows.push(checked);
+        match end {
+            End::Next if k < last => {}
+            End::Close(close) if k == last => return Spec::Done(rows, close),
+            _ => return Spec::Unproved,
+        }
+    }
+    unreachable!("the last share ends the loop")
+}
+
+/// How a share ended.
+#[derive(Debug, PartialEq, Eq)]
+enum End {
+    /// After a row, `,` and whitespace, exactly at the next share's start.
+    Next,
+    /// At the list's `]`: the position after it.
+    Close(usize),
+    /// Not at a row boundary: the next share's start lay inside a row, or the list ended first.
+    Missed,
+}
+
+/// Parse and check the rows from `start` (up to the next share's `stop`, or to the list's
+/// end); `None` at a fault. Faults are genuine only when `start` is (see [`shares`]).
+fn share<'a, R: Deserialize<'a>, T>(
+    bytes: &'a [u8],
+    start: usize,
+    stop: Option<usize>,
+    check: &impl Fn(R) -> Option<T>,
+) -> Option<(Vec<T>, End)> {
+    let text = std::str::from_utf8(&bytes[start..stop.unwrap_or(bytes.len())]).ok()?;
+    let mut out = Vec::new();
+    let mut pos = 0;
+    loop {
+        if text.as_bytes().get(pos) != Some(&b'{') {
+            return None;
+        }
+        let mut de = serde_json::Deserializer::from_str(&text[pos..]).into_iter::<R>();
+        match de.next()? {
+            Ok(row) => {
+                if out.is_empty() {
+                    // Room for as many rows as the share holds if they are all this long.
+                    out.reserve(text.len() / de.byte_offset().max(1) + 1);
+                }
+                out.push(check(row)?)
+            }
+            // The share was cut inside this row: its start is not the next share's.
+            Err(e) if stop.is_some() && e.is_eof() => return Some((out, End::Missed)),
+            Err(_) => return None,
+        }
+        pos = skip_ws(text.as_bytes(), pos + de.byte_offset());
+        match text.as_bytes().get(pos) {
+            Some(b',') => {
+                pos = skip_ws(text.as_bytes(), pos + 1);
+                if pos == text.len() && stop.is_some() {
+                    return Some((out, End::Next));
+                }
+            }
+            Some(b']') if stop.is_none() => return Some((out, End::Close(start + pos + 1))),
+            Some(b']') => return Some((out, End::Missed)),
+            None if stop.is_some() => return Some((out, End::Missed)),
+            _ => return None,
+        }
+    }
+}
+
+fn skip_ws(b: &[u8], mut pos: usize) -> usize {
+    while matches!(b.get(pos), Some(b' ' | b'\n' | b'\t' | b'\r')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// A position in the document, for its top-level object (values are parsed by serde_json).
+struct Cursor<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn ws(&mut self) {
+        self.pos = skip_ws(self.b, self.pos);
+    }
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.pos).copied()
+    }
+    fn next(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.pos += 1;
+        Some(b)
+    }
+    fn eat(&mut self, want: u8) -> Option<()> {
+        (self.next()? == want).then_some(())
+    }
+    /// One JSON value at the cursor, strictly as serde_json reads it.
+    fn value<T: Deserialize<'a>>(&mut self) -> Option<T> {
+        let mut de = serde_json::Deserializer::from_slice(&self.b[self.pos..]).into_iter::<T>();
+        let v = de.next()?.ok()?;
+        self.pos += de.byte_offset();
+        Some(v)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn raw(sizes: &[usize]) -> Vec<Box<RawValue>> {
-        sizes
-            .iter()
-            .map(|&n| RawValue::from_string(format!("\"{}\"", "x".repeat(n))).unwrap())
-            .collect()
+    /// `check` of the split: a row (parsed strictly) is refused when it has `"bad"`.
+    fn keep_good(v: StrictRow) -> Option<Value> {
+        v.0.get("bad").is_none().then_some(v.0)
+    }
+
+    /// The rows of `doc` as `document` reads them with the given guessed starts, flattened.
+    fn with_starts(doc: &str, starts: &[usize]) -> Option<(Vec<Value>, usize)> {
+        rows(doc.as_bytes(), starts, &keep_good)
+            .map(|(rows, close)| (rows.into_iter().flatten().collect(), close))
+    }
+
+    fn speculate(doc: &str, starts: &[usize]) -> Spec<Value> {
+        shares(doc.as_bytes(), starts, &keep_good)
+    }
+
+    fn doc_of(rows: &[Value], pretty: bool) -> String {
+        let d = json!({"format": "f", "rows": rows, "z": 1});
+        if pretty {
+            serde_json::to_string_pretty(&d).unwrap()
+        } else {
+            d.to_string()
+        }
+    }
+
+    fn first_row(doc: &str) -> usize {
+        doc.find("\"rows\"").unwrap() + doc[doc.find("\"rows\"").unwrap()..].find('{').unwrap()
+    }
+
+    /// Every row start, found by parsing the rows as the ordinary path does.
+    fn row_starts(doc: &str) -> Vec<usize> {
+        let first = first_row(doc);
+        let mut out = vec![first];
+        let mut pos = first;
+        loop {
+            let mut de = serde_json::Deserializer::from_str(&doc[pos..]).into_iter::<Value>();
+            de.next().unwrap().unwrap();
+            pos = skip_ws(doc.as_bytes(), pos + de.byte_offset());
+            if doc.as_bytes()[pos] == b']' {
+                return out;
+            }
+            pos = skip_ws(doc.as_bytes(), pos + 1);
+            out.push(pos);
+        }
+    }
+
+    fn tricky_rows() -> Vec<Value> {
+        vec![
+            json!({"s": "},{", "n": 1}),
+            json!({"s": "}, {\"x\": \"\\\"},\n    {", "n": 2}),
+            json!({"nested": [{"a": 1}, {"b": {"c": [{}, {}]}}], "n": 3}),
+            json!({"s": "\\", "n": 4}),
+            json!({"n": 5}),
+        ]
     }
 
     #[test]
-    fn shares_cover_every_row_once_in_order() {
-        for sizes in [
-            vec![],
-            vec![1],
-            vec![1, 1],
-            vec![100, 1, 1, 1],
-            vec![1, 1, 1, 100],
-            vec![5; 17],
-        ] {
-            let owned = raw(&sizes);
-            let rows: Vec<&RawValue> = owned.iter().map(|b| &**b).collect();
-            for n in 1..=4 {
-                let shares = split(&rows, n);
-                assert!(!shares.is_empty() && shares.len() <= n.max(1));
-                let mut next = 0;
-                for &(a, b) in &shares {
-                    assert_eq!(a, next, "{sizes:?} {n}");
-                    assert!(b >= a);
-                    next = b;
+    fn proved_guesses_give_every_row_once_in_order() {
+        for pretty in [true, false] {
+            let rows = tricky_rows();
+            let doc = doc_of(&rows, pretty);
+            let starts = row_starts(&doc);
+            assert_eq!(starts.len(), rows.len());
+            let close = doc[..doc.rfind("\"z\"").unwrap()].rfind(']').unwrap() + 1;
+            // Every subset of the genuine starts that keeps the first is proved.
+            for mask in 0..1u32 << (starts.len() - 1) {
+                let mut cut = vec![starts[0]];
+                cut.extend(
+                    (1..starts.len())
+                        .filter(|k| mask & 1 << (k - 1) != 0)
+                        .map(|k| starts[k]),
+                );
+                match speculate(&doc, &cut) {
+                    Spec::Done(shares, end) => {
+                        assert_eq!(shares.len(), cut.len());
+                        assert_eq!(shares.into_iter().flatten().collect::<Vec<_>>(), rows);
+                        assert_eq!(end, close, "{doc}");
+                    }
+                    other => panic!("{cut:?}: {other:?}"),
                 }
-                assert_eq!(next, rows.len());
             }
         }
+    }
+
+    #[test]
+    fn a_guess_inside_a_row_is_not_proved_and_one_share_reads_all() {
+        for pretty in [true, false] {
+            let rows = tricky_rows();
+            let doc = doc_of(&rows, pretty);
+            let genuine = row_starts(&doc);
+            let first = genuine[0];
+            // Every `{` that is not a row start (in strings, in nested objects and lists).
+            let wrong: Vec<usize> = doc
+                .match_indices('{')
+                .map(|(i, _)| i)
+                .filter(|i| *i > first && !genuine.contains(i))
+                .collect();
+            assert!(wrong.len() >= 6, "{doc}");
+            for &w in &wrong {
+                assert!(
+                    matches!(speculate(&doc, &[first, w]), Spec::Unproved),
+                    "{w} in {doc}"
+                );
+                let (got, _) = with_starts(&doc, &[first, w]).unwrap();
+                assert_eq!(got, rows);
+                // Also as the third share, after a proved one.
+                if w > genuine[1] {
+                    let cut = [first, genuine[1], w];
+                    assert!(matches!(speculate(&doc, &cut), Spec::Unproved));
+                    assert_eq!(with_starts(&doc, &cut).unwrap().0, rows);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_guesses_skip_nested_lists_and_strings_when_pretty() {
+        let rows: Vec<Value> = (0..200).map(|n| tricky_rows()[n % 5].clone()).collect();
+        let doc = doc_of(&rows, true);
+        let first = first_row(&doc);
+        let sep = &doc.as_bytes()[doc.find('[').unwrap() + 1..first];
+        let genuine = row_starts(&doc);
+        for n in 2..=7 {
+            let starts = guesses(doc.as_bytes(), first, sep, n);
+            assert_eq!(starts.len(), n);
+            assert!(starts.iter().all(|s| genuine.contains(s)), "{starts:?}");
+            assert!(matches!(speculate(&doc, &starts), Spec::Done(..)));
+        }
+    }
+
+    #[test]
+    fn a_fault_in_any_share_is_found() {
+        let mut rows = tricky_rows();
+        for bad in 0..rows.len() {
+            rows[bad]["bad"] = json!(true);
+            let doc = doc_of(&rows, true);
+            let starts = row_starts(&doc);
+            for cut in [
+                &starts[..1],
+                &starts[..2],
+                &starts[..],
+                &[starts[0], starts[3]],
+            ] {
+                assert!(matches!(speculate(&doc, cut), Spec::Fault), "{bad} {cut:?}");
+                assert!(with_starts(&doc, cut).is_none());
+            }
+            rows[bad].as_object_mut().unwrap().remove("bad");
+        }
+        // Invalid JSON in the last share, invalid UTF-8 in the first.
+        let doc = doc_of(&rows, true);
+        let starts = row_starts(&doc);
+        let broken = doc.replacen("\"n\": 5", "\"n\": 5,", 1);
+        assert!(matches!(speculate(&broken, &starts), Spec::Fault));
+        let mut bytes = doc.clone().into_bytes();
+        bytes[starts[0] + 8] = 0xff;
+        assert!(rows_of_bytes(&bytes, &starts).is_none());
+    }
+
+    fn rows_of_bytes(bytes: &[u8], starts: &[usize]) -> Option<(Shares<Value>, usize)> {
+        rows(bytes, starts, &keep_good)
+    }
+
+    /// The whole document through [`document`], with the guesses it makes itself.
+    fn read(doc: &str, threads: usize) -> Option<(Map<String, Value>, Vec<Value>)> {
+        document(doc.as_bytes(), threads, &keep_good)
+            .map(|(top, rows)| (top, rows.into_iter().flatten().collect()))
+    }
+
+    #[test]
+    fn the_document_is_read_whole_and_strictly() {
+        let rows = tricky_rows();
+        for pretty in [true, false] {
+            for n in [0, 1, 5] {
+                let doc = doc_of(&rows[..n], pretty);
+                for threads in [1, 2, 3] {
+                    let (top, got) = read(&doc, threads).unwrap();
+                    assert_eq!(got, rows[..n]);
+                    assert_eq!(Value::Object(top), json!({"format": "f", "z": 1}));
+                }
+            }
+        }
+        let good = doc_of(&rows, true);
+        for bad in [
+            good.replacen("\"format\"", "\"rows\": [], \"format\"", 1),
+            good.replacen("\"format\"", "\"z\": 2, \"format\"", 1),
+            good.replacen("\"format\": \"f\",", "", 1).replacen('{', "{\"z\": 0,", 1),
+            format!("{good} {{}}"),
+            format!("{good},"),
+            good.replacen("\"z\": 1", "\"z\": 1,", 1),
+            good.replacen("\"z\": 1", "\"z\": NaN", 1),
+            good.replacen("\"z\": 1", "\"z\": 1e999", 1),
+            good.replacen("\"n\": 5", "\"n\": 5, \"n\": 5", 1),
+            good.replacen("\"n\": 5\n    }", "\"n\": 5\n    },", 1),
+            good.replacen("\"n\": 5", "\"n\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 1),
+            r#"{"format": "f"}"#.to_owned(),
+            r#"{"rows": 1}"#.to_owned(),
+            r#"{"rows": [1]}"#.to_owned(),
+            "{}".to_owned(),
+            "[]".to_owned(),
+        ] {
+            assert_eq!(read(&bad, 2), None, "{bad}");
+        }
+        // The depth limit counts from the document's top, as the ordinary parse does.
+        for levels in 58..64 {
+            let nest = format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+            let deep = good.replacen("\"n\": 5", &format!("\"n\": {nest}"), 1);
+            let whole = crate::json::parse_strict(deep.as_bytes()).is_ok();
+            assert_eq!(read(&deep, 2).is_some(), whole, "{levels}");
+            assert_eq!(whole, levels <= 61);
+        }
+        // Invalid UTF-8 in a string of a row or of the top level.
+        for at in [
+            good.find("\"},{\"").unwrap() + 1,
+            good.find("\"f\"").unwrap() + 1,
+        ] {
+            let mut bytes = good.clone().into_bytes();
+            bytes[at] = 0xff;
+            assert!(document(&bytes, 2, &keep_good).is_none(), "{at}");
+        }
+    }
+
+    #[test]
+    fn a_large_list_is_cut_at_proved_starts() {
+        let rows: Vec<Value> = (0..40_000)
+            .map(|n| json!({"n": n, "s": "},\n    {"}))
+            .collect();
+        let doc = doc_of(&rows, true);
+        assert!(doc.len() > PARALLEL_BYTES);
+        let first = first_row(&doc);
+        let sep = &doc.as_bytes()[doc.find('[').unwrap() + 1..first];
+        let starts = guesses(doc.as_bytes(), first, sep, 4);
+        assert_eq!(starts.len(), 4);
+        let (_, got) = read(&doc, 4).unwrap();
+        assert_eq!(got, rows);
     }
 }

@@ -35,7 +35,54 @@ fn parse_ledger(decl: &Declaration, v: &Value) -> crate::Result<Ledger> {
         (Err(a), Err(b)) => assert_eq!(a.reasons(), b.reasons()),
         _ => panic!("fast and ordinary paths disagree: {parsed:?} / {ordinary:?}"),
     }
+    // The rows parsed as `Node`s and checked through their view: the same rows or refusal.
+    let kept = Ledger::parse_kept(decl, &b, DEFAULT_MAX_INPUT_BYTES, &AsValue);
+    match (&parsed, &kept) {
+        (Ok(a), Ok(k)) => assert_eq!(&a.rows.iter().map(Row::to_value).collect::<Vec<_>>(), k),
+        (Err(a), Err(b)) => assert_eq!(a.reasons(), b.reasons()),
+        _ => panic!("parse and parse_kept disagree: {parsed:?} / {kept:?}"),
+    }
     parsed
+}
+
+/// Keeps each row whole, as a `Value` (to compare `parse_kept` with `parse`).
+struct AsValue;
+
+impl Keep for AsValue {
+    type Kept = Value;
+    fn keep<O: Obj>(&self, _: &Declaration, row: RowView<'_, O>) -> Value {
+        J::<O::V>::Object(row.0).to_value()
+    }
+}
+
+/// [`Row::check`] of `row` parsed as a [`json::Node`] and checked through its view by
+/// [`check_members`]: must agree with the `Value` path, reason for reason.
+#[track_caller]
+fn check_both_ways(decl: &Declaration, row: &Value) -> std::result::Result<Row, Vec<String>> {
+    let checked = Row::check(decl, row, "row");
+    let text = row.to_string();
+    let node = json::parse_node(&text, 2).unwrap();
+    let by_node = match &node {
+        json::Node::Object(m) => check_members(decl, m, &"row"),
+        other => Err(vec![format!(
+            "row: a row must be an object, not {}",
+            other.view().type_name()
+        )]),
+    };
+    assert_eq!(checked.as_ref().map(|_| ()).map_err(Clone::clone), by_node);
+    if let (Ok(r), json::Node::Object(m)) = (&checked, &node) {
+        // The accessors read the same through either view.
+        let (a, b) = (r.view(), RowView(m));
+        assert_eq!(
+            crate::portfolio::classify_view(decl, a),
+            crate::portfolio::classify_view(decl, b)
+        );
+        assert_eq!(
+            crate::report::RowSummary::of_view(decl, a),
+            crate::report::RowSummary::of_view(decl, b)
+        );
+    }
+    checked
 }
 
 #[test]
@@ -82,7 +129,7 @@ fn ledger_ok(decl: &Declaration, f: impl FnOnce(&mut Value)) -> Ledger {
 
 /// The reasons a row is refused for (panics when it is accepted).
 fn row_reasons(decl: &Declaration, row: &Value) -> Vec<String> {
-    match Row::check(decl, row, "row") {
+    match check_both_ways(decl, row) {
         Ok(r) => panic!("row accepted: {r:?}"),
         Err(reasons) => {
             assert!(!reasons.is_empty());
@@ -106,7 +153,7 @@ fn row_refused_once(decl: &Declaration, row: &Value, needles: &[&str]) {
 
 #[track_caller]
 fn row_ok(decl: &Declaration, row: &Value) -> Row {
-    match Row::check(decl, row, "row") {
+    match check_both_ways(decl, row) {
         Ok(r) => r,
         Err(reasons) => panic!("row refused:\n  {}", reasons.join("\n  ")),
     }
@@ -858,6 +905,48 @@ fn two_rows_naming_the_same_native_record_are_refused() {
         l["rows"][SCENARIO_ROW] = scenario_fail(&d, SCENARIO_1);
         l["rows"][SCENARIO_ROW + 1] = scenario_fail(&d, "scenario/bugfix-iso-weeks/02");
     });
+}
+
+#[test]
+fn a_row_or_record_three_times_names_the_one_before_each_time() {
+    let d = declaration();
+    let r = ledger_reasons(&d, |l| {
+        let copy = l["rows"][ARENA_ROW].clone();
+        let rows = l["rows"].as_array_mut().unwrap();
+        rows.push(copy.clone());
+        rows.push(copy);
+    });
+    assert_eq!(
+        r,
+        [
+            format!("ledger: rows[6]: scheduled attempt {ARENA_1} appears twice (also rows[0]); one row per schedule id, the original row stays"),
+            format!("ledger: rows[7]: scheduled attempt {ARENA_1} appears twice (also rows[6]); one row per schedule id, the original row stays"),
+        ]
+    );
+    let r = ledger_reasons(&d, |l| {
+        let a = scenario_fail(&d, SCENARIO_1);
+        let mut b = scenario_fail(&d, "scenario/bugfix-iso-weeks/02");
+        let mut c = scenario_fail(&d, FIXTURE_1);
+        b["native_record"] = a["native_record"].clone();
+        c["native_record"] = a["native_record"].clone();
+        l["rows"][SCENARIO_ROW] = a;
+        l["rows"][SCENARIO_ROW + 1] = b;
+        l["rows"][FIXTURE_ROW] = c;
+    });
+    let key = r[0]
+        .split("record ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    assert_eq!(
+        r,
+        [
+            format!("row scenario/bugfix-iso-weeks/02: native_record: record {key} already filled row {SCENARIO_1} (one record cannot fill two rows)"),
+            format!("row {FIXTURE_1}: native_record: record {key} already filled row scenario/bugfix-iso-weeks/02 (one record cannot fill two rows)"),
+        ]
+    );
 }
 
 // --- good rows ------------------------------------------------------------------------------

@@ -843,3 +843,10 @@ fn fixture_profile_and_option_differences_do_not_block() {
     );
     assert_eq!(c.blockers, ["profile differs", "option deviations"]);
 }
+
+#[test]
+fn every_outcome_is_at_its_own_index() {
+    for (i, o) in Outcome::ALL.iter().enumerate() {
+        assert_eq!(*o as usize, i, "{o:?}");
+    }
+}

@@ -779,7 +779,7 @@ fn text_shows_every_section_outcome_label_and_row() {
 /// summarised as it is checked (`Ledger::parse_kept` + `build_from`); JSON and text bytes.
 fn both_ways(decl: &Declaration, bytes: &[u8]) -> [(Vec<u8>, String); 2] {
     let whole = build(decl, &Ledger::parse(decl, bytes, u64::MAX).unwrap());
-    let kept = Ledger::parse_kept(decl, bytes, u64::MAX, |d, row| RowSummary::of(d, &row));
+    let kept = Ledger::parse_kept(decl, bytes, u64::MAX, &Summarise);
     let summarised = build_from(decl, kept.unwrap());
     [whole, summarised].map(|r| {
         let mut json = Vec::new();
@@ -817,6 +817,36 @@ fn mixed(d: &Declaration) -> Vec<Value> {
             json!({"interventions_decision_or_repair": [repair]}),
         ),
     ]
+}
+
+#[test]
+fn json_rows_written_in_shares_are_the_canonical_bytes() {
+    let d = declaration();
+    let one = report_of(&d, &mixed(&d));
+    for n in [
+        0,
+        1,
+        2,
+        PARALLEL_JSON_ROWS - 1,
+        PARALLEL_JSON_ROWS * 2 + 3,
+        PARALLEL_JSON_ROWS * 4,
+    ] {
+        let mut r = one.clone();
+        r.rows = (0..n)
+            .map(|i| {
+                let mut row = one.rows[i % one.rows.len()].clone();
+                row.schedule_id = format!("{}/{i}", row.schedule_id);
+                row
+            })
+            .collect();
+        let mut json = Vec::new();
+        write_json(&r, &mut json).unwrap();
+        let value = serde_json::to_value(&r).unwrap();
+        assert!(json == crate::json::canonical(&value), "{n} rows");
+        let mut owned = Vec::new();
+        write_json_owned(r, &mut owned).unwrap();
+        assert!(owned == json, "{n} rows, owned");
+    }
 }
 
 #[test]
@@ -882,8 +912,7 @@ fn the_summary_path_refuses_exactly_as_the_whole_parse() {
     ];
     for bytes in cases {
         let whole = Ledger::parse(&d, &bytes, u64::MAX).map(|_| ());
-        let kept =
-            Ledger::parse_kept(&d, &bytes, u64::MAX, |d, row| RowSummary::of(d, &row)).map(|_| ());
+        let kept = Ledger::parse_kept(&d, &bytes, u64::MAX, &Summarise).map(|_| ());
         let (whole, kept) = (whole.unwrap_err(), kept.unwrap_err());
         assert_eq!(whole.to_string(), kept.to_string());
         assert_eq!(format!("{whole:?}"), format!("{kept:?}"));
