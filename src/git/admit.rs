@@ -22,6 +22,8 @@ use gix::ObjectId;
 use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS};
 use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit};
 use super::tree::RecentTrees;
+
+mod flat;
 use crate::admission::{row_transition, RowChange};
 use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
@@ -419,7 +421,7 @@ impl<'r> Admission<'r> {
         let known = self.declaration_of_tree(p.tree, &format!("commit {parent}"))?;
         let decl = &known.decl;
 
-        let changes = self.tree_changes(p.tree, c.tree)?;
+        let (changes, records_checked) = self.step_changes(p.tree, c.tree)?;
         if let Some(b) = self.budget {
             let rows = changes
                 .iter()
@@ -450,6 +452,9 @@ impl<'r> Admission<'r> {
             }
         }
         for (dir, id) in new_trees {
+            if dir == RECORDS && records_checked == Some(id) {
+                continue; // its changed run was checked as the diff read it
+            }
             let mut buf = Vec::new();
             let what = || format!("tree {dir}");
             let data =
@@ -653,6 +658,90 @@ impl<'r> Admission<'r> {
         let child = read_row(self.repo, decl, new, sid, self.max_bytes, &rule)?;
         let change = row_transition(decl, &parent, &child, &rule)?;
         Ok((change, child))
+    }
+
+    /// The changes from P's tree `a` to C's tree `b`, in the general diff's order. When at the
+    /// top only `records/` and `rows/` changed (as trees), `records/` is compared as bytes
+    /// ([`flat::changes`]: P's tree is admitted, so only the run of entries that changed is read
+    /// and checked) and its id returned as already checked for Git's order; anything else goes
+    /// to the general diff.
+    fn step_changes(
+        &mut self,
+        a: ObjectId,
+        b: ObjectId,
+    ) -> Result<(Vec<TreeChange>, Option<ObjectId>)> {
+        use gix::objs::{Kind, TreeRefIter};
+        let hash = self.repo.object_hash();
+        let read = |trees: &RecentTrees<'_>, id: &ObjectId, buf: &mut Vec<u8>| -> Result<Vec<u8>> {
+            Ok(super::tree::read_object(trees, id, Kind::Tree, || "tree".into(), buf)?.to_vec())
+        };
+        let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
+        let (top_a, top_b) = (
+            read(&self.trees, &a, &mut buf_a)?,
+            read(&self.trees, &b, &mut buf_b)?,
+        );
+        let top = |data| -> Option<Vec<(gix::bstr::BString, EntryMode, ObjectId)>> {
+            TreeRefIter::from_bytes(data, hash)
+                .map(|e| {
+                    e.ok()
+                        .map(|e| (e.filename.to_owned(), e.mode, e.oid.to_owned()))
+                })
+                .collect()
+        };
+        let general = |s: &mut Self| Ok((s.tree_changes(a, b)?, None));
+        let (Some(ea), Some(eb)) = (top(&top_a), top(&top_b)) else {
+            return general(self);
+        };
+        if ea.len() != eb.len() {
+            return general(self);
+        }
+        let (mut changed, mut records, mut rows) = (Vec::new(), None, None);
+        for (x, y) in ea.iter().zip(&eb) {
+            if x.0 != y.0 {
+                return general(self);
+            }
+            if (x.1, x.2) == (y.1, y.2) {
+                continue;
+            }
+            if !(x.1.is_tree() && y.1.is_tree()) {
+                return general(self);
+            }
+            match x.0.as_slice() {
+                b"records" => records = Some((x.2, y.2)),
+                b"rows" => rows = Some((x.2, y.2)),
+                _ => return general(self),
+            }
+            changed.push(TreeChange {
+                path: x.0.clone(),
+                old: Some((x.1, x.2)),
+                new: Some((y.1, y.2)),
+            });
+        }
+        let Some((records_a, records_b)) = records else {
+            return general(self);
+        };
+        let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
+        let data_a = read(&self.trees, &records_a, &mut buf_a)?;
+        let data_b = read(&self.trees, &records_b, &mut buf_b)?;
+        let Some(flat) = flat::changes(&data_a, &data_b, hash.len_in_bytes()) else {
+            return general(self);
+        };
+        fn under(dir: &'static str, changes: Vec<TreeChange>) -> impl Iterator<Item = TreeChange> {
+            changes.into_iter().map(move |mut ch| {
+                let mut path = gix::bstr::BString::from(format!("{dir}/"));
+                path.extend_from_slice(&ch.path);
+                ch.path = path;
+                ch
+            })
+        }
+        // The general diff's order: the top level, then each changed directory's entries
+        // (`records` before `rows`), level by level.
+        changed.extend(under(RECORDS, flat));
+        if let Some((rows_a, rows_b)) = rows {
+            let below = self.tree_changes(rows_a, rows_b)?;
+            changed.extend(under(ROWS, below));
+        }
+        Ok((changed, Some(records_b)))
     }
 
     /// The changes between two trees, skipping unchanged subtrees.
