@@ -455,11 +455,8 @@ impl<'r> Admission<'r> {
             if dir == RECORDS && records_checked == Some(id) {
                 continue; // its changed run was checked as the diff read it
             }
-            let mut buf = Vec::new();
-            let what = || format!("tree {dir}");
-            let data =
-                super::tree::read_object(&self.trees, &id, gix::objs::Kind::Tree, what, &mut buf)?;
-            if let Some(bad) = noncanonical_entry(data, self.repo.object_hash().len_in_bytes()) {
+            let data = self.trees.tree(&id, || format!("tree {dir}"))?;
+            if let Some(bad) = noncanonical_entry(&data, self.repo.object_hash().len_in_bytes()) {
                 let dir = if dir.is_empty() {
                     "the root tree".to_owned()
                 } else {
@@ -670,16 +667,10 @@ impl<'r> Admission<'r> {
         a: ObjectId,
         b: ObjectId,
     ) -> Result<(Vec<TreeChange>, Option<ObjectId>)> {
-        use gix::objs::{Kind, TreeRefIter};
+        use gix::objs::TreeRefIter;
         let hash = self.repo.object_hash();
-        let read = |trees: &RecentTrees<'_>, id: &ObjectId, buf: &mut Vec<u8>| -> Result<Vec<u8>> {
-            Ok(super::tree::read_object(trees, id, Kind::Tree, || "tree".into(), buf)?.to_vec())
-        };
-        let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
-        let (top_a, top_b) = (
-            read(&self.trees, &a, &mut buf_a)?,
-            read(&self.trees, &b, &mut buf_b)?,
-        );
+        let read = |trees: &RecentTrees<'_>, id: &ObjectId| trees.tree(id, || "tree".into());
+        let (top_a, top_b) = (read(&self.trees, &a)?, read(&self.trees, &b)?);
         let top = |data| -> Option<Vec<(gix::bstr::BString, EntryMode, ObjectId)>> {
             TreeRefIter::from_bytes(data, hash)
                 .map(|e| {
@@ -720,9 +711,8 @@ impl<'r> Admission<'r> {
         let Some((records_a, records_b)) = records else {
             return general(self);
         };
-        let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
-        let data_a = read(&self.trees, &records_a, &mut buf_a)?;
-        let data_b = read(&self.trees, &records_b, &mut buf_b)?;
+        let data_a = read(&self.trees, &records_a)?;
+        let data_b = read(&self.trees, &records_b)?;
         let Some(flat) = flat::changes(&data_a, &data_b, hash.len_in_bytes()) else {
             return general(self);
         };

@@ -4,6 +4,7 @@
 
 use gix::objs::{Find, Kind, TreeRefIter};
 use gix::ObjectId;
+use std::rc::Rc;
 
 use super::show_str;
 use crate::error::{Error, Result};
@@ -263,10 +264,10 @@ pub fn blob_sha256(repo: &gix::Repository, commit: ObjectId, path: &str) -> Resu
 /// An object store that keeps the last few large trees it read. One admission step reads its
 /// parent's and its child's changed trees (the diff) and the child's again (the canonical-tree
 /// check), and the next step's parent is this step's child: without it each version of the
-/// flat `records/` tree (~75 bytes per filled row) was inflated three times by `verify`.
+/// flat `records/` tree (~100 bytes per filled row) was inflated three times by `verify`.
 pub(crate) struct RecentTrees<'r> {
     objects: &'r gix::OdbHandle,
-    kept: std::cell::RefCell<std::collections::VecDeque<(ObjectId, Vec<u8>)>>,
+    kept: std::cell::RefCell<std::collections::VecDeque<(ObjectId, Rc<[u8]>)>>,
 }
 
 impl<'r> RecentTrees<'r> {
@@ -281,6 +282,37 @@ impl<'r> RecentTrees<'r> {
             kept: Default::default(),
         }
     }
+
+    fn kept(&self, id: &gix::oid) -> Option<Rc<[u8]>> {
+        let kept = self.kept.borrow();
+        kept.iter()
+            .find(|(k, _)| k.as_ref() == id)
+            .map(|(_, d)| d.clone())
+    }
+
+    fn keep(&self, id: &gix::oid, data: &[u8]) -> Option<Rc<[u8]>> {
+        if data.len() < Self::MIN_BYTES {
+            return None;
+        }
+        let data: Rc<[u8]> = Rc::from(data);
+        let mut kept = self.kept.borrow_mut();
+        if kept.len() == Self::KEEP {
+            kept.pop_front();
+        }
+        kept.push_back((id.to_owned(), data.clone()));
+        Some(data)
+    }
+
+    /// The bytes of the tree `id`, shared with the store when it keeps them (no copy); errors
+    /// as [`read_object`]'s.
+    pub(crate) fn tree(&self, id: &gix::oid, what: impl FnOnce() -> String) -> Result<Rc<[u8]>> {
+        if let Some(data) = self.kept(id) {
+            return Ok(data);
+        }
+        let mut buf = Vec::new();
+        let data = read_object(self.objects, id, Kind::Tree, what, &mut buf)?;
+        Ok(self.keep(id, data).unwrap_or_else(|| Rc::from(data)))
+    }
 }
 
 impl Find for RecentTrees<'_> {
@@ -289,19 +321,15 @@ impl Find for RecentTrees<'_> {
         id: &gix::oid,
         buffer: &'a mut Vec<u8>,
     ) -> gix::error::Result<Option<gix::objs::Data<'a>>> {
-        if let Some((_, data)) = self.kept.borrow().iter().find(|(k, _)| k.as_ref() == id) {
+        if let Some(data) = self.kept(id) {
             buffer.clear();
-            buffer.extend_from_slice(data);
+            buffer.extend_from_slice(&data);
             return Ok(Some(gix::objs::Data::new(buffer, Kind::Tree, id.kind())));
         }
         let found = self.objects.try_find(id, buffer)?;
         if let Some(d) = &found {
-            if d.kind == Kind::Tree && d.data.len() >= Self::MIN_BYTES {
-                let mut kept = self.kept.borrow_mut();
-                if kept.len() == Self::KEEP {
-                    kept.pop_front();
-                }
-                kept.push_back((id.to_owned(), d.data.to_vec()));
+            if d.kind == Kind::Tree {
+                self.keep(id, d.data);
             }
         }
         Ok(found)
@@ -337,6 +365,10 @@ mod tests {
             assert_eq!((got.kind, got.data), (want.kind, want.data));
         }
         let kept: Vec<ObjectId> = trees.kept.borrow().iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            &*trees.tree(&big, || "big".into()).unwrap(),
+            &*trees.kept(&big).unwrap()
+        );
         assert_eq!(kept, [big], "only the large tree is kept, once");
         let missing = ObjectId::from_hex(b"0123456789012345678901234567890123456789").unwrap();
         assert!(trees.try_find(&missing, &mut Vec::new()).unwrap().is_none());

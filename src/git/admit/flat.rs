@@ -100,13 +100,14 @@ fn entry(e: &[u8], w: usize) -> Option<(&[u8], ObjectId)> {
     Some((name, ObjectId::try_from(&rest[1..]).ok()?))
 }
 
-/// How many bytes `a` and `b` share at their start.
+/// How many bytes `a` and `b` share at their start (compared a block at a time, then a byte).
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    const CHUNK: usize = 64;
     let n = a.len().min(b.len());
     let mut i = 0;
-    while i + CHUNK <= n && a[i..i + CHUNK] == b[i..i + CHUNK] {
-        i += CHUNK;
+    for block in [4096, 64] {
+        while i + block <= n && a[i..i + block] == b[i..i + block] {
+            i += block;
+        }
     }
     while i < n && a[i] == b[i] {
         i += 1;
@@ -116,12 +117,13 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 
 /// How many bytes `a` and `b` share at their end.
 fn common_suffix(a: &[u8], b: &[u8]) -> usize {
-    const CHUNK: usize = 64;
     let n = a.len().min(b.len());
     let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
     let mut i = 0;
-    while i + CHUNK <= n && a[n - i - CHUNK..n - i] == b[n - i - CHUNK..n - i] {
-        i += CHUNK;
+    for block in [4096, 64] {
+        while i + block <= n && a[n - i - block..n - i] == b[n - i - block..n - i] {
+            i += block;
+        }
     }
     while i < n && a[n - i - 1] == b[n - i - 1] {
         i += 1;
@@ -268,5 +270,9 @@ mod tests {
         assert_eq!(common_suffix(&x, &[7; 200]), 49);
         assert_eq!(common_suffix(&[7; 200], &[7; 130]), 130);
         assert_eq!(common_suffix(b"abc", b"xbc"), 2);
+        let mut y = vec![7; 10_000];
+        y[6000] = 8;
+        assert_eq!(common_prefix(&y, &[7; 10_000]), 6000);
+        assert_eq!(common_suffix(&y, &[7; 10_000]), 3999);
     }
 }
