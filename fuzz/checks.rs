@@ -70,9 +70,31 @@ pub fn declaration(data: &[u8]) {
 /// Bytes as the ledger of the embedded campaign → `Ledger::parse`; an admitted ledger renders
 /// without panicking and its canonical bytes re-parse to an equal ledger.
 pub fn ledger(decl: &Declaration, data: &[u8]) {
-    let Ok(ledger) = Ledger::parse(decl, data, DEFAULT_MAX_INPUT_BYTES) else {
+    // The fast path only says yes: whatever `parse` accepts, the ordinary path (a `Value`
+    // document, every row checked as a `Map`) accepts too, as the same ledger; and so does the
+    // report's path (rows checked as borrowed nodes), giving the same report.
+    let ordinary = json::parse_document(data, "ledger", DEFAULT_MAX_INPUT_BYTES)
+        .and_then(|v| Ledger::from_owned_value(decl, v));
+    let parsed = Ledger::parse(decl, data, DEFAULT_MAX_INPUT_BYTES);
+    match (&parsed, &ordinary) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Err(_), Err(_)) => {}
+        _ => panic!("fast and ordinary parse disagree: {parsed:?} / {ordinary:?}"),
+    }
+    let summarised = Ledger::parse_kept(decl, data, DEFAULT_MAX_INPUT_BYTES, &report::Summarise)
+        .map(|rows| report_json(&report::build_from(decl, rows)));
+    let Ok(ledger) = parsed else {
+        assert!(
+            summarised.is_err(),
+            "the report's path accepted a refused ledger"
+        );
         return;
     };
+    let whole = report_json(&report::build(decl, &ledger));
+    assert_eq!(
+        summarised.expect("the report's path accepts a ledger parse accepts"),
+        whole
+    );
     assert_eq!(ledger.rows.len(), decl.schedule_len());
     for (row, entry) in ledger.rows.iter().zip(decl.schedule()) {
         assert_eq!(row.schedule_id(), entry.id);
@@ -85,6 +107,13 @@ pub fn ledger(decl: &Declaration, data: &[u8]) {
     let again = Ledger::parse(decl, &bytes, u64::MAX).expect("canonical bytes re-parse");
     assert_eq!(again, ledger);
     assert_eq!(again.canonical(decl), bytes);
+}
+
+/// A report's JSON bytes.
+fn report_json(r: &report::Report) -> Vec<u8> {
+    let mut out = Vec::new();
+    report::write_json(r, &mut out).expect("writing to memory");
+    out
 }
 
 /// The report of a checked ledger, as JSON (which must be strict JSON) and as text.
