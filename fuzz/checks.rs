@@ -41,6 +41,17 @@ pub fn declaration(data: &[u8]) {
         );
         assert_eq!(d.bytes, data);
         assert_eq!(d.sha256, git_ledger::sha256_hex(data));
+        // The fast paths only say yes: an accepted declaration is strict JSON whose `schedule`
+        // is exactly the one computed (or, for a draft, absent).
+        let v = json::parse_strict(data).expect("an accepted declaration is strict JSON");
+        let computed: Vec<serde_json::Value> = d
+            .schedule()
+            .map(|e| serde_json::json!({"id": e.id, "task": e.task, "repetition": e.repetition}))
+            .collect();
+        match mode {
+            Mode::Declaration => assert_eq!(v.get("schedule"), Some(&computed.into())),
+            Mode::Draft => assert_eq!(v.get("schedule"), None),
+        }
         assert!(declaration::is_valid_id(&d.id));
         let _ = d.short_hash();
         for (i, e) in d.schedule().enumerate() {
