@@ -109,14 +109,11 @@ impl<'de> Visitor<'de> for Prefix {
                 return Err(give_up());
             }
             if key == "schedule" {
-                map.next_value_seed(Expected {
-                    tasks: Vec::new(),
-                    repetitions: 0,
-                    width: 0,
-                })?;
+                // The placeholder `[]`, and nothing after it.
+                let placeholder = map.next_value::<Vec<IgnoredAny>>()?;
                 return match map.next_key::<IgnoredAny>()? {
-                    None => Ok(out),
-                    Some(_) => Err(give_up()),
+                    None if placeholder.is_empty() => Ok(out),
+                    _ => Err(give_up()),
                 };
             }
             let v = map.next_value_seed(StrictSeed { depth: 1 })?;

@@ -69,11 +69,18 @@ impl Store for FileStore {
     }
 
     fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
+        // `<kind>:<id>`, compared in parts: no key is built per row of the ledger.
+        let Some((kind, id)) = key.split_once(':') else {
+            return Ok(None);
+        };
         Ok(self
             .ledger
             .rows
             .iter()
-            .find(|r| r.native_record().is_some_and(|n| n.key() == key))
+            .find(|r| {
+                r.native_record()
+                    .is_some_and(|n| n.kind == kind && n.id == id)
+            })
             .map(|r| format!("row {}", r.schedule_id())))
     }
 
