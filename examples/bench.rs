@@ -11,7 +11,9 @@
 //! Times are the best of several runs (the machine is shared); memory is the maximum resident
 //! set size that `/usr/bin/time -v` reports.
 
-use std::io::{Read, Write};
+#[path = "common/cat_file.rs"]
+mod cat_file;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -291,32 +293,6 @@ impl Campaign {
 
 // --- pin ---------------------------------------------------------------------------------
 
-/// `git cat-file --batch` streaming every blob id in `ids` (one per line); returns the bytes read.
-fn cat_file(dir: &Path, ids: &str) -> u64 {
-    let mut child = cmd("git", dir)
-        .args(["cat-file", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn git cat-file");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let ids = ids.to_owned();
-    let writer = std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut buf = vec![0u8; 1 << 20];
-    let mut n = 0u64;
-    loop {
-        match stdout.read(&mut buf) {
-            Ok(0) => break,
-            Ok(k) => n += k as u64,
-            Err(e) => panic!("read: {e}"),
-        }
-    }
-    writer.join().expect("writer").expect("write ids");
-    assert!(child.wait().expect("wait").success());
-    n
-}
-
 fn bench_pin(t: &mut Table, label: &str, repo_dir: &Path, path: &str) {
     let repo = git_ledger::git::open(Some(repo_dir)).expect("open");
     let commit = git_ledger::git::resolve_commit(&repo, "HEAD").expect("HEAD");
@@ -350,7 +326,7 @@ fn bench_pin(t: &mut Table, label: &str, repo_dir: &Path, path: &str) {
     });
     let cat = best(5, || {
         let s = Instant::now();
-        assert!(cat_file(repo_dir, &ids) >= bytes);
+        assert!(cat_file::stream(cmd("git", repo_dir), &ids) >= bytes);
         s.elapsed()
     });
     let script = concat!(

@@ -12,9 +12,11 @@
 //! Run: `cargo run --release --example defhash_bench -- --files 5000 --mb 50`
 //! (defaults 20000 files / 200 MB; `--keep DIR` builds in DIR and leaves it there).
 
-use std::io::{Read, Write};
+#[path = "common/cat_file.rs"]
+mod cat_file;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -122,32 +124,6 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     (best, out.expect("at least one run"))
 }
 
-fn cat_file_stream(dir: &Path, ids: &str) -> u64 {
-    let mut child = pinned(Command::new("git"))
-        .current_dir(dir)
-        .args(["cat-file", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn git cat-file");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let ids = ids.to_owned();
-    let writer = std::thread::spawn(move || stdin.write_all(ids.as_bytes()));
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut buf = vec![0u8; 1 << 20];
-    let mut n = 0u64;
-    loop {
-        match stdout.read(&mut buf) {
-            Ok(0) => break,
-            Ok(k) => n += k as u64,
-            Err(e) => panic!("read: {e}"),
-        }
-    }
-    writer.join().expect("writer").expect("write ids");
-    assert!(child.wait().expect("wait").success());
-    n
-}
-
 fn python(dir: &Path, commit: &str) -> String {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -191,7 +167,11 @@ fn measure(dir: &Path, label: &str, total: u64) {
     line("git-ledger definition hash (1 thread)", d);
     assert_eq!(ours, one);
     let ids: String = git(dir, &["ls-tree", "-r", "--object-only", "HEAD", "seed"]) + "\n";
-    let (d, n) = best(3, || cat_file_stream(dir, &ids));
+    let (d, n) = best(3, || {
+        let mut git = pinned(Command::new("git"));
+        git.current_dir(dir);
+        cat_file::stream(git, &ids)
+    });
     assert!(n >= total);
     line("git cat-file --batch (read only)", d);
     let (d, py) = best(1, || python(dir, &commit.to_string()));

@@ -23,6 +23,10 @@
 //! The test `examples::ledger_json_is_what_importing_the_examples_produces` re-runs that import
 //! with the built binary and compares the bytes.
 
+#[path = "common/profile_argv.rs"]
+mod profile_argv;
+use profile_argv::declared_argv;
+
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -163,34 +167,6 @@ fn path(p: &Path) -> String {
 /// Canonical JSON bytes, as the tool writes every document.
 fn canonical(v: &Value) -> Vec<u8> {
     git_ledger::json::canonical(v)
-}
-
-/// The flags the harnesses write for the declared profile (the declared configuration of
-/// import.md), with `extra` appended.
-fn declared_argv(decl: &Declaration, extra: &[&str]) -> Vec<String> {
-    let p = &decl.profile;
-    let mut argv = vec![
-        "--provider".to_owned(),
-        p.provider.clone().unwrap_or_default(),
-    ];
-    if p.joint_planning {
-        argv.push("--joint-planning".into());
-    }
-    argv.extend(p.extra_options.iter().cloned());
-    if let Some(b) = p.roles.get("builder") {
-        argv.push("--reasoning-effort".into());
-        argv.push(b.effort.clone());
-    }
-    for (role, spec) in &p.roles {
-        argv.push(format!("--{role}-model"));
-        argv.push(spec.model.clone());
-    }
-    for (role, spec) in p.roles.iter().filter(|(r, _)| *r != "builder") {
-        argv.push(format!("--{role}-reasoning-effort"));
-        argv.push(spec.effort.clone());
-    }
-    argv.extend(extra.iter().map(|s| s.to_string()));
-    argv
 }
 
 /// Hidden test names of the scenario tasks the examples grade.

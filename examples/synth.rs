@@ -25,6 +25,10 @@
 //!
 //! Everything is deterministic for a seed (fixed identities and dates, no network).
 
+#[path = "common/profile_argv.rs"]
+mod profile_argv;
+use profile_argv::declared_argv;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -247,32 +251,6 @@ fn draft(a: &Args) -> Value {
     d
 }
 
-/// The flags the harness writes for the declared profile.
-fn declared_argv(decl: &Declaration) -> Vec<String> {
-    let p = &decl.profile;
-    let mut argv = vec![
-        "--provider".to_owned(),
-        p.provider.clone().unwrap_or_default(),
-    ];
-    if p.joint_planning {
-        argv.push("--joint-planning".into());
-    }
-    argv.extend(p.extra_options.iter().cloned());
-    if let Some(b) = p.roles.get("builder") {
-        argv.push("--reasoning-effort".into());
-        argv.push(b.effort.clone());
-    }
-    for (role, spec) in &p.roles {
-        argv.push(format!("--{role}-model"));
-        argv.push(spec.model.clone());
-    }
-    for (role, spec) in p.roles.iter().filter(|(r, _)| *r != "builder") {
-        argv.push(format!("--{role}-reasoning-effort"));
-        argv.push(spec.effort.clone());
-    }
-    argv
-}
-
 /// The `result.json` of the run filling schedule entry `index` (task `t`), with an outcome
 /// drawn from a realistic mix: verified passes, passes without oracle evidence, false
 /// completions, honest blockers, errors and skips.
@@ -440,7 +418,7 @@ fn main() {
     }
 
     // Records on disk, converted into rows exactly as `import` converts them.
-    let argv = declared_argv(&decl);
+    let argv = declared_argv(&decl, &[]);
     let runtime_bytes = git_ledger::json::canonical(&runtime(&decl));
     write(&out.join("runtime.json"), &runtime_bytes);
     let runtime =

@@ -25,29 +25,6 @@ fn pretty(v: &Value) -> Vec<u8> {
     b
 }
 
-const FIELDS: [&str; 20] = [
-    "schedule_id",
-    "task_id",
-    "repetition",
-    "evidence",
-    "native_outcome",
-    "native_status",
-    "reason",
-    "source_revision",
-    "runtime_identity",
-    "actual_models_and_efforts",
-    "runner_options",
-    "option_deviations",
-    "oracle_checks",
-    "evidence_refs",
-    "elapsed_seconds",
-    "usage",
-    "estimated_usd",
-    "spent_budget",
-    "interventions_decision_or_repair",
-    "native_record",
-];
-
 const RULES: [&str; 10] = [
     "one_row_per_schedule_id",
     "retry_needs_new_schedule",
@@ -95,7 +72,7 @@ fn declaration(repetitions: u64) -> Value {
         "runner_tools": { "path": "arena/runner-tools", "sha256": hex('d', 64), "files": 4 },
         "runtime_requirements": { "python": "3.12.7" },
         "acceptance": acceptance,
-        "attempt_fields": FIELDS,
+        "attempt_fields": git_ledger::declaration::STANDARD_FIELDS,
         "tasks": tasks.iter().enumerate().map(|(i, (id, evidence, minutes))| json!({
             "id": id,
             "kind": "scenario",
