@@ -322,6 +322,9 @@ impl<'r> Admission<'r> {
 
     /// Whether `b` follows `a` by admitted steps: `a` on `b`'s first-parent chain and every
     /// commit after it admitted. `Ok(Ok(steps))` when it does, `Ok(Err(reasons))` when not.
+    /// `a` itself is taken as admitted, as every step takes its parent (what a step leaves
+    /// unchanged, whole trees or the shared run of `records/`, is not checked again); whether
+    /// `a` is admitted is `verify`'s question.
     pub fn follows(
         &mut self,
         a: ObjectId,
