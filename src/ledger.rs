@@ -814,7 +814,7 @@ impl Ledger {
         path: &std::path::Path,
         max_input_bytes: u64,
     ) -> Result<Ledger> {
-        let bytes = json::read_bounded(path, max_input_bytes)?;
+        let bytes = json::read_mapped(path, max_input_bytes)?;
         Self::parse(decl, &bytes, max_input_bytes).map_err(|e| e.context(path.display()))
     }
 

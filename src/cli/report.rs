@@ -69,7 +69,7 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             // The ledger file is read while the declaration is parsed (neither needs the other;
             // the declaration's fault, if any, is still the one reported).
             let path = ledger_path.clone();
-            let reading = std::thread::spawn(move || json::read_bounded(&path, max));
+            let reading = std::thread::spawn(move || json::read_mapped(&path, max));
             let decl = Declaration::read(decl_path, max)?;
             let bytes = reading
                 .join()
