@@ -128,8 +128,16 @@ pub fn main() -> i32 {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     // A reader that goes away (`git ledger report | head -1`) is not an error: noticed here,
-    // and the command's failed write then ends quietly with status 0.
-    let mut out = term::PipeWatch::new(stdout.lock());
+    // and the command's failed write then ends quietly with status 0. On a terminal each line
+    // shows as it is written; into a pipe or file the output goes in blocks (the text report
+    // of 100,000 rows was 100,000 `write` calls, a sixth of its time).
+    let lock = stdout.lock();
+    let inner: Box<dyn Write> = if std::io::IsTerminal::is_terminal(&lock) {
+        Box::new(lock)
+    } else {
+        Box::new(std::io::BufWriter::with_capacity(1 << 16, lock))
+    };
+    let mut out = term::PipeWatch::new(inner);
     let mut err = stderr.lock();
     let json = cli.command.wants_json();
     let result = {
