@@ -793,7 +793,7 @@ impl Ledger {
         bytes: &[u8],
         max_input_bytes: u64,
         keep: &K,
-    ) -> Result<Vec<K::Kept>> {
+    ) -> Result<KeptRows<K::Kept>> {
         if bytes.len() as u64 <= max_input_bytes {
             if let Some(kept) = fast::parse_kept(decl, bytes, keep) {
                 return Ok(kept);
@@ -801,11 +801,14 @@ impl Ledger {
         }
         let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
         let ledger = Self::from_owned_value(decl, value)?;
-        Ok(ledger
-            .rows
-            .iter()
-            .map(|row| keep.keep(decl, row.view()))
-            .collect())
+        let rows = ledger.rows.iter().enumerate();
+        Ok(KeptRows(vec![rows
+            .map(|(pos, row)| Placed {
+                pos,
+                record: None,
+                kept: keep.keep(decl, row.view()),
+            })
+            .collect()]))
     }
 
     /// Read and check a ledger file.
@@ -930,30 +933,6 @@ fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
     }
 }
 
-/// What [`assemble`] needs of a checked row: its schedule id and its record's key. A [`Row`]
-/// answers from its fields; a [`Kept`] summary answers from what it kept of them.
-trait Slot {
-    /// What the ledger keeps of the row once the ledger-level checks are done with it.
-    type Kept;
-    fn schedule_id(&self) -> &str;
-    /// The record key (`<kind>:<id>`), asked once.
-    fn take_record_key(&mut self) -> Option<String>;
-    fn into_kept(self) -> Self::Kept;
-}
-
-impl Slot for Row {
-    type Kept = Row;
-    fn schedule_id(&self) -> &str {
-        Row::schedule_id(self)
-    }
-    fn take_record_key(&mut self) -> Option<String> {
-        self.native_record().map(|rec| rec.key())
-    }
-    fn into_kept(self) -> Row {
-        self
-    }
-}
-
 /// What [`Ledger::parse_kept`] keeps of each checked row, read through a [`RowView`] (on the
 /// fast path a row is never a [`Row`]).
 pub trait Keep: Sync {
@@ -961,36 +940,71 @@ pub trait Keep: Sync {
     fn keep<O: Obj>(&self, decl: &Declaration, row: RowView<'_, O>) -> Self::Kept;
 }
 
-/// What a caller keeps of a checked row (see [`Ledger::parse_kept`]), with the row's schedule
-/// id and record key for the ledger-level checks.
-struct Kept<T> {
-    schedule_id: String,
-    record_key: Option<String>,
+/// What [`Ledger::parse_kept`] kept of every row, in schedule order. The rows stay in the
+/// lists each core kept them in (moving 100,000 kept rows into one list took a pass on one
+/// core, and fresh memory, for nothing: they are read once, in order).
+pub struct KeptRows<T>(Vec<Vec<Placed<T>>>);
+
+/// What the fast path keeps of a checked row: the caller's part, and what the ledger-level
+/// rules ask of the row, found on the core that parsed it.
+pub(crate) struct Placed<T> {
+    /// The row's position in the schedule.
+    pos: usize,
+    /// Its record key (`<kind>:<id>`), hashed: equal keys hash alike.
+    record: Option<u64>,
     kept: T,
 }
 
-impl<T> Kept<T> {
-    fn of<O: Obj, K: Keep<Kept = T>>(decl: &Declaration, row: RowView<'_, O>, keep: &K) -> Kept<T> {
-        Kept {
-            schedule_id: row.schedule_id().to_owned(),
-            record_key: row.native_record().map(|rec| rec.key()),
-            kept: keep.keep(decl, row),
+impl<T> KeptRows<T> {
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The rows, in schedule order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.0.iter().flatten().map(|p| &p.kept)
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for KeptRows<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T> IntoIterator for KeptRows<T> {
+    type Item = T;
+    type IntoIter = KeptIter<T>;
+    fn into_iter(self) -> KeptIter<T> {
+        KeptIter {
+            left: self.len(),
+            rows: self.0.into_iter().flatten(),
         }
     }
 }
 
-impl<T> Slot for Kept<T> {
-    type Kept = T;
-    fn into_kept(self) -> T {
-        self.kept
+/// The rows of [`KeptRows`], in schedule order.
+pub struct KeptIter<T> {
+    rows: std::iter::Flatten<std::vec::IntoIter<Vec<Placed<T>>>>,
+    left: usize,
+}
+
+impl<T> Iterator for KeptIter<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        let row = self.rows.next()?;
+        self.left -= 1;
+        Some(row.kept)
     }
-    fn schedule_id(&self) -> &str {
-        &self.schedule_id
-    }
-    fn take_record_key(&mut self) -> Option<String> {
-        self.record_key.take()
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
     }
 }
+
+impl<T> ExactSizeIterator for KeptIter<T> {}
 
 /// The ledger of checked rows, in document order: one row per schedule id, in schedule order,
 /// one record per row, none missing. `r` holds the reasons found so far.
@@ -998,16 +1012,16 @@ fn assemble(decl: &Declaration, r: Reasons, rows: impl Iterator<Item = Checked>)
     Ok(Ledger {
         declaration_id: decl.id.clone(),
         declaration_sha256: decl.sha256.clone(),
-        rows: assemble_slots(decl, r, rows)?,
+        rows: assemble_rows(decl, r, rows)?,
     })
 }
 
-/// [`assemble`] of any kind of checked row: the rows in schedule order.
-fn assemble_slots<T: Slot>(
+/// The checked rows of [`assemble`], in schedule order.
+fn assemble_rows(
     decl: &Declaration,
     mut r: Reasons,
-    rows: impl Iterator<Item = Checked<T>>,
-) -> Result<Vec<T::Kept>> {
+    rows: impl Iterator<Item = Checked>,
+) -> Result<Vec<Row>> {
     let n = decl.schedule_len();
     // The rows, while they come in schedule order. A ledger whose rows do not (one out of
     // order, a gap, a refused row) is refused below, so nothing after that is kept.
@@ -1040,9 +1054,9 @@ fn assemble_slots<T: Slot>(
             }
         }
         match checked {
-            Ok(mut row) => {
+            Ok(row) => {
                 let pos = pos.expect("checked");
-                if let Some(key) = row.take_record_key() {
+                if let Some(key) = row.native_record().map(|rec| rec.key()) {
                     if let Some(other) = records.get_mut(&key) {
                         let other = std::mem::replace(other, pos);
                         r.push(format!("row {}: native_record: record {key} already filled row {} (one record cannot fill two rows)", row.schedule_id(), decl.schedule_at(other).id));
@@ -1059,7 +1073,7 @@ fn assemble_slots<T: Slot>(
                     _ => furthest = Some(pos),
                 }
                 if pos == out.len() {
-                    out.push(row.into_kept());
+                    out.push(row);
                 }
             }
             Err((_, reasons)) => r.extend(reasons),

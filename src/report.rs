@@ -204,44 +204,38 @@ impl Keep for Summarise {
 
 /// Build the report of a checked ledger.
 pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
-    let rows = ledger
-        .rows
-        .iter()
-        .map(|r| RowSummary::of(decl, r))
-        .collect();
-    build_from(decl, rows)
+    build_from(decl, ledger.rows.iter().map(|r| RowSummary::of(decl, r)))
 }
 
-/// Build the report from the summaries of a checked ledger's rows, in schedule order.
-pub fn build_from(decl: &Declaration, summaries: Vec<RowSummary>) -> Report {
-    let mut sections = BTreeMap::new();
-    let mut rows = Vec::with_capacity(summaries.len());
-    for evidence in [Evidence::Live, Evidence::Fixture] {
-        let mut s = Section::empty();
-        // Each outcome's count and rows, by the outcome's place in `Outcome::ALL`.
-        let mut outcomes: Vec<OutcomeCount> = Outcome::ALL
-            .iter()
-            .map(|_| OutcomeCount::default())
-            .collect();
-        for row in &summaries {
-            if row.evidence != evidence {
-                continue;
-            }
-            let c = &row.classification;
-            let id = row.schedule_id.clone();
-            s.scheduled += 1;
-            let oc = &mut outcomes[c.outcome as usize];
-            oc.count += 1;
-            oc.rows.push(id.clone());
-            for b in &c.blockers {
-                s.comparison.blockers.push(Blocker {
-                    schedule_id: id.clone(),
-                    why: b.clone(),
-                });
-            }
-            if row.deferred {
-                continue;
-            }
+/// Build the report from the summaries of a checked ledger's rows, in schedule order, in one
+/// pass (each summary is read once and moved into its report row).
+pub fn build_from(decl: &Declaration, summaries: impl IntoIterator<Item = RowSummary>) -> Report {
+    let summaries = summaries.into_iter();
+    let mut rows = Vec::with_capacity(summaries.size_hint().0);
+    // Live, then fixture: each section, with each outcome's count and rows by the outcome's
+    // place in `Outcome::ALL`.
+    let mut open: [(Section, Vec<OutcomeCount>); 2] = std::array::from_fn(|_| {
+        let outcomes = Outcome::ALL.iter().map(|_| OutcomeCount::default());
+        (Section::empty(), outcomes.collect())
+    });
+    for row in summaries {
+        let (s, outcomes) = &mut open[match row.evidence {
+            Evidence::Live => 0,
+            Evidence::Fixture => 1,
+        }];
+        let c = &row.classification;
+        let id = &row.schedule_id;
+        s.scheduled += 1;
+        let oc = &mut outcomes[c.outcome as usize];
+        oc.count += 1;
+        oc.rows.push(id.clone());
+        for b in &c.blockers {
+            s.comparison.blockers.push(Blocker {
+                schedule_id: id.clone(),
+                why: b.clone(),
+            });
+        }
+        if !row.deferred {
             s.attempted += 1;
             let (decisions, repairs) = (row.decisions, row.repairs);
             s.decisions += decisions;
@@ -274,6 +268,19 @@ pub fn build_from(decl: &Declaration, summaries: Vec<RowSummary>) -> Report {
                 });
             }
         }
+        let c = row.classification;
+        rows.push(RowReport {
+            schedule_id: row.schedule_id,
+            section: row.evidence.as_str(),
+            native_outcome: row.native_outcome,
+            native_status: row.native_status,
+            outcome: c.outcome.key(),
+            gaps: c.gaps,
+            limits: c.limits,
+        });
+    }
+    let mut sections = BTreeMap::new();
+    for (evidence, (mut s, outcomes)) in [Evidence::Live, Evidence::Fixture].into_iter().zip(open) {
         for (o, counted) in Outcome::ALL.iter().zip(outcomes) {
             s.outcomes.insert(o.key(), counted);
         }
@@ -290,18 +297,6 @@ pub fn build_from(decl: &Declaration, summaries: Vec<RowSummary>) -> Report {
             s.comparison.sentence = Some(sentence(decl, evidence, &s));
         }
         sections.insert(evidence.as_str(), s);
-    }
-    for row in summaries {
-        let c = row.classification;
-        rows.push(RowReport {
-            schedule_id: row.schedule_id,
-            section: row.evidence.as_str(),
-            native_outcome: row.native_outcome,
-            native_status: row.native_status,
-            outcome: c.outcome.key(),
-            gaps: c.gaps,
-            limits: c.limits,
-        });
     }
     Report {
         declaration: DeclarationRef {
