@@ -158,6 +158,9 @@ pub struct RowSummary {
     repairs: usize,
     estimated_usd: Option<f64>,
     elapsed_seconds: Option<f64>,
+    /// Where the row stands against its limits taken together: over one, else unknown for
+    /// one, else within all (decided on the core that classified the row).
+    limits: LimitState,
     classification: Classification,
 }
 
@@ -176,6 +179,7 @@ impl RowSummary {
                 _ => repairs += 1,
             }
         }
+        let c = classify_view(decl, row);
         RowSummary {
             schedule_id: row.schedule_id().to_owned(),
             evidence: row.evidence(),
@@ -186,7 +190,14 @@ impl RowSummary {
             repairs,
             estimated_usd: row.estimated_usd(),
             elapsed_seconds: row.elapsed_seconds(),
-            classification: classify_view(decl, row),
+            limits: if c.limits.values().any(|l| *l == LimitState::Over) {
+                LimitState::Over
+            } else if c.limits.values().any(|l| *l == LimitState::Unknown) {
+                LimitState::Unknown
+            } else {
+                LimitState::Within
+            },
+            classification: c,
         }
     }
 }
@@ -254,12 +265,10 @@ pub fn build_from(decl: &Declaration, summaries: impl IntoIterator<Item = RowSum
                 Some(secs) => s.elapsed.known_seconds += secs,
                 None => s.elapsed.unknown += 1,
             }
-            if c.limits.values().any(|l| *l == LimitState::Over) {
-                s.limits.over += 1;
-            } else if c.limits.values().any(|l| *l == LimitState::Unknown) {
-                s.limits.unknown += 1;
-            } else {
-                s.limits.within += 1;
+            match row.limits {
+                LimitState::Over => s.limits.over += 1,
+                LimitState::Unknown => s.limits.unknown += 1,
+                LimitState::Within => s.limits.within += 1,
             }
             for d in &c.deviations {
                 s.deviations.push(Deviation {
@@ -390,15 +399,15 @@ pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// [`write_json`] of a report that is not needed afterwards: each share of rows is freed by
-/// the core that wrote it, and the sections on another (freeing a 100,000-row report's
-/// strings one by one took ~50 ms on one core after it was written). The same bytes.
+/// the core that wrote it, and the sections are written and freed on another (freeing a
+/// 100,000-row report's strings one by one took ~50 ms on one core after it was written).
+/// The same bytes.
 pub fn write_json_owned(report: Report, out: &mut dyn Write) -> io::Result<()> {
     let Report {
         declaration,
         sections,
         mut rows,
     } = report;
-    let text = without_rows(&declaration, &sections)?;
     let per = share_len(rows.len());
     let mut owned = Vec::new();
     while rows.len() > per {
@@ -406,11 +415,19 @@ pub fn write_json_owned(report: Report, out: &mut dyn Write) -> io::Result<()> {
     }
     owned.push(rows);
     owned.reverse();
-    let shares = std::thread::scope(|s| {
-        s.spawn(move || drop((declaration, sections)));
-        rows_json(owned)
-    })?;
-    splice_rows(&text, shares, out)
+    // The rest of the document (its sections list every row id) is written, and freed, beside
+    // the rows rather than before them.
+    let (text, shares) = std::thread::scope(|s| {
+        let text = s.spawn(move || {
+            let text = without_rows(&declaration, &sections);
+            drop((declaration, sections));
+            text
+        });
+        let shares = rows_json(owned);
+        let text = text.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (text, shares)
+    });
+    splice_rows(&text?, shares?, out)
 }
 
 /// The canonical report document with `"rows": []`.
