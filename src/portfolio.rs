@@ -86,6 +86,17 @@ pub enum LimitState {
     Unknown,
 }
 
+impl LimitState {
+    /// The state as the report writes it (its serialised name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitState::Within => "within",
+            LimitState::Over => "over",
+            LimitState::Unknown => "unknown",
+        }
+    }
+}
+
 /// Everything the report says about one row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Classification {

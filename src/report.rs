@@ -482,7 +482,6 @@ fn share_len(rows: usize) -> usize {
 /// dropped, on its own core.
 fn rows_json<R: AsRef<[RowReport]> + Send>(shares: Vec<R>) -> io::Result<Vec<Vec<u8>>> {
     let write = |first: bool, share: R| -> io::Result<Vec<u8>> {
-        use serde_json::ser::Formatter;
         let rows = share.as_ref();
         let mut out = Vec::with_capacity(rows.len() * 400);
         for (i, row) in rows.iter().enumerate() {
@@ -491,13 +490,7 @@ fn rows_json<R: AsRef<[RowReport]> + Send>(shares: Vec<R>) -> io::Result<Vec<Vec
             } else {
                 b",\n    "
             });
-            // A pretty printer two levels in: inside the report's object and its `rows` list.
-            let mut f = serde_json::ser::PrettyFormatter::new();
-            f.begin_object(&mut io::sink())?;
-            f.begin_array(&mut io::sink())?;
-            RowJson(row)
-                .serialize(&mut serde_json::Serializer::with_formatter(&mut out, f))
-                .map_err(io::Error::other)?;
+            row_json(&mut out, row);
         }
         drop(share);
         Ok(out)
@@ -516,6 +509,68 @@ fn rows_json<R: AsRef<[RowReport]> + Send>(shares: Vec<R>) -> io::Result<Vec<Vec
         }
         Ok(out)
     })
+}
+
+/// One row as the canonical writer puts it two levels deep (inside the report's object and
+/// its `rows` list): what [`RowJson`] serialises to through serde_json's pretty printer,
+/// written directly (the rows are nearly all of a large report; tests compare the two).
+fn row_json(out: &mut Vec<u8>, r: &RowReport) {
+    out.extend_from_slice(b"{\n      \"gaps\": ");
+    if r.gaps.is_empty() {
+        out.extend_from_slice(b"[]");
+    } else {
+        for (i, gap) in r.gaps.iter().enumerate() {
+            out.extend_from_slice(if i == 0 {
+                b"[\n        "
+            } else {
+                b",\n        "
+            });
+            json_str(out, gap);
+        }
+        out.extend_from_slice(b"\n      ]");
+    }
+    out.extend_from_slice(b",\n      \"limits\": ");
+    if r.limits.is_empty() {
+        out.extend_from_slice(b"{}");
+    } else {
+        for (i, (name, state)) in r.limits.iter().enumerate() {
+            out.extend_from_slice(if i == 0 {
+                b"{\n        "
+            } else {
+                b",\n        "
+            });
+            json_str(out, name);
+            out.extend_from_slice(b": ");
+            json_str(out, state.as_str());
+        }
+        out.extend_from_slice(b"\n      }");
+    }
+    out.extend_from_slice(b",\n      \"native_outcome\": ");
+    json_str(out, &r.native_outcome);
+    out.extend_from_slice(b",\n      \"native_status\": ");
+    match &r.native_status {
+        Some(status) => json_str(out, status),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\n      \"outcome\": ");
+    json_str(out, r.outcome);
+    out.extend_from_slice(b",\n      \"schedule_id\": ");
+    json_str(out, &r.schedule_id);
+    out.extend_from_slice(b",\n      \"section\": ");
+    json_str(out, r.section);
+    out.extend_from_slice(b"\n    }");
+}
+
+/// A JSON string as serde_json writes it: quoted, with `"`, `\\` and control characters
+/// escaped (by serde_json itself when there are any), everything else as it is.
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        serde_json::to_writer(&mut *out, s).expect("writing to a Vec cannot fail");
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    }
 }
 
 /// The report document with its keys in sorted order.

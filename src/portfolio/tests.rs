@@ -850,3 +850,10 @@ fn every_outcome_is_at_its_own_index() {
         assert_eq!(*o as usize, i, "{o:?}");
     }
 }
+
+#[test]
+fn limit_states_are_written_by_their_serialised_names() {
+    for state in [LimitState::Within, LimitState::Over, LimitState::Unknown] {
+        assert_eq!(serde_json::to_value(state).unwrap(), state.as_str());
+    }
+}

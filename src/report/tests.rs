@@ -918,3 +918,68 @@ fn the_summary_path_refuses_exactly_as_the_whole_parse() {
         assert_eq!(format!("{whole:?}"), format!("{kept:?}"));
     }
 }
+
+#[test]
+fn strings_are_written_as_serde_json_writes_them() {
+    let samples = [
+        "",
+        "plain",
+        "quote \" and backslash \\",
+        "tab\tnewline\ncarriage\rnul\u{0}unit\u{1f}",
+        "del \u{7f}, é, 𝄞, \u{2028}",
+        "/slash",
+    ];
+    for s in samples {
+        let mut out = Vec::new();
+        json_str(&mut out, s);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            serde_json::to_string(s).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_row_is_written_as_the_pretty_printer_writes_it() {
+    use serde_json::ser::Formatter;
+    let mut limits = BTreeMap::new();
+    let rows = [
+        RowReport {
+            schedule_id: "scenario/a/01".into(),
+            section: "live",
+            native_outcome: "PASS".into(),
+            native_status: None,
+            outcome: "pass_without_complete_evidence",
+            gaps: vec!["no_oracle".into(), "odd \"gap\"\n".into()],
+            limits: limits.clone(),
+        },
+        {
+            limits.insert("max_steps".to_owned(), LimitState::Over);
+            limits.insert("harness_minutes".to_owned(), LimitState::Unknown);
+            RowReport {
+                schedule_id: "arena/b/02".into(),
+                section: "fixture",
+                native_outcome: "ERROR".into(),
+                native_status: Some("crashed \\ hard".into()),
+                outcome: "error",
+                gaps: vec![],
+                limits,
+            }
+        },
+    ];
+    for row in &rows {
+        let mut direct = Vec::new();
+        row_json(&mut direct, row);
+        let mut pretty = Vec::new();
+        let mut f = serde_json::ser::PrettyFormatter::new();
+        f.begin_object(&mut io::sink()).unwrap();
+        f.begin_array(&mut io::sink()).unwrap();
+        RowJson(row)
+            .serialize(&mut serde_json::Serializer::with_formatter(&mut pretty, f))
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(direct).unwrap(),
+            String::from_utf8(pretty).unwrap()
+        );
+    }
+}
