@@ -243,6 +243,14 @@ pub enum Node<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Members<'a>(Vec<(Cow<'a, str>, Node<'a>)>);
 
+impl<'a> Members<'a> {
+    /// Members already sorted by key, no key twice.
+    pub(super) fn from_sorted(members: Vec<(Cow<'a, str>, Node<'a>)>) -> Self {
+        debug_assert!(members.is_sorted_by(|(a, _), (b, _)| a < b));
+        Members(members)
+    }
+}
+
 impl<'a> View for Node<'a> {
     type Obj = Members<'a>;
     fn view(&self) -> J<'_, Node<'a>> {
@@ -374,15 +382,18 @@ impl<'de> Visitor<'de> for NodeSeed {
 }
 
 /// The order of keys (`str`'s, bytewise), deciding most pairs by their first eight bytes.
-fn key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    // Zero-padded, a prefix orders as the strings do, or ties (and then the whole decides).
-    fn prefix(s: &str) -> u64 {
-        let mut p = [0u8; 8];
-        let n = s.len().min(8);
-        p[..n].copy_from_slice(&s.as_bytes()[..n]);
-        u64::from_be_bytes(p)
+pub(super) fn key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    key_prefix(a).cmp(&key_prefix(b)).then_with(|| a.cmp(b))
+}
+
+/// A key's first eight bytes, zero-padded: prefixes order as their keys do, or tie (and then
+/// the whole keys decide).
+pub(super) fn key_prefix(s: &str) -> u64 {
+    match s.as_bytes().get(..8) {
+        Some(head) => u64::from_be_bytes(head.try_into().expect("eight bytes")),
+        // Byte by byte: a copy of a length not known beforehand is a call to `memcpy`.
+        None => (s.bytes().enumerate()).fold(0, |p, (i, c)| p | u64::from(c) << (56 - 8 * i)),
     }
-    prefix(a).cmp(&prefix(b)).then_with(|| a.cmp(b))
 }
 
 /// An object key, borrowed from the text when it has no escapes.
@@ -419,6 +430,21 @@ pub fn parse_node(text: &str, depth: usize) -> Result<Node<'_>, String> {
         .map_err(|e| e.to_string())?;
     de.end().map_err(|e| e.to_string())?;
     Ok(node)
+}
+
+/// The value at the start of `text` (after any whitespace) as serde_json's
+/// `StreamDeserializer` reads it with [`NodeSeed`] when it starts with `{` or `[`, and the
+/// bytes up to its end: how the fast path reads a row that [`super::NodeParser`] gives up on,
+/// and what that parser is checked against.
+pub fn stream_node_prefix(
+    text: &str,
+    depth: usize,
+) -> Result<(Node<'_>, usize), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let node = NodeSeed { depth }.deserialize(&mut de)?;
+    // A stream starts where the deserializer stands: after the value.
+    let end = de.into_iter::<de::IgnoredAny>().byte_offset();
+    Ok((node, end))
 }
 
 #[cfg(test)]

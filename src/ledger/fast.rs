@@ -23,7 +23,7 @@ use super::{
 };
 use crate::declaration::Declaration;
 use crate::error::Reasons;
-use crate::json::{Node, NodeSeed, StrictSeed};
+use crate::json::{Node, NodeParser, NodeSeed, StrictSeed};
 
 /// Below this many bytes of rows one thread does it all.
 const PARALLEL_BYTES: usize = 1 << 20;
@@ -63,7 +63,7 @@ pub(super) fn parse_kept<K: Keep>(
 
 /// The rows of the document, each checked by `check` (`None` at a fault), the top level
 /// checked and the rows assembled in schedule order as on the ordinary path.
-fn checked<'a, R: Deserialize<'a>, T: Slot + Send>(
+fn checked<'a, R: Row<'a>, T: Slot + Send>(
     decl: &Declaration,
     bytes: &'a [u8],
     check: &(impl Fn(R) -> Option<Checked<T>> + Sync),
@@ -103,6 +103,26 @@ impl<'de> Deserialize<'de> for RowNode<'de> {
     }
 }
 
+/// How a share reads a row: serde_json, unless a hand parser is sure of it first.
+trait Row<'a>: Deserialize<'a> {
+    /// The row at the start of `text` and the bytes it takes, or `None` to let serde_json read
+    /// it (a hand parser's value must be the one serde_json would give).
+    fn direct(_parser: &mut NodeParser<'a>, _text: &'a str) -> Option<(Self, usize)> {
+        None
+    }
+}
+
+impl<'a> Row<'a> for StrictRow {}
+
+/// Rows are the report's bulk: [`NodeParser`] reads them about twice as fast as serde_json.
+impl<'a> Row<'a> for RowNode<'a> {
+    fn direct(parser: &mut NodeParser<'a>, text: &'a str) -> Option<(Self, usize)> {
+        parser
+            .parse(text, 2)
+            .map(|(node, len)| (RowNode(node), len))
+    }
+}
+
 /// A value of the document's top-level object, parsed strictly one container deep.
 struct StrictMember(Value);
 
@@ -117,7 +137,7 @@ type Shares<T> = Vec<Vec<T>>;
 
 /// The document's top-level object without `rows`, and `check` of each row (`None` at the
 /// first fault), using up to `threads` cores.
-fn document<'a, R: Deserialize<'a>, T: Send>(
+fn document<'a, R: Row<'a>, T: Send>(
     bytes: &'a [u8],
     threads: usize,
     check: &(impl Fn(R) -> Option<T> + Sync),
@@ -222,7 +242,7 @@ fn next_row_start(bytes: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
 
 /// The checked rows of every share (in order) and the position after the list's `]`; `None`
 /// at a fault. Shares whose starts are not all proved are done again as one share.
-fn rows<'a, R: Deserialize<'a>, T: Send>(
+fn rows<'a, R: Row<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(R) -> Option<T> + Sync),
@@ -254,7 +274,7 @@ enum Spec<T> {
 
 /// Parse and check every share on its own core (share 0 on this one) and keep the result only
 /// if each share ended exactly where the next one began.
-fn shares<'a, R: Deserialize<'a>, T: Send>(
+fn shares<'a, R: Row<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(R) -> Option<T> + Sync),
@@ -303,7 +323,7 @@ enum End {
 
 /// Parse and check the rows from `start` (up to the next share's `stop`, or to the list's
 /// end); `None` at a fault. Faults are genuine only when `start` is (see [`shares`]).
-fn share<'a, R: Deserialize<'a>, T>(
+fn share<'a, R: Row<'a>, T>(
     bytes: &'a [u8],
     start: usize,
     stop: Option<usize>,
@@ -311,25 +331,32 @@ fn share<'a, R: Deserialize<'a>, T>(
 ) -> Option<(Vec<T>, End)> {
     let text = std::str::from_utf8(&bytes[start..stop.unwrap_or(bytes.len())]).ok()?;
     let mut out = Vec::new();
+    let mut parser = NodeParser::new();
     let mut pos = 0;
     loop {
         if text.as_bytes().get(pos) != Some(&b'{') {
             return None;
         }
-        let mut de = serde_json::Deserializer::from_str(&text[pos..]).into_iter::<R>();
-        match de.next()? {
-            Ok(row) => {
-                if out.is_empty() {
-                    // Room for as many rows as the share holds if they are all this long.
-                    out.reserve(text.len() / de.byte_offset().max(1) + 1);
+        let (row, len) = match R::direct(&mut parser, &text[pos..]) {
+            Some(read) => read,
+            // serde_json decides, as it did before there was a hand parser: a row cut at the
+            // share's end is told apart from a fault by its error.
+            None => {
+                let mut de = serde_json::Deserializer::from_str(&text[pos..]).into_iter::<R>();
+                match de.next()? {
+                    Ok(row) => (row, de.byte_offset()),
+                    // The share was cut inside this row: its start is not the next share's.
+                    Err(e) if stop.is_some() && e.is_eof() => return Some((out, End::Missed)),
+                    Err(_) => return None,
                 }
-                out.push(check(row)?)
             }
-            // The share was cut inside this row: its start is not the next share's.
-            Err(e) if stop.is_some() && e.is_eof() => return Some((out, End::Missed)),
-            Err(_) => return None,
+        };
+        if out.is_empty() {
+            // Room for as many rows as the share holds if they are all this long.
+            out.reserve(text.len() / len.max(1) + 1);
         }
-        pos = skip_ws(text.as_bytes(), pos + de.byte_offset());
+        out.push(check(row)?);
+        pos = skip_ws(text.as_bytes(), pos + len);
         match text.as_bytes().get(pos) {
             Some(b',') => {
                 pos = skip_ws(text.as_bytes(), pos + 1);
