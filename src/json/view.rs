@@ -271,12 +271,10 @@ impl<'a> Obj for Members<'a> {
         // Objects are small (a row has ~20 members): a scan comparing lengths first does fewer
         // byte comparisons than a binary search; large objects are searched.
         if self.0.len() <= 32 {
-            let last = key.as_bytes().last();
+            let key = key.as_bytes();
             self.0
                 .iter()
-                .find(|(k, _)| {
-                    k.len() == key.len() && k.as_bytes().last() == last && k.as_ref() == key
-                })
+                .find(|(k, _)| same_key(k.as_bytes(), key))
                 .map(|(_, v)| v)
         } else {
             self.0
@@ -290,6 +288,25 @@ impl<'a> Obj for Members<'a> {
     }
     fn iter(&self) -> impl Iterator<Item = (&str, &Node<'a>)> {
         self.0.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+}
+
+/// `a == b`, inline: keys of up to sixteen bytes (most) are told apart by their first and last
+/// eight (or four) bytes without a call to `memcmp`, which a scan would make for every key of
+/// the same length.
+#[inline]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let u64_at = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8"));
+    let u32_at = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4"));
+    match n {
+        0..=3 => a == b,
+        4..=7 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
+        8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
+        _ => u64_at(a, 0) == u64_at(b, 0) && a == b,
     }
 }
 
@@ -527,6 +544,28 @@ mod tests {
             assert_eq!(m.field(k).as_str(), Some(k.as_str()));
         }
         assert!(m.get("k100").is_none() && m.get("").is_none());
+    }
+
+    #[test]
+    fn keys_are_the_same_exactly_when_equal() {
+        let keys: Vec<String> = (0..40)
+            .flat_map(|n| {
+                let base = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"[..n].to_owned();
+                // The same length, differing in one byte at each place.
+                let mut out = vec![base.clone()];
+                for i in 0..n {
+                    let mut b = base.clone().into_bytes();
+                    b[i] = b'_';
+                    out.push(String::from_utf8(b).unwrap());
+                }
+                out
+            })
+            .collect();
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(same_key(a.as_bytes(), b.as_bytes()), a == b, "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
