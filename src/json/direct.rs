@@ -29,7 +29,14 @@ pub struct NodeParser<'a> {
     /// The order that sorted the last unsorted object's members: rows all come in their
     /// declared order, so it sorts the next row too, which takes one pass to check.
     order: Vec<usize>,
+    /// Emptied containers of values given back ([`NodeParser::recycle`]), to be filled again:
+    /// once a few rows are read, a row is read and dropped without an allocation.
+    spare_members: Vec<Vec<(Cow<'a, str>, Node<'a>)>>,
+    spare_items: Vec<Vec<Node<'a>>>,
 }
+
+/// Spare containers kept at most, of each kind (a row of a ledger has about twenty).
+const MAX_SPARES: usize = 256;
 
 impl<'a> NodeParser<'a> {
     pub fn new() -> Self {
@@ -60,6 +67,30 @@ impl<'a> NodeParser<'a> {
     /// Inlined into the loops of [`Self::object`] and [`Self::array`], so that only containers
     /// cost a call (a `Node` returned through memory, then moved again, stalls).
     #[inline(always)]
+    /// Drop a value, keeping its containers' allocations for the values read next.
+    pub fn recycle(&mut self, node: Node<'a>) {
+        match node {
+            Node::Object(m) => {
+                let mut members = m.into_vec();
+                for (_, v) in members.drain(..) {
+                    self.recycle(v);
+                }
+                if members.capacity() > 0 && self.spare_members.len() < MAX_SPARES {
+                    self.spare_members.push(members);
+                }
+            }
+            Node::Array(mut items) => {
+                for v in items.drain(..) {
+                    self.recycle(v);
+                }
+                if items.capacity() > 0 && self.spare_items.len() < MAX_SPARES {
+                    self.spare_items.push(items);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn value(&mut self, c: &mut Cursor<'a>, depth: usize) -> Option<Node<'a>> {
         Some(match c.peek()? {
             b'{' => self.object(c, depth)?,
@@ -87,12 +118,25 @@ impl<'a> NodeParser<'a> {
             if c.peek()? != b'"' {
                 return None;
             }
+            let at = c.pos + 1;
             let key = c.string()?;
+            let prefix = match key {
+                // The eight bytes at the key, but those past its end (there are eight: the
+                // text goes on at least with `":` and a value).
+                Cow::Borrowed(k) if k.len() < 8 => (c.text.as_bytes().get(at..at + 8)).map_or_else(
+                    || key_prefix(k),
+                    |b| {
+                        let all = u64::from_be_bytes(b.try_into().expect("eight bytes"));
+                        all & !(u64::MAX >> (8 * k.len()))
+                    },
+                ),
+                _ => key_prefix(&key),
+            };
             c.ws();
             c.eat(b':')?;
             c.ws();
             let value = self.value(c, depth)?;
-            self.prefixes.push(key_prefix(&key));
+            self.prefixes.push(prefix);
             self.members.push((key, value));
             c.ws();
             match c.next()? {
@@ -115,8 +159,9 @@ impl<'a> NodeParser<'a> {
         };
         let n = members.len();
         // Nested objects of a canonical document come sorted.
-        let out = if (1..n).all(|i| less(i - 1, i)) {
-            self.members.drain(base..).collect()
+        let mut out = self.spare_members.pop().unwrap_or_default();
+        if (1..n).all(|i| less(i - 1, i)) {
+            out.extend(self.members.drain(base..));
         } else {
             // The last order still sorts them if it leaves each key below the next (which
             // also says no key is there twice); else sort them, and keep the order.
@@ -133,14 +178,12 @@ impl<'a> NodeParser<'a> {
                     return None;
                 }
             }
-            let out = self
-                .order
-                .iter()
-                .map(|&i| std::mem::replace(&mut self.members[base + i], PLACEHOLDER))
-                .collect();
+            let members = &mut self.members[base..];
+            out.extend(
+                (self.order.iter()).map(|&i| std::mem::replace(&mut members[i], PLACEHOLDER)),
+            );
             self.members.truncate(base);
-            out
-        };
+        }
         self.prefixes.truncate(base);
         Some(out)
     }
@@ -165,7 +208,9 @@ impl<'a> NodeParser<'a> {
                 _ => return None,
             }
         }
-        Some(Node::Array(self.items.drain(base..).collect()))
+        let mut out = self.spare_items.pop().unwrap_or_default();
+        out.extend(self.items.drain(base..));
+        Some(Node::Array(out))
     }
 }
 
@@ -196,10 +241,28 @@ impl<'a> Cursor<'a> {
     fn eat(&mut self, want: u8) -> Option<()> {
         (self.next()? == want).then_some(())
     }
-    /// Skip JSON's whitespace (and nothing else: no form feed, no Unicode spaces).
+    /// Skip JSON's whitespace (and nothing else: no form feed, no Unicode spaces). The
+    /// indentation after a line break is skipped eight bytes at a time.
     fn ws(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\n' | b'\r' | b'\t')) {
-            self.pos += 1;
+        let b = self.text.as_bytes();
+        loop {
+            match b.get(self.pos) {
+                Some(b' ') => self.pos += 1,
+                Some(b'\n' | b'\r' | b'\t') => {
+                    self.pos += 1;
+                    while let Some(chunk) = b.get(self.pos..self.pos + 8) {
+                        let v = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+                        // The spaces before the first other byte (the lowest, little-endian).
+                        let other = v ^ u64::from_ne_bytes([b' '; 8]);
+                        if other != 0 {
+                            self.pos += other.trailing_zeros() as usize / 8;
+                            break;
+                        }
+                        self.pos += 8;
+                    }
+                }
+                _ => return,
+            }
         }
     }
     fn literal(&mut self, word: &str, node: Node<'a>) -> Option<Node<'a>> {
@@ -587,6 +650,25 @@ mod tests {
                 assert!(identical(&a, &b), "{doc}");
             }
         }
+    }
+
+    #[test]
+    fn recycled_containers_are_filled_again_from_empty() {
+        let mut p = NodeParser::new();
+        let docs = [
+            r#"{"b": [1, 2, 3, {"x": [4, 5]}], "a": {"c": [], "d": {}}}"#,
+            r#"{"a": [{"y": 1}], "b": [[[]]], "c": [6, 7, 8, 9, 10, 11, 12]}"#,
+            r#"[1, {"z": [2]}, [3, [4]]]"#,
+        ];
+        for doc in docs.iter().cycle().take(9) {
+            let (node, _) = p.parse(doc, 2).unwrap();
+            assert!(
+                identical(&node, &stream_node_prefix(doc, 2).unwrap().0),
+                "{doc}"
+            );
+            p.recycle(node);
+        }
+        assert!(!p.spare_members.is_empty() && !p.spare_items.is_empty());
     }
 
     #[test]

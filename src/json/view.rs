@@ -249,6 +249,9 @@ impl<'a> Members<'a> {
         debug_assert!(members.is_sorted_by(|(a, _), (b, _)| a < b));
         Members(members)
     }
+    pub(super) fn into_vec(self) -> Vec<(Cow<'a, str>, Node<'a>)> {
+        self.0
+    }
 }
 
 impl<'a> View for Node<'a> {

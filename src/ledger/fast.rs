@@ -32,9 +32,9 @@ const PARALLEL_BYTES: usize = 1 << 20;
 const MAX_THREADS: usize = 8;
 
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
-    let check = |row: StrictRow| -> Option<Checked> {
+    let check = |row: &mut StrictRow| -> Option<Checked> {
         // The row's index names it only in a refusal, and the fast path refuses nothing.
-        Some(Ok(checked_row(decl, 0, row.0).ok()?))
+        Some(Ok(checked_row(decl, 0, std::mem::take(&mut row.0)).ok()?))
     };
     Some(Ledger {
         declaration_id: decl.id.clone(),
@@ -51,12 +51,12 @@ pub(super) fn parse_kept<K: Keep>(
     bytes: &[u8],
     keep: &K,
 ) -> Option<Vec<K::Kept>> {
-    let check = |row: RowNode| -> Option<Checked<Kept<K::Kept>>> {
-        let Node::Object(m) = row.0 else {
+    let check = |row: &mut RowNode| -> Option<Checked<Kept<K::Kept>>> {
+        let Node::Object(m) = &row.0 else {
             return None;
         };
-        check_members(decl, &m, &"a row").ok()?;
-        Some(Ok(Kept::of(decl, RowView(&m), keep)))
+        check_members(decl, m, &"a row").ok()?;
+        Some(Ok(Kept::of(decl, RowView(m), keep)))
     };
     checked(decl, bytes, &check)
 }
@@ -66,7 +66,7 @@ pub(super) fn parse_kept<K: Keep>(
 fn checked<'a, R: Row<'a>, T: Slot + Send>(
     decl: &Declaration,
     bytes: &'a [u8],
-    check: &(impl Fn(R) -> Option<Checked<T>> + Sync),
+    check: &(impl Fn(&mut R) -> Option<Checked<T>> + Sync),
 ) -> Option<Vec<T::Kept>> {
     let (top, checked) = document(bytes, threads(), check)?;
     let mut r = Reasons::new();
@@ -110,16 +110,21 @@ trait Row<'a>: Deserialize<'a> {
     fn direct(_parser: &mut NodeParser<'a>, _text: &'a str) -> Option<(Self, usize)> {
         None
     }
+    /// Drop a checked row (giving what it can back to the parser).
+    fn recycle(self, _parser: &mut NodeParser<'a>) {}
 }
 
 impl<'a> Row<'a> for StrictRow {}
 
-/// Rows are the report's bulk: [`NodeParser`] reads them about twice as fast as serde_json.
+/// Rows are the report's bulk: [`NodeParser`] reads them, and takes their containers back.
 impl<'a> Row<'a> for RowNode<'a> {
     fn direct(parser: &mut NodeParser<'a>, text: &'a str) -> Option<(Self, usize)> {
         parser
             .parse(text, 2)
             .map(|(node, len)| (RowNode(node), len))
+    }
+    fn recycle(self, parser: &mut NodeParser<'a>) {
+        parser.recycle(self.0);
     }
 }
 
@@ -140,7 +145,7 @@ type Shares<T> = Vec<Vec<T>>;
 fn document<'a, R: Row<'a>, T: Send>(
     bytes: &'a [u8],
     threads: usize,
-    check: &(impl Fn(R) -> Option<T> + Sync),
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Option<(Map<String, Value>, Shares<T>)> {
     let mut c = Cursor { b: bytes, pos: 0 };
     let mut top = Map::new();
@@ -245,7 +250,7 @@ fn next_row_start(bytes: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
 fn rows<'a, R: Row<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
-    check: &(impl Fn(R) -> Option<T> + Sync),
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Option<(Shares<T>, usize)> {
     if starts.len() > 1 {
         match shares(bytes, starts, check) {
@@ -277,7 +282,7 @@ enum Spec<T> {
 fn shares<'a, R: Row<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
-    check: &(impl Fn(R) -> Option<T> + Sync),
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Spec<T> {
     let share = |k: usize| share(bytes, starts[k], starts.get(k + 1).copied(), check);
     let results: Vec<Option<(Vec<T>, End)>> = if starts.len() == 1 {
@@ -327,7 +332,7 @@ fn share<'a, R: Row<'a>, T>(
     bytes: &'a [u8],
     start: usize,
     stop: Option<usize>,
-    check: &impl Fn(R) -> Option<T>,
+    check: &impl Fn(&mut R) -> Option<T>,
 ) -> Option<(Vec<T>, End)> {
     let text = std::str::from_utf8(&bytes[start..stop.unwrap_or(bytes.len())]).ok()?;
     let mut out = Vec::new();
@@ -337,7 +342,7 @@ fn share<'a, R: Row<'a>, T>(
         if text.as_bytes().get(pos) != Some(&b'{') {
             return None;
         }
-        let (row, len) = match R::direct(&mut parser, &text[pos..]) {
+        let (mut row, len) = match R::direct(&mut parser, &text[pos..]) {
             Some(read) => read,
             // serde_json decides, as it did before there was a hand parser: a row cut at the
             // share's end is told apart from a fault by its error.
@@ -355,7 +360,8 @@ fn share<'a, R: Row<'a>, T>(
             // Room for as many rows as the share holds if they are all this long.
             out.reserve(text.len() / len.max(1) + 1);
         }
-        out.push(check(row)?);
+        out.push(check(&mut row)?);
+        row.recycle(&mut parser);
         pos = skip_ws(text.as_bytes(), pos + len);
         match text.as_bytes().get(pos) {
             Some(b',') => {
@@ -415,8 +421,8 @@ mod tests {
     use serde_json::json;
 
     /// `check` of the split: a row (parsed strictly) is refused when it has `"bad"`.
-    fn keep_good(v: StrictRow) -> Option<Value> {
-        v.0.get("bad").is_none().then_some(v.0)
+    fn keep_good(v: &mut StrictRow) -> Option<Value> {
+        v.0.get("bad").is_none().then(|| std::mem::take(&mut v.0))
     }
 
     /// The rows of `doc` as `document` reads them with the given guessed starts, flattened.
