@@ -438,7 +438,8 @@ impl Declaration {
     /// Whether an object's keys are exactly the declared `attempt_fields`.
     pub fn has_attempt_keys<O: crate::json::Obj>(&self, row: &O) -> bool {
         row.len() == self.attempt_keys.len()
-            && row.iter().zip(&self.attempt_keys).all(|((k, _), f)| k == f)
+            && (row.iter().zip(&self.attempt_keys))
+                .all(|((k, _), f)| crate::json::same_key(k.as_bytes(), f.as_bytes()))
     }
 
     /// The task of a scheduled attempt.

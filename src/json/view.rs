@@ -298,7 +298,7 @@ impl<'a> Obj for Members<'a> {
 /// eight (or four) bytes without a call to `memcmp`, which a scan would make for every key of
 /// the same length.
 #[inline]
-fn same_key(a: &[u8], b: &[u8]) -> bool {
+pub fn same_key(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;
