@@ -601,6 +601,38 @@ mod tests {
     }
 
     #[test]
+    fn floats_round_as_serde_json_rounds_them() {
+        // Pseudo-random decimals of up to 19 digits, many at the edges of f64's range and
+        // halfway cases' length: where a parser that is not exact would differ.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut read = 0;
+        for _ in 0..20_000 {
+            let r = next();
+            let digits = (r % 19 + 1) as usize;
+            let mantissa = format!("{:019}", next() % 10_000_000_000_000_000_000);
+            let (int, frac) = mantissa[..digits].split_at((r >> 8) as usize % digits);
+            let int = int.trim_start_matches('0');
+            let int = if int.is_empty() { "0" } else { int };
+            let exp = (r >> 16) as i64 % 700 - 350;
+            let sign = if r >> 40 & 1 == 1 { "-" } else { "" };
+            let item = match (frac.is_empty(), r >> 41 & 1 == 1) {
+                (true, _) => format!("{sign}{int}e{exp}"),
+                (false, true) => format!("{sign}{int}.{frac}E{exp:+}"),
+                (false, false) => format!("{sign}{int}.{frac}"),
+            };
+            // Some are out of range: both refuse them.
+            read += usize::from(agree(&format!("[{item}]"), 0).is_some());
+        }
+        assert!(read > 15_000, "{read}");
+    }
+
+    #[test]
     fn the_depth_limit_counts_from_the_document_top() {
         for levels in 58..=66 {
             for depth in [0, 2] {
