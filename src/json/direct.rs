@@ -64,9 +64,6 @@ impl<'a> NodeParser<'a> {
         }
     }
 
-    /// Inlined into the loops of [`Self::object`] and [`Self::array`], so that only containers
-    /// cost a call (a `Node` returned through memory, then moved again, stalls).
-    #[inline(always)]
     /// Drop a value, keeping its containers' allocations for the values read next.
     pub fn recycle(&mut self, node: Node<'a>) {
         match node {
@@ -92,16 +89,11 @@ impl<'a> NodeParser<'a> {
     }
 
     fn value(&mut self, c: &mut Cursor<'a>, depth: usize) -> Option<Node<'a>> {
-        Some(match c.peek()? {
-            b'{' => self.object(c, depth)?,
-            b'[' => self.array(c, depth)?,
-            b'"' => Node::String(c.string()?),
-            b't' => c.literal("true", Node::Bool(true))?,
-            b'f' => c.literal("false", Node::Bool(false))?,
-            b'n' => c.literal("null", Node::Null)?,
-            b'-' | b'0'..=b'9' => Node::Number(c.number()?),
-            _ => return None,
-        })
+        match c.peek()? {
+            b'{' => self.object(c, depth),
+            b'[' => self.array(c, depth),
+            _ => c.scalar(),
+        }
     }
 
     #[inline(never)]
@@ -135,7 +127,11 @@ impl<'a> NodeParser<'a> {
             c.ws();
             c.eat(b':')?;
             c.ws();
-            let value = self.value(c, depth)?;
+            let value = match c.peek()? {
+                b'{' => self.object(c, depth)?,
+                b'[' => self.array(c, depth)?,
+                _ => c.scalar()?,
+            };
             self.prefixes.push(prefix);
             self.members.push((key, value));
             c.ws();
@@ -199,7 +195,11 @@ impl<'a> NodeParser<'a> {
         }
         let base = self.items.len();
         loop {
-            let value = self.value(c, depth)?;
+            let value = match c.peek()? {
+                b'{' => self.object(c, depth)?,
+                b'[' => self.array(c, depth)?,
+                _ => c.scalar()?,
+            };
             self.items.push(value);
             c.ws();
             match c.next()? {
@@ -265,6 +265,20 @@ impl<'a> Cursor<'a> {
             }
         }
     }
+    /// A value that is not a container, parsed in the loop that reads it: a `Node` returned
+    /// through memory by a call and moved on stalls the loop (a store forwarded to a wider load).
+    #[inline(always)]
+    fn scalar(&mut self) -> Option<Node<'a>> {
+        Some(match self.peek()? {
+            b'"' => Node::String(self.string()?),
+            b't' => self.literal("true", Node::Bool(true))?,
+            b'f' => self.literal("false", Node::Bool(false))?,
+            b'n' => self.literal("null", Node::Null)?,
+            b'-' | b'0'..=b'9' => Node::Number(self.number()?),
+            _ => return None,
+        })
+    }
+
     fn literal(&mut self, word: &str, node: Node<'a>) -> Option<Node<'a>> {
         let rest = &self.text.as_bytes()[self.pos..];
         rest.starts_with(word.as_bytes()).then(|| {
@@ -275,6 +289,7 @@ impl<'a> Cursor<'a> {
 
     /// The string at the cursor (on its `"`): borrowed when it has no escape. The text is a
     /// `str`, so the string is UTF-8; JSON refuses raw control characters in it.
+    #[inline(always)]
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.pos + 1;
         let end = special(self.text.as_bytes(), start)?;
@@ -327,6 +342,7 @@ impl<'a> Cursor<'a> {
     /// else is a correctly rounded, finite `f64` (serde_json's `float_roundtrip`, as
     /// `str::parse`). JSON's grammar is checked here: `str::parse` takes more (`+1`, `.5`,
     /// `1.`, `inf`).
+    #[inline(always)]
     fn number(&mut self) -> Option<Num> {
         let b = self.text.as_bytes();
         let start = self.pos;
