@@ -81,6 +81,8 @@ pub fn declaration(data: &[u8]) {
 /// Bytes as the ledger of the embedded campaign → `Ledger::parse`; an admitted ledger renders
 /// without panicking and its canonical bytes re-parse to an equal ledger.
 pub fn ledger(decl: &Declaration, data: &[u8]) {
+    // A ledger is also a JSON document for the hand parser its rows go through.
+    node_parser(data);
     // The fast path only says yes: whatever `parse` accepts, the ordinary path (a `Value`
     // document, every row checked as a `Map`) accepts too, as the same ledger; and so does the
     // report's path (rows checked as borrowed nodes), giving the same report.
@@ -118,6 +120,29 @@ pub fn ledger(decl: &Declaration, data: &[u8]) {
     let again = Ledger::parse(decl, &bytes, u64::MAX).expect("canonical bytes re-parse");
     assert_eq!(again, ledger);
     assert_eq!(again.canonical(decl), bytes);
+}
+
+/// Bytes, where they are UTF-8, → the hand parser of the fast path's rows
+/// (`json::NodeParser`) and serde_json with `NodeSeed` (`json::stream_node_prefix`, as the fast
+/// path read rows before), at the top of a document and at a row's depth. The hand parser only
+/// ever says yes: whatever it reads, serde_json reads too, as the same value down to the bits
+/// of each number (`Debug` tells `-0.0` from `0.0` and `1` from `1.0`), ending at the same byte.
+pub fn node_parser(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    // One parser, as a share uses it: each value given back before the next is read.
+    let mut parser = json::NodeParser::new();
+    for depth in [0, 2, 0, 2] {
+        let Some((node, len)) = parser.parse(text, depth) else {
+            continue;
+        };
+        let (want, want_len) = json::stream_node_prefix(text, depth)
+            .unwrap_or_else(|e| panic!("the hand parser read what serde_json refuses: {e}"));
+        assert_eq!(format!("{node:?}"), format!("{want:?}"), "at depth {depth}");
+        assert_eq!(len, want_len, "at depth {depth}");
+        parser.recycle(node);
+    }
 }
 
 /// A report's JSON bytes.

@@ -289,6 +289,9 @@ pub struct Declaration {
     pub attempt_fields: Vec<String>,
     pub tasks: Vec<Task>,
     task_index: HashMap<String, usize>,
+    /// `attempt_fields` in key order (a row's members iterate so): a row has exactly the
+    /// declared fields when its keys are these, in one pass without a lookup.
+    attempt_keys: Vec<String>,
 }
 
 impl Declaration {
@@ -430,6 +433,13 @@ impl Declaration {
         let pos = self.schedule_position(schedule_id)?;
         let reps = self.repetitions as usize;
         Some((&self.tasks[pos / reps], (pos % reps) as u64 + 1))
+    }
+
+    /// Whether an object's keys are exactly the declared `attempt_fields`.
+    pub fn has_attempt_keys<O: crate::json::Obj>(&self, row: &O) -> bool {
+        row.len() == self.attempt_keys.len()
+            && (row.iter().zip(&self.attempt_keys))
+                .all(|((k, _), f)| crate::json::same_key(k.as_bytes(), f.as_bytes()))
     }
 
     /// The task of a scheduled attempt.
@@ -845,6 +855,9 @@ fn validate(
         .enumerate()
         .map(|(i, t)| (t.id.clone(), i))
         .collect();
+    let attempt_fields = attempt_fields?;
+    let mut attempt_keys = attempt_fields.clone();
+    attempt_keys.sort_unstable();
     Some(Declaration {
         bytes: Vec::new(),
         sha256: String::new(),
@@ -856,9 +869,10 @@ fn validate(
         policy_files,
         runner_tools: runner_tools?,
         runtime_requirements: runtime_requirements?,
-        attempt_fields: attempt_fields?,
+        attempt_fields,
         tasks,
         task_index,
+        attempt_keys,
     })
 }
 

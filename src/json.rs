@@ -14,9 +14,11 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
+mod direct;
 mod view;
+pub use direct::{parse_node_prefix, NodeParser};
 pub(crate) use view::NodeSeed;
-pub use view::{parse_node, same, Members, Node, Num, Obj, View, J};
+pub use view::{parse_node, same, same_key, stream_node_prefix, Members, Node, Num, Obj, View, J};
 
 /// Deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 64;

@@ -239,10 +239,7 @@ pub(crate) fn check_members<O: Obj>(
     let bad =
         |r: &mut Reasons, field: &str, msg: String| r.push(format!("{label}: {field}: {msg}"));
 
-    // Keys are distinct: as many as the declared fields, each of them present, is exactly them.
-    let exact = m.len() == decl.attempt_fields.len()
-        && decl.attempt_fields.iter().all(|f| m.contains_key(f));
-    if !exact {
+    if !decl.has_attempt_keys(m) {
         for f in &decl.attempt_fields {
             if !m.contains_key(f) {
                 bad(&mut r, f, "missing declared attempt field".into());

@@ -243,6 +243,17 @@ pub enum Node<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Members<'a>(Vec<(Cow<'a, str>, Node<'a>)>);
 
+impl<'a> Members<'a> {
+    /// Members already sorted by key, no key twice.
+    pub(super) fn from_sorted(members: Vec<(Cow<'a, str>, Node<'a>)>) -> Self {
+        debug_assert!(members.is_sorted_by(|(a, _), (b, _)| a < b));
+        Members(members)
+    }
+    pub(super) fn into_vec(self) -> Vec<(Cow<'a, str>, Node<'a>)> {
+        self.0
+    }
+}
+
 impl<'a> View for Node<'a> {
     type Obj = Members<'a>;
     fn view(&self) -> J<'_, Node<'a>> {
@@ -263,12 +274,10 @@ impl<'a> Obj for Members<'a> {
         // Objects are small (a row has ~20 members): a scan comparing lengths first does fewer
         // byte comparisons than a binary search; large objects are searched.
         if self.0.len() <= 32 {
-            let last = key.as_bytes().last();
+            let key = key.as_bytes();
             self.0
                 .iter()
-                .find(|(k, _)| {
-                    k.len() == key.len() && k.as_bytes().last() == last && k.as_ref() == key
-                })
+                .find(|(k, _)| same_key(k.as_bytes(), key))
                 .map(|(_, v)| v)
         } else {
             self.0
@@ -282,6 +291,25 @@ impl<'a> Obj for Members<'a> {
     }
     fn iter(&self) -> impl Iterator<Item = (&str, &Node<'a>)> {
         self.0.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+}
+
+/// `a == b`, inline: keys of up to sixteen bytes (most) are told apart by their first and last
+/// eight (or four) bytes without a call to `memcmp`, which a scan would make for every key of
+/// the same length.
+#[inline]
+pub fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let u64_at = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8"));
+    let u32_at = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4"));
+    match n {
+        0..=3 => a == b,
+        4..=7 => u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4),
+        8..=16 => u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8),
+        _ => u64_at(a, 0) == u64_at(b, 0) && a == b,
     }
 }
 
@@ -374,15 +402,18 @@ impl<'de> Visitor<'de> for NodeSeed {
 }
 
 /// The order of keys (`str`'s, bytewise), deciding most pairs by their first eight bytes.
-fn key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    // Zero-padded, a prefix orders as the strings do, or ties (and then the whole decides).
-    fn prefix(s: &str) -> u64 {
-        let mut p = [0u8; 8];
-        let n = s.len().min(8);
-        p[..n].copy_from_slice(&s.as_bytes()[..n]);
-        u64::from_be_bytes(p)
+pub(super) fn key_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    key_prefix(a).cmp(&key_prefix(b)).then_with(|| a.cmp(b))
+}
+
+/// A key's first eight bytes, zero-padded: prefixes order as their keys do, or tie (and then
+/// the whole keys decide).
+pub(super) fn key_prefix(s: &str) -> u64 {
+    match s.as_bytes().get(..8) {
+        Some(head) => u64::from_be_bytes(head.try_into().expect("eight bytes")),
+        // Byte by byte: a copy of a length not known beforehand is a call to `memcpy`.
+        None => (s.bytes().enumerate()).fold(0, |p, (i, c)| p | u64::from(c) << (56 - 8 * i)),
     }
-    prefix(a).cmp(&prefix(b)).then_with(|| a.cmp(b))
 }
 
 /// An object key, borrowed from the text when it has no escapes.
@@ -419,6 +450,21 @@ pub fn parse_node(text: &str, depth: usize) -> Result<Node<'_>, String> {
         .map_err(|e| e.to_string())?;
     de.end().map_err(|e| e.to_string())?;
     Ok(node)
+}
+
+/// The value at the start of `text` (after any whitespace) as serde_json's
+/// `StreamDeserializer` reads it with [`NodeSeed`] when it starts with `{` or `[`, and the
+/// bytes up to its end: how the fast path reads a row that [`super::NodeParser`] gives up on,
+/// and what that parser is checked against.
+pub fn stream_node_prefix(
+    text: &str,
+    depth: usize,
+) -> Result<(Node<'_>, usize), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let node = NodeSeed { depth }.deserialize(&mut de)?;
+    // A stream starts where the deserializer stands: after the value.
+    let end = de.into_iter::<de::IgnoredAny>().byte_offset();
+    Ok((node, end))
 }
 
 #[cfg(test)]
@@ -501,6 +547,28 @@ mod tests {
             assert_eq!(m.field(k).as_str(), Some(k.as_str()));
         }
         assert!(m.get("k100").is_none() && m.get("").is_none());
+    }
+
+    #[test]
+    fn keys_are_the_same_exactly_when_equal() {
+        let keys: Vec<String> = (0..40)
+            .flat_map(|n| {
+                let base = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"[..n].to_owned();
+                // The same length, differing in one byte at each place.
+                let mut out = vec![base.clone()];
+                for i in 0..n {
+                    let mut b = base.clone().into_bytes();
+                    b[i] = b'_';
+                    out.push(String::from_utf8(b).unwrap());
+                }
+                out
+            })
+            .collect();
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(same_key(a.as_bytes(), b.as_bytes()), a == b, "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

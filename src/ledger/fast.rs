@@ -24,7 +24,7 @@ use super::{
 };
 use crate::declaration::Declaration;
 use crate::error::Reasons;
-use crate::json::{Node, NodeSeed, StrictSeed};
+use crate::json::{Node, NodeParser, NodeSeed, StrictSeed};
 
 /// Below this many bytes of rows one thread does it all.
 const PARALLEL_BYTES: usize = 1 << 20;
@@ -33,9 +33,9 @@ const PARALLEL_BYTES: usize = 1 << 20;
 const MAX_THREADS: usize = 8;
 
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
-    let check = |row: StrictRow| -> Option<Checked> {
+    let check = |row: &mut StrictRow| -> Option<Checked> {
         // The row's index names it only in a refusal, and the fast path refuses nothing.
-        Some(Ok(checked_row(decl, 0, row.0).ok()?))
+        Some(Ok(checked_row(decl, 0, std::mem::take(&mut row.0)).ok()?))
     };
     Some(Ledger {
         declaration_id: decl.id.clone(),
@@ -54,12 +54,12 @@ pub(super) fn parse_kept<K: Keep>(
     keep: &K,
 ) -> Option<KeptRows<K::Kept>> {
     let keys = RandomState::new();
-    let check = |row: RowNode| -> Option<Placed<K::Kept>> {
-        let Node::Object(m) = row.0 else {
+    let check = |row: &mut RowNode| -> Option<Placed<K::Kept>> {
+        let Node::Object(m) = &row.0 else {
             return None;
         };
-        check_members(decl, &m, &"a row").ok()?;
-        let row = RowView(&m);
+        check_members(decl, m, &"a row").ok()?;
+        let row = RowView(m);
         Some(Placed {
             pos: decl.schedule_position(row.schedule_id())?,
             record: row.native_record().map(|rec| keys.hash_one(rec.key())),
@@ -106,10 +106,10 @@ fn top_ok(decl: &Declaration, top: Map<String, Value>) -> Option<()> {
 
 /// The rows of the document, each checked by `check` (`None` at a fault), the top level
 /// checked and the rows assembled in schedule order as on the ordinary path.
-fn checked<'a, R: Deserialize<'a>>(
+fn checked<'a, R: RowText<'a>>(
     decl: &Declaration,
     bytes: &'a [u8],
-    check: &(impl Fn(R) -> Option<Checked> + Sync),
+    check: &(impl Fn(&mut R) -> Option<Checked> + Sync),
 ) -> Option<Vec<Row>> {
     let (top, checked) = document(bytes, threads(), check)?;
     top_ok(decl, top)?;
@@ -142,6 +142,31 @@ impl<'de> Deserialize<'de> for RowNode<'de> {
     }
 }
 
+/// How a share reads a row: serde_json, unless a hand parser is sure of it first.
+trait RowText<'a>: Deserialize<'a> {
+    /// The row at the start of `text` and the bytes it takes, or `None` to let serde_json read
+    /// it (a hand parser's value must be the one serde_json would give).
+    fn direct(_parser: &mut NodeParser<'a>, _text: &'a str) -> Option<(Self, usize)> {
+        None
+    }
+    /// Drop a checked row (giving what it can back to the parser).
+    fn recycle(self, _parser: &mut NodeParser<'a>) {}
+}
+
+impl<'a> RowText<'a> for StrictRow {}
+
+/// Rows are the report's bulk: [`NodeParser`] reads them, and takes their containers back.
+impl<'a> RowText<'a> for RowNode<'a> {
+    fn direct(parser: &mut NodeParser<'a>, text: &'a str) -> Option<(Self, usize)> {
+        parser
+            .parse(text, 2)
+            .map(|(node, len)| (RowNode(node), len))
+    }
+    fn recycle(self, parser: &mut NodeParser<'a>) {
+        parser.recycle(self.0);
+    }
+}
+
 /// A value of the document's top-level object, parsed strictly one container deep.
 struct StrictMember(Value);
 
@@ -156,10 +181,10 @@ type Shares<T> = Vec<Vec<T>>;
 
 /// The document's top-level object without `rows`, and `check` of each row (`None` at the
 /// first fault), using up to `threads` cores.
-fn document<'a, R: Deserialize<'a>, T: Send>(
+fn document<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     threads: usize,
-    check: &(impl Fn(R) -> Option<T> + Sync),
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Option<(Map<String, Value>, Shares<T>)> {
     let mut c = Cursor { b: bytes, pos: 0 };
     let mut top = Map::new();
@@ -261,10 +286,10 @@ fn next_row_start(bytes: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
 
 /// The checked rows of every share (in order) and the position after the list's `]`; `None`
 /// at a fault. Shares whose starts are not all proved are done again as one share.
-fn rows<'a, R: Deserialize<'a>, T: Send>(
+fn rows<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
-    check: &(impl Fn(R) -> Option<T> + Sync),
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Option<(Shares<T>, usize)> {
     if starts.len() > 1 {
         match shares(bytes, starts, check) {
@@ -293,10 +318,10 @@ enum Spec<T> {
 
 /// Parse and check every share on its own core (share 0 on this one) and keep the result only
 /// if each share ended exactly where the next one began.
-fn shares<'a, R: Deserialize<'a>, T: Send>(
+fn shares<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
-    check: &(impl Fn(R) -> Option<T> + Sync),
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Spec<T> {
     let share = |k: usize| share(bytes, starts[k], starts.get(k + 1).copied(), check);
     let results: Vec<Option<(Vec<T>, End)>> = if starts.len() == 1 {
@@ -342,33 +367,41 @@ enum End {
 
 /// Parse and check the rows from `start` (up to the next share's `stop`, or to the list's
 /// end); `None` at a fault. Faults are genuine only when `start` is (see [`shares`]).
-fn share<'a, R: Deserialize<'a>, T>(
+fn share<'a, R: RowText<'a>, T>(
     bytes: &'a [u8],
     start: usize,
     stop: Option<usize>,
-    check: &impl Fn(R) -> Option<T>,
+    check: &impl Fn(&mut R) -> Option<T>,
 ) -> Option<(Vec<T>, End)> {
     let text = std::str::from_utf8(&bytes[start..stop.unwrap_or(bytes.len())]).ok()?;
     let mut out = Vec::new();
+    let mut parser = NodeParser::new();
     let mut pos = 0;
     loop {
         if text.as_bytes().get(pos) != Some(&b'{') {
             return None;
         }
-        let mut de = serde_json::Deserializer::from_str(&text[pos..]).into_iter::<R>();
-        match de.next()? {
-            Ok(row) => {
-                if out.is_empty() {
-                    // Room for as many rows as the share holds if they are all this long.
-                    out.reserve(text.len() / de.byte_offset().max(1) + 1);
+        let (mut row, len) = match R::direct(&mut parser, &text[pos..]) {
+            Some(read) => read,
+            // serde_json decides, as it did before there was a hand parser: a row cut at the
+            // share's end is told apart from a fault by its error.
+            None => {
+                let mut de = serde_json::Deserializer::from_str(&text[pos..]).into_iter::<R>();
+                match de.next()? {
+                    Ok(row) => (row, de.byte_offset()),
+                    // The share was cut inside this row: its start is not the next share's.
+                    Err(e) if stop.is_some() && e.is_eof() => return Some((out, End::Missed)),
+                    Err(_) => return None,
                 }
-                out.push(check(row)?)
             }
-            // The share was cut inside this row: its start is not the next share's.
-            Err(e) if stop.is_some() && e.is_eof() => return Some((out, End::Missed)),
-            Err(_) => return None,
+        };
+        if out.is_empty() {
+            // Room for as many rows as the share holds if they are all this long.
+            out.reserve(text.len() / len.max(1) + 1);
         }
-        pos = skip_ws(text.as_bytes(), pos + de.byte_offset());
+        out.push(check(&mut row)?);
+        row.recycle(&mut parser);
+        pos = skip_ws(text.as_bytes(), pos + len);
         match text.as_bytes().get(pos) {
             Some(b',') => {
                 pos = skip_ws(text.as_bytes(), pos + 1);
@@ -427,8 +460,8 @@ mod tests {
     use serde_json::json;
 
     /// `check` of the split: a row (parsed strictly) is refused when it has `"bad"`.
-    fn keep_good(v: StrictRow) -> Option<Value> {
-        v.0.get("bad").is_none().then_some(v.0)
+    fn keep_good(v: &mut StrictRow) -> Option<Value> {
+        v.0.get("bad").is_none().then(|| std::mem::take(&mut v.0))
     }
 
     /// The rows of `doc` as `document` reads them with the given guessed starts, flattened.

@@ -55,6 +55,11 @@ fn ledger_corpus() {
 }
 
 #[test]
+fn node_parser_corpus() {
+    each("node_parser", 5, checks::node_parser);
+}
+
+#[test]
 fn scenario_record_corpus() {
     let decl = checks::campaign();
     each("scenario_record", 3, |b| checks::scenario_record(&decl, b));
