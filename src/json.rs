@@ -205,7 +205,9 @@ fn map_file(file: &std::fs::File, len: u64) -> Option<memmap2::Mmap> {
     // in place by another program while a report reads it may end the process with SIGBUS; one
     // rewritten in place reads as whatever bytes are there, which the strict parser refuses or
     // reads as a ledger like any other.
-    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    // Populated: the pages are mapped by one call, on the thread that maps the file (`report`
+    // does it while the declaration is parsed), not by a fault per 64 KB in the parsers.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }.ok()?;
     (map.len() as u64 == len).then_some(map)
 }
 
