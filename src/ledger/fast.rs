@@ -17,6 +17,7 @@
 use serde::de::{Deserialize, DeserializeSeed, Deserializer};
 use serde_json::{Map, Value};
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{
     assemble_rows, check_members, check_top, checked_row, Checked, Keep, KeptRows, Ledger, Placed,
@@ -31,6 +32,10 @@ const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Most threads used.
 const MAX_THREADS: usize = 8;
+
+/// Shares per core: rows do not all cost the same, and with a few shares each a core that is
+/// done early takes another instead of waiting for the last one.
+const SHARES_PER_CORE: usize = 4;
 
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
     let check = |row: &mut StrictRow| -> Option<Checked> {
@@ -208,7 +213,11 @@ fn document<'a, R: RowText<'a>, T: Send>(
         } else {
             threads
         };
-        rows(bytes, &guesses(bytes, first, sep, n), check)?
+        rows(
+            bytes,
+            &guesses(bytes, first, sep, n * SHARES_PER_CORE),
+            check,
+        )?
     };
     c.pos = close;
     c.ws();
@@ -324,18 +333,36 @@ fn shares<'a, R: RowText<'a>, T: Send>(
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Spec<T> {
     let share = |k: usize| share(bytes, starts[k], starts.get(k + 1).copied(), check);
-    let results: Vec<Option<(Vec<T>, End)>> = if starts.len() == 1 {
-        vec![share(0)]
+    let workers = threads().min(starts.len());
+    let results: Vec<Option<(Vec<T>, End)>> = if workers == 1 {
+        (0..starts.len()).map(share).collect()
     } else {
-        std::thread::scope(|s| {
-            let share = &share;
-            let handles: Vec<_> = (1..starts.len())
-                .map(|k| s.spawn(move || share(k)))
-                .collect();
-            let mut out = vec![share(0)];
-            out.extend(handles.into_iter().map(|h| h.join().ok().flatten()));
-            out
-        })
+        // Each core takes the next share not yet taken, so a core whose shares parse faster
+        // does more of them rather than wait for the other.
+        let next = AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= starts.len() {
+                    return done;
+                }
+                done.push((k, share(k)));
+            }
+        };
+        let done = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
+            let mut done = work();
+            for h in handles {
+                done.extend(h.join().ok()?);
+            }
+            Some(done)
+        });
+        let Some(mut done) = done else {
+            return Spec::Fault;
+        };
+        done.sort_unstable_by_key(|(k, _)| *k);
+        done.into_iter().map(|(_, r)| r).collect()
     };
     let last = results.len() - 1;
     let mut rows = Vec::with_capacity(results.len());
