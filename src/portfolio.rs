@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::declaration::{Declaration, Evidence, Kind, Task};
@@ -104,7 +105,7 @@ pub struct Classification {
     /// For a PASS without complete evidence: every gap that put it there (gap vocabulary).
     pub gaps: Vec<String>,
     /// For an attempted row: each declared limit's state.
-    pub limits: BTreeMap<String, LimitState>,
+    pub limits: BTreeMap<Cow<'static, str>, LimitState>,
     /// Deviations (gap vocabulary): revision, runtime, (live) profile and options.
     pub deviations: Vec<String>,
     /// Why this row blocks its section's comparison (blocker vocabulary); empty if it does not.
@@ -289,7 +290,10 @@ fn profile_matches<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> bool {
 }
 
 /// Each declared limit's state for an attempted row (equal is within; missing is unknown).
-fn limit_states<O: Obj>(task: &Task, row: RowView<'_, O>) -> BTreeMap<String, LimitState> {
+fn limit_states<O: Obj>(
+    task: &Task,
+    row: RowView<'_, O>,
+) -> BTreeMap<Cow<'static, str>, LimitState> {
     task.limits
         .iter()
         .map(|(name, &limit)| {
@@ -298,9 +302,18 @@ fn limit_states<O: Obj>(task: &Task, row: RowView<'_, O>) -> BTreeMap<String, Li
                 Some(s) if s > limit => LimitState::Over,
                 Some(_) => LimitState::Within,
             };
-            (name.clone(), state)
+            (known(name, task.kind.limit_names()), state)
         })
         .collect()
+}
+
+/// `name` as the `'static` string of `names` it equals (a declared limit, a native outcome: a
+/// closed vocabulary, so 100,000 rows need not each own a copy), else owned.
+pub fn known(name: &str, names: &'static [&'static str]) -> Cow<'static, str> {
+    match names.iter().find(|n| **n == name) {
+        Some(n) => Cow::Borrowed(n),
+        None => Cow::Owned(name.to_owned()),
+    }
 }
 
 #[cfg(test)]

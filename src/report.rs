@@ -3,6 +3,7 @@
 //! the text form renders the same data.
 
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -139,11 +140,11 @@ impl Section {
 pub struct RowReport {
     pub schedule_id: String,
     pub section: &'static str,
-    pub native_outcome: String,
+    pub native_outcome: Cow<'static, str>,
     pub native_status: Option<String>,
     pub outcome: &'static str,
     pub gaps: Vec<String>,
-    pub limits: BTreeMap<String, LimitState>,
+    pub limits: BTreeMap<Cow<'static, str>, LimitState>,
 }
 
 /// What the report needs of one checked row: its classification and the few fields the
@@ -153,7 +154,7 @@ pub struct RowReport {
 pub struct RowSummary {
     schedule_id: String,
     evidence: Evidence,
-    native_outcome: String,
+    native_outcome: Cow<'static, str>,
     native_status: Option<String>,
     deferred: bool,
     decisions: usize,
@@ -185,7 +186,7 @@ impl RowSummary {
         RowSummary {
             schedule_id: row.schedule_id().to_owned(),
             evidence: row.evidence(),
-            native_outcome: row.native_outcome().to_owned(),
+            native_outcome: native_outcome(row.native_outcome()),
             native_status: row.native_status().map(str::to_owned),
             deferred: row.is_deferred(),
             decisions,
@@ -201,6 +202,19 @@ impl RowSummary {
             },
             classification: c,
         }
+    }
+}
+
+/// A native outcome, borrowed from the vocabulary when it is one of it (every checked row's).
+fn native_outcome(outcome: &str) -> Cow<'static, str> {
+    use crate::declaration::{ARENA_OUTCOMES, SCENARIO_OUTCOMES};
+    use crate::portfolio::known;
+    if outcome == "DEFERRED" {
+        return Cow::Borrowed("DEFERRED");
+    }
+    match known(outcome, &SCENARIO_OUTCOMES) {
+        Cow::Owned(_) => known(outcome, &ARENA_OUTCOMES),
+        scenario => scenario,
     }
 }
 
@@ -778,7 +792,7 @@ fn write_section(
             .iter()
             .map(|r| match &r.native_status {
                 Some(st) => format!("{} ({st})", r.native_outcome),
-                None => r.native_outcome.clone(),
+                None => r.native_outcome.to_string(),
             })
             .collect();
         let native_width = natives.iter().map(String::len).max().unwrap_or(0);

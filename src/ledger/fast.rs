@@ -67,7 +67,12 @@ pub(super) fn parse_kept<K: Keep>(
         let row = RowView(m);
         Some(Placed {
             pos: decl.schedule_position(row.schedule_id())?,
-            record: row.native_record().map(|rec| keys.hash_one(rec.key())),
+            // The key `<kind>:<id>` hashed as its two parts, without building it: a checked
+            // row's kind is one of a few words without `:`, so the pairs are equal exactly
+            // when the keys are.
+            record: row
+                .native_record()
+                .map(|rec| keys.hash_one((rec.kind, rec.id))),
             kept: keep.keep(decl, row),
         })
     };

@@ -29,11 +29,11 @@ fn row(
     RowReport {
         schedule_id: id.to_owned(),
         section,
-        native_outcome: native.to_owned(),
+        native_outcome: native.to_owned().into(),
         native_status: None,
         outcome: outcome.key(),
         gaps: gaps.iter().map(|g| g.to_string()).collect(),
-        limits: BTreeMap::from([("max_steps".to_owned(), LimitState::Within)]),
+        limits: BTreeMap::from([("max_steps".into(), LimitState::Within)]),
     }
 }
 

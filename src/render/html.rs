@@ -397,7 +397,7 @@ fn rows(h: &mut String, report: &Report) -> std::fmt::Result {
     for r in &report.rows {
         let native = match &r.native_status {
             Some(st) => format!("{} ({st})", r.native_outcome),
-            None => r.native_outcome.clone(),
+            None => r.native_outcome.to_string(),
         };
         let sw = outcome(r.outcome).map(swatch).unwrap_or_default();
         write!(

@@ -150,7 +150,7 @@ fn rows(out: &mut dyn Write, report: &Report) -> io::Result<()> {
     for r in &report.rows {
         let native = match &r.native_status {
             Some(st) => format!("{} ({st})", r.native_outcome),
-            None => r.native_outcome.clone(),
+            None => r.native_outcome.to_string(),
         };
         writeln!(
             out,

@@ -954,8 +954,8 @@ fn a_row_is_written_as_the_pretty_printer_writes_it() {
             limits: limits.clone(),
         },
         {
-            limits.insert("max_steps".to_owned(), LimitState::Over);
-            limits.insert("harness_minutes".to_owned(), LimitState::Unknown);
+            limits.insert("max_steps".into(), LimitState::Over);
+            limits.insert("harness_minutes".into(), LimitState::Unknown);
             RowReport {
                 schedule_id: "arena/b/02".into(),
                 section: "fixture",
