@@ -176,32 +176,23 @@ pub const MAP_BYTES: u64 = 32 * 1024 * 1024;
 /// [`read_bounded`] for a file whose bytes are only read: a regular file of [`MAP_BYTES`] or
 /// more (and within `max_bytes`) is mapped read-only instead of copied.
 pub fn read_mapped(path: &std::path::Path, max_bytes: u64) -> Result<Input> {
-    match map_large(path, max_bytes, true) {
-        Some(input) => Ok(input),
-        None => read_bounded(path, max_bytes).map(Input::Read),
-    }
-}
-
-/// A regular file of [`MAP_BYTES`] or more, within `max_bytes`, mapped read-only (its pages
-/// mapped up front when `populate`, else as they are first read); `None` for anything else,
-/// which [`read_mapped`] reads. It never waits (no FIFO is opened).
-pub fn map_large(path: &std::path::Path, max_bytes: u64, populate: bool) -> Option<Input> {
     #[cfg(unix)]
     if let Ok(meta) = std::fs::metadata(path) {
         if meta.is_file() && meta.len() >= MAP_BYTES && meta.len() <= max_bytes {
-            let file = std::fs::File::open(path).ok()?;
-            return map_file(&file, meta.len(), populate).map(Input::Mapped);
+            let file = open_input(path)?;
+            if let Some(map) = map_file(&file, meta.len()) {
+                return Ok(Input::Mapped(map));
+            }
         }
     }
-    let _ = (path, max_bytes, populate);
-    None
+    read_bounded(path, max_bytes).map(Input::Read)
 }
 
 /// Map `file` read-only when it is still a regular file of `len` bytes; `None` (read it
 /// instead) when it is not or cannot be mapped.
 #[cfg(unix)]
 #[allow(unsafe_code)]
-fn map_file(file: &std::fs::File, len: u64, populate: bool) -> Option<memmap2::Mmap> {
+fn map_file(file: &std::fs::File, len: u64) -> Option<memmap2::Mmap> {
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() != len {
         return None;
@@ -214,13 +205,9 @@ fn map_file(file: &std::fs::File, len: u64, populate: bool) -> Option<memmap2::M
     // in place by another program while a report reads it may end the process with SIGBUS; one
     // rewritten in place reads as whatever bytes are there, which the strict parser refuses or
     // reads as a ledger like any other.
-    // Populated, the pages are mapped by one call on the thread that maps the file, not by a
-    // fault per 64 KB in the parsers.
-    let mut options = memmap2::MmapOptions::new();
-    if populate {
-        options.populate();
-    }
-    let map = unsafe { options.map(file) }.ok()?;
+    // Populated: the pages are mapped by one call, on the thread that maps the file (`report`
+    // does it while the declaration is parsed), not by a fault per 64 KB in the parsers.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }.ok()?;
     (map.len() as u64 == len).then_some(map)
 }
 
@@ -568,9 +555,6 @@ mod tests {
         #[cfg(unix)]
         assert!(matches!(input, Input::Mapped(_)));
         assert!(*input == *bytes);
-        // Mapped without populating: the same bytes; nothing for a file over the bound.
-        assert!(*map_large(&path, len as u64, false).unwrap() == *bytes);
-        assert!(map_large(&path, len as u64 - 1, false).is_none());
         // The input bound holds as for a read file.
         let e = read_mapped(&path, len as u64 - 1).err().unwrap();
         assert!(e.reasons()[0].contains("input bound"), "{e}");
@@ -586,7 +570,7 @@ mod tests {
         {
             // A file that is no longer the length its metadata said is not mapped.
             let file = std::fs::File::open(&path).unwrap();
-            assert!(map_file(&file, len as u64 + 1, false).is_none());
+            assert!(map_file(&file, len as u64 + 1).is_none());
         }
     }
 

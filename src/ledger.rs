@@ -791,29 +791,8 @@ impl Ledger {
         max_input_bytes: u64,
         keep: &K,
     ) -> Result<KeptRows<K::Kept>> {
-        Self::parse_kept_doc(decl, bytes.into(), max_input_bytes, keep)
-    }
-
-    /// [`Ledger::parse_kept`] of a document already known to be UTF-8 (so no core checks its
-    /// share again).
-    pub fn parse_kept_text<K: Keep>(
-        decl: &Declaration,
-        text: &str,
-        max_input_bytes: u64,
-        keep: &K,
-    ) -> Result<KeptRows<K::Kept>> {
-        Self::parse_kept_doc(decl, text.into(), max_input_bytes, keep)
-    }
-
-    fn parse_kept_doc<K: Keep>(
-        decl: &Declaration,
-        doc: fast::Doc<'_>,
-        max_input_bytes: u64,
-        keep: &K,
-    ) -> Result<KeptRows<K::Kept>> {
-        let bytes = doc.bytes();
         if bytes.len() as u64 <= max_input_bytes {
-            if let Some(kept) = fast::parse_kept(decl, doc, keep) {
+            if let Some(kept) = fast::parse_kept(decl, bytes, keep) {
                 return Ok(kept);
             }
         }

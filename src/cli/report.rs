@@ -66,47 +66,21 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
     let max = args.input.max_input_bytes;
     let report = match (&args.declaration, &args.ledger) {
         (Some(decl_path), Some(ledger_path)) => {
+            // The ledger file is read while the declaration is parsed (neither needs the other;
+            // the declaration's fault, if any, is still the one reported).
+            let path = ledger_path.clone();
+            let reading = std::thread::spawn(move || json::read_mapped(&path, max));
+            let decl = Declaration::read(decl_path, max)?;
+            let bytes = reading
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))?;
             // Each row is classified and dropped on the core that parsed and checked it: the
             // report is built from the summaries, never from 100,000 rows held at once.
-            let summarise = |decl: &Declaration, bytes: &[u8], text: Option<&str>| {
-                match text {
-                    Some(text) => Ledger::parse_kept_text(decl, text, max, &report::Summarise),
-                    None => Ledger::parse_kept(decl, bytes, max, &report::Summarise),
-                }
-                .map_err(|e| e.context(ledger_path.display()))
-            };
-            // The ledger file is read while the declaration is parsed (neither needs the other;
-            // the declaration's fault, if any, is still the one reported). A large one is
-            // mapped, and checked as UTF-8 on the other core meanwhile, so that no core parsing
-            // the rows checks its share again.
-            let (decl, input, rows) = match json::map_large(ledger_path, max, false) {
-                Some(input) => {
-                    let (decl, text) = std::thread::scope(|s| {
-                        let text = s.spawn(|| std::str::from_utf8(&input).ok());
-                        let decl = Declaration::read(decl_path, max);
-                        (
-                            decl,
-                            text.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                        )
-                    });
-                    let decl = decl?;
-                    let rows = summarise(&decl, &input, text)?;
-                    (decl, input, rows)
-                }
-                None => {
-                    let path = ledger_path.clone();
-                    let reading = std::thread::spawn(move || json::read_mapped(&path, max));
-                    let decl = Declaration::read(decl_path, max)?;
-                    let input = reading
-                        .join()
-                        .unwrap_or_else(|e| std::panic::resume_unwind(e))?;
-                    let rows = summarise(&decl, &input, None)?;
-                    (decl, input, rows)
-                }
-            };
+            let rows = Ledger::parse_kept(&decl, &bytes, max, &report::Summarise)
+                .map_err(|e| e.context(ledger_path.display()))?;
             // Unmapping 225 MB takes a while: beside the building, not before it.
             std::thread::scope(|s| {
-                s.spawn(move || drop(input));
+                s.spawn(move || drop(bytes));
                 report::build_from(&decl, rows)
             })
         }

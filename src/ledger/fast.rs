@@ -55,7 +55,7 @@ pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
 /// each row's schedule position and hashes its record key (see [`placed`]).
 pub(super) fn parse_kept<K: Keep>(
     decl: &Declaration,
-    doc: Doc<'_>,
+    bytes: &[u8],
     keep: &K,
 ) -> Option<KeptRows<K::Kept>> {
     let keys = RandomState::new();
@@ -76,7 +76,7 @@ pub(super) fn parse_kept<K: Keep>(
             kept: keep.keep(decl, row),
         })
     };
-    let (top, shares) = document(doc, threads(), &check)?;
+    let (top, shares) = document(bytes, threads(), &check)?;
     top_ok(decl, top)?;
     placed(decl.schedule_len(), shares)
 }
@@ -121,7 +121,7 @@ fn checked<'a, R: RowText<'a>>(
     bytes: &'a [u8],
     check: &(impl Fn(&mut R) -> Option<Checked> + Sync),
 ) -> Option<Vec<Row>> {
-    let (top, checked) = document(bytes.into(), threads(), check)?;
+    let (top, checked) = document(bytes, threads(), check)?;
     top_ok(decl, top)?;
     assemble_rows(decl, Reasons::new(), checked.into_iter().flatten()).ok()
 }
@@ -189,51 +189,13 @@ impl<'de> Deserialize<'de> for StrictMember {
 /// The rows of each share, in document order.
 type Shares<T> = Vec<Vec<T>>;
 
-/// The document: its bytes, and its text when the caller already knows it is UTF-8 (`report`
-/// checks that on the core that is free while the declaration is parsed), so that no share
-/// checks its part again.
-#[derive(Clone, Copy)]
-pub(super) struct Doc<'a> {
-    bytes: &'a [u8],
-    text: Option<&'a str>,
-}
-
-impl<'a> Doc<'a> {
-    pub(super) fn bytes(self) -> &'a [u8] {
-        self.bytes
-    }
-    /// The text from `start` to `stop`, if it is UTF-8 (and cut at character boundaries).
-    fn text(self, start: usize, stop: usize) -> Option<&'a str> {
-        match self.text {
-            Some(text) => text.get(start..stop),
-            None => std::str::from_utf8(&self.bytes[start..stop]).ok(),
-        }
-    }
-}
-
-impl<'a> From<&'a [u8]> for Doc<'a> {
-    fn from(bytes: &'a [u8]) -> Self {
-        Doc { bytes, text: None }
-    }
-}
-
-impl<'a> From<&'a str> for Doc<'a> {
-    fn from(text: &'a str) -> Self {
-        Doc {
-            bytes: text.as_bytes(),
-            text: Some(text),
-        }
-    }
-}
-
 /// The document's top-level object without `rows`, and `check` of each row (`None` at the
 /// first fault), using up to `threads` cores.
 fn document<'a, R: RowText<'a>, T: Send>(
-    doc: Doc<'a>,
+    bytes: &'a [u8],
     threads: usize,
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Option<(Map<String, Value>, Shares<T>)> {
-    let bytes = doc.bytes;
     let mut c = Cursor { b: bytes, pos: 0 };
     let mut top = Map::new();
     c.ws();
@@ -256,7 +218,11 @@ fn document<'a, R: RowText<'a>, T: Send>(
         } else {
             threads
         };
-        rows(doc, &guesses(bytes, first, sep, n * SHARES_PER_CORE), check)?
+        rows(
+            bytes,
+            &guesses(bytes, first, sep, n * SHARES_PER_CORE),
+            check,
+        )?
     };
     c.pos = close;
     c.ws();
@@ -335,19 +301,19 @@ fn next_row_start(bytes: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
 /// The checked rows of every share (in order) and the position after the list's `]`; `None`
 /// at a fault. Shares whose starts are not all proved are done again as one share.
 fn rows<'a, R: RowText<'a>, T: Send>(
-    doc: Doc<'a>,
+    bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Option<(Shares<T>, usize)> {
     if starts.len() > 1 {
-        match shares(doc, starts, check) {
+        match shares(bytes, starts, check) {
             Spec::Done(rows, close) => return Some((rows, close)),
             Spec::Fault => return None,
             Spec::Unproved => {}
         }
     }
     // One share from the genuine first row: nothing to prove.
-    match shares(doc, &starts[..1], check) {
+    match shares(bytes, &starts[..1], check) {
         Spec::Done(rows, close) => Some((rows, close)),
         _ => None,
     }
@@ -367,11 +333,11 @@ enum Spec<T> {
 /// Parse and check every share on its own core (share 0 on this one) and keep the result only
 /// if each share ended exactly where the next one began.
 fn shares<'a, R: RowText<'a>, T: Send>(
-    doc: Doc<'a>,
+    bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Spec<T> {
-    let share = |k: usize| share(doc, starts[k], starts.get(k + 1).copied(), check);
+    let share = |k: usize| share(bytes, starts[k], starts.get(k + 1).copied(), check);
     let workers = threads().min(starts.len());
     let results: Vec<Option<(Vec<T>, End)>> = if workers == 1 {
         (0..starts.len()).map(share).collect()
@@ -434,12 +400,12 @@ enum End {
 /// Parse and check the rows from `start` (up to the next share's `stop`, or to the list's
 /// end); `None` at a fault. Faults are genuine only when `start` is (see [`shares`]).
 fn share<'a, R: RowText<'a>, T>(
-    doc: Doc<'a>,
+    bytes: &'a [u8],
     start: usize,
     stop: Option<usize>,
     check: &impl Fn(&mut R) -> Option<T>,
 ) -> Option<(Vec<T>, End)> {
-    let text = doc.text(start, stop.unwrap_or(doc.bytes.len()))?;
+    let text = std::str::from_utf8(&bytes[start..stop.unwrap_or(bytes.len())]).ok()?;
     let mut out = Vec::new();
     let mut parser = NodeParser::new();
     let mut pos = 0;
@@ -532,12 +498,12 @@ mod tests {
 
     /// The rows of `doc` as `document` reads them with the given guessed starts, flattened.
     fn with_starts(doc: &str, starts: &[usize]) -> Option<(Vec<Value>, usize)> {
-        rows(doc.as_bytes().into(), starts, &keep_good)
+        rows(doc.as_bytes(), starts, &keep_good)
             .map(|(rows, close)| (rows.into_iter().flatten().collect(), close))
     }
 
     fn speculate(doc: &str, starts: &[usize]) -> Spec<Value> {
-        shares(doc.as_bytes().into(), starts, &keep_good)
+        shares(doc.as_bytes(), starts, &keep_good)
     }
 
     fn doc_of(rows: &[Value], pretty: bool) -> String {
@@ -683,12 +649,12 @@ mod tests {
     }
 
     fn rows_of_bytes(bytes: &[u8], starts: &[usize]) -> Option<(Shares<Value>, usize)> {
-        rows(bytes.into(), starts, &keep_good)
+        rows(bytes, starts, &keep_good)
     }
 
     /// The whole document through [`document`], with the guesses it makes itself.
     fn read(doc: &str, threads: usize) -> Option<(Map<String, Value>, Vec<Value>)> {
-        document(doc.as_bytes().into(), threads, &keep_good)
+        document(doc.as_bytes(), threads, &keep_good)
             .map(|(top, rows)| (top, rows.into_iter().flatten().collect()))
     }
 
@@ -741,7 +707,7 @@ mod tests {
         ] {
             let mut bytes = good.clone().into_bytes();
             bytes[at] = 0xff;
-            assert!(document(bytes[..].into(), 2, &keep_good).is_none(), "{at}");
+            assert!(document(&bytes, 2, &keep_good).is_none(), "{at}");
         }
     }
 
