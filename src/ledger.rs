@@ -966,6 +966,62 @@ impl<T> KeptRows<T> {
     }
 }
 
+impl<T> KeptRows<T> {
+    /// The rows in two parts of about half each (cut between the lists they are kept in), in
+    /// order: for work that can be shared by two cores.
+    pub fn halves(self) -> (KeptRows<T>, KeptRows<T>) {
+        let half = self.len() / 2;
+        let mut lists = self.0;
+        let (mut cut, mut seen) = (0, 0);
+        while cut < lists.len() && seen + lists[cut].len() <= half {
+            seen += lists[cut].len();
+            cut += 1;
+        }
+        // A first list longer than half stays whole on the first side.
+        let second = lists.split_off(cut.max(1).min(lists.len()));
+        (KeptRows(lists), KeptRows(second))
+    }
+}
+
+impl<T> KeptRows<T> {
+    /// Rows kept in the given lists, in order (tests of work split by lists).
+    #[cfg(test)]
+    pub(crate) fn in_lists(lists: Vec<Vec<T>>) -> Self {
+        let mut pos = 0;
+        KeptRows(
+            lists
+                .into_iter()
+                .map(|list| {
+                    list.into_iter()
+                        .map(|kept| {
+                            pos += 1;
+                            Placed {
+                                pos: pos - 1,
+                                record: None,
+                                kept,
+                            }
+                        })
+                        .collect()
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Rows kept in one list, in order (as `report` of a ledger read whole keeps them).
+impl<T> From<Vec<T>> for KeptRows<T> {
+    fn from(rows: Vec<T>) -> Self {
+        let placed = rows.into_iter().enumerate();
+        KeptRows(vec![placed
+            .map(|(pos, kept)| Placed {
+                pos,
+                record: None,
+                kept,
+            })
+            .collect()])
+    }
+}
+
 impl<T: std::fmt::Debug> std::fmt::Debug for KeptRows<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.debug_list().entries(self.iter()).finish()

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use crate::declaration::{Declaration, Evidence};
 use crate::json::Obj;
-use crate::ledger::{Keep, Ledger, Row, RowView};
+use crate::ledger::{Keep, KeptRows, Ledger, Row, RowView};
 use crate::portfolio::{classify_view, Classification, LimitState, Outcome};
 
 /// The whole report (`--json` prints exactly this).
@@ -231,29 +231,135 @@ impl Keep for Summarise {
 
 /// Build the report of a checked ledger.
 pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
-    build_from(decl, ledger.rows.iter().map(|r| RowSummary::of(decl, r)))
+    let summaries: Vec<RowSummary> = ledger
+        .rows
+        .iter()
+        .map(|r| RowSummary::of(decl, r))
+        .collect();
+    build_from(decl, summaries.into())
 }
 
-/// Build the report from the summaries of a checked ledger's rows, in schedule order, in one
-/// pass (each summary is read once and moved into its report row).
-pub fn build_from(decl: &Declaration, summaries: impl IntoIterator<Item = RowSummary>) -> Report {
-    let summaries = summaries.into_iter();
-    let mut rows = Vec::with_capacity(summaries.size_hint().0);
-    // Live, then fixture: each section, with each outcome's count and rows by the outcome's
-    // place in `Outcome::ALL`.
-    let mut open: [(Section, Vec<OutcomeCount>); 2] = std::array::from_fn(|_| {
-        let outcomes = Outcome::ALL.iter().map(|_| OutcomeCount::default());
-        (Section::empty(), outcomes.collect())
+/// Build the report from the summaries of a checked ledger's rows, in schedule order: the two
+/// halves of the rows on two cores, each summary read once and moved into its report row.
+pub fn build_from(decl: &Declaration, summaries: KeptRows<RowSummary>) -> Report {
+    let mut rows = Vec::with_capacity(summaries.len());
+    let (first, second) = summaries.halves();
+    let (mut parts, second) = std::thread::scope(|s| {
+        let second = (!second.is_empty()).then(|| {
+            s.spawn(move || {
+                let mut rows = Vec::with_capacity(second.len());
+                (add_rows(second, &mut rows), rows)
+            })
+        });
+        let parts = add_rows(first, &mut rows);
+        let second = second.map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        (parts, second)
     });
+    if let Some((more, more_rows)) = second {
+        for (part, more) in parts.iter_mut().zip(more) {
+            part.append(more);
+        }
+        rows.extend(more_rows);
+    }
+    let mut sections = BTreeMap::new();
+    for (evidence, part) in [Evidence::Live, Evidence::Fixture].into_iter().zip(parts) {
+        let Part {
+            mut s,
+            outcomes,
+            usd,
+            secs,
+        } = part;
+        for (o, counted) in Outcome::ALL.iter().zip(outcomes) {
+            s.outcomes.insert(o.key(), counted);
+        }
+        // Summed in row order from zero, as one pass over the rows would.
+        s.cost.known_usd = usd.iter().fold(0.0, |sum, v| sum + v);
+        s.elapsed.known_seconds = secs.iter().fold(0.0, |sum, v| sum + v);
+        if s.cost.unpriced == 0 {
+            s.cost.total_usd = Some(s.cost.known_usd);
+        }
+        let verified = s.outcomes[Outcome::VerifiedDelivery.key()].count;
+        s.cost_per_verified_delivery_usd = match s.cost.total_usd {
+            Some(total) if verified > 0 => Some(total / verified as f64),
+            _ => None,
+        };
+        s.comparison.blocked = !s.comparison.blockers.is_empty();
+        if !s.comparison.blocked {
+            s.comparison.sentence = Some(sentence(decl, evidence, &s));
+        }
+        sections.insert(evidence.as_str(), s);
+    }
+    Report {
+        declaration: DeclarationRef {
+            id: decl.id.clone(),
+            sha256: decl.sha256.clone(),
+        },
+        sections,
+        rows,
+    }
+}
+
+/// A section built from some of the rows: its counts and lists, each outcome's count and rows
+/// (by the outcome's place in `Outcome::ALL`), and the known costs and durations in row order,
+/// summed only once every part is in, so that the totals are those of one pass, to the bit.
+struct Part {
+    s: Section,
+    outcomes: Vec<OutcomeCount>,
+    usd: Vec<f64>,
+    secs: Vec<f64>,
+}
+
+impl Part {
+    fn new() -> Part {
+        Part {
+            s: Section::empty(),
+            outcomes: Outcome::ALL
+                .iter()
+                .map(|_| OutcomeCount::default())
+                .collect(),
+            usd: Vec::new(),
+            secs: Vec::new(),
+        }
+    }
+
+    /// Add the part built from the rows after this one's.
+    fn append(&mut self, more: Part) {
+        let (s, m) = (&mut self.s, more.s);
+        s.scheduled += m.scheduled;
+        s.attempted += m.attempted;
+        s.decisions += m.decisions;
+        s.repairs += m.repairs;
+        s.decision_rows.extend(m.decision_rows);
+        s.repair_rows.extend(m.repair_rows);
+        s.cost.unpriced += m.cost.unpriced;
+        s.elapsed.unknown += m.elapsed.unknown;
+        s.limits.over += m.limits.over;
+        s.limits.unknown += m.limits.unknown;
+        s.limits.within += m.limits.within;
+        s.deviations.extend(m.deviations);
+        s.comparison.blockers.extend(m.comparison.blockers);
+        for (o, more) in self.outcomes.iter_mut().zip(more.outcomes) {
+            o.count += more.count;
+            o.rows.extend(more.rows);
+        }
+        self.usd.extend(more.usd);
+        self.secs.extend(more.secs);
+    }
+}
+
+/// The live and fixture parts of `summaries`, each summary moved into its row of `rows`.
+fn add_rows(summaries: KeptRows<RowSummary>, rows: &mut Vec<RowReport>) -> [Part; 2] {
+    let mut parts = [Part::new(), Part::new()];
     for row in summaries {
-        let (s, outcomes) = &mut open[match row.evidence {
+        let part = &mut parts[match row.evidence {
             Evidence::Live => 0,
             Evidence::Fixture => 1,
         }];
+        let s = &mut part.s;
         let c = &row.classification;
         let id = &row.schedule_id;
         s.scheduled += 1;
-        let oc = &mut outcomes[c.outcome as usize];
+        let oc = &mut part.outcomes[c.outcome as usize];
         oc.count += 1;
         oc.rows.push(id.clone());
         for b in &c.blockers {
@@ -274,11 +380,11 @@ pub fn build_from(decl: &Declaration, summaries: impl IntoIterator<Item = RowSum
                 s.repair_rows.push(id.clone());
             }
             match row.estimated_usd {
-                Some(usd) => s.cost.known_usd += usd,
+                Some(usd) => part.usd.push(usd),
                 None => s.cost.unpriced += 1,
             }
             match row.elapsed_seconds {
-                Some(secs) => s.elapsed.known_seconds += secs,
+                Some(secs) => part.secs.push(secs),
                 None => s.elapsed.unknown += 1,
             }
             match row.limits {
@@ -304,33 +410,7 @@ pub fn build_from(decl: &Declaration, summaries: impl IntoIterator<Item = RowSum
             limits: c.limits,
         });
     }
-    let mut sections = BTreeMap::new();
-    for (evidence, (mut s, outcomes)) in [Evidence::Live, Evidence::Fixture].into_iter().zip(open) {
-        for (o, counted) in Outcome::ALL.iter().zip(outcomes) {
-            s.outcomes.insert(o.key(), counted);
-        }
-        if s.cost.unpriced == 0 {
-            s.cost.total_usd = Some(s.cost.known_usd);
-        }
-        let verified = s.outcomes[Outcome::VerifiedDelivery.key()].count;
-        s.cost_per_verified_delivery_usd = match s.cost.total_usd {
-            Some(total) if verified > 0 => Some(total / verified as f64),
-            _ => None,
-        };
-        s.comparison.blocked = !s.comparison.blockers.is_empty();
-        if !s.comparison.blocked {
-            s.comparison.sentence = Some(sentence(decl, evidence, &s));
-        }
-        sections.insert(evidence.as_str(), s);
-    }
-    Report {
-        declaration: DeclarationRef {
-            id: decl.id.clone(),
-            sha256: decl.sha256.clone(),
-        },
-        sections,
-        rows,
-    }
+    parts
 }
 
 /// The quotable sentence of a section that is not blocked: one plain sentence with the

@@ -868,6 +868,44 @@ fn the_summary_path_reports_byte_identically_on_a_mixed_ledger() {
 }
 
 #[test]
+fn a_report_built_on_two_cores_is_the_one_built_in_one_pass() {
+    // Every cut of the mixed ledger's rows into lists: the halves are built apart and joined
+    // (counts added, lists and sums kept in row order), and must give the same bytes.
+    let d = declaration();
+    // Costs whose total depends on the order they are added in: 1e16 first, then amounts of
+    // 1.0, each too small to move it (1e16 + 1 rounds back to 1e16; summed apart and then
+    // added, they would: 1e16 + 2).
+    let mut rows = mixed(&d);
+    rows.push(complete_pass(&d, SCENARIO_2));
+    let mut first = true;
+    for row in &mut rows {
+        if row["estimated_usd"].is_number() {
+            row["estimated_usd"] = json!(if first { 1e16 } else { 1.0 });
+            first = false;
+        }
+    }
+    let bytes = ledger_with(&d, &rows).canonical(&d);
+    let ledger = Ledger::parse(&d, &bytes, u64::MAX).unwrap();
+    let summaries =
+        || -> Vec<RowSummary> { ledger.rows.iter().map(|r| RowSummary::of(&d, r)).collect() };
+    let one = build(&d, &ledger);
+    let n = ledger.rows.len();
+    for cut in 0..=n {
+        for second_cut in cut..=n {
+            let mut rows = summaries();
+            let third = rows.split_off(second_cut);
+            let second = rows.split_off(cut);
+            let lists = vec![rows, second, third];
+            let (first, rest) = KeptRows::in_lists(lists.clone()).halves();
+            assert_eq!(first.len() + rest.len(), n);
+            let split = build_from(&d, KeptRows::in_lists(lists));
+            assert_eq!(json_of(&split), json_of(&one), "cuts {cut}, {second_cut}");
+            assert_eq!(text_of(&split), text_of(&one), "cuts {cut}, {second_cut}");
+        }
+    }
+}
+
+#[test]
 fn the_summary_path_reports_byte_identically_on_the_embedded_campaign() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let d = Declaration::read(&root.join("arena/campaign.json"), u64::MAX).unwrap();
