@@ -483,10 +483,11 @@ fn duration(secs: f64) -> String {
     }
 }
 
-/// Render the report as JSON (the contract of `ledger.md`), through the canonical writer:
+/// Render the report as JSON (the contract of `ledger.md`), as the canonical writer writes it:
 /// every object's keys sorted, two-space indent, trailing newline. The rows (nearly all of a
-/// large report) are written directly with their keys in sorted order ([`RowJson`]), in shares
-/// on every core ([`rows_json`]); the rest goes through a `Value`, which sorts its keys.
+/// large report) are written directly ([`row_json`]), in shares on every core
+/// ([`rows_json`]); the rest is serialised by serde, the report's types declaring their fields
+/// in key order (tests compare the bytes with the canonical writer over a `Value`).
 pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let text = without_rows(&report.declaration, &report.sections)?;
     let per = share_len(report.rows.len());
@@ -533,7 +534,7 @@ fn without_rows(
 ) -> io::Result<Vec<u8>> {
     let doc = ReportJson {
         declaration,
-        rows: &[],
+        rows: [],
         sections,
     };
     Ok(crate::json::canonical(&doc))
@@ -608,8 +609,8 @@ fn rows_json<R: AsRef<[RowReport]> + Send>(shares: Vec<R>) -> io::Result<Vec<Vec
 }
 
 /// One row as the canonical writer puts it two levels deep (inside the report's object and
-/// its `rows` list): what [`RowJson`] serialises to through serde_json's pretty printer,
-/// written directly (the rows are nearly all of a large report; tests compare the two).
+/// its `rows` list), keys sorted, written directly (the rows are nearly all of a large report;
+/// tests compare it with the canonical writer).
 fn row_json(out: &mut Vec<u8>, r: &RowReport) {
     out.extend_from_slice(b"{\n      \"gaps\": ");
     if r.gaps.is_empty() {
@@ -669,52 +670,13 @@ fn json_str(out: &mut Vec<u8>, s: &str) {
     }
 }
 
-/// The report document with its keys in sorted order.
+/// The report document without its rows, keys in sorted order (the rows are spliced into its
+/// empty `rows` list: [`splice_rows`]).
+#[derive(Serialize)]
 struct ReportJson<'a> {
     declaration: &'a DeclarationRef,
-    rows: &'a [RowReport],
+    rows: [(); 0],
     sections: &'a BTreeMap<&'static str, Section>,
-}
-
-impl Serialize for ReportJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        struct Rows<'a>(&'a [RowReport]);
-        impl Serialize for Rows<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut seq = s.serialize_seq(Some(self.0.len()))?;
-                for row in self.0 {
-                    seq.serialize_element(&RowJson(row))?;
-                }
-                seq.end()
-            }
-        }
-        let mut m = s.serialize_map(Some(3))?;
-        m.serialize_entry("declaration", &self.declaration)?;
-        m.serialize_entry("rows", &Rows(self.rows))?;
-        m.serialize_entry("sections", &self.sections)?;
-        m.end()
-    }
-}
-
-/// One row of the report with its keys in sorted order (what `serde_json::to_value` of a
-/// [`RowReport`] and the canonical writer produce; a test compares the two).
-struct RowJson<'a>(&'a RowReport);
-
-impl Serialize for RowJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let r = self.0;
-        let mut m = s.serialize_map(Some(7))?;
-        m.serialize_entry("gaps", &r.gaps)?;
-        m.serialize_entry("limits", &r.limits)?;
-        m.serialize_entry("native_outcome", &r.native_outcome)?;
-        m.serialize_entry("native_status", &r.native_status)?;
-        m.serialize_entry("outcome", r.outcome)?;
-        m.serialize_entry("schedule_id", &r.schedule_id)?;
-        m.serialize_entry("section", r.section)?;
-        m.end()
-    }
 }
 
 /// Render the report as text for a terminal: a heading, then each section on its own (outcome
