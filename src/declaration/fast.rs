@@ -40,12 +40,12 @@ pub(super) fn parse_canonical(bytes: &[u8]) -> Option<Map<String, Value>> {
     de.end().ok()?;
     let expected = Expected::of(&top)?;
     let len = expected.canonical_len(&bytes[start..])?;
-    // Nothing but the object's end may follow.
+    // Nothing but the object's end may follow, amid JSON's whitespace (not `trim_ascii`'s,
+    // which also skips a form feed).
+    let json_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     let rest = &bytes[start + len..];
-    let rest = rest.trim_ascii_start().strip_prefix(b"}")?;
-    rest.iter()
-        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        .then_some(top)
+    let close = rest.iter().position(|b| !json_ws(b))?;
+    (rest[close] == b'}' && rest[close + 1..].iter().all(json_ws)).then_some(top)
 }
 
 /// The offset of the value of the top-level key `schedule` (its `[`), found by a lexical scan

@@ -1134,7 +1134,7 @@ fn a_canonical_schedule_is_compared_as_bytes() {
     );
 
     let text = String::from_utf8(w.clone()).unwrap();
-    let edits: [(&str, String); 5] = [
+    let edits: [(&str, String); 7] = [
         // Other whitespace inside the schedule: valid, compared by the streaming path.
         (
             "compact entry",
@@ -1148,6 +1148,15 @@ fn a_canonical_schedule_is_compared_as_bytes() {
                 .map(|t| format!("{t},\n  \"title\": \"late\"\n}}\n"))
                 .unwrap(),
         ),
+        // A form feed (whitespace to `trim_ascii`, not to JSON) before or after the end.
+        (
+            "form feed before the end",
+            text.trim_end()
+                .strip_suffix('}')
+                .map(|t| format!("{t}\u{c}}}\n"))
+                .unwrap(),
+        ),
+        ("form feed after the end", format!("{text}\u{c}")),
         // Trailing data, a truncated document.
         ("trailing data", format!("{text}x")),
         (
