@@ -93,19 +93,6 @@ impl Row {
         }
     }
 
-    /// [`Row::check`] of a value the caller owns: the row keeps its fields without a copy
-    /// (a 100,000-row ledger spent a third of `report` copying them).
-    pub fn check_owned(
-        decl: &Declaration,
-        value: Value,
-        at: &str,
-    ) -> std::result::Result<Row, Vec<String>> {
-        match value {
-            Value::Object(fields) => Self::check_fields(decl, Row { fields }, at),
-            other => Err(Self::not_an_object(&other, at)),
-        }
-    }
-
     fn not_an_object(value: &Value, at: &str) -> Vec<String> {
         vec![format!(
             "{at}: a row must be an object, not {}",
@@ -798,14 +785,12 @@ impl Ledger {
         }
         let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
         let ledger = Self::from_owned_value(decl, value)?;
-        let rows = ledger.rows.iter().enumerate();
-        Ok(KeptRows(vec![rows
-            .map(|(pos, row)| Placed {
-                pos,
-                record: None,
-                kept: keep.keep(decl, row.view()),
-            })
-            .collect()]))
+        let kept: Vec<K::Kept> = ledger
+            .rows
+            .iter()
+            .map(|row| keep.keep(decl, row.view()))
+            .collect();
+        Ok(kept.into())
     }
 
     /// Read and check a ledger file.
@@ -904,7 +889,7 @@ fn check_top(r: &mut Reasons, decl: &Declaration, value: &Value) -> Result<()> {
 
 /// A checked row, or why it was refused with its schedule id as written (for the
 /// one-row-per-id check; a row that passed has its own).
-type Checked<T = Row> = std::result::Result<T, (Option<String>, Vec<String>)>;
+type Checked = std::result::Result<Row, (Option<String>, Vec<String>)>;
 
 /// `rows[i]`, naming a row without a schedule id in a reason.
 struct RowAt(usize);
@@ -953,6 +938,25 @@ pub(crate) struct Placed<T> {
 }
 
 impl<T> KeptRows<T> {
+    /// Rows kept in the given lists, in order: their positions are their places in the whole
+    /// (no record key: checking is done with them).
+    pub(crate) fn in_lists(lists: Vec<Vec<T>>) -> Self {
+        let mut pos = 0;
+        let mut place = |kept| {
+            pos += 1;
+            Placed {
+                pos: pos - 1,
+                record: None,
+                kept,
+            }
+        };
+        KeptRows(
+            lists
+                .into_iter()
+                .map(|list| list.into_iter().map(&mut place).collect())
+                .collect(),
+        )
+    }
     /// How many rows.
     pub fn len(&self) -> usize {
         self.0.iter().map(Vec::len).sum()
@@ -964,9 +968,6 @@ impl<T> KeptRows<T> {
     pub fn iter(&self) -> impl Iterator<Item = &T> {
         self.0.iter().flatten().map(|p| &p.kept)
     }
-}
-
-impl<T> KeptRows<T> {
     /// The rows in two parts of about half each (cut between the lists they are kept in), in
     /// order: for work that can be shared by two cores.
     pub fn halves(self) -> (KeptRows<T>, KeptRows<T>) {
@@ -983,42 +984,10 @@ impl<T> KeptRows<T> {
     }
 }
 
-impl<T> KeptRows<T> {
-    /// Rows kept in the given lists, in order (tests of work split by lists).
-    #[cfg(test)]
-    pub(crate) fn in_lists(lists: Vec<Vec<T>>) -> Self {
-        let mut pos = 0;
-        KeptRows(
-            lists
-                .into_iter()
-                .map(|list| {
-                    list.into_iter()
-                        .map(|kept| {
-                            pos += 1;
-                            Placed {
-                                pos: pos - 1,
-                                record: None,
-                                kept,
-                            }
-                        })
-                        .collect()
-                })
-                .collect(),
-        )
-    }
-}
-
 /// Rows kept in one list, in order (as `report` of a ledger read whole keeps them).
 impl<T> From<Vec<T>> for KeptRows<T> {
     fn from(rows: Vec<T>) -> Self {
-        let placed = rows.into_iter().enumerate();
-        KeptRows(vec![placed
-            .map(|(pos, kept)| Placed {
-                pos,
-                record: None,
-                kept,
-            })
-            .collect()])
+        Self::in_lists(vec![rows])
     }
 }
 

@@ -1,6 +1,8 @@
 //! The fast path of [`Ledger::parse`](super::Ledger::parse): the rows are parsed strictly and
-//! checked on every core, each core reading its own share of the document's bytes, and
-//! assembled in order by the same code as the ordinary path.
+//! checked on every core, each core taking the next share of the document's bytes not yet
+//! taken, and assembled in order: by the same code as the ordinary path ([`parse`]), or, for
+//! [`parse_kept`], by comparing schedule positions and record-key hashes found on the cores
+//! (anything else is left to the ordinary path).
 //!
 //! No core reads the whole document first. The `rows` list is cut into shares at guessed row
 //! starts (the next `}`, `,` and `{` after k/n of the bytes, spaced like the list's first row),
@@ -216,13 +218,9 @@ fn document<'a, R: RowText<'a>, T: Send>(
         let n = if bytes.len() - first < PARALLEL_BYTES {
             1
         } else {
-            threads
+            threads * SHARES_PER_CORE
         };
-        rows(
-            bytes,
-            &guesses(bytes, first, sep, n * SHARES_PER_CORE),
-            check,
-        )?
+        rows(bytes, &guesses(bytes, first, sep, n), check)?
     };
     c.pos = close;
     c.ws();
@@ -427,11 +425,14 @@ fn share<'a, R: RowText<'a>, T>(
                 }
             }
         };
+        let kept = check(&mut row)?;
         if out.is_empty() {
-            // Room for as many rows as the share holds if they are all this long.
+            // Room for as many rows as the share holds if they are all as long as this one
+            // (checked: a row that passes has every declared field, so no tiny row can ask
+            // for a huge reservation).
             out.reserve(text.len() / len.max(1) + 1);
         }
-        out.push(check(&mut row)?);
+        out.push(kept);
         row.recycle(&mut parser);
         pos = skip_ws(text.as_bytes(), pos + len);
         match text.as_bytes().get(pos) {
