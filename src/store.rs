@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::admission::row_transition;
+use crate::admission::{row_transition, RowChange};
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::Row;
@@ -105,21 +105,24 @@ pub fn apply<S: Store + ?Sized>(
     store: &mut S,
     mut build: impl FnMut(&mut S) -> Result<Change>,
 ) -> Result<Change> {
+    // The lock's error, while every attempt so far found the lock held.
     let mut locked = None;
+    let mut moved = false;
     for attempt in 0..MAX_ATTEMPTS {
         let change = build(store)?;
         check_change(store, &change)?;
         match store.write(&change) {
             Ok(()) => return Ok(change),
-            Err(WriteError::Moved) => locked = None,
+            Err(WriteError::Moved) => moved = true,
             Err(WriteError::Locked(e)) => locked = Some(e),
             Err(WriteError::Other(e)) => return Err(e),
         }
         backoff(attempt);
         store.reload()?;
     }
-    // A lock that was never released is not contention: nothing moved the ledger.
-    if let Some(e) = locked {
+    // A lock held through every attempt, with nothing moving the ledger, was never released:
+    // not contention. A lock that other writers took and released in turn is.
+    if let (Some(e), false) = (locked, moved) {
         return Err(e);
     }
     Err(Error::Contended(format!(
@@ -163,14 +166,21 @@ pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result
             continue;
         }
         let parent = store.row(&id)?;
-        let fills = change.kind != ChangeKind::Repair;
-        if fills && !parent.is_deferred() {
+        if change.kind != ChangeKind::Repair && !parent.is_deferred() {
+            // A retry; its record is checked too (a retry usually brings the same one back).
             reasons.extend(crate::hand::already_filled(&id, &parent).entries());
-        } else if let Err(r) = row_transition(store.declaration(), &parent, &w.row, "change") {
-            reasons.extend(r.into_iter().map(|s| s.replacen("change: ", "", 1)));
-            continue;
+        } else {
+            // The record rules follow what the transition is, not what the change says.
+            match row_transition(store.declaration(), &parent, &w.row, "change") {
+                Err(r) => {
+                    reasons.extend(r.into_iter().map(|s| s.replacen("change: ", "", 1)));
+                    continue;
+                }
+                Ok(RowChange::Repaired(_)) => continue,
+                Ok(RowChange::Filled) => {}
+            }
         }
-        let Some(rec) = w.row.native_record().filter(|_| fills) else {
+        let Some(rec) = w.row.native_record() else {
             continue;
         };
         let key = rec.key();
