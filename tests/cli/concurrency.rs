@@ -91,6 +91,36 @@ fn fills_per_row(dir: &Path) -> BTreeMap<String, usize> {
 
 /// A thread that runs `verify` on the ledger ref until stopped; returns how many times it
 /// verified (every run must admit the ref).
+/// `writers` lists of `rows` hand-written rows each (their schedule ids and row files), dealt
+/// round-robin over the schedule's first rows.
+fn deal(f: &Fixture, writers: usize, rows: usize, reason: &str) -> Vec<Vec<(String, PathBuf)>> {
+    let templates = template_rows(f);
+    let mut jobs = vec![Vec::new(); writers];
+    for (i, sid) in schedule(f).iter().take(writers * rows).enumerate() {
+        let p = hand_row_file(f, &templates, sid, reason);
+        jobs[i % writers].push((sid.clone(), p));
+    }
+    jobs
+}
+
+/// Run one `put` until it lands, running it again after exit 3 (nothing written, the retry
+/// bound reached) as a user would, at most [`MAX_RERUNS`] times: the run that landed, and how
+/// many runs hit the bound. Any other exit fails the test.
+fn put_until_landed(sid: &str, put: impl Fn() -> Run) -> (Run, usize) {
+    for reruns in 0..MAX_RERUNS {
+        let r = put();
+        match r.code {
+            0 => return (r, reruns),
+            3 => assert!(r.stderr.contains("nothing was written"), "{}", r.stderr),
+            _ => panic!("put {sid}: exit {}\n{}{}", r.code, r.stdout, r.stderr),
+        }
+    }
+    panic!("put {sid}: exit 3 on each of {MAX_RERUNS} runs");
+}
+
+/// Reruns of one `put` after exit 3 before a test gives up (the writers would be livelocked).
+const MAX_RERUNS: usize = 50;
+
 fn verifier(dir: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<usize> {
     std::thread::spawn(move || {
         let mut n = 0;
@@ -110,15 +140,9 @@ fn verifier(dir: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<usiz
 #[test]
 fn eight_writers_times_ten_rows_each_land_exactly_once() {
     let f = Fixture::new(27); // 81 rows
-    let ids = schedule(&f);
-    let templates = template_rows(&f);
     const WRITERS: usize = 8;
     const ROWS: usize = 10;
-    let mut jobs: Vec<Vec<(String, PathBuf)>> = vec![Vec::new(); WRITERS];
-    for (i, sid) in ids.iter().take(WRITERS * ROWS).enumerate() {
-        let p = hand_row_file(&f, &templates, sid, "crashed under load");
-        jobs[i % WRITERS].push((sid.clone(), p));
-    }
+    let jobs = deal(&f, WRITERS, ROWS, "crashed under load");
     let stop = Arc::new(AtomicBool::new(false));
     let verify = verifier(f.dir().to_path_buf(), stop.clone());
     // Eight writers at once, each putting its ten rows one after the other. A writer that hits
@@ -130,20 +154,9 @@ fn eight_writers_times_ten_rows_each_land_exactly_once() {
             std::thread::spawn(move || {
                 let (mut rebuilt, mut contended) = (0, 0);
                 for (sid, p) in rows {
-                    loop {
-                        let r = run_put(&dir, &sid, &p);
-                        match r.code {
-                            0 => {
-                                rebuilt += r.stdout.matches("rebuilt").count();
-                                break;
-                            }
-                            3 => {
-                                assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
-                                contended += 1;
-                            }
-                            _ => panic!("put {sid}: exit {}\n{}{}", r.code, r.stdout, r.stderr),
-                        }
-                    }
+                    let (r, reruns) = put_until_landed(&sid, || run_put(&dir, &sid, &p));
+                    rebuilt += r.stdout.matches("rebuilt").count();
+                    contended += reruns;
                 }
                 (rebuilt, contended)
             })
@@ -187,42 +200,27 @@ fn eight_writers_times_ten_rows_each_land_exactly_once() {
 #[test]
 fn file_mode_writers_of_one_file_lose_no_row() {
     let f = Fixture::new(27);
-    let ids = schedule(&f);
-    let templates = template_rows(&f);
     let decl = f.decl();
     let file = f.file("ledger.json");
     let template = f.run(&["template", decl.to_str().unwrap()]);
     std::fs::write(&file, template.ok().stdout.as_bytes()).unwrap();
     const WRITERS: usize = 4;
     const ROWS: usize = 5;
-    let mut jobs: Vec<Vec<(String, PathBuf)>> = vec![Vec::new(); WRITERS];
-    for (i, sid) in ids.iter().take(WRITERS * ROWS).enumerate() {
-        let p = hand_row_file(&f, &templates, sid, "crashed in file mode");
-        jobs[i % WRITERS].push((sid.clone(), p));
-    }
+    let jobs = deal(&f, WRITERS, ROWS, "crashed in file mode");
     let handles: Vec<_> = jobs
         .into_iter()
         .map(|rows| {
             let (dir, decl, file) = (f.dir().to_path_buf(), decl.clone(), file.clone());
             std::thread::spawn(move || {
                 for (sid, p) in rows {
-                    loop {
-                        let r = ledger_on_path(
-                            &dir,
-                            &[
-                                "put",
-                                &sid,
-                                p.to_str().unwrap(),
-                                decl.to_str().unwrap(),
-                                file.to_str().unwrap(),
-                            ],
-                        );
-                        match r.code {
-                            0 => break,
-                            3 => assert!(r.stderr.contains("nothing was written"), "{}", r.stderr),
-                            _ => panic!("put {sid}: exit {}\n{}{}", r.code, r.stdout, r.stderr),
-                        }
-                    }
+                    let args = [
+                        "put",
+                        &sid,
+                        p.to_str().unwrap(),
+                        decl.to_str().unwrap(),
+                        file.to_str().unwrap(),
+                    ];
+                    put_until_landed(&sid, || ledger_on_path(&dir, &args));
                 }
             })
         })
