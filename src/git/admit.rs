@@ -701,8 +701,8 @@ impl<'r> Admission<'r> {
                 return general(self);
             }
             match x.0.as_slice() {
-                b"records" => records = Some((x.2, y.2)),
-                b"rows" => rows = Some((x.2, y.2)),
+                n if n == RECORDS.as_bytes() => records = Some((x.2, y.2)),
+                n if n == ROWS.as_bytes() => rows = Some((x.2, y.2)),
                 _ => return general(self),
             }
             changed.push(TreeChange {

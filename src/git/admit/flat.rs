@@ -94,7 +94,8 @@ fn entry(e: &[u8], w: usize) -> Option<(&[u8], ObjectId)> {
     let rest = e.strip_prefix(b"100644 ")?;
     let (name, rest) = rest.split_at(HEAD - 8);
     let stem = name.strip_suffix(b".json")?;
-    if rest.first() != Some(&0) || !stem.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+    let stem = std::str::from_utf8(stem).ok()?;
+    if rest.first() != Some(&0) || !crate::declaration::is_sha256(stem) {
         return None;
     }
     Some((name, ObjectId::try_from(&rest[1..]).ok()?))
