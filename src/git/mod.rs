@@ -75,8 +75,10 @@ pub fn open(repo_dir: Option<&Path>) -> Result<gix::Repository> {
 /// Bytes of delta bases kept per object-store handle. A ledger ref's `records/` tree is one
 /// flat directory (`git.md`) that each commit rewrites, so a pack stores it as long delta
 /// chains; without a cache every read of it inflates the whole chain again (`verify` of
-/// 10,000 commits: 73 s without, 9.5 s with). A cache of decoded objects was measured too and
-/// left out: copying each 1 MB tree in and out of it cost more than it saved.
+/// 10,000 commits: 73 s without, 9.5 s with). A general cache of decoded objects was measured
+/// too and left out: copying each 1 MB tree in and out of it cost more than it saved. What
+/// admission keeps instead is the last few large trees, shared rather than copied
+/// (`tree::RecentTrees::tree`).
 const PACK_CACHE_BYTES: usize = 64 << 20;
 
 /// Give a repository handle the delta-base cache gix leaves off without its `max-performance`

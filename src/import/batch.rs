@@ -4,8 +4,9 @@
 //! [`load`] reads every record (each Arena store opened once, read-only); [`build`] converts
 //! them and checks them against the store's current rows. It is meant to run inside
 //! [`crate::store::apply`]'s build closure, so that after a lost race the change is rebuilt
-//! from the new state. Every refusal across every record is collected before refusing: the
-//! import is all or nothing.
+//! from the new state. The import is all or nothing, and refuses in two rounds: every record
+//! that cannot be converted into a row, all named together; then, for a change that could be
+//! built, every reason the ledger refuses it ([`crate::store::check_change`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
