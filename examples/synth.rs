@@ -552,13 +552,12 @@ fn fast_import(
         }
         writeln!(w).unwrap();
     };
-    commit(
-        &mut w,
-        &layout::root_message(decl),
-        &layout::template_files(decl),
-        true,
-        0,
-    );
+    let mut root_files = layout::template_files(decl);
+    let bytes = decl
+        .bytes()
+        .expect("synth parsed the declaration from its bytes");
+    root_files.push((layout::CAMPAIGN.to_owned(), bytes.to_vec()));
+    commit(&mut w, &layout::root_message(decl), &root_files, true, 0);
     for (k, &i) in history.iter().enumerate() {
         let c = converted[i].as_ref().expect("a history row has a record");
         let change = Change {

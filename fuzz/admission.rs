@@ -248,7 +248,8 @@ impl Harness {
         let refname = layout::ref_name(&decl.id);
 
         // The template root, as `init` writes it.
-        let files = layout::template_files(&decl);
+        let mut files = layout::template_files(&decl);
+        files.push((layout::CAMPAIGN.to_owned(), CAMPAIGN.to_vec()));
         let mut leaves: Vec<Leaf> = files
             .iter()
             .map(|(p, b)| Leaf {
@@ -260,7 +261,7 @@ impl Harness {
         let tree = tree_of(&repo, &leaves, false);
         assert_eq!(
             tree,
-            layout::template_tree_id(repo.object_hash(), &decl).unwrap(),
+            layout::template_tree_id(repo.object_hash(), &decl, blob(&repo, CAMPAIGN)).unwrap(),
             "the harness writes the template tree as init does"
         );
         let root = commit(&repo, tree, &[], &layout::root_message(&decl));
@@ -585,7 +586,7 @@ impl Harness {
                         2 => {
                             // The same content with a byte appended (or whitespace).
                             let mut b = if sel & 1 == 0 {
-                                decl.bytes.clone()
+                                CAMPAIGN.to_vec()
                             } else {
                                 layout::header_bytes(decl)
                             };

@@ -39,7 +39,7 @@ pub fn declaration(data: &[u8]) {
             d.schedule().collect::<Vec<_>>(),
             declaration::expected_schedule(&d.tasks, d.repetitions)
         );
-        assert_eq!(d.bytes, data);
+        assert_eq!(d.bytes(), Some(data));
         assert_eq!(d.sha256, git_ledger::sha256_hex(data));
         // The fast paths only say yes: an accepted declaration is strict JSON whose `schedule`
         // is exactly the one computed (or, for a draft, absent).

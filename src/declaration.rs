@@ -273,9 +273,10 @@ const PARALLEL_HASH_BYTES: usize = 1 << 20;
 /// A validated declaration (or draft).
 #[derive(Debug, Clone)]
 pub struct Declaration {
-    /// The exact bytes it was read from (its identity).
-    pub bytes: Vec<u8>,
-    /// SHA-256 of `bytes`, lowercase hex.
+    /// The exact bytes it was parsed from; `None` when it was rebuilt from its checked parts
+    /// ([`Declaration::from_checked_parts`]), whose bytes are elsewhere (a Git blob).
+    bytes: Option<Vec<u8>>,
+    /// SHA-256 of its bytes, lowercase hex (its identity).
     pub sha256: String,
     /// The parsed document, without its `schedule` (which [`Declaration::schedule`] holds).
     pub value: Value,
@@ -327,7 +328,7 @@ impl Declaration {
         let (d, value) = parsed?;
         let sha256 = sha256.unwrap_or_else(|| crate::sha256_hex(&input));
         Ok(Declaration {
-            bytes: input.into_owned(),
+            bytes: Some(input.into_owned()),
             sha256,
             value,
             ..d
@@ -344,16 +345,10 @@ impl Declaration {
                 Some(top) => Some((top, true)),
                 None => fast::parse(bytes),
             };
-            if let Some((mut top, true)) = checked {
+            if let Some((top, true)) = checked {
                 // The key is there (a computed field); its entries were checked as they streamed.
-                top.insert("schedule".to_owned(), Value::Null);
-                let mut value = Value::Object(top);
-                let mut r = Reasons::new();
-                if let Some(d) = validate(&value, mode, &mut r, true).filter(|_| r.is_empty()) {
-                    if let Value::Object(top) = &mut value {
-                        top.remove("schedule");
-                    }
-                    return Ok((d, value));
+                if let Some(checked) = Self::validate_without_schedule(top) {
+                    return Ok(checked);
                 }
             }
         }
@@ -374,6 +369,47 @@ impl Declaration {
                 Err(Error::Refused(r.into_vec()))
             }
         }
+    }
+
+    /// Validate a declaration's document whose `schedule` member was already found to be
+    /// `tasks × repetitions` (and removed): everything but the schedule is checked.
+    fn validate_without_schedule(mut top: Map<String, Value>) -> Option<(Self, Value)> {
+        top.insert("schedule".to_owned(), Value::Null);
+        let mut value = Value::Object(top);
+        let mut r = Reasons::new();
+        let d = validate(&value, Mode::Declaration, &mut r, true).filter(|_| r.is_empty())?;
+        if let Value::Object(top) = &mut value {
+            top.remove("schedule");
+        }
+        Some((d, value))
+    }
+
+    /// Rebuild a declaration parsed before from its checked parts: its
+    /// [`value`](Declaration::value) (the document without its schedule) and the SHA-256 of its
+    /// bytes. Every rule but the schedule's is checked again; the schedule was compared with
+    /// `tasks × repetitions` when the bytes were parsed, so the caller must know that `value`
+    /// came from a declaration that parsed (`git::decl_cache` keeps them by blob id). `None` if
+    /// the parts do not validate.
+    pub fn from_checked_parts(value: Value, sha256: String) -> Option<Self> {
+        let Value::Object(top) = value else {
+            return None;
+        };
+        if top.contains_key("schedule") || !is_sha256(&sha256) {
+            return None;
+        }
+        let (d, value) = Self::validate_without_schedule(top)?;
+        Some(Declaration {
+            bytes: None,
+            sha256,
+            value,
+            ..d
+        })
+    }
+
+    /// The exact bytes the declaration was parsed from; `None` when it was rebuilt from its
+    /// checked parts (its bytes are then the Git blob it was cached under).
+    pub fn bytes(&self) -> Option<&[u8]> {
+        self.bytes.as_deref()
     }
 
     /// Read and validate a declaration file.
@@ -859,7 +895,7 @@ fn validate(
     let mut attempt_keys = attempt_fields.clone();
     attempt_keys.sort_unstable();
     Some(Declaration {
-        bytes: Vec::new(),
+        bytes: None,
         sha256: String::new(),
         value: Value::Null,
         id: id?,

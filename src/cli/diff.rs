@@ -134,20 +134,10 @@ fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
     let ia = crate::git::objects::read_commit(&repo, a)?;
     let ib = crate::git::objects::read_commit(&repo, b)?;
     let mut admission = crate::git::admit::Admission::new(&repo, max);
-    let ka = crate::git::store::declaration_at(
-        &mut admission,
-        &repo,
-        ia.tree,
-        &format!("commit {a}"),
-        max,
-    )?;
-    let kb = crate::git::store::declaration_at(
-        &mut admission,
-        &repo,
-        ib.tree,
-        &format!("commit {b}"),
-        max,
-    )?;
+    let ka =
+        crate::git::store::declaration_at(&mut admission, &repo, ia.tree, &format!("commit {a}"))?;
+    let kb =
+        crate::git::store::declaration_at(&mut admission, &repo, ib.tree, &format!("commit {b}"))?;
     if ka.blob != kb.blob {
         return Err(Error::refused(format!(
             "{} and {} hold different declarations ({} and {}); diff compares states of one ledger",

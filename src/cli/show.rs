@@ -61,12 +61,14 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
     let at = format!("commit {commit}");
     let mut admission = crate::git::admit::Admission::new(&repo, max);
     if args.declaration {
-        let known = crate::git::store::declaration_at(&mut admission, &repo, info.tree, &at, max)?;
-        io.out.write_all(&known.decl.bytes)?;
+        let known = crate::git::store::declaration_at(&mut admission, &repo, info.tree, &at)?;
+        let what = format!("{at}: {}", crate::git::layout::CAMPAIGN);
+        let bytes = crate::git::objects::read_blob_bounded_id(&repo, known.blob, max, &what)?;
+        io.out.write_all(&bytes)?;
         return Ok(0);
     }
     if let Some(id) = &args.row {
-        let known = crate::git::store::declaration_at(&mut admission, &repo, info.tree, &at, max)?;
+        let known = crate::git::store::declaration_at(&mut admission, &repo, info.tree, &at)?;
         let decl = &known.decl;
         if decl.schedule_position(id).is_none() {
             return Err(Error::refused(format!(

@@ -49,7 +49,8 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     let mut reasons = Vec::new();
     let mut results = Vec::new();
     for (name, tip) in &refs {
-        let mut admission = crate::git::admit::Admission::new(&repo, args.input.max_input_bytes);
+        let mut admission =
+            crate::git::admit::Admission::new(&repo, args.input.max_input_bytes).without_cache();
         let mut bar: Option<super::term::Progress> = None;
         let mut progress = |done: usize, total: usize| {
             if total >= PROGRESS_FROM {

@@ -77,7 +77,7 @@ fn valid_declaration_parses() {
     let d = Declaration::parse(&b, DEFAULT_MAX_INPUT_BYTES).expect("valid");
     assert_eq!(d.id, "reliability-slice-1");
     assert_eq!(d.sha256, crate::sha256_hex(&b));
-    assert_eq!(d.bytes, b);
+    assert_eq!(d.bytes(), Some(&b[..]));
     assert_eq!(d.repetitions, 2);
     assert_eq!(d.tasks.len(), 3);
     assert_eq!(d.schedule_len(), 6);
@@ -1213,4 +1213,31 @@ fn decimals_are_zero_padded_to_their_width() {
         assert_eq!(String::from_utf8(out).unwrap(), want);
         assert_eq!(want, format!("{n:0width$}"));
     }
+}
+
+#[test]
+fn a_declaration_is_rebuilt_from_its_checked_parts_and_from_nothing_else() {
+    let b = bytes(&declaration_value());
+    let d = Declaration::parse(&b, DEFAULT_MAX_INPUT_BYTES).unwrap();
+    let rebuilt = Declaration::from_checked_parts(d.value.clone(), d.sha256.clone()).unwrap();
+    assert_eq!(rebuilt.bytes(), None);
+    assert_eq!(
+        (
+            &rebuilt.id,
+            &rebuilt.sha256,
+            &rebuilt.value,
+            rebuilt.schedule_len()
+        ),
+        (&d.id, &d.sha256, &d.value, d.schedule_len())
+    );
+    assert_eq!(format!("{:?}", rebuilt.tasks), format!("{:?}", d.tasks));
+    // A schedule in the parts, a hash that is not one, a part that breaks a rule.
+    let mut with_schedule = d.value.clone();
+    with_schedule["schedule"] = Value::Array(Vec::new());
+    assert!(Declaration::from_checked_parts(with_schedule, d.sha256.clone()).is_none());
+    assert!(Declaration::from_checked_parts(d.value.clone(), "abc".into()).is_none());
+    let mut broken = d.value.clone();
+    broken["tasks"][0]["kind"] = Value::from("neither");
+    assert!(Declaration::from_checked_parts(broken, d.sha256.clone()).is_none());
+    assert!(Declaration::from_checked_parts(Value::Null, d.sha256.clone()).is_none());
 }

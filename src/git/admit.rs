@@ -19,6 +19,7 @@ use std::rc::Rc;
 use gix::objs::tree::EntryMode;
 use gix::ObjectId;
 
+use super::decl_cache;
 use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS};
 use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit};
 use super::tree::RecentTrees;
@@ -74,6 +75,8 @@ pub struct Admission<'r> {
     repo: &'r gix::Repository,
     max_bytes: u64,
     known: Option<Rc<Known>>,
+    /// Whether declarations may come from the cache of checked ones (see [`decl_cache`]).
+    use_cache: bool,
     state: gix::diff::tree::State,
     /// The last large trees read (see [`RecentTrees`]).
     trees: RecentTrees<'r>,
@@ -115,6 +118,7 @@ impl<'r> Admission<'r> {
             repo,
             max_bytes,
             known: None,
+            use_cache: true,
             state: Default::default(),
             trees: RecentTrees::new(&repo.objects),
             budget: None,
@@ -146,6 +150,13 @@ impl<'r> Admission<'r> {
         }
     }
 
+    /// Parse every declaration from its blob, never from the cache of checked declarations
+    /// (`verify`, which trusts nothing it did not check itself).
+    pub fn without_cache(mut self) -> Self {
+        self.use_cache = false;
+        self
+    }
+
     /// Start with a declaration already parsed (a writer's own).
     pub fn with_known(mut self, known: Rc<Known>) -> Self {
         self.known = Some(known);
@@ -171,9 +182,28 @@ impl<'r> Admission<'r> {
                 describe_mode(mode)
             )));
         }
-        let what = format!("{at}: {CAMPAIGN}");
-        let bytes = read_blob_bounded_id(self.repo, blob, self.max_bytes, &what)?;
-        let decl = Declaration::parse_vec(bytes, self.max_bytes).map_err(|e| e.context(&what))?;
+        // The blob's size bounds it (the ordinary read refuses what is too large) and must match
+        // a cached entry's.
+        let size = gix::objs::FindHeader::try_header(&self.repo.objects, &blob)
+            .ok()
+            .flatten()
+            .map(|h| h.size)
+            .filter(|&n| n <= self.max_bytes);
+        let cached = size
+            .filter(|_| self.use_cache)
+            .and_then(|n| decl_cache::load(self.repo, blob, n));
+        let decl = match cached {
+            Some(decl) => decl,
+            None => {
+                let what = format!("{at}: {CAMPAIGN}");
+                let bytes = read_blob_bounded_id(self.repo, blob, self.max_bytes, &what)?;
+                let len = bytes.len() as u64;
+                let decl =
+                    Declaration::parse_vec(bytes, self.max_bytes).map_err(|e| e.context(&what))?;
+                decl_cache::store(self.repo, blob, len, &decl);
+                decl
+            }
+        };
         let k = Rc::new(Known::new(decl, blob));
         self.known = Some(k.clone());
         Ok(k)
@@ -214,28 +244,22 @@ impl<'r> Admission<'r> {
         if let Some(name) = refname {
             Self::check_ref_name(name, &known.decl, &at)?;
         }
-        let expected = layout::template_tree_id(self.repo.object_hash(), &known.decl)?;
+        let expected = layout::template_tree_id(self.repo.object_hash(), &known.decl, known.blob)?;
         if info.tree == expected {
             return Ok(known);
         }
-        Err(Error::Refused(self.root_differences(
-            &known.decl,
-            info.tree,
-            &at,
-        )?))
+        Err(Error::Refused(
+            self.root_differences(&known, info.tree, &at)?,
+        ))
     }
 
     /// Why a root tree is not the template tree: each path that differs (reads the whole root
     /// tree, only when the root is refused).
-    fn root_differences(
-        &self,
-        decl: &Declaration,
-        tree: ObjectId,
-        at: &str,
-    ) -> Result<Vec<String>> {
+    fn root_differences(&self, known: &Known, tree: ObjectId, at: &str) -> Result<Vec<String>> {
         let hash = self.repo.object_hash();
         let mut expected: BTreeMap<String, ObjectId> = BTreeMap::new();
-        for (path, bytes) in layout::template_files(decl) {
+        expected.insert(CAMPAIGN.to_owned(), known.blob);
+        for (path, bytes) in layout::template_files(&known.decl) {
             let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
                 .map_err(|e| Error::failed(format!("cannot hash: {e}")))?;
             expected.insert(path, id);

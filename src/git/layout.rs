@@ -65,13 +65,10 @@ pub fn header_bytes(decl: &Declaration) -> Vec<u8> {
     crate::json::canonical_ordered(vec![("format", &format), ("declaration", &declaration)])
 }
 
-/// Every `(path, bytes)` of the root commit `init` writes: the declaration, the header and
-/// every template row.
+/// Every `(path, bytes)` of the root commit `init` writes but `campaign.json` (the
+/// declaration's own bytes, a blob the caller has): the header and every template row.
 pub fn template_files(decl: &Declaration) -> Vec<(String, Vec<u8>)> {
-    let mut files = vec![
-        (CAMPAIGN.to_owned(), decl.bytes.clone()),
-        (HEADER.to_owned(), header_bytes(decl)),
-    ];
+    let mut files = vec![(HEADER.to_owned(), header_bytes(decl))];
     for e in decl.schedule() {
         if let Some(row) = Row::template(decl, &e.id) {
             files.push((row_path(&e.id), row.canonical(decl)));
@@ -80,17 +77,22 @@ pub fn template_files(decl: &Declaration) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// Build a tree of regular files (mode 100644) from `(path, bytes)`, handing every object to
-/// `write` (which stores it, or only hashes it). Returns the root tree id.
+/// Build a tree of regular files (mode 100644) from blobs already stored (`blobs`, as `(path,
+/// id)`) and from `(path, bytes)`, handing every other object to `write` (which stores it, or
+/// only hashes it). Returns the root tree id.
 pub fn build_tree(
     hash: gix::hash::Kind,
+    blobs: &[(&str, ObjectId)],
     files: &[(String, Vec<u8>)],
     write: &mut dyn FnMut(Kind, &[u8]) -> Result<ObjectId>,
 ) -> Result<ObjectId> {
     let never = gix::objs::find::Never;
     let mut editor = gix::objs::tree::Editor::new(gix::objs::Tree::empty(), &never, hash);
-    for (path, bytes) in files {
-        let id = write(Kind::Blob, bytes)?;
+    let written = files
+        .iter()
+        .map(|(path, bytes)| Ok((path.as_str(), write(Kind::Blob, bytes)?)))
+        .collect::<Result<Vec<_>>>()?;
+    for &(path, id) in blobs.iter().chain(&written) {
         editor
             .upsert(path.split('/'), gix::objs::tree::EntryKind::Blob, id)
             .map_err(|e| Error::failed(format!("cannot build the tree at {path}: {e}")))?;
@@ -104,12 +106,22 @@ pub fn build_tree(
     })
 }
 
-/// The tree id `init` writes for `decl`, computed without writing any object.
-pub fn template_tree_id(hash: gix::hash::Kind, decl: &Declaration) -> Result<ObjectId> {
-    build_tree(hash, &template_files(decl), &mut |kind, data| {
-        gix::objs::compute_hash(hash, kind, data)
-            .map_err(|e| Error::failed(format!("cannot hash an object: {e}")))
-    })
+/// The tree id `init` writes for `decl`, whose bytes are the blob `campaign`, computed without
+/// writing any object.
+pub fn template_tree_id(
+    hash: gix::hash::Kind,
+    decl: &Declaration,
+    campaign: ObjectId,
+) -> Result<ObjectId> {
+    build_tree(
+        hash,
+        &[(CAMPAIGN, campaign)],
+        &template_files(decl),
+        &mut |kind, data| {
+            gix::objs::compute_hash(hash, kind, data)
+                .map_err(|e| Error::failed(format!("cannot hash an object: {e}")))
+        },
+    )
 }
 
 /// The root commit's message.

@@ -8,6 +8,7 @@
 //! every thread.
 
 pub mod admit;
+mod decl_cache;
 mod defhash;
 pub mod layout;
 pub mod objects;

@@ -307,6 +307,29 @@ fn init_writes_the_template_and_show_prints_it_byte_for_byte() {
 }
 
 #[test]
+fn a_ledger_declaration_is_cached_by_blob_id_and_a_damaged_entry_is_parsed_again() {
+    let f = Fixture::new(2);
+    let blob = git(f.dir(), &["rev-parse", &format!("{REF}:campaign.json")]);
+    let entry = f.dir().join(".git/git-ledger/declarations").join(&blob);
+    let report = f.run(&["report", "--json"]).ok().stdout.clone();
+    let kept = std::fs::read_to_string(&entry).expect("report kept the declaration it parsed");
+    assert!(kept.starts_with("git-ledger declaration cache 1\n"), "{kept}");
+    assert!(kept.contains(&format!("\nblob {blob} ")), "{kept}");
+    // Read from the entry: the same report, and the exact bytes from the blob.
+    assert_eq!(f.run(&["report", "--json"]).ok().stdout, report);
+    assert_eq!(
+        f.run(&["show", "--declaration"]).ok().stdout.as_bytes(),
+        std::fs::read(f.decl()).unwrap()
+    );
+    // A damaged entry is not used: the blob is parsed again and the entry rewritten.
+    std::fs::write(&entry, kept.replace("\"repetitions\":2", "\"repetitions\":3")).unwrap();
+    assert_eq!(f.run(&["report", "--json"]).ok().stdout, report);
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
+    f.put("scenario/interrupted-reuse/02", "ERROR").ok();
+    f.run(&["verify"]).ok();
+}
+
+#[test]
 fn put_and_repair_write_one_commit_each_with_trailers_and_match_file_mode() {
     let f = Fixture::new(2);
     let sid = "scenario/bugfix-iso-weeks/01";

@@ -1,0 +1,248 @@
+//! Checked declarations kept by blob id: `<git common dir>/git-ledger/declarations/<blob id>`.
+//!
+//! Every command that reads a ledger needs the declaration in its `campaign.json`: for a
+//! 100,000-row campaign a 10.8 MB blob (its schedule), whose reading, hashing and parsing was
+//! most of an import's time. A blob never changes, so what one parse found out about it can be
+//! kept: the document without its schedule (the schedule was compared with `tasks ×
+//! repetitions`) and the SHA-256 of its bytes. Reading that back costs what the tasks cost,
+//! not what the schedule costs, and every rule but the schedule's is checked again
+//! ([`Declaration::from_checked_parts`]).
+//!
+//! The cache is derived data, like Git's index or commit-graph: nothing is lost when it is
+//! deleted, and a clone starts without it. An entry is used only when it is whole and was
+//! written by this version of git-ledger for the same blob (same id, same size); anything else
+//! is a miss, and the blob is parsed as if there were no cache. Writing an entry is best
+//! effort: a repository that cannot be written (read-only, another user's) is read as before.
+//! Only repositories git-ledger fully trusts (owned by the current user, as Git's
+//! `safe.directory` decides) use it: in another user's repository an entry could claim
+//! anything about a blob.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use gix::ObjectId;
+
+use crate::declaration::{is_sha256, Declaration};
+
+/// The first line of an entry; a change of the entry's layout changes it.
+const MAGIC: &str = "git-ledger declaration cache 1";
+
+/// Where the entry for `blob` lives, if this repository may have entries at all.
+fn entry_path(repo: &gix::Repository, blob: ObjectId) -> Option<PathBuf> {
+    (repo.git_dir_trust() == gix::sec::Trust::Full).then(|| {
+        repo.common_dir()
+            .join("git-ledger")
+            .join("declarations")
+            .join(blob.to_string())
+    })
+}
+
+/// The declaration of `blob` (a blob of `size` bytes) as an earlier parse left it, if an entry
+/// for it exists and checks out; `None` means: parse the blob.
+pub fn load(repo: &gix::Repository, blob: ObjectId, size: u64) -> Option<Declaration> {
+    let path = entry_path(repo, blob)?;
+    let bytes = std::fs::read(path).ok()?;
+    let (head, document) = split_head(&bytes)?;
+    let mut lines = head.split('\n');
+    let mut field = |name: &str| lines.next()?.strip_prefix(name);
+    let (magic, version) = (field("")?, field("version ")?);
+    let (id, length) = field("blob ")?.split_once(' ')?;
+    let (sha256, check) = (field("sha256 ")?, field("check ")?);
+    if magic != MAGIC
+        || version != env!("CARGO_PKG_VERSION")
+        || *id != blob
+        || length != size.to_string()
+        || !is_sha256(sha256)
+        || check != crate::sha256_hex(document)
+    {
+        return None;
+    }
+    let value = serde_json::from_slice(document).ok()?;
+    Declaration::from_checked_parts(value, sha256.to_owned())
+}
+
+/// The head (text lines) and the document of an entry, split at the first empty line.
+fn split_head(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    let at = bytes.windows(2).position(|w| w == b"\n\n")?;
+    Some((std::str::from_utf8(&bytes[..at]).ok()?, &bytes[at + 2..]))
+}
+
+/// Keep what a parse of `blob` (`size` bytes) found, for the next command that reads it. Best
+/// effort: an entry that cannot be written is not an error (the next command parses the blob).
+pub fn store(repo: &gix::Repository, blob: ObjectId, size: u64, decl: &Declaration) {
+    let Some(path) = entry_path(repo, blob) else {
+        return;
+    };
+    let Ok(document) = serde_json::to_vec(&decl.value) else {
+        return;
+    };
+    let head = format!(
+        "{MAGIC}\nversion {}\nblob {blob} {size}\nsha256 {}\ncheck {}\n\n",
+        env!("CARGO_PKG_VERSION"),
+        decl.sha256,
+        crate::sha256_hex(&document)
+    );
+    let _ = write_atomically(&path, &[head.as_bytes(), &document]);
+}
+
+/// Write `parts` to `path` through a temporary file in the same directory, renamed over it: a
+/// reader sees the whole entry or none.
+fn write_atomically(path: &std::path::Path, parts: &[&[u8]]) -> std::io::Result<()> {
+    let Some(dir) = path.parent() else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        for p in parts {
+            f.write_all(p)?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{declaration_value, git};
+
+    /// A repository holding the test declaration as a blob, its id and size.
+    fn repo_with_declaration() -> (tempfile::TempDir, gix::Repository, ObjectId, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"]);
+        let bytes = serde_json::to_vec_pretty(&declaration_value()).unwrap();
+        std::fs::write(dir.path().join("campaign.json"), &bytes).unwrap();
+        let id = git(dir.path(), &["hash-object", "-w", "campaign.json"]);
+        let repo = crate::git::open(Some(dir.path())).unwrap();
+        (dir, repo, ObjectId::from_hex(id.as_bytes()).unwrap(), bytes)
+    }
+
+    fn entry(repo: &gix::Repository, blob: ObjectId) -> PathBuf {
+        entry_path(repo, blob).expect("a repository of the current user")
+    }
+
+    #[test]
+    fn an_entry_gives_back_the_declaration_it_was_written_from() {
+        let (_dir, repo, blob, bytes) = repo_with_declaration();
+        let size = bytes.len() as u64;
+        assert!(load(&repo, blob, size).is_none(), "nothing is cached yet");
+        let parsed = Declaration::parse(&bytes, u64::MAX).unwrap();
+        store(&repo, blob, size, &parsed);
+        let cached = load(&repo, blob, size).expect("the entry is used");
+        assert_eq!(cached.bytes(), None);
+        let parts = |d: &Declaration| {
+            format!(
+                "{:?}",
+                (
+                    (
+                        &d.sha256,
+                        &d.value,
+                        &d.id,
+                        &d.source_revision,
+                        d.repetitions
+                    ),
+                    (&d.profile, &d.policy_files, &d.runner_tools),
+                    (&d.runtime_requirements, &d.attempt_fields, &d.tasks),
+                )
+            )
+        };
+        assert_eq!(
+            parts(&cached),
+            parts(&parsed),
+            "every part but the bytes is the parse's"
+        );
+        assert_eq!(
+            cached.task("scenario/interrupted-reuse").map(|t| &t.id),
+            parsed.task("scenario/interrupted-reuse").map(|t| &t.id)
+        );
+        // Only the entry and nothing else is left in the directory.
+        let dir = entry(&repo, blob).parent().unwrap().to_owned();
+        let names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [std::ffi::OsString::from(blob.to_string())]);
+    }
+
+    #[test]
+    fn an_entry_that_does_not_check_out_is_a_miss() {
+        let (_dir, repo, blob, bytes) = repo_with_declaration();
+        let size = bytes.len() as u64;
+        store(
+            &repo,
+            blob,
+            size,
+            &Declaration::parse(&bytes, u64::MAX).unwrap(),
+        );
+        let path = entry(&repo, blob);
+        let good = std::fs::read_to_string(&path).unwrap();
+        assert!(load(&repo, blob, size).is_some());
+        // The blob's size or id differs from the entry's.
+        assert!(load(&repo, blob, size + 1).is_none());
+        let other = ObjectId::from_hex(&[b'a'; 40]).unwrap();
+        std::fs::copy(&path, entry(&repo, other)).unwrap();
+        assert!(load(&repo, other, size).is_none());
+        // Each line of the head changed, the document cut or edited, a missing blank line.
+        let edits: Vec<String> = vec![
+            good.replacen("cache 1", "cache 2", 1),
+            good.replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1),
+            good.replacen("\nsha256 ", "\nsha256 0", 1),
+            good.replacen("\ncheck ", "\ncheck 0", 1),
+            good[..good.len() - 1].to_owned(),
+            good.replacen("\"repetitions\":2", "\"repetitions\":3", 1),
+            good.replacen("\n\n", "\n", 1),
+            String::new(),
+        ];
+        for (i, bad) in edits.iter().enumerate() {
+            assert_ne!(bad, &good, "edit {i} changes the entry");
+            std::fs::write(&path, bad).unwrap();
+            assert!(load(&repo, blob, size).is_none(), "edit {i} is a miss");
+        }
+        // A document that passes its check but does not validate is a miss too.
+        let mut value = Declaration::parse(&bytes, u64::MAX).unwrap().value;
+        value["repetitions"] = serde_json::json!(0);
+        let document = serde_json::to_vec(&value).unwrap();
+        let head = good.split("\ncheck ").next().unwrap();
+        let forged = format!(
+            "{head}\ncheck {}\n\n{}",
+            crate::sha256_hex(&document),
+            String::from_utf8(document).unwrap()
+        );
+        std::fs::write(&path, forged).unwrap();
+        assert!(load(&repo, blob, size).is_none());
+        // Rewriting the entry makes it usable again.
+        store(
+            &repo,
+            blob,
+            size,
+            &Declaration::parse(&bytes, u64::MAX).unwrap(),
+        );
+        assert!(load(&repo, blob, size).is_some());
+    }
+
+    #[test]
+    fn an_entry_that_cannot_be_written_is_not_an_error() {
+        let (dir, repo, blob, bytes) = repo_with_declaration();
+        // A file where the cache's directory would be.
+        std::fs::write(dir.path().join(".git/git-ledger"), "").unwrap();
+        let size = bytes.len() as u64;
+        store(
+            &repo,
+            blob,
+            size,
+            &Declaration::parse(&bytes, u64::MAX).unwrap(),
+        );
+        assert!(load(&repo, blob, size).is_none());
+    }
+}
