@@ -22,7 +22,7 @@ use gix::ObjectId;
 use super::decl_cache;
 use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS};
 use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit};
-use super::tree::RecentTrees;
+use super::tree::{KeptTrees, RecentTrees};
 
 mod flat;
 use crate::admission::{row_transition, RowChange};
@@ -154,6 +154,13 @@ impl<'r> Admission<'r> {
     /// (`verify`, which trusts nothing it did not check itself).
     pub fn without_cache(mut self) -> Self {
         self.use_cache = false;
+        self
+    }
+
+    /// Keep large trees in `kept`, shared with the writer whose write this admits (the trees
+    /// it read and wrote are then not read again).
+    pub(crate) fn with_trees(mut self, kept: KeptTrees) -> Self {
+        self.trees = RecentTrees::sharing(&self.repo.objects, kept);
         self
     }
 

@@ -6,7 +6,7 @@ use gix::objs::tree::EntryMode;
 use gix::objs::Kind;
 use gix::ObjectId;
 
-use super::tree::{read_object, tree_entries};
+use super::tree::read_object;
 use crate::error::{Error, Result};
 
 /// What the ledger commands need from a commit.
@@ -56,13 +56,39 @@ pub fn find_in_tree(
     tree: ObjectId,
     path: &str,
 ) -> Result<Option<(EntryMode, ObjectId)>> {
-    let hash = repo.object_hash();
+    find_in_tree_of(&repo.objects, repo.object_hash(), tree, path)
+}
+
+/// [`find_in_tree`] reading trees from `objects` (e.g. a [`super::tree::RecentTrees`]). Each
+/// tree's entries are scanned where they lie, none copied.
+pub(crate) fn find_in_tree_of(
+    objects: &impl gix::objs::Find,
+    hash: gix::hash::Kind,
+    tree: ObjectId,
+    path: &str,
+) -> Result<Option<(EntryMode, ObjectId)>> {
     let mut buf = Vec::new();
     let mut current = tree;
     let mut parts = path.split('/').peekable();
     while let Some(name) = parts.next() {
-        let entries = tree_entries(&repo.objects, hash, &current, path, &mut buf)?;
-        let Some((_, mode, id)) = entries.into_iter().find(|(n, _, _)| n == name.as_bytes()) else {
+        let data = read_object(
+            objects,
+            &current,
+            Kind::Tree,
+            || format!("tree for \"{path}\""),
+            &mut buf,
+        )?;
+        let mut found = None;
+        for entry in gix::objs::TreeRefIter::from_bytes(data, hash) {
+            let e = entry.map_err(|e| {
+                Error::failed(format!("tree {current} (\"{path}\") is corrupt: {e}"))
+            })?;
+            if e.filename == name.as_bytes() {
+                found = Some((e.mode, e.oid.to_owned()));
+                break;
+            }
+        }
+        let Some((mode, id)) = found else {
             return Ok(None);
         };
         if parts.peek().is_none() {

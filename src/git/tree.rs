@@ -264,23 +264,32 @@ pub fn blob_sha256(repo: &gix::Repository, commit: ObjectId, path: &str) -> Resu
 /// An object store that keeps the last few large trees it read. One admission step reads its
 /// parent's and its child's changed trees (the diff) and the child's again (the canonical-tree
 /// check), and the next step's parent is this step's child: without it each version of the
-/// flat `records/` tree (~100 bytes per filled row) was inflated three times by `verify`.
+/// flat `records/` tree (~100 bytes per filled row) was inflated three times by `verify`. A
+/// writer shares what it keeps with the admission of its write ([`RecentTrees::sharing`]):
+/// the trees it read to edit, and the ones it wrote, are then not read again.
 pub(crate) struct RecentTrees<'r> {
     objects: &'r gix::OdbHandle,
-    kept: std::cell::RefCell<std::collections::VecDeque<(ObjectId, Rc<[u8]>)>>,
+    kept: KeptTrees,
 }
+
+/// The trees a [`RecentTrees`] keeps, which several readers of one repository may share.
+pub(crate) type KeptTrees =
+    Rc<std::cell::RefCell<std::collections::VecDeque<(ObjectId, Rc<[u8]>)>>>;
 
 impl<'r> RecentTrees<'r> {
     /// Trees smaller than this are cheap to read again and are not kept.
     const MIN_BYTES: usize = 16 << 10;
-    /// How many trees are kept (a step's parent and child `records/`, with room to spare).
-    const KEEP: usize = 4;
+    /// How many trees are kept (a step's parent and child `records/` and `rows/` directories,
+    /// with room to spare).
+    const KEEP: usize = 8;
 
     pub(crate) fn new(objects: &'r gix::OdbHandle) -> Self {
-        RecentTrees {
-            objects,
-            kept: Default::default(),
-        }
+        Self::sharing(objects, KeptTrees::default())
+    }
+
+    /// Read through `objects`, keeping trees in `kept` (shared with other readers).
+    pub(crate) fn sharing(objects: &'r gix::OdbHandle, kept: KeptTrees) -> Self {
+        RecentTrees { objects, kept }
     }
 
     fn kept(&self, id: &gix::oid) -> Option<Rc<[u8]>> {
@@ -290,7 +299,8 @@ impl<'r> RecentTrees<'r> {
             .map(|(_, d)| d.clone())
     }
 
-    fn keep(&self, id: &gix::oid, data: &[u8]) -> Option<Rc<[u8]>> {
+    /// Keep the tree `id` (if it is large enough): one just read, or just written.
+    pub(crate) fn keep(&self, id: &gix::oid, data: &[u8]) -> Option<Rc<[u8]>> {
         if data.len() < Self::MIN_BYTES {
             return None;
         }

@@ -313,7 +313,10 @@ fn a_ledger_declaration_is_cached_by_blob_id_and_a_damaged_entry_is_parsed_again
     let entry = f.dir().join(".git/git-ledger/declarations").join(&blob);
     let report = f.run(&["report", "--json"]).ok().stdout.clone();
     let kept = std::fs::read_to_string(&entry).expect("report kept the declaration it parsed");
-    assert!(kept.starts_with("git-ledger declaration cache 1\n"), "{kept}");
+    assert!(
+        kept.starts_with("git-ledger declaration cache 1\n"),
+        "{kept}"
+    );
     assert!(kept.contains(&format!("\nblob {blob} ")), "{kept}");
     // Read from the entry: the same report, and the exact bytes from the blob.
     assert_eq!(f.run(&["report", "--json"]).ok().stdout, report);
@@ -322,7 +325,11 @@ fn a_ledger_declaration_is_cached_by_blob_id_and_a_damaged_entry_is_parsed_again
         std::fs::read(f.decl()).unwrap()
     );
     // A damaged entry is not used: the blob is parsed again and the entry rewritten.
-    std::fs::write(&entry, kept.replace("\"repetitions\":2", "\"repetitions\":3")).unwrap();
+    std::fs::write(
+        &entry,
+        kept.replace("\"repetitions\":2", "\"repetitions\":3"),
+    )
+    .unwrap();
     assert_eq!(f.run(&["report", "--json"]).ok().stdout, report);
     assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
     f.put("scenario/interrupted-reuse/02", "ERROR").ok();
