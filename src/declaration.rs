@@ -121,7 +121,7 @@ pub enum Mode {
 }
 
 /// A task's harness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     Arena,
     Scenario,
@@ -165,7 +165,9 @@ impl Kind {
 }
 
 /// Live or fixture evidence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Evidence {
     Live,
     Fixture,
@@ -188,7 +190,7 @@ impl Evidence {
 }
 
 /// What a task expects of a well-behaved agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Expects {
     Completion,
     Stop,
@@ -196,7 +198,7 @@ pub enum Expects {
 
 /// A path pinned by a definition hash (`{"path", "sha256", "files"}`); hash and count are
 /// `None` in a draft.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TreePin {
     pub path: String,
     pub sha256: Option<String>,
@@ -204,21 +206,21 @@ pub struct TreePin {
 }
 
 /// A single file pinned by the SHA-256 of its bytes; the hash is `None` in a draft.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FilePin {
     pub path: String,
     pub sha256: Option<String>,
 }
 
 /// One role of the profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Role {
     pub model: String,
     pub effort: String,
 }
 
 /// The selected profile as declared (absent content in a draft).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Profile {
     pub source: FilePin,
     pub name: Option<String>,
@@ -229,7 +231,7 @@ pub struct Profile {
 }
 
 /// An Arena task's upstream pin.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Upstream {
     pub repository: String,
     pub base_commit: String,
@@ -238,7 +240,7 @@ pub struct Upstream {
 }
 
 /// One declared task.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Task {
     pub id: String,
     pub kind: Kind,
@@ -278,8 +280,12 @@ pub struct Declaration {
     bytes: Option<Vec<u8>>,
     /// SHA-256 of its bytes, lowercase hex (its identity).
     pub sha256: String,
-    /// The parsed document, without its `schedule` (which [`Declaration::schedule`] holds).
-    pub value: Value,
+    /// The parsed document, without its `schedule` ([`Declaration::value`]); parsed from
+    /// `value_json` when first asked for, in a declaration rebuilt from its cached form.
+    value: std::sync::OnceLock<Value>,
+    /// The document's JSON (checked as JSON when the cached form was read), if `value` is
+    /// parsed only when asked for.
+    value_json: Option<Box<[u8]>>,
     pub id: String,
     pub source_revision: Option<String>,
     pub repetitions: u64,
@@ -293,6 +299,22 @@ pub struct Declaration {
     /// `attempt_fields` in key order (a row's members iterate so): a row has exactly the
     /// declared fields when its keys are these, in one pass without a lookup.
     attempt_keys: Vec<String>,
+}
+
+/// A declaration's parts, borrowed to be written or owned when read back
+/// ([`Declaration::cached_form`]).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CachedForm<'a> {
+    sha256: Cow<'a, str>,
+    id: Cow<'a, str>,
+    source_revision: Cow<'a, Option<String>>,
+    repetitions: u64,
+    profile: Cow<'a, Profile>,
+    policy_files: Cow<'a, [FilePin]>,
+    runner_tools: Cow<'a, TreePin>,
+    runtime_requirements: Cow<'a, Map<String, Value>>,
+    attempt_fields: Cow<'a, [String]>,
+    tasks: Cow<'a, [Task]>,
 }
 
 impl Declaration {
@@ -330,7 +352,7 @@ impl Declaration {
         Ok(Declaration {
             bytes: Some(input.into_owned()),
             sha256,
-            value,
+            value: value.into(),
             ..d
         })
     }
@@ -384,25 +406,76 @@ impl Declaration {
         Some((d, value))
     }
 
-    /// Rebuild a declaration parsed before from its checked parts: its
-    /// [`value`](Declaration::value) (the document without its schedule) and the SHA-256 of its
-    /// bytes. Every rule but the schedule's is checked again; the schedule was compared with
-    /// `tasks × repetitions` when the bytes were parsed, so the caller must know that `value`
-    /// came from a declaration that parsed (`git::decl_cache` keeps them by blob id). `None` if
-    /// the parts do not validate.
-    pub fn from_checked_parts(value: Value, sha256: String) -> Option<Self> {
-        let Value::Object(top) = value else {
-            return None;
+    /// The declaration as the cache of checked declarations keeps it (`git::decl_cache`): its
+    /// parts (everything but its bytes, its document and the indexes computed from the rest)
+    /// and its document, each as JSON.
+    pub(crate) fn cached_form(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let parts = CachedForm {
+            sha256: Cow::Borrowed(&self.sha256),
+            id: Cow::Borrowed(&self.id),
+            source_revision: Cow::Borrowed(&self.source_revision),
+            repetitions: self.repetitions,
+            profile: Cow::Borrowed(&self.profile),
+            policy_files: Cow::Borrowed(&self.policy_files),
+            runner_tools: Cow::Borrowed(&self.runner_tools),
+            runtime_requirements: Cow::Borrowed(&self.runtime_requirements),
+            attempt_fields: Cow::Borrowed(&self.attempt_fields),
+            tasks: Cow::Borrowed(&self.tasks),
         };
-        if top.contains_key("schedule") || !is_sha256(&sha256) {
+        let parts = serde_json::to_vec(&parts).ok()?;
+        Some((parts, serde_json::to_vec(self.value()).ok()?))
+    }
+
+    /// Rebuild a declaration from its [`cached form`](Declaration::cached_form). Nothing is
+    /// validated again: the caller vouches that the form was made by this version of
+    /// git-ledger from a declaration that parsed (the cache checks the version, the blob and a
+    /// checksum). The document is only checked to be JSON; it is parsed when first asked for
+    /// ([`Declaration::value`]). `None` if the parts are not that form.
+    pub(crate) fn from_cached_form(parts: &[u8], document: &[u8]) -> Option<Self> {
+        let form: CachedForm = serde_json::from_slice(parts).ok()?;
+        serde_json::from_slice::<serde::de::IgnoredAny>(document).ok()?;
+        if !is_sha256(&form.sha256) {
             return None;
         }
-        let (d, value) = Self::validate_without_schedule(top)?;
-        Some(Declaration {
+        let mut d = Self::assemble(form.sha256.to_string(), form);
+        d.value_json = Some(document.into());
+        Some(d)
+    }
+
+    /// A declaration of these parts, its indexes computed (no bytes, no document yet).
+    fn assemble(sha256: String, form: CachedForm<'_>) -> Self {
+        let tasks = form.tasks.into_owned();
+        let task_index = (tasks.iter().enumerate())
+            .map(|(i, t)| (t.id.clone(), i))
+            .collect();
+        let attempt_fields = form.attempt_fields.into_owned();
+        let mut attempt_keys = attempt_fields.clone();
+        attempt_keys.sort_unstable();
+        Declaration {
             bytes: None,
             sha256,
-            value,
-            ..d
+            value: std::sync::OnceLock::new(),
+            value_json: None,
+            id: form.id.into_owned(),
+            source_revision: form.source_revision.into_owned(),
+            repetitions: form.repetitions,
+            profile: form.profile.into_owned(),
+            policy_files: form.policy_files.into_owned(),
+            runner_tools: form.runner_tools.into_owned(),
+            runtime_requirements: form.runtime_requirements.into_owned(),
+            attempt_fields,
+            tasks,
+            task_index,
+            attempt_keys,
+        }
+    }
+
+    /// The parsed document, without its `schedule` (which [`Declaration::schedule`] gives).
+    pub fn value(&self) -> &Value {
+        self.value.get_or_init(|| {
+            let json = (self.value_json.as_deref())
+                .expect("a declaration without its document was rebuilt with the document's JSON");
+            serde_json::from_slice(json).expect("the cached document was checked to be JSON")
         })
     }
 
@@ -886,30 +959,21 @@ fn validate(
     if !schedule_ok {
         return None;
     }
-    let task_index = tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.id.clone(), i))
-        .collect();
-    let attempt_fields = attempt_fields?;
-    let mut attempt_keys = attempt_fields.clone();
-    attempt_keys.sort_unstable();
-    Some(Declaration {
-        bytes: None,
-        sha256: String::new(),
-        value: Value::Null,
-        id: id?,
-        source_revision,
-        repetitions: repetitions?,
-        profile: profile?,
-        policy_files,
-        runner_tools: runner_tools?,
-        runtime_requirements: runtime_requirements?,
-        attempt_fields,
-        tasks,
-        task_index,
-        attempt_keys,
-    })
+    Some(Declaration::assemble(
+        String::new(),
+        CachedForm {
+            sha256: Cow::Borrowed(""),
+            id: Cow::Owned(id?),
+            source_revision: Cow::Owned(source_revision),
+            repetitions: repetitions?,
+            profile: Cow::Owned(profile?),
+            policy_files: Cow::Owned(policy_files),
+            runner_tools: Cow::Owned(runner_tools?),
+            runtime_requirements: Cow::Owned(runtime_requirements?),
+            attempt_fields: Cow::Owned(attempt_fields?),
+            tasks: Cow::Owned(tasks),
+        },
+    ))
 }
 
 fn validate_profile(c: &mut Ctx, v: Option<&Value>) -> Option<Profile> {

@@ -42,7 +42,7 @@ pub fn pin_with_progress(
         done += 1;
         progress(done, total);
     };
-    let mut out = match draft.value.clone() {
+    let mut out = match draft.value().clone() {
         Value::Object(m) => m,
         _ => unreachable!("a parsed draft is an object"),
     };
@@ -76,7 +76,7 @@ pub fn pin_with_progress(
     for (task, raw) in draft
         .tasks
         .iter()
-        .zip(draft.value["tasks"].as_array().into_iter().flatten())
+        .zip(draft.value()["tasks"].as_array().into_iter().flatten())
     {
         let mut t = raw.as_object().cloned().unwrap_or_default();
         match tree_pin(repo, commit, &task.definition) {
@@ -149,7 +149,7 @@ pub fn check(
         )),
         Err(e) => r.extend(e.context(&what).entries()),
     };
-    let v = &decl.value;
+    let v = decl.value();
     compare(
         "profile".into(),
         &v["profile"],

@@ -1103,8 +1103,8 @@ fn fast_and_ordinary_parse_agree() {
     assert!(matches!(fast::parse(&bytes(&v)), Some((_, false))));
     let fast = Declaration::parse(&w, DEFAULT_MAX_INPUT_BYTES).expect("valid");
     let ordinary = parse(&v);
-    assert_eq!(fast.value, ordinary.value);
-    assert!(fast.value.get("schedule").is_none());
+    assert_eq!(fast.value(), ordinary.value());
+    assert!(fast.value().get("schedule").is_none());
     assert_eq!(
         fast.schedule().collect::<Vec<_>>(),
         ordinary.schedule().collect::<Vec<_>>()
@@ -1129,8 +1129,9 @@ fn a_canonical_schedule_is_compared_as_bytes() {
     assert_eq!(
         Declaration::parse(&w, DEFAULT_MAX_INPUT_BYTES)
             .expect("valid")
-            .value,
-        parse(&v).value
+            .value()
+            .clone(),
+        parse(&v).value().clone()
     );
 
     let text = String::from_utf8(w.clone()).unwrap();
@@ -1177,8 +1178,11 @@ fn a_canonical_schedule_is_compared_as_bytes() {
         // Whatever path it takes, the result is the ordinary parse's.
         let ordinary = serde_json::from_str::<Value>(&edited)
             .map_err(|e| e.to_string())
-            .map(|v| Declaration::parse(&bytes(&v), DEFAULT_MAX_INPUT_BYTES).map(|d| d.value));
-        let got = Declaration::parse(edited.as_bytes(), DEFAULT_MAX_INPUT_BYTES).map(|d| d.value);
+            .map(|v| {
+                Declaration::parse(&bytes(&v), DEFAULT_MAX_INPUT_BYTES).map(|d| d.value().clone())
+            });
+        let got = Declaration::parse(edited.as_bytes(), DEFAULT_MAX_INPUT_BYTES)
+            .map(|d| d.value().clone());
         match ordinary {
             Ok(Ok(value)) => assert_eq!(got.expect(what), value, "{what}"),
             Ok(Err(_)) | Err(_) => assert!(got.is_err(), "{what}: refused"),
@@ -1192,8 +1196,9 @@ fn a_canonical_schedule_is_compared_as_bytes() {
     assert_eq!(
         Declaration::parse(&written(&titled), DEFAULT_MAX_INPUT_BYTES)
             .expect("valid")
-            .value,
-        parse(&titled).value
+            .value()
+            .clone(),
+        parse(&titled).value().clone()
     );
     let nested = with(|v| v["profile"]["schedule"] = json!([]));
     assert_reason(&reasons(&nested), &["profile", "schedule"]);
@@ -1216,28 +1221,54 @@ fn decimals_are_zero_padded_to_their_width() {
 }
 
 #[test]
-fn a_declaration_is_rebuilt_from_its_checked_parts_and_from_nothing_else() {
+fn a_declaration_is_rebuilt_from_its_cached_form_and_from_nothing_else() {
     let b = bytes(&declaration_value());
     let d = Declaration::parse(&b, DEFAULT_MAX_INPUT_BYTES).unwrap();
-    let rebuilt = Declaration::from_checked_parts(d.value.clone(), d.sha256.clone()).unwrap();
+    let (parts, document) = d.cached_form().unwrap();
+    let rebuilt = Declaration::from_cached_form(&parts, &document).unwrap();
     assert_eq!(rebuilt.bytes(), None);
     assert_eq!(
         (
             &rebuilt.id,
             &rebuilt.sha256,
-            &rebuilt.value,
+            rebuilt.value(),
             rebuilt.schedule_len()
         ),
-        (&d.id, &d.sha256, &d.value, d.schedule_len())
+        (&d.id, &d.sha256, d.value(), d.schedule_len())
     );
-    assert_eq!(format!("{:?}", rebuilt.tasks), format!("{:?}", d.tasks));
-    // A schedule in the parts, a hash that is not one, a part that breaks a rule.
-    let mut with_schedule = d.value.clone();
-    with_schedule["schedule"] = Value::Array(Vec::new());
-    assert!(Declaration::from_checked_parts(with_schedule, d.sha256.clone()).is_none());
-    assert!(Declaration::from_checked_parts(d.value.clone(), "abc".into()).is_none());
-    let mut broken = d.value.clone();
-    broken["tasks"][0]["kind"] = Value::from("neither");
-    assert!(Declaration::from_checked_parts(broken, d.sha256.clone()).is_none());
-    assert!(Declaration::from_checked_parts(Value::Null, d.sha256.clone()).is_none());
+    let parts_of = |d: &Declaration| {
+        format!(
+            "{:?}",
+            (
+                (
+                    &d.source_revision,
+                    d.repetitions,
+                    &d.profile,
+                    &d.policy_files
+                ),
+                (
+                    &d.runner_tools,
+                    &d.runtime_requirements,
+                    &d.attempt_fields,
+                    &d.tasks
+                ),
+                (d.schedule().collect::<Vec<_>>(), &d.attempt_keys),
+            )
+        )
+    };
+    assert_eq!(parts_of(&rebuilt), parts_of(&d));
+    for e in d.schedule() {
+        assert_eq!(rebuilt.schedule_position(&e.id), d.schedule_position(&e.id));
+    }
+    // Parts that are not the form, a hash that is not one, a document that is not JSON.
+    let form: Value = serde_json::from_slice(&parts).unwrap();
+    let mut no_tasks = form.clone();
+    no_tasks.as_object_mut().unwrap().remove("tasks");
+    let mut bad_hash = form.clone();
+    bad_hash["sha256"] = Value::from("abc");
+    for parts in [no_tasks, bad_hash, Value::Null] {
+        let parts = serde_json::to_vec(&parts).unwrap();
+        assert!(Declaration::from_cached_form(&parts, &document).is_none());
+    }
+    assert!(Declaration::from_cached_form(&parts, b"{").is_none());
 }

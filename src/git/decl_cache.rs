@@ -3,15 +3,16 @@
 //! Every command that reads a ledger needs the declaration in its `campaign.json`: for a
 //! 100,000-row campaign a 10.8 MB blob (its schedule), whose reading, hashing and parsing was
 //! most of an import's time. A blob never changes, so what one parse found out about it can be
-//! kept: the document without its schedule (the schedule was compared with `tasks ×
-//! repetitions`) and the SHA-256 of its bytes. Reading that back costs what the tasks cost,
-//! not what the schedule costs, and every rule but the schedule's is checked again
-//! ([`Declaration::from_checked_parts`]).
+//! kept: the declaration's parts in their cached form ([`Declaration::cached_form`]: everything
+//! but the bytes, the schedule being `tasks × repetitions`) and its document. Reading that back
+//! costs what the tasks cost, not what the schedule costs; the document is parsed only if asked
+//! for.
 //!
 //! The cache is derived data, like Git's index or commit-graph: nothing is lost when it is
-//! deleted, and a clone starts without it. An entry is used only when it is whole and was
-//! written by this version of git-ledger for the same blob (same id, same size); anything else
-//! is a miss, and the blob is parsed as if there were no cache. Writing an entry is best
+//! deleted, and a clone starts without it. An entry is used only when it is whole (a SHA-256 of
+//! its body) and was written by this version of git-ledger for the same blob (same id, same
+//! size); it is then trusted as the parse it records, without validating it again. Anything
+//! else is a miss, and the blob is parsed as if there were no cache. Writing an entry is best
 //! effort: a repository that cannot be written (read-only, another user's) is read as before.
 //! Only repositories git-ledger fully trusts (owned by the current user, as Git's
 //! `safe.directory` decides) use it: in another user's repository an entry could claim
@@ -21,11 +22,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use gix::ObjectId;
+use sha2::Digest;
 
-use crate::declaration::{is_sha256, Declaration};
+use crate::declaration::Declaration;
 
 /// The first line of an entry; a change of the entry's layout changes it.
-const MAGIC: &str = "git-ledger declaration cache 1";
+const MAGIC: &str = "git-ledger declaration cache 2";
 
 /// Where the entry for `blob` lives, if this repository may have entries at all.
 fn entry_path(repo: &gix::Repository, blob: ObjectId) -> Option<PathBuf> {
@@ -42,26 +44,26 @@ fn entry_path(repo: &gix::Repository, blob: ObjectId) -> Option<PathBuf> {
 pub fn load(repo: &gix::Repository, blob: ObjectId, size: u64) -> Option<Declaration> {
     let path = entry_path(repo, blob)?;
     let bytes = std::fs::read(path).ok()?;
-    let (head, document) = split_head(&bytes)?;
+    let (head, body) = split_head(&bytes)?;
     let mut lines = head.split('\n');
     let mut field = |name: &str| lines.next()?.strip_prefix(name);
     let (magic, version) = (field("")?, field("version ")?);
     let (id, length) = field("blob ")?.split_once(' ')?;
-    let (sha256, check) = (field("sha256 ")?, field("check ")?);
+    let (parts, check) = (field("parts ")?.parse().ok()?, field("check ")?);
     if magic != MAGIC
         || version != env!("CARGO_PKG_VERSION")
         || *id != blob
         || length != size.to_string()
-        || !is_sha256(sha256)
-        || check != crate::sha256_hex(document)
+        || parts > body.len()
+        || check != crate::sha256_hex(body)
     {
         return None;
     }
-    let value = serde_json::from_slice(document).ok()?;
-    Declaration::from_checked_parts(value, sha256.to_owned())
+    let (parts, document) = body.split_at(parts);
+    Declaration::from_cached_form(parts, document)
 }
 
-/// The head (text lines) and the document of an entry, split at the first empty line.
+/// The head (text lines) and the body of an entry, split at the first empty line.
 fn split_head(bytes: &[u8]) -> Option<(&str, &[u8])> {
     let at = bytes.windows(2).position(|w| w == b"\n\n")?;
     Some((std::str::from_utf8(&bytes[..at]).ok()?, &bytes[at + 2..]))
@@ -73,16 +75,19 @@ pub fn store(repo: &gix::Repository, blob: ObjectId, size: u64, decl: &Declarati
     let Some(path) = entry_path(repo, blob) else {
         return;
     };
-    let Ok(document) = serde_json::to_vec(&decl.value) else {
+    let Some((parts, document)) = decl.cached_form() else {
         return;
     };
+    let mut check = sha2::Sha256::new();
+    check.update(&parts);
+    check.update(&document);
     let head = format!(
-        "{MAGIC}\nversion {}\nblob {blob} {size}\nsha256 {}\ncheck {}\n\n",
+        "{MAGIC}\nversion {}\nblob {blob} {size}\nparts {}\ncheck {}\n\n",
         env!("CARGO_PKG_VERSION"),
-        decl.sha256,
-        crate::sha256_hex(&document)
+        parts.len(),
+        crate::hex(&check.finalize())
     );
-    let _ = write_atomically(&path, &[head.as_bytes(), &document]);
+    let _ = write_atomically(&path, &[head.as_bytes(), &parts, &document]);
 }
 
 /// Write `parts` to `path` through a temporary file in the same directory, renamed over it: a
@@ -147,7 +152,7 @@ mod tests {
                 (
                     (
                         &d.sha256,
-                        &d.value,
+                        d.value(),
                         &d.id,
                         &d.source_revision,
                         d.repetitions
@@ -193,11 +198,18 @@ mod tests {
         let other = ObjectId::from_hex(&[b'a'; 40]).unwrap();
         std::fs::copy(&path, entry(&repo, other)).unwrap();
         assert!(load(&repo, other, size).is_none());
-        // Each line of the head changed, the document cut or edited, a missing blank line.
+        // Each line of the head changed, the body cut or edited, a missing blank line.
+        let parts_len = good
+            .split("\nparts ")
+            .nth(1)
+            .unwrap()
+            .split('\n')
+            .next()
+            .unwrap();
         let edits: Vec<String> = vec![
-            good.replacen("cache 1", "cache 2", 1),
+            good.replacen("cache 2", "cache 3", 1),
             good.replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1),
-            good.replacen("\nsha256 ", "\nsha256 0", 1),
+            good.replacen("\nparts ", "\nparts 1", 1),
             good.replacen("\ncheck ", "\ncheck 0", 1),
             good[..good.len() - 1].to_owned(),
             good.replacen("\"repetitions\":2", "\"repetitions\":3", 1),
@@ -209,18 +221,26 @@ mod tests {
             std::fs::write(&path, bad).unwrap();
             assert!(load(&repo, blob, size).is_none(), "edit {i} is a miss");
         }
-        // A document that passes its check but does not validate is a miss too.
-        let mut value = Declaration::parse(&bytes, u64::MAX).unwrap().value;
-        value["repetitions"] = serde_json::json!(0);
-        let document = serde_json::to_vec(&value).unwrap();
-        let head = good.split("\ncheck ").next().unwrap();
-        let forged = format!(
-            "{head}\ncheck {}\n\n{}",
-            crate::sha256_hex(&document),
-            String::from_utf8(document).unwrap()
+        // A body that passes its check but is not the cached form is a miss too: parts that
+        // are not a declaration's, a document that is not JSON.
+        let body = good.split_once("\n\n").unwrap().1;
+        let (parts, document) = body.split_at(parts_len.parse().unwrap());
+        let head = good.split("\nparts ").next().unwrap();
+        for (parts, document) in [("{}", document), (parts, "{")] {
+            let body = format!("{parts}{document}");
+            let forged = format!(
+                "{head}\nparts {}\ncheck {}\n\n{body}",
+                parts.len(),
+                crate::sha256_hex(body.as_bytes()),
+            );
+            std::fs::write(&path, forged).unwrap();
+            assert!(load(&repo, blob, size).is_none());
+        }
+        std::fs::write(&path, &good).unwrap();
+        assert!(
+            load(&repo, blob, size).is_some(),
+            "the forging keeps the layout"
         );
-        std::fs::write(&path, forged).unwrap();
-        assert!(load(&repo, blob, size).is_none());
         // Rewriting the entry makes it usable again.
         store(
             &repo,

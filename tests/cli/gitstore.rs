@@ -314,7 +314,7 @@ fn a_ledger_declaration_is_cached_by_blob_id_and_a_damaged_entry_is_parsed_again
     let report = f.run(&["report", "--json"]).ok().stdout.clone();
     let kept = std::fs::read_to_string(&entry).expect("report kept the declaration it parsed");
     assert!(
-        kept.starts_with("git-ledger declaration cache 1\n"),
+        kept.starts_with("git-ledger declaration cache 2\n"),
         "{kept}"
     );
     assert!(kept.contains(&format!("\nblob {blob} ")), "{kept}");
