@@ -497,6 +497,13 @@ fn bench_import(t: &mut Table, big: &Campaign, small: &Campaign, rows: usize) {
         "(ledger fill, history)",
     );
     t.add(
+        &format!("import 1 attempt: {rows}-row ref at its root (0 filled) vs 1,000-row ref"),
+        secs(at_root),
+        secs(theirs),
+        x(at_root.as_secs_f64() / theirs.as_secs_f64()),
+        "(rows alone, records/ empty)",
+    );
+    t.add(
         &format!("import 1 attempt, declaration not cached (first command after a clone): {rows}-row ref vs 1,000-row ref"),
         secs(ours_cold),
         secs(theirs_cold),
