@@ -209,9 +209,9 @@ pub(crate) fn move_ref(
     }
 }
 
-/// Write an object's bytes to the repository, unless it is there already (hashed first, as Git
-/// and `gix::Repository::write_object` do: compressing a 1 MB `records/` tree costs more than
-/// hashing it).
+/// Write an object's bytes to the repository, unless it is there already (hashed first, once,
+/// as Git and `gix::Repository::write_object` do: compressing a 1 MB `records/` tree costs more
+/// than hashing it).
 fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> Result<ObjectId> {
     use gix::objs::Write;
     let fail =
@@ -220,7 +220,9 @@ fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> Result<Objec
     if repo.has_object(id) {
         return Ok(id);
     }
-    repo.objects.write_buf(kind, data).map_err(|e| fail(&e))
+    (repo.objects)
+        .write_buf_with_known_id(kind, data, id)
+        .map_err(|e| fail(&e))
 }
 
 /// `git ledger init`: create `refs/ledgers/<id>` with the root commit (the declaration, the
