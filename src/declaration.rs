@@ -292,7 +292,13 @@ pub struct Declaration {
     /// `attempt_fields` in key order (a row's members iterate so): a row has exactly the
     /// declared fields when its keys are these, in one pass without a lookup.
     attempt_keys: Vec<String>,
+    /// Where each of [`STANDARD_FIELDS`] is in `attempt_keys`.
+    standard_at: StandardAt,
 }
+
+/// Where each of [`STANDARD_FIELDS`] is among the members (in key order) of a row whose keys
+/// are exactly a declaration's `attempt_fields`: `STANDARD_FIELDS[f]` is member `at[f]`.
+pub type StandardAt = [usize; STANDARD_FIELDS.len()];
 
 impl Declaration {
     /// Parse and validate a pinned declaration from its exact bytes.
@@ -435,11 +441,13 @@ impl Declaration {
         Some((&self.tasks[pos / reps], (pos % reps) as u64 + 1))
     }
 
-    /// Whether an object's keys are exactly the declared `attempt_fields`.
-    pub fn has_attempt_keys<O: crate::json::Obj>(&self, row: &O) -> bool {
-        row.len() == self.attempt_keys.len()
+    /// Whether an object's keys are exactly the declared `attempt_fields`: if so, where each
+    /// standard field is among its members.
+    pub fn attempt_positions<O: crate::json::Obj>(&self, row: &O) -> Option<&StandardAt> {
+        (row.len() == self.attempt_keys.len()
             && (row.iter().zip(&self.attempt_keys))
-                .all(|((k, _), f)| crate::json::same_key(k.as_bytes(), f.as_bytes()))
+                .all(|((k, _), f)| crate::json::same_key(k.as_bytes(), f.as_bytes())))
+        .then_some(&self.standard_at)
     }
 
     /// The task of a scheduled attempt.
@@ -858,6 +866,12 @@ fn validate(
     let attempt_fields = attempt_fields?;
     let mut attempt_keys = attempt_fields.clone();
     attempt_keys.sort_unstable();
+    // Validated: `attempt_fields` holds every standard field, once.
+    let standard_at = STANDARD_FIELDS.map(|f| {
+        attempt_keys
+            .binary_search_by(|k| k.as_str().cmp(f))
+            .expect("a standard field")
+    });
     Some(Declaration {
         bytes: Vec::new(),
         sha256: String::new(),
@@ -873,6 +887,7 @@ fn validate(
         tasks,
         task_index,
         attempt_keys,
+        standard_at,
     })
 }
 
