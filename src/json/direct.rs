@@ -69,22 +69,34 @@ impl<'a> NodeParser<'a> {
         match node {
             Node::Object(m) => {
                 let mut members = m.into_vec();
-                for (_, v) in members.drain(..) {
-                    self.recycle(v);
+                for (_, v) in &mut members {
+                    self.recycle_nested(v);
                 }
+                members.clear();
                 if members.capacity() > 0 && self.spare_members.len() < MAX_SPARES {
                     self.spare_members.push(members);
                 }
             }
             Node::Array(mut items) => {
-                for v in items.drain(..) {
-                    self.recycle(v);
+                for v in &mut items {
+                    self.recycle_nested(v);
                 }
+                items.clear();
                 if items.capacity() > 0 && self.spare_items.len() < MAX_SPARES {
                     self.spare_items.push(items);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Recycle a member or item that is a container (most are not: they are dropped in place
+    /// with their container, without a call each).
+    #[inline(always)]
+    fn recycle_nested(&mut self, v: &mut Node<'a>) {
+        if matches!(v, Node::Object(_) | Node::Array(_)) {
+            let v = std::mem::replace(v, Node::Null);
+            self.recycle(v);
         }
     }
 
