@@ -1214,3 +1214,24 @@ fn decimals_are_zero_padded_to_their_width() {
         assert_eq!(want, format!("{n:0width$}"));
     }
 }
+
+#[test]
+fn commit_ids_and_hashes_are_lowercase_hex_of_their_lengths() {
+    for len in [0, 1, 39, 40, 41, 63, 64, 65] {
+        let id = "0a".repeat(40)[..len].to_owned();
+        assert_eq!(is_full_commit(&id), len == 40 || len == 64, "{len}");
+        assert_eq!(is_sha256(&id), len == 64, "{len}");
+    }
+    // Any other byte, at either end or inside, is refused.
+    for b in (0..128u8).map(char::from) {
+        let hex = b.is_ascii_digit() || ('a'..='f').contains(&b);
+        for at in [0, 31, 63] {
+            let mut id = vec!['f'; 64];
+            id[at] = b;
+            let id: String = id.into_iter().collect();
+            assert_eq!(is_sha256(&id), hex, "{b:?} at {at}");
+            assert_eq!(is_full_commit(&id[24..]), hex || at < 24, "{b:?} at {at}");
+        }
+    }
+    assert!(!is_sha256(&format!("{}é", "a".repeat(62))));
+}
