@@ -69,19 +69,17 @@ impl<'a> NodeParser<'a> {
         match node {
             Node::Object(m) => {
                 let mut members = m.into_vec();
-                for (_, v) in &mut members {
-                    self.recycle_nested(v);
+                for (_, v) in members.drain(..) {
+                    self.recycle_inner(v);
                 }
-                members.clear();
                 if members.capacity() > 0 && self.spare_members.len() < MAX_SPARES {
                     self.spare_members.push(members);
                 }
             }
             Node::Array(mut items) => {
-                for v in &mut items {
-                    self.recycle_nested(v);
+                for v in items.drain(..) {
+                    self.recycle_inner(v);
                 }
-                items.clear();
                 if items.capacity() > 0 && self.spare_items.len() < MAX_SPARES {
                     self.spare_items.push(items);
                 }
@@ -90,13 +88,16 @@ impl<'a> NodeParser<'a> {
         }
     }
 
-    /// Recycle a member or item that is a container (most are not: they are dropped in place
-    /// with their container, without a call each).
+    /// Recycle a member or item: a container by a call, anything else where it is (most
+    /// values own nothing, and are let go without the call their drop would be).
     #[inline(always)]
-    fn recycle_nested(&mut self, v: &mut Node<'a>) {
-        if matches!(v, Node::Object(_) | Node::Array(_)) {
-            let v = std::mem::replace(v, Node::Null);
-            self.recycle(v);
+    fn recycle_inner(&mut self, v: Node<'a>) {
+        match v {
+            Node::Object(_) | Node::Array(_) => self.recycle(v),
+            Node::String(Cow::Owned(_)) => drop(v),
+            Node::Null | Node::Bool(_) | Node::Number(_) | Node::String(Cow::Borrowed(_)) => {
+                std::mem::forget(v)
+            }
         }
     }
 
