@@ -434,11 +434,12 @@ impl Declaration {
         self.schedule_position(id).map(|i| self.schedule_at(i))
     }
 
-    /// The task and repetition of a scheduled attempt, without building its entry.
-    pub fn scheduled(&self, schedule_id: &str) -> Option<(&Task, u64)> {
+    /// The schedule position, task and repetition of a scheduled attempt, without building
+    /// its entry.
+    pub fn scheduled(&self, schedule_id: &str) -> Option<(usize, &Task, u64)> {
         let pos = self.schedule_position(schedule_id)?;
         let reps = self.repetitions as usize;
-        Some((&self.tasks[pos / reps], (pos % reps) as u64 + 1))
+        Some((pos, &self.tasks[pos / reps], (pos % reps) as u64 + 1))
     }
 
     /// Whether an object's keys are exactly the declared `attempt_fields`: if so, where each

@@ -221,13 +221,14 @@ impl fmt::Display for Label<'_> {
 /// The row checks (groups 3–6 of `ledger.md`) of a row's members, seen through any JSON view:
 /// the one row checker, run on the ordinary path's `Map`s ([`Row::check`]) and on the fast
 /// path's [`json::Members`]. Every reason is returned; `at` names the row when it has no
-/// schedule id. A row that passes is returned as a [`RowView`] that reads each standard field
-/// by its position (found once, by the key check).
+/// schedule id. A row that passes is returned with its schedule position, as a [`RowView`]
+/// that reads each standard field by its position among the members (found once, by the key
+/// check).
 pub(crate) fn check_members<'a, O: Obj>(
     decl: &'a Declaration,
     m: &'a O,
     at: &dyn fmt::Display,
-) -> std::result::Result<RowView<'a, O>, Vec<String>> {
+) -> std::result::Result<(usize, RowView<'a, O>), Vec<String>> {
     let row = RowView {
         obj: m,
         at: decl.attempt_positions(m),
@@ -256,7 +257,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         }
         return Err(r.into_vec());
     };
-    let Some((task, repetition)) = decl.scheduled(sid) else {
+    let Some((position, task, repetition)) = decl.scheduled(sid) else {
         r.push(format!("{label}: schedule_id: {sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"));
         return Err(r.into_vec());
     };
@@ -461,7 +462,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         None => {}
     }
     if r.is_empty() {
-        Ok(row)
+        Ok((position, row))
     } else {
         Err(r.into_vec())
     }

@@ -65,9 +65,9 @@ pub(super) fn parse_kept<K: Keep>(
         let Node::Object(m) = &row.0 else {
             return None;
         };
-        let row = check_members(decl, m, &"a row").ok()?;
+        let (pos, row) = check_members(decl, m, &"a row").ok()?;
         Some(Placed {
-            pos: decl.schedule_position(row.schedule_id())?,
+            pos,
             // The key `<kind>:<id>` hashed as its two parts, without building it: a checked
             // row's kind is one of a few words without `:`, so the pairs are equal exactly
             // when the keys are.

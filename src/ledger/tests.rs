@@ -89,7 +89,8 @@ fn check_both_ways(decl: &Declaration, row: &Value) -> std::result::Result<Row, 
         checked.as_ref().map(|_| ()).map_err(Clone::clone),
         by_node.as_ref().map(|_| ()).map_err(Clone::clone)
     );
-    if let (Ok(r), Ok(b)) = (&checked, by_node) {
+    if let (Ok(r), Ok((pos, b))) = (&checked, by_node) {
+        assert_eq!(Some(pos), decl.schedule_position(r.schedule_id()));
         // The accessors read the same through either view: by name from the `Map`, by the
         // positions the key check found from the `Members`.
         let a = r.view();
@@ -1054,7 +1055,7 @@ fn a_checked_row_reads_each_standard_field_at_its_position() {
     let json::Node::Object(m) = &node else {
         panic!("{text}")
     };
-    let view = check_members(&d, m, &"row").unwrap();
+    let (_, view) = check_members(&d, m, &"row").unwrap();
     let at = view.at.expect("exactly the declared keys");
     let keys: Vec<&str> = m.iter().map(|(k, _)| k).collect();
     use Field::*;
