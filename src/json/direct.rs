@@ -191,7 +191,8 @@ impl<'a> NodeParser<'a> {
             out.extend(
                 (self.order.iter()).map(|&i| std::mem::replace(&mut members[i], PLACEHOLDER)),
             );
-            self.members.truncate(base);
+            // The placeholders own nothing: let go without a drop call each.
+            self.members.drain(base..).for_each(std::mem::forget);
         }
         self.prefixes.truncate(base);
         Some(out)
