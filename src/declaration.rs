@@ -299,7 +299,13 @@ pub struct Declaration {
     /// `attempt_fields` in key order (a row's members iterate so): a row has exactly the
     /// declared fields when its keys are these, in one pass without a lookup.
     attempt_keys: Vec<String>,
+    /// Where each of [`STANDARD_FIELDS`] is in `attempt_keys`.
+    standard_at: StandardAt,
 }
+
+/// Where each of [`STANDARD_FIELDS`] is among the members (in key order) of a row whose keys
+/// are exactly a declaration's `attempt_fields`: `STANDARD_FIELDS[f]` is member `at[f]`.
+pub type StandardAt = [usize; STANDARD_FIELDS.len()];
 
 /// A declaration's parts, borrowed to be written or owned when read back
 /// ([`Declaration::cached_form`]).
@@ -437,13 +443,14 @@ impl Declaration {
         if !is_sha256(&form.sha256) {
             return None;
         }
-        let mut d = Self::assemble(form.sha256.to_string(), form);
+        let mut d = Self::assemble(form.sha256.to_string(), form)?;
         d.value_json = Some(document.into());
         Some(d)
     }
 
-    /// A declaration of these parts, its indexes computed (no bytes, no document yet).
-    fn assemble(sha256: String, form: CachedForm<'_>) -> Self {
+    /// A declaration of these parts, its indexes computed (no bytes, no document yet); `None`
+    /// if `attempt_fields` lacks a standard field.
+    fn assemble(sha256: String, form: CachedForm<'_>) -> Option<Self> {
         let tasks = form.tasks.into_owned();
         let task_index = (tasks.iter().enumerate())
             .map(|(i, t)| (t.id.clone(), i))
@@ -451,7 +458,11 @@ impl Declaration {
         let attempt_fields = form.attempt_fields.into_owned();
         let mut attempt_keys = attempt_fields.clone();
         attempt_keys.sort_unstable();
-        Declaration {
+        let mut standard_at = StandardAt::default();
+        for (at, f) in standard_at.iter_mut().zip(STANDARD_FIELDS) {
+            *at = attempt_keys.binary_search_by(|k| k.as_str().cmp(f)).ok()?;
+        }
+        Some(Declaration {
             bytes: None,
             sha256,
             value: std::sync::OnceLock::new(),
@@ -467,7 +478,8 @@ impl Declaration {
             tasks,
             task_index,
             attempt_keys,
-        }
+            standard_at,
+        })
     }
 
     /// The parsed document, without its `schedule` (which [`Declaration::schedule`] gives).
@@ -537,18 +549,21 @@ impl Declaration {
         self.schedule_position(id).map(|i| self.schedule_at(i))
     }
 
-    /// The task and repetition of a scheduled attempt, without building its entry.
-    pub fn scheduled(&self, schedule_id: &str) -> Option<(&Task, u64)> {
+    /// The schedule position, task and repetition of a scheduled attempt, without building
+    /// its entry.
+    pub fn scheduled(&self, schedule_id: &str) -> Option<(usize, &Task, u64)> {
         let pos = self.schedule_position(schedule_id)?;
         let reps = self.repetitions as usize;
-        Some((&self.tasks[pos / reps], (pos % reps) as u64 + 1))
+        Some((pos, &self.tasks[pos / reps], (pos % reps) as u64 + 1))
     }
 
-    /// Whether an object's keys are exactly the declared `attempt_fields`.
-    pub fn has_attempt_keys<O: crate::json::Obj>(&self, row: &O) -> bool {
-        row.len() == self.attempt_keys.len()
+    /// Whether an object's keys are exactly the declared `attempt_fields`: if so, where each
+    /// standard field is among its members.
+    pub fn attempt_positions<O: crate::json::Obj>(&self, row: &O) -> Option<&StandardAt> {
+        (row.len() == self.attempt_keys.len()
             && (row.iter().zip(&self.attempt_keys))
-                .all(|((k, _), f)| crate::json::same_key(k.as_bytes(), f.as_bytes()))
+                .all(|((k, _), f)| crate::json::same_key(k.as_bytes(), f.as_bytes())))
+        .then_some(&self.standard_at)
     }
 
     /// The task of a scheduled attempt.
@@ -565,16 +580,20 @@ impl Declaration {
 
 /// Whether `s` is a full commit id (40 or 64 lowercase hex digits).
 pub fn is_full_commit(s: &str) -> bool {
-    (s.len() == 40 || s.len() == 64)
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    (s.len() == 40 || s.len() == 64) && is_lower_hex(s)
 }
 
 /// Whether `s` is a lowercase hex SHA-256.
 pub fn is_sha256(s: &str) -> bool {
-    s.len() == 64
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 64 && is_lower_hex(s)
+}
+
+/// Whether every byte of `s` is a lowercase hex digit: every byte is looked at, without a
+/// branch each (the compiler checks many at once; every row carries two such ids).
+fn is_lower_hex(s: &str) -> bool {
+    s.bytes().fold(true, |ok, b| {
+        ok & (b.is_ascii_digit() | (b'a'..=b'f').contains(&b))
+    })
 }
 
 /// Whether `s` may be a declaration id (a ref name component). Besides the rules of
@@ -959,7 +978,8 @@ fn validate(
     if !schedule_ok {
         return None;
     }
-    Some(Declaration::assemble(
+    // Validated: `attempt_fields` holds every standard field, once.
+    Declaration::assemble(
         String::new(),
         CachedForm {
             sha256: Cow::Borrowed(""),
@@ -973,7 +993,7 @@ fn validate(
             attempt_fields: Cow::Owned(attempt_fields?),
             tasks: Cow::Owned(tasks),
         },
-    ))
+    )
 }
 
 fn validate_profile(c: &mut Ctx, v: Option<&Value>) -> Option<Profile> {

@@ -409,7 +409,8 @@ pub fn value_eq<A: View, B: View>(a: &A, b: &B) -> bool {
     j_eq(a.view(), b.view())
 }
 
-fn j_eq<A: View, B: View>(a: J<'_, A>, b: J<'_, B>) -> bool {
+/// [`value_eq`] of two values seen as [`J`]s.
+pub(crate) fn j_eq<A: View, B: View>(a: J<'_, A>, b: J<'_, B>) -> bool {
     match (a, b) {
         (J::Number(x), J::Number(y)) => number_eq(x, y),
         (J::Array(x), J::Array(y)) => {

@@ -10,7 +10,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
-use crate::declaration::{Declaration, Evidence, Expects, Task, STANDARD_FIELDS};
+use crate::declaration::{
+    Declaration, Evidence, Expects, ScheduleEntry, StandardAt, Task, STANDARD_FIELDS,
+};
 use crate::error::{Error, Reasons, Result};
 use crate::json::{self, Obj, View, J};
 use std::fmt;
@@ -61,22 +63,9 @@ impl Row {
     pub fn template(decl: &Declaration, schedule_id: &str) -> Option<Row> {
         let entry = decl.schedule_entry(schedule_id)?;
         let task = decl.task(&entry.task)?;
-        let mut fields = Map::new();
-        for f in &decl.attempt_fields {
-            let v = match f.as_str() {
-                "schedule_id" => Value::from(entry.id.clone()),
-                "task_id" => Value::from(entry.task.clone()),
-                "repetition" => Value::from(entry.repetition),
-                "evidence" => Value::from(task.evidence.as_str()),
-                "native_outcome" => Value::from(DEFERRED),
-                "reason" => Value::from(NOT_ATTEMPTED),
-                "option_deviations" | "evidence_refs" | "interventions_decision_or_repair" => {
-                    Value::Array(Vec::new())
-                }
-                _ => Value::Null,
-            };
-            fields.insert(f.clone(), v);
-        }
+        let fields = (decl.attempt_fields.iter())
+            .map(|f| (f.clone(), template_field(f, &entry, task).to_value()))
+            .collect();
         Some(Row { fields })
     }
 
@@ -106,7 +95,8 @@ impl Row {
         row: Row,
         at: &str,
     ) -> std::result::Result<Row, Vec<String>> {
-        check_members(decl, &row.fields, &at).map(|()| row)
+        check_members(decl, &row.fields, &at)?;
+        Ok(row)
     }
 
     /// The value of a field.
@@ -126,7 +116,10 @@ impl Row {
 
     /// The row's fields through a [`RowView`] (what the accessors below read).
     pub fn view(&self) -> RowView<'_, Map<String, Value>> {
-        RowView(&self.fields)
+        RowView {
+            obj: &self.fields,
+            at: None,
+        }
     }
     pub fn schedule_id(&self) -> &str {
         self.view().schedule_id()
@@ -195,6 +188,20 @@ impl Row {
     }
 }
 
+/// A field of the template row of a scheduled attempt ([`Row::template`]).
+fn template_field<'e>(field: &str, entry: &'e ScheduleEntry, task: &'e Task) -> J<'e, Value> {
+    match field {
+        "schedule_id" => J::String(&entry.id),
+        "task_id" => J::String(&entry.task),
+        "repetition" => J::Number(json::Num::Pos(entry.repetition)),
+        "evidence" => J::String(task.evidence.as_str()),
+        "native_outcome" => J::String(DEFERRED),
+        "reason" => J::String(NOT_ATTEMPTED),
+        "option_deviations" | "evidence_refs" | "interventions_decision_or_repair" => J::Array(&[]),
+        _ => J::Null,
+    }
+}
+
 /// Where a reason is: `row <schedule id>`, or `at` when the row has no schedule id. Written
 /// only into a reason, so a row that passes costs no label.
 struct Label<'a> {
@@ -214,19 +221,25 @@ impl fmt::Display for Label<'_> {
 /// The row checks (groups 3–6 of `ledger.md`) of a row's members, seen through any JSON view:
 /// the one row checker, run on the ordinary path's `Map`s ([`Row::check`]) and on the fast
 /// path's [`json::Members`]. Every reason is returned; `at` names the row when it has no
-/// schedule id.
-pub(crate) fn check_members<O: Obj>(
-    decl: &Declaration,
-    m: &O,
+/// schedule id. A row that passes is returned with its schedule position, as a [`RowView`]
+/// that reads each standard field by its position among the members (found once, by the key
+/// check).
+pub(crate) fn check_members<'a, O: Obj>(
+    decl: &'a Declaration,
+    m: &'a O,
     at: &dyn fmt::Display,
-) -> std::result::Result<(), Vec<String>> {
+) -> std::result::Result<(usize, RowView<'a, O>), Vec<String>> {
+    let row = RowView {
+        obj: m,
+        at: decl.attempt_positions(m),
+    };
     let mut r = Reasons::new();
-    let sid = m.field("schedule_id").as_str();
+    let sid = row.str_field(Field::ScheduleId);
     let label = Label { sid, at };
     let bad =
         |r: &mut Reasons, field: &str, msg: String| r.push(format!("{label}: {field}: {msg}"));
 
-    if !decl.has_attempt_keys(m) {
+    if row.at.is_none() {
         for f in &decl.attempt_fields {
             if !m.contains_key(f) {
                 bad(&mut r, f, "missing declared attempt field".into());
@@ -244,14 +257,14 @@ pub(crate) fn check_members<O: Obj>(
         }
         return Err(r.into_vec());
     };
-    let Some((task, repetition)) = decl.scheduled(sid) else {
+    let Some((position, task, repetition)) = decl.scheduled(sid) else {
         r.push(format!("{label}: schedule_id: {sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"));
         return Err(r.into_vec());
     };
-    let get = |k: &str| m.field(k);
+    let get = |f: Field| row.get(f);
 
     // Group 3: types.
-    match get("task_id") {
+    match get(Field::TaskId) {
         J::String(t) if t == task.id => {}
         other => bad(
             &mut r,
@@ -259,18 +272,18 @@ pub(crate) fn check_members<O: Obj>(
             format!("must be {:?}, not {other}", task.id),
         ),
     }
-    match get("repetition").count() {
+    match get(Field::Repetition).count() {
         Some(n) if n == repetition => {}
         _ => bad(
             &mut r,
             "repetition",
-            format!("must be {}, not {}", repetition, get("repetition")),
+            format!("must be {}, not {}", repetition, get(Field::Repetition)),
         ),
     }
     // A relabeled row is otherwise well typed: its relabeling is reported beside what its
     // outcome implies (groups 5 and 6), so that every reason is listed.
     let mut relabeled = Reasons::new();
-    match get("evidence") {
+    match get(Field::Evidence) {
         J::String(e) if Evidence::parse(e) == Some(task.evidence) => {}
         J::String(e) if Evidence::parse(e).is_some() => bad(
             &mut relabeled,
@@ -279,7 +292,7 @@ pub(crate) fn check_members<O: Obj>(
         ),
         other => bad(&mut r, "evidence", format!("must be \"live\" or \"fixture\", not {other}")),
     }
-    let outcome = match get("native_outcome") {
+    let outcome = match get(Field::NativeOutcome) {
         J::String(o) if task.allows_outcome(o) => Some(o),
         J::String(o) => {
             bad(
@@ -302,16 +315,16 @@ pub(crate) fn check_members<O: Obj>(
             None
         }
     };
-    for k in ["native_status", "reason"] {
-        if !matches!(get(k), J::Null | J::String(_)) {
+    for f in [Field::NativeStatus, Field::Reason] {
+        if !matches!(get(f), J::Null | J::String(_)) {
             bad(
                 &mut r,
-                k,
-                format!("must be a string or null, not {}", get(k).type_name()),
+                f.name(),
+                format!("must be a string or null, not {}", get(f).type_name()),
             );
         }
     }
-    match get("source_revision") {
+    match get(Field::SourceRevision) {
         J::Null => {}
         J::String(s) if crate::declaration::is_full_commit(s) => {}
         other => bad(
@@ -320,20 +333,20 @@ pub(crate) fn check_members<O: Obj>(
             format!("must be a full hex commit id or null, not {other}"),
         ),
     }
-    check_runtime_identity(&mut r, &label, get("runtime_identity"));
-    check_models(&mut r, &label, get("actual_models_and_efforts"));
-    match get("runner_options") {
+    check_runtime_identity(&mut r, &label, get(Field::RuntimeIdentity));
+    check_models(&mut r, &label, get(Field::ActualModelsAndEfforts));
+    match get(Field::RunnerOptions) {
         J::Null => {}
         v => check_strings(&mut r, &label, "runner_options", v),
     }
-    for k in ["option_deviations", "evidence_refs"] {
-        check_strings(&mut r, &label, k, get(k));
+    for f in [Field::OptionDeviations, Field::EvidenceRefs] {
+        check_strings(&mut r, &label, f.name(), get(f));
     }
-    check_oracle(&mut r, &label, get("oracle_checks"));
-    for k in ["elapsed_seconds", "estimated_usd"] {
-        check_amount(&mut r, &label, &k, get(k));
+    check_oracle(&mut r, &label, get(Field::OracleChecks));
+    for f in [Field::ElapsedSeconds, Field::EstimatedUsd] {
+        check_amount(&mut r, &label, &f.name(), get(f));
     }
-    match get("usage") {
+    match get(Field::Usage) {
         J::Null => {}
         J::Object(u) => {
             for (k, v) in u.iter() {
@@ -346,7 +359,7 @@ pub(crate) fn check_members<O: Obj>(
             format!("must be an object or null, not {}", other.type_name()),
         ),
     }
-    match get("spent_budget") {
+    match get(Field::SpentBudget) {
         J::Null => {}
         J::Object(s) => {
             for (k, v) in s.iter() {
@@ -370,8 +383,8 @@ pub(crate) fn check_members<O: Obj>(
             format!("must be an object or null, not {}", other.type_name()),
         ),
     }
-    check_interventions(&mut r, &label, get("interventions_decision_or_repair"));
-    check_native_record(&mut r, &label, get("native_record"), task);
+    check_interventions(&mut r, &label, get(Field::Interventions));
+    check_native_record(&mut r, &label, get(Field::NativeRecord), task);
 
     let is_relabeled = !relabeled.is_empty();
     if !r.is_empty() {
@@ -383,13 +396,14 @@ pub(crate) fn check_members<O: Obj>(
     // Groups 5 and 6: what the outcome implies.
     match outcome {
         Some(DEFERRED) => {
-            let template = Row::template(decl, sid).expect("scheduled");
+            // Field by field, without building the template row.
+            let entry = decl.schedule_entry(sid).expect("scheduled");
             for f in &decl.attempt_fields {
                 if is_relabeled && f == "evidence" {
                     continue; // already reported
                 }
-                let (found, want) = (get(f), template.get(f));
-                if !json::value_eq(m.get(f).expect("every declared field present"), want) {
+                let (found, want) = (m.field(f), template_field(f, &entry, task));
+                if !json::j_eq(found, want) {
                     let why = match f.as_str() {
                         "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
                         _ => "a DEFERRED row must equal its template row",
@@ -399,7 +413,7 @@ pub(crate) fn check_members<O: Obj>(
             }
         }
         Some("PASS") => {
-            let status = get("native_status").as_str();
+            let status = get(Field::NativeStatus).as_str();
             let want = match task.expects {
                 Expects::Completion => task.kind.completion_status(),
                 Expects::Stop => task.kind.stop_status(),
@@ -421,7 +435,7 @@ pub(crate) fn check_members<O: Obj>(
                     format!("a native PASS contradicts its own status: {what} (expected {want})"),
                 );
             }
-            for c in get("oracle_checks").as_array().unwrap_or_default() {
+            for c in get(Field::OracleChecks).as_array().unwrap_or_default() {
                 let c = c.view();
                 if !c.get("ok").and_then(J::as_bool).unwrap_or(false) {
                     let name = c.get("name").and_then(J::as_str).unwrap_or_default();
@@ -433,7 +447,11 @@ pub(crate) fn check_members<O: Obj>(
                 }
             }
         }
-        Some(_) if get("reason").as_str().is_none_or(|s| s.trim().is_empty()) => {
+        Some(_)
+            if get(Field::Reason)
+                .as_str()
+                .is_none_or(|s| s.trim().is_empty()) =>
+        {
             bad(
                 &mut r,
                 "reason",
@@ -444,7 +462,7 @@ pub(crate) fn check_members<O: Obj>(
         None => {}
     }
     if r.is_empty() {
-        Ok(())
+        Ok((position, row))
     } else {
         Err(r.into_vec())
     }
@@ -453,7 +471,12 @@ pub(crate) fn check_members<O: Obj>(
 /// A checked row's fields through any JSON view: a [`Row`]'s `Map` ([`Row::view`]), or a row
 /// the fast path parsed into [`json::Members`] and checked with the same [`check_members`].
 /// The accessors the report and the classification read.
-pub struct RowView<'a, O>(&'a O);
+pub struct RowView<'a, O> {
+    obj: &'a O,
+    /// Where each standard field is among the members, for a row whose keys are exactly the
+    /// declared ones ([`Declaration::attempt_positions`]); else fields are found by name.
+    at: Option<&'a StandardAt>,
+}
 
 impl<O> Clone for RowView<'_, O> {
     fn clone(&self) -> Self {
@@ -463,51 +486,55 @@ impl<O> Clone for RowView<'_, O> {
 impl<O> Copy for RowView<'_, O> {}
 
 impl<'a, O: Obj> RowView<'a, O> {
-    /// The value of a field (null when missing).
-    pub fn get(self, field: &str) -> J<'a, O::V> {
-        self.0.field(field)
+    /// The value of a standard field (null when missing).
+    fn get(self, f: Field) -> J<'a, O::V> {
+        match self.at {
+            Some(at) => self.obj.field_at(at[f as usize], f.name()),
+            None => self.obj.field(f.name()),
+        }
     }
-    fn str_field(self, f: &str) -> Option<&'a str> {
+    fn str_field(self, f: Field) -> Option<&'a str> {
         self.get(f).as_str()
     }
     pub fn schedule_id(self) -> &'a str {
-        self.str_field("schedule_id").unwrap_or_default()
+        self.str_field(Field::ScheduleId).unwrap_or_default()
     }
     pub fn task_id(self) -> &'a str {
-        self.str_field("task_id").unwrap_or_default()
+        self.str_field(Field::TaskId).unwrap_or_default()
     }
     pub fn native_outcome(self) -> &'a str {
-        self.str_field("native_outcome").unwrap_or_default()
+        self.str_field(Field::NativeOutcome).unwrap_or_default()
     }
     pub fn is_deferred(self) -> bool {
         self.native_outcome() == DEFERRED
     }
     pub fn native_status(self) -> Option<&'a str> {
-        self.str_field("native_status")
+        self.str_field(Field::NativeStatus)
     }
     pub fn reason(self) -> Option<&'a str> {
-        self.str_field("reason")
+        self.str_field(Field::Reason)
     }
     pub fn source_revision(self) -> Option<&'a str> {
-        self.str_field("source_revision")
+        self.str_field(Field::SourceRevision)
     }
     pub fn evidence(self) -> Evidence {
-        Evidence::parse(self.str_field("evidence").unwrap_or_default()).unwrap_or(Evidence::Live)
+        Evidence::parse(self.str_field(Field::Evidence).unwrap_or_default())
+            .unwrap_or(Evidence::Live)
     }
     pub fn runtime_identity(self) -> Option<&'a O> {
-        self.get("runtime_identity").as_object()
+        self.get(Field::RuntimeIdentity).as_object()
     }
     pub fn actual_models_and_efforts(self) -> Option<&'a O> {
-        self.get("actual_models_and_efforts").as_object()
+        self.get(Field::ActualModelsAndEfforts).as_object()
     }
     pub fn option_deviations(self) -> impl Iterator<Item = &'a str> {
-        strs(self.get("option_deviations"))
+        strs(self.get(Field::OptionDeviations))
     }
     pub fn evidence_refs(self) -> impl Iterator<Item = &'a str> {
-        strs(self.get("evidence_refs"))
+        strs(self.get(Field::EvidenceRefs))
     }
     pub fn oracle_checks(self) -> Option<Vec<Check<'a>>> {
-        self.get("oracle_checks").as_array().map(|a| {
+        self.get(Field::OracleChecks).as_array().map(|a| {
             a.iter()
                 .map(|c| Check {
                     name: c.view().get("name").and_then(J::as_str).unwrap_or_default(),
@@ -517,18 +544,18 @@ impl<'a, O: Obj> RowView<'a, O> {
         })
     }
     pub fn elapsed_seconds(self) -> Option<f64> {
-        self.get("elapsed_seconds").as_f64()
+        self.get(Field::ElapsedSeconds).as_f64()
     }
     pub fn estimated_usd(self) -> Option<f64> {
-        self.get("estimated_usd").as_f64()
+        self.get(Field::EstimatedUsd).as_f64()
     }
     /// The spend recorded against a declared limit (`None`: unknown).
     pub fn spent(self, limit: &str) -> Option<f64> {
-        self.get("spent_budget").get(limit).and_then(J::as_f64)
+        self.get(Field::SpentBudget).get(limit).and_then(J::as_f64)
     }
     /// `(kind, note)` of each intervention, in order.
     pub fn interventions(self) -> impl Iterator<Item = (&'a str, &'a str)> {
-        self.get("interventions_decision_or_repair")
+        self.get(Field::Interventions)
             .as_array()
             .into_iter()
             .flatten()
@@ -541,12 +568,43 @@ impl<'a, O: Obj> RowView<'a, O> {
             })
     }
     pub fn native_record(self) -> Option<NativeRecord<'a>> {
-        let r = self.get("native_record").as_object()?;
+        let r = self.get(Field::NativeRecord).as_object()?;
         Some(NativeRecord {
             kind: r.field("kind").as_str()?,
             id: r.field("id").as_str()?,
             sha256: r.field("sha256").as_str()?,
         })
+    }
+}
+
+/// The standard fields, by their place in [`STANDARD_FIELDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    ScheduleId,
+    TaskId,
+    Repetition,
+    Evidence,
+    NativeOutcome,
+    NativeStatus,
+    Reason,
+    SourceRevision,
+    RuntimeIdentity,
+    ActualModelsAndEfforts,
+    RunnerOptions,
+    OptionDeviations,
+    OracleChecks,
+    EvidenceRefs,
+    ElapsedSeconds,
+    Usage,
+    EstimatedUsd,
+    SpentBudget,
+    Interventions,
+    NativeRecord,
+}
+
+impl Field {
+    fn name(self) -> &'static str {
+        STANDARD_FIELDS[self as usize]
     }
 }
 
@@ -907,7 +965,7 @@ fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
         other => return Err((None, Row::not_an_object(&other, &RowAt(i).to_string()))),
     };
     match check_members(decl, &fields, &RowAt(i)) {
-        Ok(()) => Ok(Row { fields }),
+        Ok(_) => Ok(Row { fields }),
         Err(reasons) => {
             let sid = fields.get("schedule_id").and_then(Value::as_str);
             Err((sid.map(str::to_owned), reasons))

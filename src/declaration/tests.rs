@@ -1264,11 +1264,34 @@ fn a_declaration_is_rebuilt_from_its_cached_form_and_from_nothing_else() {
     let form: Value = serde_json::from_slice(&parts).unwrap();
     let mut no_tasks = form.clone();
     no_tasks.as_object_mut().unwrap().remove("tasks");
+    let mut no_standard_field = form.clone();
+    no_standard_field["attempt_fields"] = Value::from(vec!["schedule_id"]);
     let mut bad_hash = form.clone();
     bad_hash["sha256"] = Value::from("abc");
-    for parts in [no_tasks, bad_hash, Value::Null] {
+    for parts in [no_tasks, no_standard_field, bad_hash, Value::Null] {
         let parts = serde_json::to_vec(&parts).unwrap();
         assert!(Declaration::from_cached_form(&parts, &document).is_none());
     }
     assert!(Declaration::from_cached_form(&parts, b"{").is_none());
+}
+
+#[test]
+fn commit_ids_and_hashes_are_lowercase_hex_of_their_lengths() {
+    for len in [0, 1, 39, 40, 41, 63, 64, 65] {
+        let id = "0a".repeat(40)[..len].to_owned();
+        assert_eq!(is_full_commit(&id), len == 40 || len == 64, "{len}");
+        assert_eq!(is_sha256(&id), len == 64, "{len}");
+    }
+    // Any other byte, at either end or inside, is refused.
+    for b in (0..128u8).map(char::from) {
+        let hex = b.is_ascii_digit() || ('a'..='f').contains(&b);
+        for at in [0, 31, 63] {
+            let mut id = vec!['f'; 64];
+            id[at] = b;
+            let id: String = id.into_iter().collect();
+            assert_eq!(is_sha256(&id), hex, "{b:?} at {at}");
+            assert_eq!(is_full_commit(&id[24..]), hex || at < 24, "{b:?} at {at}");
+        }
+    }
+    assert!(!is_sha256(&format!("{}é", "a".repeat(62))));
 }

@@ -70,7 +70,7 @@ impl<'a> NodeParser<'a> {
             Node::Object(m) => {
                 let mut members = m.into_vec();
                 for (_, v) in members.drain(..) {
-                    self.recycle(v);
+                    self.recycle_inner(v);
                 }
                 if members.capacity() > 0 && self.spare_members.len() < MAX_SPARES {
                     self.spare_members.push(members);
@@ -78,13 +78,26 @@ impl<'a> NodeParser<'a> {
             }
             Node::Array(mut items) => {
                 for v in items.drain(..) {
-                    self.recycle(v);
+                    self.recycle_inner(v);
                 }
                 if items.capacity() > 0 && self.spare_items.len() < MAX_SPARES {
                     self.spare_items.push(items);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Recycle a member or item: a container by a call, anything else where it is (most
+    /// values own nothing, and are let go without the call their drop would be).
+    #[inline(always)]
+    fn recycle_inner(&mut self, v: Node<'a>) {
+        match v {
+            Node::Object(_) | Node::Array(_) => self.recycle(v),
+            Node::String(Cow::Owned(_)) => drop(v),
+            Node::Null | Node::Bool(_) | Node::Number(_) | Node::String(Cow::Borrowed(_)) => {
+                std::mem::forget(v)
+            }
         }
     }
 
@@ -178,7 +191,8 @@ impl<'a> NodeParser<'a> {
             out.extend(
                 (self.order.iter()).map(|&i| std::mem::replace(&mut members[i], PLACEHOLDER)),
             );
-            self.members.truncate(base);
+            // The placeholders own nothing: let go without a drop call each.
+            self.members.drain(base..).for_each(std::mem::forget);
         }
         self.prefixes.truncate(base);
         Some(out)

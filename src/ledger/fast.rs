@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{
     assemble_rows, check_members, check_top, checked_row, Checked, Keep, KeptRows, Ledger, Placed,
-    Row, RowView,
+    Row,
 };
 use crate::declaration::Declaration;
 use crate::error::Reasons;
@@ -65,10 +65,9 @@ pub(super) fn parse_kept<K: Keep>(
         let Node::Object(m) = &row.0 else {
             return None;
         };
-        check_members(decl, m, &"a row").ok()?;
-        let row = RowView(m);
+        let (pos, row) = check_members(decl, m, &"a row").ok()?;
         Some(Placed {
-            pos: decl.schedule_position(row.schedule_id())?,
+            pos,
             // The key `<kind>:<id>` hashed as its two parts, without building it: a checked
             // row's kind is one of a few words without `:`, so the pairs are equal exactly
             // when the keys are.

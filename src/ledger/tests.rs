@@ -39,7 +39,9 @@ fn parse_ledger(decl: &Declaration, v: &Value) -> crate::Result<Ledger> {
     let kept = Ledger::parse_kept(decl, &b, DEFAULT_MAX_INPUT_BYTES, &AsValue);
     match (&parsed, &kept) {
         (Ok(a), Ok(k)) => assert_eq!(
-            a.rows.iter().map(Row::to_value).collect::<Vec<_>>(),
+            (a.rows.iter())
+                .map(|r| (r.to_value(), crate::report::RowSummary::of(decl, r)))
+                .collect::<Vec<_>>(),
             k.iter().cloned().collect::<Vec<_>>()
         ),
         (Err(a), Err(b)) => assert_eq!(a.reasons(), b.reasons()),
@@ -55,13 +57,17 @@ fn parse_ledger(decl: &Declaration, v: &Value) -> crate::Result<Ledger> {
     parsed
 }
 
-/// Keeps each row whole, as a `Value` (to compare `parse_kept` with `parse`).
+/// Keeps each row whole, as a `Value`, and what the report reads of it through its view (to
+/// compare `parse_kept` with `parse`).
 struct AsValue;
 
 impl Keep for AsValue {
-    type Kept = Value;
-    fn keep<O: Obj>(&self, _: &Declaration, row: RowView<'_, O>) -> Value {
-        J::<O::V>::Object(row.0).to_value()
+    type Kept = (Value, crate::report::RowSummary);
+    fn keep<O: Obj>(&self, decl: &Declaration, row: RowView<'_, O>) -> Self::Kept {
+        (
+            J::<O::V>::Object(row.obj).to_value(),
+            crate::report::RowSummary::of_view(decl, row),
+        )
     }
 }
 
@@ -79,10 +85,16 @@ fn check_both_ways(decl: &Declaration, row: &Value) -> std::result::Result<Row, 
             other.view().type_name()
         )]),
     };
-    assert_eq!(checked.as_ref().map(|_| ()).map_err(Clone::clone), by_node);
-    if let (Ok(r), json::Node::Object(m)) = (&checked, &node) {
-        // The accessors read the same through either view.
-        let (a, b) = (r.view(), RowView(m));
+    assert_eq!(
+        checked.as_ref().map(|_| ()).map_err(Clone::clone),
+        by_node.as_ref().map(|_| ()).map_err(Clone::clone)
+    );
+    if let (Ok(r), Ok((pos, b))) = (&checked, by_node) {
+        assert_eq!(Some(pos), decl.schedule_position(r.schedule_id()));
+        // The accessors read the same through either view: by name from the `Map`, by the
+        // positions the key check found from the `Members`.
+        let a = r.view();
+        assert!(a.at.is_none() && b.at.is_some());
         assert_eq!(
             crate::portfolio::classify_view(decl, a),
             crate::portfolio::classify_view(decl, b)
@@ -1023,6 +1035,76 @@ fn an_added_declared_field_is_carried() {
     let mut deferred = template_row(&d, ARENA_1);
     deferred["reviewer_note"] = json!("looked at it");
     row_refused_once(&d, &deferred, &["reviewer_note", "DEFERRED"]);
+}
+
+#[test]
+fn a_checked_row_reads_each_standard_field_at_its_position() {
+    // Fields a declaration adds sort before, between and after the standard ones, moving them.
+    let added = ["a_note", "reviewer_note", "zz_note"];
+    let mut v = declaration_value();
+    let fields = v["attempt_fields"].as_array_mut().unwrap();
+    fields.extend(added.map(|f| json!(f)));
+    v["schedule"] = schedule_for(&v);
+    let d = parse(&v);
+    let mut row = arena_pass(&d);
+    for f in added {
+        row[f] = json!(f);
+    }
+    let text = row.to_string();
+    let node = json::parse_node(&text, 2).unwrap();
+    let json::Node::Object(m) = &node else {
+        panic!("{text}")
+    };
+    let (_, view) = check_members(&d, m, &"row").unwrap();
+    let at = view.at.expect("exactly the declared keys");
+    let keys: Vec<&str> = m.iter().map(|(k, _)| k).collect();
+    use Field::*;
+    let all = [
+        ScheduleId,
+        TaskId,
+        Repetition,
+        Evidence,
+        NativeOutcome,
+        NativeStatus,
+        Reason,
+        SourceRevision,
+        RuntimeIdentity,
+        ActualModelsAndEfforts,
+        RunnerOptions,
+        OptionDeviations,
+        OracleChecks,
+        EvidenceRefs,
+        ElapsedSeconds,
+        Usage,
+        EstimatedUsd,
+        SpentBudget,
+        Interventions,
+        NativeRecord,
+    ];
+    assert_eq!(all.map(Field::name), STANDARD_FIELDS);
+    for f in all {
+        // Each variant names its field, and the key check found where it is.
+        let snake = format!("{f:?}")
+            .chars()
+            .flat_map(|c| match c.is_ascii_uppercase() {
+                true => vec!['_', c.to_ascii_lowercase()],
+                false => vec![c],
+            })
+            .skip(1)
+            .collect::<String>();
+        let shortened = f == Interventions && f.name() == "interventions_decision_or_repair";
+        assert!(f.name() == snake || shortened, "{f:?}");
+        assert_eq!(keys[at[f as usize]], f.name());
+        assert_eq!(view.get(f).to_value(), row[f.name()]);
+    }
+    // A row with a key missing or added is read by name.
+    row.as_object_mut().unwrap().remove("zz_note");
+    let text = row.to_string();
+    let node = json::parse_node(&text, 2).unwrap();
+    let json::Node::Object(m) = &node else {
+        panic!("{text}")
+    };
+    assert!(d.attempt_positions(m).is_none());
 }
 
 #[test]
