@@ -469,7 +469,7 @@ pub(crate) fn check_members<'a, O: Obj>(
 }
 
 /// A checked row's fields through any JSON view: a [`Row`]'s `Map` ([`Row::view`]), or a row
-/// the fast path parsed into [`json::Members`] and checked with the same [`check_members`].
+/// the fast path parsed into [`json::Members`] and checked with the same `check_members`.
 /// The accessors the report and the classification read.
 pub struct RowView<'a, O> {
     obj: &'a O,
@@ -827,7 +827,7 @@ impl Ledger {
 
     /// [`Ledger::parse`] keeping only what `keep` takes of each checked row, in schedule order:
     /// the same checks and refusals, but on the fast path no row is built as a [`Row`] (each is
-    /// parsed into [`json::Members`], checked by [`check_members`], kept and dropped on the
+    /// parsed into [`json::Members`], checked by `check_members`, kept and dropped on the
     /// core that parsed it; `report` of 100,000 rows never holds them all). A ledger the fast
     /// path does not accept is parsed by the ordinary path, exactly as [`Ledger::parse`] does.
     pub fn parse_kept<K: Keep>(

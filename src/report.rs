@@ -485,8 +485,8 @@ fn duration(secs: f64) -> String {
 
 /// Render the report as JSON (the contract of `ledger.md`), as the canonical writer writes it:
 /// every object's keys sorted, two-space indent, trailing newline. The rows (nearly all of a
-/// large report) are written directly ([`row_json`]), in shares on every core
-/// ([`rows_json`]); the rest is serialised by serde, the report's types declaring their fields
+/// large report) are written directly (`row_json`), in shares on every core
+/// (`rows_json`); the rest is serialised by serde, the report's types declaring their fields
 /// in key order (tests compare the bytes with the canonical writer over a `Value`).
 pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let text = without_rows(&report.declaration, &report.sections)?;

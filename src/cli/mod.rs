@@ -58,6 +58,8 @@ mod template;
 mod verify;
 
 #[derive(Debug, Subcommand)]
+// The doc comments are the commands' help text, where `<id>` and `<STATE>` are placeholders.
+#[allow(rustdoc::invalid_html_tags)]
 pub enum Command {
     /// Build a declaration from a draft and Git objects at a revision.
     Pin(pin::PinArgs),

@@ -463,7 +463,7 @@ pub fn parse_node(text: &str, depth: usize) -> Result<Node<'_>, String> {
 }
 
 /// The value at the start of `text` (after any whitespace) as serde_json's
-/// `StreamDeserializer` reads it with [`NodeSeed`] when it starts with `{` or `[`, and the
+/// `StreamDeserializer` reads it with `NodeSeed` when it starts with `{` or `[`, and the
 /// bytes up to its end: what [`super::NodeParser`] is checked against (tests and the fuzz
 /// checks; the fast path's `share` reads a row it gives up on the same way, with its own
 /// `StreamDeserializer`).
