@@ -274,7 +274,7 @@ pub(crate) struct RecentTrees<'r> {
 
 /// The trees a [`RecentTrees`] keeps, which several readers of one repository may share.
 pub(crate) type KeptTrees =
-    Rc<std::cell::RefCell<std::collections::VecDeque<(ObjectId, Rc<[u8]>)>>>;
+    Rc<std::cell::RefCell<std::collections::VecDeque<(ObjectId, Rc<Vec<u8>>)>>>;
 
 impl<'r> RecentTrees<'r> {
     /// Trees smaller than this are cheap to read again and are not kept.
@@ -292,36 +292,59 @@ impl<'r> RecentTrees<'r> {
         RecentTrees { objects, kept }
     }
 
-    fn kept(&self, id: &gix::oid) -> Option<Rc<[u8]>> {
+    fn kept(&self, id: &gix::oid) -> Option<Rc<Vec<u8>>> {
         let kept = self.kept.borrow();
         kept.iter()
             .find(|(k, _)| k.as_ref() == id)
             .map(|(_, d)| d.clone())
     }
 
-    /// Keep the tree `id` (if it is large enough): one just read, or just written.
-    pub(crate) fn keep(&self, id: &gix::oid, data: &[u8]) -> Option<Rc<[u8]>> {
-        if data.len() < Self::MIN_BYTES {
-            return None;
-        }
-        let data: Rc<[u8]> = Rc::from(data);
+    /// Keep (a copy of) the tree `id` if it is large enough: one just read, or just written.
+    pub(crate) fn keep(&self, id: &gix::oid, data: &[u8]) -> Option<Rc<Vec<u8>>> {
+        (data.len() >= Self::MIN_BYTES).then(|| self.keep_owned(id, data.to_vec()))
+    }
+
+    /// Keep the tree `id`, whose bytes the caller gives up (no copy).
+    fn keep_owned(&self, id: &gix::oid, data: Vec<u8>) -> Rc<Vec<u8>> {
+        let data = Rc::new(data);
         let mut kept = self.kept.borrow_mut();
         if kept.len() == Self::KEEP {
             kept.pop_front();
         }
         kept.push_back((id.to_owned(), data.clone()));
-        Some(data)
+        data
     }
 
     /// The bytes of the tree `id`, shared with the store when it keeps them (no copy); errors
     /// as [`read_object`]'s.
-    pub(crate) fn tree(&self, id: &gix::oid, what: impl FnOnce() -> String) -> Result<Rc<[u8]>> {
+    pub(crate) fn tree(&self, id: &gix::oid, what: impl FnOnce() -> String) -> Result<Rc<Vec<u8>>> {
         if let Some(data) = self.kept(id) {
             return Ok(data);
         }
         let mut buf = Vec::new();
-        let data = read_object(self.objects, id, Kind::Tree, what, &mut buf)?;
-        Ok(self.keep(id, data).unwrap_or_else(|| Rc::from(data)))
+        let (at, len) = {
+            let data = read_object(self.objects, id, Kind::Tree, what, &mut buf)?;
+            (data.as_ptr() as usize, data.len())
+        };
+        // The object's bytes are in the buffer (at its start, in fact): keep them, no copy.
+        let offset = at.wrapping_sub(buf.as_ptr() as usize);
+        let buf = match buf.get(offset..offset.saturating_add(len)) {
+            Some(_) => {
+                buf.truncate(offset + len);
+                buf.drain(..offset);
+                buf
+            }
+            None => {
+                return Err(Error::failed(format!(
+                    "tree {id} was read outside its buffer"
+                )))
+            }
+        };
+        Ok(if len >= Self::MIN_BYTES {
+            self.keep_owned(id, buf)
+        } else {
+            Rc::new(buf)
+        })
     }
 }
 
