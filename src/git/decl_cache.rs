@@ -133,6 +133,17 @@ mod tests {
         (dir, repo, ObjectId::from_hex(id.as_bytes()).unwrap(), bytes)
     }
 
+    /// Keep the declaration `bytes` parse to, as the blob `blob`.
+    fn store_parsed(repo: &gix::Repository, blob: ObjectId, bytes: &[u8]) {
+        let size = bytes.len() as u64;
+        store(
+            repo,
+            blob,
+            size,
+            &Declaration::parse(bytes, u64::MAX).unwrap(),
+        );
+    }
+
     fn entry(repo: &gix::Repository, blob: ObjectId) -> PathBuf {
         entry_path(repo, blob).expect("a repository of the current user")
     }
@@ -184,12 +195,7 @@ mod tests {
     fn an_entry_that_does_not_check_out_is_a_miss() {
         let (_dir, repo, blob, bytes) = repo_with_declaration();
         let size = bytes.len() as u64;
-        store(
-            &repo,
-            blob,
-            size,
-            &Declaration::parse(&bytes, u64::MAX).unwrap(),
-        );
+        store_parsed(&repo, blob, &bytes);
         let path = entry(&repo, blob);
         let good = std::fs::read_to_string(&path).unwrap();
         assert!(load(&repo, blob, size).is_some());
@@ -242,12 +248,7 @@ mod tests {
             "the forging keeps the layout"
         );
         // Rewriting the entry makes it usable again.
-        store(
-            &repo,
-            blob,
-            size,
-            &Declaration::parse(&bytes, u64::MAX).unwrap(),
-        );
+        store_parsed(&repo, blob, &bytes);
         assert!(load(&repo, blob, size).is_some());
     }
 
@@ -257,12 +258,7 @@ mod tests {
         // A file where the cache's directory would be.
         std::fs::write(dir.path().join(".git/git-ledger"), "").unwrap();
         let size = bytes.len() as u64;
-        store(
-            &repo,
-            blob,
-            size,
-            &Declaration::parse(&bytes, u64::MAX).unwrap(),
-        );
+        store_parsed(&repo, blob, &bytes);
         assert!(load(&repo, blob, size).is_none());
     }
 }
