@@ -43,6 +43,13 @@ fn entry_path(repo: &gix::Repository, blob: ObjectId) -> Option<PathBuf> {
 /// for it exists and checks out; `None` means: parse the blob.
 pub fn load(repo: &gix::Repository, blob: ObjectId, size: u64) -> Option<Declaration> {
     let path = entry_path(repo, blob)?;
+    // An entry holds less than the blob twice over (its parts and its document, both smaller
+    // than the blob's text): anything much larger, or not a file, is not read.
+    let bound = size.saturating_mul(3).saturating_add(64 << 10);
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > bound {
+        return None;
+    }
     let bytes = std::fs::read(path).ok()?;
     let (head, body) = split_head(&bytes)?;
     let mut lines = head.split('\n');
@@ -204,6 +211,13 @@ mod tests {
         let other = ObjectId::from_hex(&[b'a'; 40]).unwrap();
         std::fs::copy(&path, entry(&repo, other)).unwrap();
         assert!(load(&repo, other, size).is_none());
+        // What is not a regular file is not read (a pipe would never end).
+        std::fs::remove_file(&path).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        if made.is_ok_and(|s| s.success()) {
+            assert!(load(&repo, blob, size).is_none());
+            std::fs::remove_file(&path).unwrap();
+        }
         // Each line of the head changed, the body cut or edited, a missing blank line.
         let parts_len = good
             .split("\nparts ")
