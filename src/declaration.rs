@@ -275,8 +275,8 @@ const PARALLEL_HASH_BYTES: usize = 1 << 20;
 /// A validated declaration (or draft).
 #[derive(Debug, Clone)]
 pub struct Declaration {
-    /// The exact bytes it was parsed from; `None` when it was rebuilt from its checked parts
-    /// ([`Declaration::from_checked_parts`]), whose bytes are elsewhere (a Git blob).
+    /// The exact bytes it was parsed from; `None` when it was rebuilt from its cached form
+    /// ([`Declaration::from_cached_form`]), whose bytes are elsewhere (a Git blob).
     bytes: Option<Vec<u8>>,
     /// SHA-256 of its bytes, lowercase hex (its identity).
     pub sha256: String,
@@ -492,7 +492,7 @@ impl Declaration {
     }
 
     /// The exact bytes the declaration was parsed from; `None` when it was rebuilt from its
-    /// checked parts (its bytes are then the Git blob it was cached under).
+    /// cached form (its bytes are then the Git blob it was cached under).
     pub fn bytes(&self) -> Option<&[u8]> {
         self.bytes.as_deref()
     }
