@@ -16,6 +16,55 @@ use crate::error::{Error, Result};
 
 mod direct;
 mod view;
+
+/// A position in JSON text read byte by byte (the text need not be checked as UTF-8 yet): what
+/// the hand-written readers share (the row parser, [`direct`], and the ledger's top level).
+pub(crate) struct ByteCursor<'a> {
+    pub b: &'a [u8],
+    pub pos: usize,
+}
+
+impl ByteCursor<'_> {
+    pub fn peek(&self) -> Option<u8> {
+        self.b.get(self.pos).copied()
+    }
+    pub fn next(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.pos += 1;
+        Some(b)
+    }
+    pub fn eat(&mut self, want: u8) -> Option<()> {
+        (self.next()? == want).then_some(())
+    }
+    pub fn ws(&mut self) {
+        self.pos = skip_ws(self.b, self.pos);
+    }
+}
+
+/// The position of the first byte at or after `pos` that is not JSON's whitespace (and nothing
+/// else counts: no form feed, no Unicode spaces). The indentation after a line break is
+/// skipped eight bytes at a time.
+pub(crate) fn skip_ws(b: &[u8], mut pos: usize) -> usize {
+    loop {
+        match b.get(pos) {
+            Some(b' ') => pos += 1,
+            Some(b'\n' | b'\r' | b'\t') => {
+                pos += 1;
+                while let Some(chunk) = b.get(pos..pos + 8) {
+                    let v = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+                    // The spaces before the first other byte (the lowest, little-endian).
+                    let other = v ^ u64::from_ne_bytes([b' '; 8]);
+                    if other != 0 {
+                        pos += other.trailing_zeros() as usize / 8;
+                        break;
+                    }
+                    pos += 8;
+                }
+            }
+            _ => return pos,
+        }
+    }
+}
 pub use direct::{parse_node_prefix, NodeParser};
 pub(crate) use view::NodeSeed;
 pub use view::{parse_node, same, same_key, stream_node_prefix, Members, Node, Num, Obj, View, J};

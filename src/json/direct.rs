@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 
 use super::view::{key_prefix, Members, Node, Num};
+use super::ByteCursor;
 use super::MAX_DEPTH;
 
 /// The parser, with its scratch stacks: kept across the rows of a share so that members and
@@ -51,7 +52,13 @@ impl<'a> NodeParser<'a> {
         if !matches!(text.as_bytes().first(), Some(b'{' | b'[')) {
             return None;
         }
-        let mut c = Cursor { text, pos: 0 };
+        let mut c = Cursor {
+            text,
+            at: ByteCursor {
+                b: text.as_bytes(),
+                pos: 0,
+            },
+        };
         match self.value(&mut c, depth) {
             Some(node) => Some((node, c.pos)),
             None => {
@@ -237,48 +244,27 @@ fn enter(depth: usize) -> Option<usize> {
     (depth <= MAX_DEPTH).then_some(depth)
 }
 
-/// A position in the text.
+/// A position in the text: the shared byte cursor (`peek`, `next`, `eat`, `ws`, `pos`), and
+/// the text its strings are borrowed from.
 struct Cursor<'a> {
     text: &'a str,
-    pos: usize,
+    at: ByteCursor<'a>,
+}
+
+impl<'a> std::ops::Deref for Cursor<'a> {
+    type Target = ByteCursor<'a>;
+    fn deref(&self) -> &ByteCursor<'a> {
+        &self.at
+    }
+}
+
+impl std::ops::DerefMut for Cursor<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.at
+    }
 }
 
 impl<'a> Cursor<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.pos).copied()
-    }
-    fn next(&mut self) -> Option<u8> {
-        let b = self.peek()?;
-        self.pos += 1;
-        Some(b)
-    }
-    fn eat(&mut self, want: u8) -> Option<()> {
-        (self.next()? == want).then_some(())
-    }
-    /// Skip JSON's whitespace (and nothing else: no form feed, no Unicode spaces). The
-    /// indentation after a line break is skipped eight bytes at a time.
-    fn ws(&mut self) {
-        let b = self.text.as_bytes();
-        loop {
-            match b.get(self.pos) {
-                Some(b' ') => self.pos += 1,
-                Some(b'\n' | b'\r' | b'\t') => {
-                    self.pos += 1;
-                    while let Some(chunk) = b.get(self.pos..self.pos + 8) {
-                        let v = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-                        // The spaces before the first other byte (the lowest, little-endian).
-                        let other = v ^ u64::from_ne_bytes([b' '; 8]);
-                        if other != 0 {
-                            self.pos += other.trailing_zeros() as usize / 8;
-                            break;
-                        }
-                        self.pos += 8;
-                    }
-                }
-                _ => return,
-            }
-        }
-    }
     /// A value that is not a container, parsed in the loop that reads it: a `Node` returned
     /// through memory by a call and moved on stalls the loop (a store forwarded to a wider load).
     #[inline(always)]

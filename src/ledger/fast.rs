@@ -27,7 +27,7 @@ use super::{
 };
 use crate::declaration::Declaration;
 use crate::error::Reasons;
-use crate::json::{Node, NodeParser, NodeSeed, StrictSeed};
+use crate::json::{skip_ws, ByteCursor, Node, NodeParser, NodeSeed, StrictSeed};
 
 /// Below this many bytes of rows one thread does it all.
 const PARALLEL_BYTES: usize = 1 << 20;
@@ -197,7 +197,7 @@ fn document<'a, R: RowText<'a>, T: Send>(
     threads: usize,
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
 ) -> Option<(Map<String, Value>, Shares<T>)> {
-    let mut c = Cursor { b: bytes, pos: 0 };
+    let mut c = ByteCursor { b: bytes, pos: 0 };
     let mut top = Map::new();
     c.ws();
     c.eat(b'{')?;
@@ -238,7 +238,7 @@ fn document<'a, R: RowText<'a>, T: Send>(
 
 /// Parse the members of the top-level object up to and including its closing `}` (`false`),
 /// or up to the value of `rows` (`true`, the cursor on that value) when `rows_next` allows it.
-fn members(c: &mut Cursor, top: &mut Map<String, Value>, rows_next: bool) -> Option<bool> {
+fn members(c: &mut ByteCursor, top: &mut Map<String, Value>, rows_next: bool) -> Option<bool> {
     loop {
         c.ws();
         let key: String = c.value()?;
@@ -449,34 +449,7 @@ fn share<'a, R: RowText<'a>, T>(
     }
 }
 
-fn skip_ws(b: &[u8], mut pos: usize) -> usize {
-    while matches!(b.get(pos), Some(b' ' | b'\n' | b'\t' | b'\r')) {
-        pos += 1;
-    }
-    pos
-}
-
-/// A position in the document, for its top-level object (values are parsed by serde_json).
-struct Cursor<'a> {
-    b: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Cursor<'a> {
-    fn ws(&mut self) {
-        self.pos = skip_ws(self.b, self.pos);
-    }
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.pos).copied()
-    }
-    fn next(&mut self) -> Option<u8> {
-        let b = self.peek()?;
-        self.pos += 1;
-        Some(b)
-    }
-    fn eat(&mut self, want: u8) -> Option<()> {
-        (self.next()? == want).then_some(())
-    }
+impl<'a> ByteCursor<'a> {
     /// One JSON value at the cursor, strictly as serde_json reads it.
     fn value<T: Deserialize<'a>>(&mut self) -> Option<T> {
         let mut de = serde_json::Deserializer::from_slice(&self.b[self.pos..]).into_iter::<T>();
