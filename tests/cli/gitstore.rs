@@ -307,7 +307,7 @@ fn init_writes_the_template_and_show_prints_it_byte_for_byte() {
 }
 
 #[test]
-fn a_ledger_declaration_is_cached_by_blob_id_and_a_damaged_entry_is_parsed_again() {
+fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_when_damaged() {
     let f = Fixture::new(2);
     let blob = git(f.dir(), &["rev-parse", &format!("{REF}:campaign.json")]);
     let entry = f.dir().join(".git/git-ledger/declarations").join(&blob);
@@ -333,6 +333,26 @@ fn a_ledger_declaration_is_cached_by_blob_id_and_a_damaged_entry_is_parsed_again
     assert_eq!(f.run(&["report", "--json"]).ok().stdout, report);
     assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
     f.put("scenario/interrupted-reuse/02", "ERROR").ok();
+    f.run(&["verify"]).ok();
+    // An entry that checks out is what the commands read, and `verify` never reads one: an
+    // entry forged whole (its checksum recomputed) claiming one repetition makes `show` refuse
+    // repetition 02, while `verify` parses the blob and admits the chain.
+    let (head, body) = kept.split_once("\n\n").unwrap();
+    let forged_body = body.replacen("\"repetitions\":2", "\"repetitions\":1", 1);
+    assert_ne!(forged_body, body);
+    let head = head.split("\ncheck ").next().unwrap();
+    let forged = format!(
+        "{head}\ncheck {}\n\n{forged_body}",
+        git_ledger::sha256_hex(forged_body.as_bytes())
+    );
+    std::fs::write(&entry, forged).unwrap();
+    let shown = f.run(&["show", "--row", "scenario/bugfix-iso-weeks/02"]);
+    shown.expect_code(2);
+    assert!(
+        shown.stderr.contains("is not scheduled"),
+        "{}",
+        shown.stderr
+    );
     f.run(&["verify"]).ok();
 }
 
