@@ -8,6 +8,7 @@ mod crash;
 mod defhash;
 mod examples;
 mod fuzz_regressions;
+mod guide;
 mod gitstore;
 mod hooks;
 mod hostile;
