@@ -92,7 +92,10 @@ fn parse(text: &str) -> Result<Vec<Block>, String> {
             end += 1;
         }
         if end == lines.len() {
-            return Err(format!("line {}: a code block that is never closed", open + 1));
+            return Err(format!(
+                "line {}: a code block that is never closed",
+                open + 1
+            ));
         }
         if info == "console" {
             blocks.push(parse_block(&lines, open, end)?);
@@ -122,11 +125,10 @@ fn parse_block(lines: &[&str], open: usize, end: usize) -> Result<Block, String>
         let mut text = first.to_owned();
         j += 1;
         while j < end {
-            match lines[j].strip_prefix("> ").or(if lines[j] == ">" {
-                Some("")
-            } else {
-                None
-            }) {
+            match lines[j]
+                .strip_prefix("> ")
+                .or(if lines[j] == ">" { Some("") } else { None })
+            {
                 Some(more) => {
                     text.push('\n');
                     text.push_str(more);
@@ -162,7 +164,10 @@ fn parse_block(lines: &[&str], open: usize, end: usize) -> Result<Block, String>
         });
     }
     if cmds.is_empty() {
-        return Err(format!("line {}: a console block without a command", open + 1));
+        return Err(format!(
+            "line {}: a console block without a command",
+            open + 1
+        ));
     }
     Ok(Block {
         line: open + 1,
@@ -238,11 +243,7 @@ fn line_matches(expected: &str, actual: &str) -> bool {
 
 /// Whether every line matches.
 fn output_matches(expected: &[String], actual: &[String]) -> bool {
-    expected.len() == actual.len()
-        && expected
-            .iter()
-            .zip(actual)
-            .all(|(e, a)| line_matches(e, a))
+    expected.len() == actual.len() && expected.iter().zip(actual).all(|(e, a)| line_matches(e, a))
 }
 
 /// The shell the guide's commands run in: one scratch directory, a current directory that
@@ -479,7 +480,12 @@ fn the_guide_runs_as_written() {
         shell_quote(&project_root().display().to_string()),
         shell_quote(&clone.display().to_string()),
     ));
-    assert_eq!(status, 0, "cloning the repository failed:\n{}", out.join("\n"));
+    assert_eq!(
+        status,
+        0,
+        "cloning the repository failed:\n{}",
+        out.join("\n")
+    );
     shell.cwd = clone;
 
     let bless_mode = std::env::var_os("GUIDE_BLESS").is_some_and(|v| !v.is_empty());
@@ -503,7 +509,11 @@ fn the_guide_runs_as_written() {
         count += mismatches.len();
         if bless_mode {
             std::fs::write(&path, bless(&text, &mismatches)).unwrap();
-            let _ = writeln!(report, "{name}: rewrote {} command outputs", mismatches.len());
+            let _ = writeln!(
+                report,
+                "{name}: rewrote {} command outputs",
+                mismatches.len()
+            );
         } else {
             for m in &mismatches {
                 let _ = writeln!(report, "{}", m.describe());
@@ -547,7 +557,10 @@ mod runner {
         let m = run(page);
         assert_eq!(m.len(), 1);
         let d = m[0].describe();
-        assert!(d.starts_with("page.md:9: block at line 8: `echo hello`"), "{d}");
+        assert!(
+            d.starts_with("page.md:9: block at line 8: `echo hello`"),
+            "{d}"
+        );
         assert!(d.contains("-goodbye\n+hello\n"), "{d}");
     }
 
@@ -574,7 +587,10 @@ mod runner {
     #[test]
     fn stderr_is_shown_in_order_with_stdout() {
         assert!(run("```console\n$ echo 1; echo 2 >&2; echo 3\n1\n2\n3\n```\n").is_empty());
-        assert_eq!(run("```console\n$ echo 1; echo 2 >&2\n2\n1\n```\n").len(), 1);
+        assert_eq!(
+            run("```console\n$ echo 1; echo 2 >&2\n2\n1\n```\n").len(),
+            1
+        );
     }
 
     #[test]
@@ -597,9 +613,18 @@ mod runner {
         let page = "```console\n$ echo 9eec09dbbc33 at 2026-11-29 in \"$PWD\"\n0123456789ab at 2025-01-31 in [TMP]\n```\n";
         assert!(run(page).is_empty());
         // Masking is of whole ids only: other text still counts.
-        assert_eq!(run("```console\n$ echo abc 12345\nabc 12346\n```\n").len(), 1);
-        assert_eq!(run("```console\n$ echo 9eec09dbbc33 x\n0123456789ab y\n```\n").len(), 1);
-        assert_eq!(mask("att-0001 20261129T101500Z-a001"), "att-0001 20261129T101500Z-a001");
+        assert_eq!(
+            run("```console\n$ echo abc 12345\nabc 12346\n```\n").len(),
+            1
+        );
+        assert_eq!(
+            run("```console\n$ echo 9eec09dbbc33 x\n0123456789ab y\n```\n").len(),
+            1
+        );
+        assert_eq!(
+            mask("att-0001 20261129T101500Z-a001"),
+            "att-0001 20261129T101500Z-a001"
+        );
         assert_eq!(mask("commit 7e2e1e2 (1/26)"), "commit [HASH] (1/26)");
         assert_eq!(mask("records/054a55e3c7b3.json"), "records/[HASH].json");
     }
@@ -607,7 +632,10 @@ mod runner {
     #[test]
     fn a_wildcard_matches_within_a_line_only() {
         assert!(run("```console\n$ echo took 12 ms\ntook [..] ms\n```\n").is_empty());
-        assert_eq!(run("```console\n$ echo took 12 s\ntook [..] ms\n```\n").len(), 1);
+        assert_eq!(
+            run("```console\n$ echo took 12 s\ntook [..] ms\n```\n").len(),
+            1
+        );
         assert_eq!(run("```console\n$ printf 'a\\nb\\n'\n[..]\n```\n").len(), 1);
     }
 

@@ -238,7 +238,11 @@ fn the_link_check_finds_dead_links_and_anchors() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("docs/sub")).unwrap();
-    std::fs::write(root.join("docs/sub/there.md"), "# There\n\n## Two words, here\n").unwrap();
+    std::fs::write(
+        root.join("docs/sub/there.md"),
+        "# There\n\n## Two words, here\n",
+    )
+    .unwrap();
     let page = "# Page\n\n[ok](sub/there.md) [ok](sub/there.md#two-words-here) [ok](#page)\n\
                 [dead](sub/missing.md) and ![img](../nope.png)\n\
                 [bad anchor](sub/there.md#three) [bad](#nowhere)\n\
@@ -261,7 +265,12 @@ fn the_link_check_finds_dead_links_and_anchors() {
 #[test]
 fn heading_ids_follow_github() {
     let a = anchors("# The ledger and its report\n## `pin` and `check`\n## Hooks\n## Hooks\n");
-    for id in ["the-ledger-and-its-report", "pin-and-check", "hooks", "hooks-1"] {
+    for id in [
+        "the-ledger-and-its-report",
+        "pin-and-check",
+        "hooks",
+        "hooks-1",
+    ] {
         assert!(a.contains(id), "{id} not in {a:?}");
     }
 }
@@ -315,5 +324,42 @@ fn the_manual_and_help_name_only_documents_that_exist() {
         .iter()
         .filter(|p| !root.join(p).exists() && !NOT_YET_HERE.contains(&p.as_str()))
         .collect();
-    assert!(missing.is_empty(), "the manual names missing documents: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "the manual names missing documents: {missing:?}"
+    );
+}
+
+#[test]
+fn the_readme_is_short_and_its_two_commands_are_the_ones_that_run() {
+    let root = project_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 200, "README.md has {lines} lines (at most 200)");
+    let report = "cargo run --release -- report arena/campaign.json arena/examples/ledger.json";
+    assert!(readme.contains(report), "README.md lost its first command");
+    assert!(
+        readme.contains("\ncargo test --locked\n"),
+        "README.md lost its second command"
+    );
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    assert!(
+        ci.contains("\ncargo test --locked\n"),
+        ".ci/run no longer runs cargo test --locked"
+    );
+    // The first command is the built binary's `report` on the embedded campaign.
+    let r = crate::common::ledger(
+        &root,
+        &[
+            "report",
+            "arena/campaign.json",
+            "arena/examples/ledger.json",
+        ],
+    );
+    r.ok();
+    assert!(
+        r.stdout.starts_with("Campaign reliability-634-slice-1\n"),
+        "{}",
+        r.stdout
+    );
 }
