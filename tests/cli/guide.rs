@@ -253,6 +253,8 @@ struct Shell {
     scratch: tempfile::TempDir,
     /// Where the next command starts.
     cwd: PathBuf,
+    /// How long one command may run before it is killed (and fails).
+    timeout: std::time::Duration,
 }
 
 impl Shell {
@@ -260,7 +262,11 @@ impl Shell {
         let scratch = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir_all(scratch.path().join("home")).unwrap();
         let cwd = scratch.path().to_path_buf();
-        Shell { scratch, cwd }
+        Shell {
+            scratch,
+            cwd,
+            timeout: std::time::Duration::from_secs(120),
+        }
     }
 
     fn root(&self) -> &Path {
@@ -313,7 +319,37 @@ impl Shell {
             .stdin(Stdio::null())
             .stderr(Stdio::inherit())
             .stdout(Stdio::piped());
-        let out = cmd.output().expect("run bash");
+        // Its own process group, so that a command that hangs is killed with its children.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().expect("run bash");
+        let mut pipe = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
+            bytes
+        });
+        let deadline = std::time::Instant::now() + self.timeout;
+        let mut timed_out = false;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for bash") {
+                break status.code().unwrap_or(-1);
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                let _ = child.wait();
+                timed_out = true;
+                break -1;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let mut stdout = reader.join().unwrap();
+        if timed_out {
+            stdout.extend_from_slice(
+                format!("\n[killed: still running after {:?}]\n", self.timeout).as_bytes(),
+            );
+        }
         if let Ok(dir) = std::fs::read_to_string(&cwd_file) {
             let dir = PathBuf::from(dir.trim_end_matches('\n'));
             if dir.is_dir() {
@@ -321,7 +357,7 @@ impl Shell {
             }
         }
         let _ = std::fs::remove_file(&cwd_file);
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut text = String::from_utf8_lossy(&stdout).into_owned();
         let root = self.root().display().to_string();
         if let Ok(canon) = self.root().canonicalize() {
             let canon = canon.display().to_string();
@@ -334,7 +370,7 @@ impl Shell {
         while lines.last().is_some_and(|l| l.is_empty()) {
             lines.pop();
         }
-        (lines, out.status.code().unwrap_or(-1))
+        (lines, status)
     }
 }
 
@@ -582,6 +618,26 @@ mod runner {
         assert_eq!(run("```console\n$ true\n? 2\n```\n").len(), 1);
         // The shown status.
         assert!(run("```console\n$ echo no >&2; exit 3\nno\n? 3\n```\n").is_empty());
+    }
+
+    #[test]
+    fn a_command_that_hangs_is_killed_and_fails() {
+        let mut shell = Shell::new();
+        shell.timeout = std::time::Duration::from_millis(300);
+        let started = std::time::Instant::now();
+        let m = run_page(
+            &mut shell,
+            "page.md",
+            "```console\n$ echo started; sleep 30 & wait\nstarted\n```\n",
+        )
+        .unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        assert_eq!(m.len(), 1);
+        assert!(
+            m[0].describe().contains("[killed: still running after"),
+            "{}",
+            m[0].describe()
+        );
     }
 
     #[test]
