@@ -535,9 +535,19 @@ fn the_guide_runs_as_written() {
             .display()
             .to_string();
         let text = std::fs::read_to_string(&path).unwrap();
-        total_cmds += parse(&text)
+        let cmds = parse(&text)
             .map(|b| b.iter().map(|b| b.cmds.len()).sum::<usize>())
             .unwrap_or(0);
+        // A numbered page is a stage of the tutorial: it shows commands, and they run.
+        let numbered = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.as_bytes()[0].is_ascii_digit());
+        assert!(
+            !numbered || cmds > 0,
+            "{name}: a guide page without a console block"
+        );
+        total_cmds += cmds;
         let mismatches = run_page(&mut shell, &name, &text).unwrap_or_else(|e| panic!("{e}"));
         if mismatches.is_empty() {
             continue;
