@@ -1,5 +1,5 @@
 #!/bin/sh
-# Run one fuzz target for 10 minutes, single job (see README "Hardening").
+# Run one fuzz target for 10 minutes, single job (see ARCHITECTURE.md, "Fuzzing").
 # usage: fuzz/run.sh TARGET [SECONDS]
 set -e
 cd "$(dirname "$0")"

@@ -66,6 +66,9 @@ const EXAMPLES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Where the rest of the documentation is, in the git-ledger repository.
+const DOCS: &str = "In the git-ledger repository: docs/guide/README.md (a tutorial from a draft to a cited result), docs/reference/README.md (commands, exit codes, configuration, formats), docs/hooks.md (the server hook), docs/decisions.md.";
+
 /// The command tree the pages are made from (with subcommand display names set).
 fn command() -> clap::Command {
     let mut cmd = Cli::command().disable_help_subcommand(true);
@@ -96,7 +99,11 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
         .collect();
     see_also(
         &mut buf,
-        &[subs.join(", "), "git(1), git-help(1)".to_owned()],
+        &[
+            subs.join(", "),
+            "git(1), git-help(1)".to_owned(),
+            DOCS.to_owned(),
+        ],
     )?;
     out.push((man.get_filename(), buf));
 
@@ -106,7 +113,7 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
             .manual("Git Manual");
         let mut buf = Vec::new();
         man.render(&mut buf)?;
-        see_also(&mut buf, &["git-ledger(1)".to_owned()])?;
+        see_also(&mut buf, &["git-ledger(1)".to_owned(), DOCS.to_owned()])?;
         out.push((man.get_filename(), buf));
     }
     Ok(out)

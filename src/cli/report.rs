@@ -40,7 +40,8 @@ pub struct ReportArgs {
     /// The repository (default: discovered from the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// Print the report as one JSON object (stable keys, see the README); same as --format json.
+    /// Print the report as one JSON object (stable keys, each described in
+    /// docs/reference/report-json.md); same as --format json.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
     /// Output format: text, json, markdown (for a PR or issue comment) or html (one

@@ -550,7 +550,7 @@ fn json_keys_are_exactly_the_contract_plus_documented_additions() {
                 "limits",
                 "deviations",
                 "comparison",
-                // additions (documented in the README)
+                // additions (documented in docs/reference/report-json.md)
                 "attempted",
                 "decision_rows",
                 "repair_rows",

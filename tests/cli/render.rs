@@ -335,7 +335,7 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 
 /// The HTML report rendered by a real browser: it loads from a file with no network, the
 /// screenshot is a real picture, and the DOM the browser built carries every count of the
-/// JSON report. With `UPDATE_SCREENSHOT=1`, also writes `docs/report.png` for the README.
+/// JSON report. With `UPDATE_SCREENSHOT=1`, also writes `docs/report.png` (shown in docs/guide/05-report.md).
 #[test]
 fn html_report_in_headless_chromium() {
     let Some(browser) = chromium() else {
