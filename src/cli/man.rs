@@ -67,7 +67,7 @@ const EXAMPLES: &[(&str, &str)] = &[
 ];
 
 /// The command tree the pages are made from (with subcommand display names set).
-fn command() -> clap::Command {
+pub(super) fn command() -> clap::Command {
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
     cmd
