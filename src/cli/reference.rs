@@ -280,6 +280,9 @@ mod tests {
     #[test]
     fn markdown_is_escaped_outside_code() {
         assert_eq!(text("a <id> `<id>` *"), "a \\<id\\> `<id>` \\*");
-        assert_eq!(anchor("git-ledger hooks install"), "git-ledger-hooks-install");
+        assert_eq!(
+            anchor("git-ledger hooks install"),
+            "git-ledger-hooks-install"
+        );
     }
 }
