@@ -27,7 +27,7 @@ pub struct InstallManArgs {
 }
 
 /// The top page's DESCRIPTION.
-const DESCRIPTION: &str = "git-ledger keeps the ledger of an AI coding-agent evaluation campaign: a frozen declaration of the campaign (every input pinned by hash) and exactly one row per scheduled attempt, failures, errors and never-attempted rows included. The report classifies every row into a portfolio outcome, keeps live and fixture attempts apart, and refuses to compare while evidence is incomplete.\n\nOn the PATH, Git runs it as git ledger <command>; git ledger --help shows this page, git-ledger --help and -h print the short help. Each command has its own page: man git-ledger-<command>.";
+pub(super) const DESCRIPTION: &str = "git-ledger keeps the ledger of an AI coding-agent evaluation campaign: a frozen declaration of the campaign (every input pinned by hash) and exactly one row per scheduled attempt, failures, errors and never-attempted rows included. The report classifies every row into a portfolio outcome, keeps live and fixture attempts apart, and refuses to compare while evidence is incomplete.\n\nOn the PATH, Git runs it as git ledger <command>; git ledger --help shows this page, git-ledger --help and -h print the short help. Each command has its own page: man git-ledger-<command>.";
 
 /// Extra sections of the top page, as (title, paragraphs of (tag, text)).
 const EXIT_STATUS: &[(&str, &str)] = &[
@@ -43,7 +43,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ("GIT_DIR", "as for Git: which repository to use (wins over --repo)."),
 ];
 
-const EXAMPLES: &[(&str, &str)] = &[
+pub(super) const EXAMPLES: &[(&str, &str)] = &[
     (
         "git ledger template arena/campaign.json > ledger.json",
         "the ledger with every scheduled row DEFERRED",

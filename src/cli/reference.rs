@@ -23,10 +23,22 @@ pub fn markdown() -> String {
         "{}\n",
         text(&cmd.get_about().map(|s| s.to_string()).unwrap_or_default())
     );
+    // The manual's description, without its paragraph about the manual pages themselves.
+    let description = super::man::DESCRIPTION.split("\n\n").next().unwrap_or_default();
+    let _ = writeln!(out, "{}\n", text(description));
     let _ = writeln!(
         out,
-        "On the PATH, Git runs the binary as `git ledger <command>`; `git-ledger <command>` is the same. Exit codes: [exit-codes.md](exit-codes.md).\n"
+        "On the PATH, Git runs the binary as `git ledger <command>`; `git-ledger <command>` is the same. `git ledger --help` shows the manual page `git-ledger(1)` once `git ledger install-man` has installed the pages; `-h` prints the short help.\n"
     );
+    let _ = writeln!(
+        out,
+        "Exit codes: [exit-codes.md](exit-codes.md). Configuration and environment: [config.md](config.md).\n"
+    );
+    let _ = writeln!(out, "Examples:\n");
+    for (command, what) in super::man::EXAMPLES {
+        let _ = writeln!(out, "- `{command}`: {}", text(what));
+    }
+    let _ = writeln!(out, "\nCommands:\n");
     let mut index = Vec::new();
     collect(&cmd, &mut Vec::new(), &mut index);
     for (path, sub) in &index {
