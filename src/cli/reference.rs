@@ -24,7 +24,10 @@ pub fn markdown() -> String {
         text(&cmd.get_about().map(|s| s.to_string()).unwrap_or_default())
     );
     // The manual's description, without its paragraph about the manual pages themselves.
-    let description = super::man::DESCRIPTION.split("\n\n").next().unwrap_or_default();
+    let description = super::man::DESCRIPTION
+        .split("\n\n")
+        .next()
+        .unwrap_or_default();
     let _ = writeln!(out, "{}\n", text(description));
     let _ = writeln!(
         out,

@@ -291,7 +291,9 @@ fn every_committed_example_validates() {
         let p = corpus.join("ledger").join(f);
         check("ledger", &read_json(&p), &p.display().to_string());
     }
-    for f in ["example.json", "minimal.json"] {
+    let p = corpus.join("node_parser/row.json");
+    check("row", &read_json(&p), &p.display().to_string());
+    for f in ["example.json", "minimal.json", "spec-example.json"] {
         let p = corpus.join("scenario_record").join(f);
         check("scenario-result", &read_json(&p), &p.display().to_string());
     }
