@@ -235,70 +235,51 @@ fn every_schema_is_valid_draft_2020_12() {
     assert!(jsonschema::draft202012::meta::validate(&bad).is_err());
 }
 
-/// (b) Every committed example validates: the embedded campaign's draft, declaration, profile,
-/// example ledger (and each of its rows), runtime identity and scenario results; the fuzz
-/// seeds that are valid inputs.
-#[test]
-fn every_committed_example_validates() {
+/// The committed examples, as (schema, instance, where it comes from): the embedded
+/// campaign's draft, declaration, profile, example ledger (and each of its rows), runtime
+/// identity and scenario results; the fuzz seeds that are valid inputs.
+fn committed_examples() -> Vec<(&'static str, Value, String)> {
     let root = project_root();
-    let mut n = 0;
-    let mut check = |schema: &str, value: &Value, what: &str| {
-        assert_valid(schema, value, what);
-        n += 1;
+    let mut out = Vec::new();
+    let mut file = |schema: &'static str, p: PathBuf| {
+        let what = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+        out.push((schema, read_json(&p), what));
     };
-    check(
-        "campaign-draft",
-        &read_json(&root.join("arena/campaign.draft.json")),
-        "arena/campaign.draft.json",
-    );
-    check(
-        "campaign-declaration",
-        &read_json(&root.join("arena/campaign.json")),
-        "arena/campaign.json",
-    );
+    file("campaign-draft", root.join("arena/campaign.draft.json"));
+    file("campaign-declaration", root.join("arena/campaign.json"));
     for p in files(&root.join("arena/profiles"), ".json") {
-        check("profile", &read_json(&p), &p.display().to_string());
+        file("profile", p);
     }
-    let ledger = read_json(&root.join("arena/examples/ledger.json"));
-    check("ledger", &ledger, "arena/examples/ledger.json");
-    for row in ledger["rows"].as_array().unwrap() {
-        check("row", row, &format!("row {}", row["schedule_id"]));
-    }
-    check(
-        "runtime-identity",
-        &read_json(&root.join("arena/examples/runtime.json")),
-        "arena/examples/runtime.json",
-    );
+    file("ledger", root.join("arena/examples/ledger.json"));
+    file("runtime-identity", root.join("arena/examples/runtime.json"));
     let results = files(&root.join("arena/examples/scenario-runs"), "/result.json");
     assert!(results.len() >= 6, "{results:?}");
-    for p in &results {
-        check("scenario-result", &read_json(p), &p.display().to_string());
+    for p in results {
+        file("scenario-result", p);
     }
     let corpus = root.join("tests/fuzz_corpus");
     for f in ["campaign.json", "small.json", "small-3reps.json"] {
-        let p = corpus.join("declaration").join(f);
-        check(
-            "campaign-declaration",
-            &read_json(&p),
-            &p.display().to_string(),
-        );
+        file("campaign-declaration", corpus.join("declaration").join(f));
     }
     for f in ["campaign.draft.json", "small.draft.json"] {
-        let p = corpus.join("declaration").join(f);
-        check("campaign-draft", &read_json(&p), &p.display().to_string());
+        file("campaign-draft", corpus.join("declaration").join(f));
     }
     for f in ["template.json", "filled.json", "repaired.json"] {
-        let p = corpus.join("ledger").join(f);
-        check("ledger", &read_json(&p), &p.display().to_string());
+        file("ledger", corpus.join("ledger").join(f));
     }
-    let p = corpus.join("node_parser/row.json");
-    check("row", &read_json(&p), &p.display().to_string());
+    file("row", corpus.join("node_parser/row.json"));
     for f in ["example.json", "minimal.json", "spec-example.json"] {
-        let p = corpus.join("scenario_record").join(f);
-        check("scenario-result", &read_json(&p), &p.display().to_string());
+        file("scenario-result", corpus.join("scenario_record").join(f));
     }
-    let p = corpus.join("cite_line/card.json");
-    check("cite-card", &read_json(&p), &p.display().to_string());
+    file("cite-card", corpus.join("cite_line/card.json"));
+    let ledger = read_json(&root.join("arena/examples/ledger.json"));
+    for row in ledger["rows"].as_array().unwrap() {
+        out.push((
+            "row",
+            row.clone(),
+            format!("arena/examples/ledger.json row {}", row["schedule_id"]),
+        ));
+    }
     for f in ["ok.jsonl", "multi.jsonl"] {
         let p = corpus.join("cite_line").join(f);
         for (i, line) in std::fs::read_to_string(&p).unwrap().lines().enumerate() {
@@ -306,14 +287,25 @@ fn every_committed_example_validates() {
                 continue;
             }
             let v: Value = serde_json::from_str(line).unwrap();
-            check("cite-runs-line", &v, &format!("{}:{}", p.display(), i + 1));
+            out.push(("cite-runs-line", v, format!("{}:{}", p.display(), i + 1)));
         }
     }
+    out
+}
+
+/// (b) Every committed example validates.
+#[test]
+fn every_committed_example_validates() {
+    let examples = committed_examples();
+    for (schema, value, what) in &examples {
+        assert_valid(schema, value, what);
+    }
+    assert!(examples.len() >= 40, "{} examples checked", examples.len());
     // The seed's gap.jsonl lacks queue_wait_ms: the tool refuses it, and so does the schema.
+    let corpus = project_root().join("tests/fuzz_corpus");
     let gap = std::fs::read_to_string(corpus.join("cite_line/gap.jsonl")).unwrap();
     let gap: Value = serde_json::from_str(gap.lines().next().unwrap()).unwrap();
     assert_invalid("cite-runs-line", &gap, "queue_wait_ms", "gap.jsonl");
-    assert!(n >= 40, "{n} examples checked");
 }
 
 /// A ledger on a ref with every kind of row and record, and one output of every command that
@@ -492,12 +484,19 @@ fn broken(value: &Value, pointer: &str, with: Option<Value>) -> Value {
     v
 }
 
-/// (c) For every schema, a valid example edited to break it fails validation, with an error
-/// that names what was broken.
-#[test]
-fn an_example_broken_on_purpose_fails_its_schema() {
+/// One valid instance per schema (or more) with one edit that breaks it:
+/// (schema, valid instance, JSON pointer, replacement (None: remove the key), what the error
+/// names).
+type Broken = (
+    &'static str,
+    Value,
+    &'static str,
+    Option<Value>,
+    &'static str,
+);
+
+fn broken_cases(t: &Tour) -> Vec<Broken> {
     let root = project_root();
-    let t = Tour::new();
     let file = |schema: &str| -> Value {
         t.files
             .iter()
@@ -522,7 +521,7 @@ fn an_example_broken_on_purpose_fails_its_schema() {
     let runtime = read_json(&root.join("arena/examples/runtime.json"));
     let out = |k: &str| t.outputs[k].clone();
     // (schema, valid instance, pointer, replacement (None: remove), what the error names)
-    let cases: Vec<(&str, Value, &str, Option<Value>, &str)> = vec![
+    vec![
         (
             "campaign-declaration",
             decl.clone(),
@@ -683,7 +682,15 @@ fn an_example_broken_on_purpose_fails_its_schema() {
         ),
         ("check", out("check"), "/ok", Some(json!(false)), "true"),
         ("refusal", out("refusal"), "/reasons", Some(json!([])), "[]"),
-    ];
+    ]
+}
+
+/// (c) For every schema, a valid example edited to break it fails validation, with an error
+/// that names what was broken.
+#[test]
+fn an_example_broken_on_purpose_fails_its_schema() {
+    let t = Tour::new();
+    let cases = broken_cases(&t);
     let mut covered: Vec<&str> = Vec::new();
     for (schema, valid, pointer, with, needle) in &cases {
         assert_valid(schema, valid, &format!("{schema} example"));
@@ -702,6 +709,76 @@ fn an_example_broken_on_purpose_fails_its_schema() {
             "no broken example for {name}.schema.json"
         );
     }
+}
+
+/// The schemas mean the same to an independent implementation: Python's `jsonschema` (what a
+/// Python harness would validate its records with) accepts every committed example, the files of
+/// a ledger ref and every output, and rejects every example broken on purpose
+/// (`schemas_reference.py`).
+#[test]
+fn python_jsonschema_agrees() {
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import jsonschema"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        crate::common::require_tool(
+            "python3 with jsonschema (Debian: python3-jsonschema)",
+            "the cross-check of docs/schemas/ with Python's jsonschema",
+        );
+        return;
+    }
+    let t = Tour::new();
+    let mut cases = Vec::new();
+    let mut case = |schema: &str, instance: &Value, what: String, valid: bool| {
+        cases.push(json!({"schema": schema, "instance": instance, "what": what, "valid": valid}));
+    };
+    for (schema, value, what) in committed_examples() {
+        case(schema, &value, what, true);
+    }
+    for (schema, value, path) in &t.files {
+        case(schema, value, format!("ledger ref {path}"), true);
+    }
+    for (key, value) in &t.outputs {
+        let schema = if *key == "cite-refusal" {
+            "cite-verdict"
+        } else {
+            key
+        };
+        case(schema, value, format!("output {key}"), true);
+    }
+    for (schema, valid, pointer, with, _) in broken_cases(&t) {
+        let bad = broken(&valid, pointer, with);
+        case(
+            schema,
+            &bad,
+            format!("{schema} with {pointer} broken"),
+            false,
+        );
+    }
+    let n = cases.len();
+    let script = project_root().join("tests/cli/schemas_reference.py");
+    let mut child = std::process::Command::new("python3")
+        .arg(script)
+        .arg(project_root().join(DIR))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let input = serde_json::to_vec(&Value::Array(cases)).unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "Python's jsonschema disagrees ({n} cases):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(n >= 100, "{n} cases");
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr).trim_end());
 }
 
 /// (d) The hook itself: `check_output` picks the schema from the subcommand and the JSON flag,
