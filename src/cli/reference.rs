@@ -292,6 +292,77 @@ mod tests {
         assert!(!md.contains("`git-ledger help`"));
     }
 
+    fn page(name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/reference")
+            .join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The hand-written pages name what the code has: every exit status (the constants the
+    /// manual lists), every `git config` key of the tool's own, every environment variable of
+    /// the manual, every trailer key.
+    #[test]
+    fn hand_written_pages_name_what_the_code_has() {
+        let exit_codes = page("exit-codes.md");
+        for (code, _) in super::super::man::EXIT_STATUS {
+            assert!(
+                exit_codes.contains(&format!("\n| {code} |")),
+                "exit-codes.md: {code}"
+            );
+        }
+        for code in [
+            crate::error::exit::OK,
+            crate::error::exit::FAILED,
+            crate::error::exit::REFUSED,
+            crate::error::exit::CONTENDED,
+            crate::error::exit::USAGE,
+        ] {
+            assert!(
+                exit_codes.contains(&format!("\n| {code} |")),
+                "exit-codes.md: {code}"
+            );
+        }
+        let config = page("config.md");
+        for key in [
+            crate::hook::KEY_BLOB_BYTES,
+            crate::hook::KEY_COMMITS,
+            crate::hook::KEY_ROWS,
+            "ledger.declaration",
+            "core.hooksPath",
+            "user.name",
+        ] {
+            assert!(config.contains(&format!("| `{key}`")), "config.md: {key}");
+        }
+        for (var, _) in super::super::man::ENVIRONMENT {
+            assert!(config.contains(&format!("`{var}`")), "config.md: {var}");
+        }
+        let trailers = page("trailers.md");
+        for key in [
+            crate::git::layout::T_DECLARATION,
+            crate::git::layout::T_ATTEMPT,
+            crate::git::layout::T_REPAIR,
+            crate::git::layout::T_FILLED,
+        ] {
+            assert!(
+                trailers.contains(&format!("| `{key}` |")),
+                "trailers.md: {key}"
+            );
+        }
+        let index = page("README.md");
+        for p in [
+            "cli.md",
+            "exit-codes.md",
+            "config.md",
+            "trailers.md",
+            "report-json.md",
+            "layout.md",
+            "formats.md",
+        ] {
+            assert!(index.contains(&format!("]({p})")), "README.md links {p}");
+        }
+    }
+
     #[test]
     fn markdown_is_escaped_outside_code() {
         assert_eq!(text("a <id> `<id>` *"), "a \\<id\\> `<id>` \\*");

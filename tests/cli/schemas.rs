@@ -293,6 +293,47 @@ fn committed_examples() -> Vec<(&'static str, Value, String)> {
     out
 }
 
+/// Every property name a schema declares, recursively.
+fn property_names(schema: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match schema {
+        Value::Object(m) => {
+            if let Some(Value::Object(props)) = m.get("properties") {
+                out.extend(props.keys().cloned());
+            }
+            m.values().for_each(|v| property_names(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| property_names(v, out)),
+        _ => {}
+    }
+}
+
+/// The reference documents what the schemas hold: formats.md links every schema, and the
+/// report's JSON contract (report-json.md) names every key of report.schema.json, so a key the
+/// report starts to print (which its closed schema then has to list) is documented too.
+#[test]
+fn the_reference_documents_every_schema_and_report_key() {
+    let reference = project_root().join("docs/reference");
+    let formats = std::fs::read_to_string(reference.join("formats.md")).unwrap();
+    for name in names() {
+        assert!(
+            formats.contains(&format!("](../schemas/{name}.schema.json)")),
+            "docs/reference/formats.md does not link {name}.schema.json"
+        );
+    }
+    let contract = std::fs::read_to_string(reference.join("report-json.md")).unwrap();
+    let mut keys = std::collections::BTreeSet::new();
+    property_names(&read_schema("report"), &mut keys);
+    assert!(keys.len() > 30, "{keys:?}");
+    for key in keys {
+        assert!(
+            ["`{}", ".{}`", ".{}[", ".{}.", "\"{}\""]
+                .iter()
+                .any(|f| contract.contains(&f.replace("{}", &key))),
+            "docs/reference/report-json.md does not name the report key {key:?}"
+        );
+    }
+}
+
 /// (b) Every committed example validates.
 #[test]
 fn every_committed_example_validates() {
