@@ -152,6 +152,9 @@ pub fn schema_for(args: &[&str], code: i32, out: &Value) -> Option<&'static str>
     }
 }
 
+/// How many outputs [`check_output`] has validated in this test binary.
+static VALIDATED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Validate what a run of the binary printed against its command's schema (called by every
 /// helper of `common` that runs the binary). A command that should print JSON and prints
 /// something else, or JSON outside its schema, fails the test that ran it.
@@ -174,6 +177,7 @@ pub fn check_output(args: &[&str], run: &Run) {
         )
     });
     let errs = errors(schema, &value);
+    VALIDATED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     assert!(
         errs.is_empty(),
         "`git-ledger {}` (exit {}) printed JSON that breaks {DIR}/{schema}.schema.json:\n  {}\n--- stdout\n{}",
@@ -878,4 +882,35 @@ fn check_output_picks_the_schema_and_fails_on_a_breach() {
         stderr: String::new(),
     };
     assert!(std::panic::catch_unwind(|| check_output(&["report", "--json"], &not_json)).is_err());
+}
+
+/// The helpers of `common` that run the binary do validate: a JSON run through `ledger` and one
+/// through `ledger_stdin` each go through [`check_output`].
+#[test]
+fn the_common_helpers_validate_what_they_run() {
+    let root = project_root();
+    let count = || VALIDATED.load(std::sync::atomic::Ordering::SeqCst);
+    let before = count();
+    let r = ledger(
+        &root,
+        &[
+            "report",
+            "--json",
+            "arena/campaign.json",
+            "arena/examples/ledger.json",
+        ],
+    );
+    r.ok();
+    assert!(
+        count() > before,
+        "common::ledger did not validate its output"
+    );
+    let before = count();
+    let runs = std::fs::read(root.join("tests/fuzz_corpus/cite_line/ok.jsonl")).unwrap();
+    let r = crate::common::ledger_stdin(&root, &["cite", "-", "--json"], Some(&runs));
+    r.ok();
+    assert!(
+        count() > before,
+        "common::ledger_stdin did not validate its output"
+    );
 }
