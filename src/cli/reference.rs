@@ -177,7 +177,7 @@ fn item(out: &mut String, a: &Arg) {
     if !help.is_empty() {
         let help = text(help.trim_end()).replace('\n', "\n  ");
         let _ = write!(line, ": {help}");
-        if !help.ends_with(['.', ')', ']', ':']) {
+        if !help.ends_with('.') {
             line.push('.');
         }
     }
