@@ -756,6 +756,138 @@ fn an_example_broken_on_purpose_fails_its_schema() {
     }
 }
 
+/// Both sides of every input schema: each input broken on purpose, which its schema rejects, is
+/// refused by the tool too (exit 2, the reason naming the field), when the tool reads it.
+#[test]
+fn the_tool_refuses_the_inputs_broken_on_purpose() {
+    let t = Tour::new();
+    let root = t.campaign.root().to_path_buf();
+    let project = project_root();
+    let ok_runs = project.join("tests/fuzz_corpus/cite_line/ok.jsonl");
+    let ok_runs = ok_runs.to_str().unwrap();
+    let mut checked = std::collections::BTreeSet::new();
+    for (i, (schema, valid, pointer, with, _)) in broken_cases(&t).into_iter().enumerate() {
+        let bad = broken(&valid, pointer, with);
+        let field = pointer
+            .rsplit('/')
+            .find(|s| s.parse::<usize>().is_err())
+            .unwrap();
+        let name = format!("broken-{i}.json");
+        let path = root.join(&name);
+        std::fs::write(&path, serde_json::to_vec_pretty(&bad).unwrap()).unwrap();
+        let (dir, args): (&Path, Vec<String>) = match schema {
+            "campaign-declaration" => (&root, vec!["template".into(), name.clone()]),
+            "campaign-draft" => (&root, vec!["pin".into(), name.clone()]),
+            "profile" => {
+                write(
+                    &root,
+                    "arena/profiles/build-comparison.json",
+                    serde_json::to_vec_pretty(&bad).unwrap(),
+                );
+                crate::common::commit_all(&root, "a broken profile");
+                (
+                    &root,
+                    vec!["pin".into(), "arena/campaign.draft.json".into()],
+                )
+            }
+            "ledger" | "row" => {
+                if schema == "row" {
+                    let mut doc = read_json(&project.join("arena/examples/ledger.json"));
+                    doc["rows"][0] = bad.clone();
+                    std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+                }
+                (
+                    project.as_path(),
+                    vec![
+                        "report".into(),
+                        "arena/campaign.json".into(),
+                        path.display().to_string(),
+                    ],
+                )
+            }
+            "runtime-identity" => (
+                &root,
+                vec![
+                    "import".into(),
+                    "campaign.json".into(),
+                    "ledger.json".into(),
+                    "--scenario".into(),
+                    crate::make_examples::SCENARIO_RUNS[0].schedule_id.into(),
+                    format!(
+                        "arena/examples/scenario-runs/{}",
+                        crate::make_examples::SCENARIO_RUNS[0].run_id
+                    ),
+                    "--runtime-identity".into(),
+                    name.clone(),
+                ],
+            ),
+            "scenario-result" => {
+                let run = format!("runs/broken-{i}");
+                write(
+                    &root,
+                    &format!("{run}/result.json"),
+                    serde_json::to_vec_pretty(&bad).unwrap(),
+                );
+                let id = format!("scenario/{}/01", bad["scenario"].as_str().unwrap());
+                (
+                    &root,
+                    vec![
+                        "import".into(),
+                        "campaign.json".into(),
+                        "ledger.json".into(),
+                        "--scenario".into(),
+                        id,
+                        run,
+                    ],
+                )
+            }
+            "cite-runs-line" => {
+                std::fs::write(&path, serde_json::to_string(&bad).unwrap() + "\n").unwrap();
+                (&root, vec!["cite".into(), name.clone()])
+            }
+            "cite-card" => (
+                &root,
+                vec!["cite".into(), ok_runs.into(), "--card".into(), name.clone()],
+            ),
+            // Written by the tool (ledger-header, arena-record) or printed by it: no input.
+            _ => continue,
+        };
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = ledger(dir, &args);
+        let out = format!("{}{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.code,
+            2,
+            "{schema} with {pointer} broken: `git-ledger {}` exited {}:\n{out}",
+            args.join(" "),
+            r.code
+        );
+        let needle = if field == "native_outcomes" {
+            "DEFERRED"
+        } else {
+            field
+        };
+        assert!(
+            out.contains(needle),
+            "{schema} with {pointer} broken: the refusal does not name {needle:?}:\n{out}"
+        );
+        checked.insert(schema);
+    }
+    for schema in [
+        "campaign-declaration",
+        "campaign-draft",
+        "profile",
+        "ledger",
+        "row",
+        "runtime-identity",
+        "scenario-result",
+        "cite-runs-line",
+        "cite-card",
+    ] {
+        assert!(checked.contains(schema), "no input broken for {schema}");
+    }
+}
+
 /// The schemas mean the same to an independent implementation: Python's `jsonschema` (what a
 /// Python harness would validate its records with) accepts every committed example, the files of
 /// a ledger ref and every output, and rejects every example broken on purpose
