@@ -4,6 +4,8 @@
 #   man-db    - `man`, which `git ledger --help` runs (git help ledger) in tests/cli/shell.rs
 #   bsdutils  - `script`, a pseudo-terminal for the colour test (normally already present)
 #   sqlite3   - builds the example Arena store, as docs/guide/03-import.md shows (tests/cli/guide.rs)
+#   python3-jsonschema - Python's JSON Schema validator, the cross-check of docs/schemas/ in
+#               tests/cli/schemas.rs (python_jsonschema_agrees)
 # With CI set, those tests fail instead of skipping when a tool is missing.
 set -euo pipefail
 
@@ -12,6 +14,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 man --version >/dev/null 2>&1 || need+=(man-db)
 command -v script >/dev/null 2>&1 || need+=(bsdutils)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
+python3 -c 'import jsonschema' >/dev/null 2>&1 || need+=(python3-jsonschema)
 
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""

@@ -27,10 +27,10 @@ pub struct InstallManArgs {
 }
 
 /// The top page's DESCRIPTION.
-const DESCRIPTION: &str = "git-ledger keeps the ledger of an AI coding-agent evaluation campaign: a frozen declaration of the campaign (every input pinned by hash) and exactly one row per scheduled attempt, failures, errors and never-attempted rows included. The report classifies every row into a portfolio outcome, keeps live and fixture attempts apart, and refuses to compare while evidence is incomplete.\n\nOn the PATH, Git runs it as git ledger <command>; git ledger --help shows this page, git-ledger --help and -h print the short help. Each command has its own page: man git-ledger-<command>.";
+pub(super) const DESCRIPTION: &str = "git-ledger keeps the ledger of an AI coding-agent evaluation campaign: a frozen declaration of the campaign (every input pinned by hash) and exactly one row per scheduled attempt, failures, errors and never-attempted rows included. The report classifies every row into a portfolio outcome, keeps live and fixture attempts apart, and refuses to compare while evidence is incomplete.\n\nOn the PATH, Git runs it as git ledger <command>; git ledger --help shows this page, git-ledger --help and -h print the short help. Each command has its own page: man git-ledger-<command>.";
 
 /// Extra sections of the top page, as (title, paragraphs of (tag, text)).
-const EXIT_STATUS: &[(&str, &str)] = &[
+pub(super) const EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "done (a report whose comparison is blocked is still done)"),
     ("1", "could not run: I/O error, Git error, missing commit, store unreadable"),
     ("2", "refused: the input, ledger, declaration, record or transition breaks a rule (each reason printed)"),
@@ -38,12 +38,12 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ("64", "usage error (unknown flag, missing argument)"),
 ];
 
-const ENVIRONMENT: &[(&str, &str)] = &[
+pub(super) const ENVIRONMENT: &[(&str, &str)] = &[
     ("NO_COLOR", "when set to a non-empty value, no colour is written. Colour is only ever written to a terminal, never in JSON, Markdown or HTML."),
     ("GIT_DIR", "as for Git: which repository to use (wins over --repo)."),
 ];
 
-const EXAMPLES: &[(&str, &str)] = &[
+pub(super) const EXAMPLES: &[(&str, &str)] = &[
     (
         "git ledger template arena/campaign.json > ledger.json",
         "the ledger with every scheduled row DEFERRED",
@@ -70,7 +70,7 @@ const EXAMPLES: &[(&str, &str)] = &[
 const DOCS: &str = "In the git-ledger repository: docs/guide/README.md (a tutorial from a draft to a cited result), docs/reference/README.md (commands, exit codes, configuration, formats), docs/hooks.md (the server hook), docs/decisions.md.";
 
 /// The command tree the pages are made from (with subcommand display names set).
-fn command() -> clap::Command {
+pub(super) fn command() -> clap::Command {
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
     cmd

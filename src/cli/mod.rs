@@ -51,6 +51,7 @@ mod init;
 mod log;
 mod man;
 mod pin;
+pub mod reference;
 mod report;
 mod show;
 mod sync;

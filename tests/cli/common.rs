@@ -77,11 +77,14 @@ pub fn ledger(dir: &Path, args: &[&str]) -> Run {
     ledger_stdin(dir, args, None)
 }
 
-/// Run the binary in `dir` with `args`, feeding `stdin`.
+/// Run the binary in `dir` with `args`, feeding `stdin`. Its JSON output, if any, must follow
+/// its schema in docs/schemas/ (`schemas::check_output`).
 pub fn ledger_stdin(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
     let mut cmd = Command::new(bin());
     pin_env(&mut cmd).current_dir(dir).args(args);
-    run_with_stdin(cmd, stdin)
+    let run = run_with_stdin(cmd, stdin);
+    crate::schemas::check_output(args, &run);
+    run
 }
 
 /// Run `git` in `dir`, panicking on failure; returns stdout trimmed.
@@ -189,7 +192,9 @@ pub fn ledger_hooked(dir: &Path, args: &[&str]) -> Run {
         .env("PATH", path_with_bin())
         .current_dir(dir)
         .args(args);
-    run_with_stdin(cmd, None)
+    let run = run_with_stdin(cmd, None);
+    crate::schemas::check_output(args, &run);
+    run
 }
 
 /// A bare repository with the server hook installed (`hooks install --server`).

@@ -54,11 +54,13 @@ fn run(dir: &Path, args: &[&str]) -> Run {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    Run {
+    let run = Run {
         code: status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&t_out.join().unwrap()).into_owned(),
         stderr: String::from_utf8_lossy(&t_err.join().unwrap()).into_owned(),
-    }
+    };
+    crate::schemas::check_output(args, &run);
+    run
 }
 
 /// Every regular file under `dir` (symlinks and special files not followed) with its bytes.

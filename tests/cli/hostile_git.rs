@@ -40,11 +40,13 @@ fn run(dir: &Path, args: &[&str]) -> Run {
         std::thread::sleep(Duration::from_millis(10));
     }
     let o = child.wait_with_output().unwrap();
-    Run {
+    let run = Run {
         code: o.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    };
+    crate::schemas::check_output(args, &run);
+    run
 }
 
 /// What must not change: every ref with its target, and the listed files' bytes (None when

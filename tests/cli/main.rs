@@ -20,6 +20,7 @@ mod pin;
 mod progress;
 mod render;
 mod report;
+mod schemas;
 mod shell;
 mod sync;
 
