@@ -1,0 +1,248 @@
+//! Issue 15, inputs and outputs: reproductions of the attacks on pre-commit (escaped format,
+//! declaration changed with the ledger, format flips), unbounded record refusals, the Arena
+//! store written to, symlinked ledger files, late size refusals, tree entries with `/` in their
+//! names, and `cite` on many incomplete rows — each with real Git, real hooks, real files.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::common::{git, git_hooked, ledger, write, Run};
+use crate::gitstore::{declaration_value, pretty, ID};
+
+// ---------------------------------------------------------------------------------------------
+// Item 6: pre-commit bypasses.
+
+const FILLED: &str = "scenario/bugfix-iso-weeks/01";
+const OTHER: &str = "scenario/bugfix-iso-weeks/02";
+
+/// A work tree with the pre-commit hook installed and `eval/campaign.json` +
+/// `eval/<name>` committed, one row filled through the tool and committed.
+struct Branch {
+    repo: tempfile::TempDir,
+    name: String,
+}
+
+impl Branch {
+    fn new(name: &str) -> Branch {
+        let b = Branch {
+            repo: crate::common::new_repo(),
+            name: name.to_owned(),
+        };
+        let dir = b.dir();
+        ledger(dir, &["hooks", "install"]).ok();
+        write(dir, "eval/campaign.json", pretty(&declaration_value(ID, 2)));
+        let template = ledger(dir, &["template", "eval/campaign.json"])
+            .ok()
+            .stdout
+            .clone();
+        write(dir, &format!("eval/{name}"), &template);
+        git(dir, &["add", "-A"]);
+        git_hooked(dir, &["commit", "-q", "-m", "declare"], None).ok();
+        b.fill(FILLED, "eval/campaign.json", &format!("eval/{name}"));
+        git(dir, &["add", "-A"]);
+        git_hooked(dir, &["commit", "-q", "-m", "fill"], None).ok();
+        b
+    }
+    fn dir(&self) -> &Path {
+        self.repo.path()
+    }
+    fn path(&self) -> String {
+        format!("eval/{}", self.name)
+    }
+    /// Fill `sid` through the tool (file mode).
+    fn fill(&self, sid: &str, decl: &str, file: &str) {
+        let dir = self.dir();
+        let l: Value = serde_json::from_slice(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+        let mut row = l["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["schedule_id"] == sid)
+            .unwrap()
+            .clone();
+        row["native_outcome"] = json!("INTERRUPTED_UNGRADED");
+        row["native_status"] = json!("INCOMPLETE");
+        row["reason"] = json!("by hand");
+        write(dir, "row.json", pretty(&row));
+        ledger(dir, &["put", sid, "row.json", decl, file]).ok();
+        std::fs::remove_file(dir.join("row.json")).unwrap();
+    }
+    fn ledger_value(&self) -> Value {
+        serde_json::from_slice(&std::fs::read(self.dir().join(self.path())).unwrap()).unwrap()
+    }
+    /// The ledger with the filled row's reason rewritten (an inadmissible edit).
+    fn edited(&self) -> Value {
+        let mut l = self.ledger_value();
+        let row = l["rows"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|r| r["schedule_id"] == FILLED)
+            .unwrap();
+        row["reason"] = json!("rewritten");
+        l
+    }
+    fn commit(&self, msg: &str) -> Run {
+        git(self.dir(), &["add", "-A"]);
+        git_hooked(self.dir(), &["commit", "-q", "-m", msg], None)
+    }
+    /// The commit is refused with every needle in its output, and HEAD did not move.
+    #[track_caller]
+    fn refused(&self, msg: &str, needles: &[&str]) {
+        let head = git(self.dir(), &["rev-parse", "HEAD"]);
+        let r = self.commit(msg);
+        assert_ne!(r.code, 0, "{msg}: the commit must be refused\n{}", r.stderr);
+        for n in needles {
+            assert!(r.stderr.contains(n), "{msg}: no {n:?} in\n{}", r.stderr);
+        }
+        assert_eq!(
+            git(self.dir(), &["rev-parse", "HEAD"]),
+            head,
+            "{msg}: HEAD moved"
+        );
+    }
+    fn reset(&self) {
+        git(self.dir(), &["reset", "-q", "--hard"]);
+        git(self.dir(), &["clean", "-q", "-fd"]);
+    }
+}
+
+/// Pretty JSON with the format string spelled with a JSON escape (`\u002d` for `-`).
+fn escaped_format(l: &Value) -> Vec<u8> {
+    let text = String::from_utf8(pretty(l)).unwrap();
+    let spelled = text.replace("\"campaign-ledger/1\"", "\"campaign\\u002dledger/1\"");
+    assert_ne!(spelled, text);
+    spelled.into_bytes()
+}
+
+#[test]
+fn pre_commit_judges_an_escaped_format_as_a_ledger_file() {
+    let b = Branch::new("ledger.json");
+    // The attack: the edited filled row, with the format spelled with an escape.
+    write(b.dir(), &b.path(), escaped_format(&b.edited()));
+    // `report` reads it as a ledger file, so the hook must too.
+    ledger(b.dir(), &["report", "eval/campaign.json", &b.path()]).ok();
+    b.refused(
+        "escaped format",
+        &["eval/ledger.json (against HEAD): row scenario/bugfix-iso-weeks/01: reason"],
+    );
+    b.reset();
+    // The other side: an admissible fill, written with the escaped format, commits.
+    b.fill(OTHER, "eval/campaign.json", &b.path());
+    let l = b.ledger_value();
+    write(b.dir(), &b.path(), escaped_format(&l));
+    b.commit("fill escaped").ok();
+}
+
+#[test]
+fn pre_commit_judges_a_ledger_file_by_content_not_name() {
+    let b = Branch::new("ledger.txt");
+    write(b.dir(), &b.path(), pretty(&b.edited()));
+    b.refused(
+        "edit of ledger.txt",
+        &["eval/ledger.txt (against HEAD): row scenario/bugfix-iso-weeks/01: reason"],
+    );
+    b.reset();
+    b.fill(OTHER, "eval/campaign.json", &b.path());
+    b.commit("fill ledger.txt").ok();
+}
+
+#[test]
+fn pre_commit_judges_a_changed_declaration_as_another_ledger() {
+    let b = Branch::new("ledger.json");
+    let dir = b.dir();
+    // The attack: a new declaration and, with it, a ledger of it holding the edited row.
+    write(
+        dir,
+        "eval/campaign.json",
+        pretty(&declaration_value("other-campaign", 2)),
+    );
+    let template = ledger(dir, &["template", "eval/campaign.json"])
+        .ok()
+        .stdout
+        .clone();
+    write(dir, &b.path(), &template);
+    let l: Value = serde_json::from_str(&template).unwrap();
+    let mut row = l["rows"][2].clone();
+    assert_eq!(row["schedule_id"], FILLED);
+    row["native_outcome"] = json!("INTERRUPTED_UNGRADED");
+    row["native_status"] = json!("INCOMPLETE");
+    row["reason"] = json!("rewritten");
+    write(dir, "row.json", pretty(&row));
+    ledger(
+        dir,
+        &["put", FILLED, "row.json", "eval/campaign.json", &b.path()],
+    )
+    .ok();
+    std::fs::remove_file(dir.join("row.json")).unwrap();
+    ledger(dir, &["report", "eval/campaign.json", &b.path()]).ok();
+    b.refused(
+        "declaration and ledger changed together",
+        &[
+            "eval/ledger.json (against HEAD): the declaration changed",
+            "1 filled row",
+        ],
+    );
+    // Even as a fresh template: the filled row of HEAD's ledger would be lost.
+    write(dir, &b.path(), &template);
+    b.refused(
+        "filled ledger replaced by a template",
+        &["the declaration changed"],
+    );
+    b.reset();
+    // Changing the declaration alone, under a ledger with a filled row, is refused too.
+    write(
+        dir,
+        "eval/campaign.json",
+        pretty(&declaration_value("other-campaign", 2)),
+    );
+    b.refused("declaration changed alone", &["eval/ledger.json"]);
+    b.reset();
+
+    // The other side: a ledger without filled rows follows its changed declaration.
+    let fresh = Branch::new("ledger.json");
+    let dir = fresh.dir();
+    git(dir, &["reset", "-q", "--hard", "HEAD~1"]); // back to the template
+    write(
+        dir,
+        "eval/campaign.json",
+        pretty(&declaration_value("other-campaign", 2)),
+    );
+    let template = ledger(dir, &["template", "eval/campaign.json"])
+        .ok()
+        .stdout
+        .clone();
+    write(dir, &fresh.path(), &template);
+    fresh.commit("redeclare").ok();
+}
+
+#[test]
+fn pre_commit_refuses_a_ledger_file_that_stops_being_one() {
+    let b = Branch::new("ledger.json");
+    let dir = b.dir();
+    // The attack, first commit: the edited row under another format.
+    let mut l = b.edited();
+    l["format"] = json!("campaign-ledger/2");
+    write(dir, &b.path(), pretty(&l));
+    b.refused(
+        "format flipped away",
+        &["eval/ledger.json: HEAD's version is a ledger file"],
+    );
+    // Broken JSON and a file over the bound are not ledger files either.
+    write(
+        dir,
+        &b.path(),
+        b"{\"format\": \"campaign-ledger/1\", \"rows\": [",
+    );
+    b.refused("broken JSON", &["no longer is"]);
+    b.reset();
+    // The second commit of the attack, had the first been made with --no-verify: HEAD's
+    // version is not a ledger file, the staged one is (treated as new, checked in full).
+    write(dir, &b.path(), pretty(&l));
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "--no-verify", "-m", "flip"]);
+    l["format"] = json!("campaign-ledger/1");
+    write(dir, &b.path(), pretty(&l));
+    b.commit("flip back").ok();
+}
