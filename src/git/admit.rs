@@ -84,6 +84,7 @@ pub struct Admission<'r> {
     /// Commits walked and row files read so far (counted against the budget).
     commits_walked: usize,
     rows_read: usize,
+    records_read: usize,
 }
 
 /// Bounds on the work one admission run may do, so that a hostile push cannot exhaust a
@@ -124,6 +125,7 @@ impl<'r> Admission<'r> {
             budget: None,
             commits_walked: 0,
             rows_read: 0,
+            records_read: 0,
         }
     }
 
@@ -455,6 +457,7 @@ impl<'r> Admission<'r> {
         let known = self.declaration_of_tree(p.tree, &format!("commit {parent}"))?;
         let decl = &known.decl;
 
+        self.bound_records_before_diff(p.tree, c.tree, &at)?;
         let (changes, records_checked) = self.step_changes(p.tree, c.tree)?;
         if let Some(b) = self.budget {
             let rows = changes
@@ -468,6 +471,11 @@ impl<'r> Admission<'r> {
                     b.max_rows, b.rows_key
                 )));
             }
+            let records = changes
+                .iter()
+                .filter(|ch| ch.path.starts_with(b"records/"))
+                .count();
+            self.bound_records(records, &at)?;
         }
         let mut r = Reasons::new();
         // Every tree C changed must be one Git writes: the diff reads entry modes as numbers
@@ -665,6 +673,53 @@ impl<'r> Admission<'r> {
         }
         r.into_result()?;
         Ok(step)
+    }
+
+    /// Count `n` more changed record files against the budget. Every admitted record file
+    /// fills a row, so records are bounded like rows (by the same number and `git config`
+    /// key): a push of 300,000 unclaimed record files is one reason, not 300,000.
+    fn bound_records(&mut self, n: usize, at: &str) -> Result<()> {
+        let Some(b) = self.budget else {
+            return Ok(());
+        };
+        self.records_read = self.records_read.saturating_add(n);
+        if self.records_read > b.max_rows {
+            return Err(Error::refused(format!(
+                "{at}: bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
+                b.max_rows, b.rows_key
+            )));
+        }
+        Ok(())
+    }
+
+    /// The bound of [`Self::bound_records`] checked before the diff is built: `records/` of
+    /// `b` has at least as many added entries as it has more entries than `a`'s, counted from
+    /// the two tree objects without building a list.
+    fn bound_records_before_diff(&mut self, a: ObjectId, b: ObjectId, at: &str) -> Result<()> {
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        let hash = self.repo.object_hash();
+        let count = |s: &Self, top: ObjectId| -> Result<usize> {
+            let data = s.trees.tree(&top, || "tree".into())?;
+            let records = gix::objs::TreeRefIter::from_bytes(&data, hash)
+                .filter_map(|e| e.ok())
+                .find(|e| e.filename == RECORDS.as_bytes() && e.mode.is_tree())
+                .map(|e| e.oid.to_owned());
+            let Some(records) = records else {
+                return Ok(0);
+            };
+            let data = s.trees.tree(&records, || format!("tree {RECORDS}"))?;
+            Ok(gix::objs::TreeRefIter::from_bytes(&data, hash).count())
+        };
+        let grown = count(self, b)?.saturating_sub(count(self, a)?);
+        if self.records_read.saturating_add(grown) > budget.max_rows {
+            return Err(Error::refused(format!(
+                "{at}: bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
+                budget.max_rows, budget.rows_key
+            )));
+        }
+        Ok(())
     }
 
     /// Rule 4 for one changed row file: canonical bytes, every row check, the path naming its

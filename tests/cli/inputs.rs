@@ -246,3 +246,169 @@ fn pre_commit_refuses_a_ledger_file_that_stops_being_one() {
     write(dir, &b.path(), pretty(&l));
     b.commit("flip back").ok();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 8: unbounded refusal output.
+
+/// A ledger (one row filled, so `records/` exists) and a commit on it that adds `n` record
+/// files no row claims, made by plumbing: one blob, `n` names, `git mktree`.
+fn unclaimed_records(f: &crate::gitstore::Fixture, n: usize) -> String {
+    let dir = f.dir();
+    let tip = f.tip();
+    let blob = crate::common::git_run(dir, &["hash-object", "-w", "--stdin"], Some(b"{}\n"));
+    let blob = blob.stdout.trim().to_owned();
+    let mut records = git(dir, &["ls-tree", &format!("{tip}:records")]);
+    let mut names: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                "{}.json",
+                git_ledger::sha256_hex(format!("unclaimed {i}").as_bytes())
+            )
+        })
+        .collect();
+    names.sort();
+    for name in names {
+        records.push_str(&format!("\n100644 blob {blob}\t{name}"));
+    }
+    records.push('\n');
+    let records = crate::common::git_run(dir, &["mktree"], Some(records.as_bytes()));
+    let records = records.stdout.trim().to_owned();
+    let mut root = String::new();
+    for line in git(dir, &["ls-tree", &tip]).lines() {
+        if line.ends_with("\trecords") {
+            root.push_str(&format!("040000 tree {records}\trecords\n"));
+        } else {
+            root.push_str(line);
+            root.push('\n');
+        }
+    }
+    let root = crate::common::git_run(dir, &["mktree"], Some(root.as_bytes()));
+    let root = root.stdout.trim().to_owned();
+    git(dir, &["commit-tree", &root, "-p", &tip, "-m", "records"])
+}
+
+/// A fixture with one filled row and a hooked bare server holding its ledger.
+fn pushed_fixture() -> (
+    crate::gitstore::Fixture,
+    tempfile::TempDir,
+    std::path::PathBuf,
+) {
+    let f = crate::gitstore::Fixture::new(2);
+    f.put(FILLED, "INTERRUPTED_UNGRADED").ok();
+    let servers = tempfile::tempdir().unwrap();
+    let server = crate::common::hooked_server(servers.path(), "server.git");
+    let url = server.to_str().unwrap().to_owned();
+    let spec = format!("{}:{}", crate::gitstore::REF, crate::gitstore::REF);
+    let r = git_hooked(f.dir(), &["push", "-q", &url, &spec], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    (f, servers, server)
+}
+
+fn push_refused(f: &crate::gitstore::Fixture, server: &Path, commit: &str) -> Vec<String> {
+    let before = git(server, &["rev-parse", crate::gitstore::REF]);
+    let spec = format!("{commit}:{}", crate::gitstore::REF);
+    let r = git_hooked(f.dir(), &["push", server.to_str().unwrap(), &spec], None);
+    assert_ne!(r.code, 0, "the push must be refused\n{}", r.stderr);
+    assert!(
+        r.stderr.contains("pre-receive hook declined"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        git(server, &["rev-parse", crate::gitstore::REF]),
+        before,
+        "the ref moved"
+    );
+    r.stderr
+        .lines()
+        .filter(|l| l.starts_with("remote:"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn pushed_records_count_towards_the_push_bound() {
+    let (f, _servers, server) = pushed_fixture();
+    git(&server, &["config", "ledger.maxRowsPerPush", "1000"]);
+    let commit = unclaimed_records(&f, 5_000);
+    let remote = push_refused(&f, &server, &commit);
+    let text = remote.join("\n");
+    assert!(
+        text.contains("bound: this update adds more than 1000 record files")
+            && text.contains("ledger.maxRowsPerPush"),
+        "{text}"
+    );
+    assert!(remote.len() < 10, "{} remote lines:\n{text}", remote.len());
+    // The other side: within the bound, a record a filled row claims is admitted (the
+    // ordinary put of a second row, pushed under the same bound).
+    f.put(OTHER, "INTERRUPTED_UNGRADED").ok();
+    let spec = format!("{}:{}", crate::gitstore::REF, crate::gitstore::REF);
+    let r = git_hooked(
+        f.dir(),
+        &["push", "-q", server.to_str().unwrap(), &spec],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn refusal_reasons_are_capped_with_the_count_of_the_rest() {
+    let (f, _servers, server) = pushed_fixture();
+    let commit = unclaimed_records(&f, 5_000);
+    let remote = push_refused(&f, &server, &commit);
+    let text = remote.join("\n");
+    assert!(
+        remote.len() < 40,
+        "{} remote lines:\n{}",
+        remote.len(),
+        &text[..4000.min(text.len())]
+    );
+    assert!(text.contains("no row this commit fills names it"), "{text}");
+    assert!(text.contains("more reasons"), "{text}");
+    let more = remote.iter().find(|l| l.contains("more reasons")).unwrap();
+    let n: usize = more
+        .split_whitespace()
+        .find_map(|w| w.replace(',', "").parse().ok())
+        .unwrap();
+    assert!(n > 4_900, "{more}");
+
+    let small = unclaimed_records(&f, 3);
+    // verify (text and --json) on a clone-like repository holding the commit.
+    git(f.dir(), &["update-ref", crate::gitstore::REF, &commit]);
+    let r = ledger(f.dir(), &["verify"]);
+    r.expect_code(2);
+    let lines = r.stderr.lines().count();
+    assert!(lines < 40, "{lines} lines of verify output");
+    assert!(r.stderr.contains("more reasons"), "{}", r.stderr);
+    let r = ledger(f.dir(), &["verify", "--json"]);
+    r.expect_code(2);
+    let v = r.json();
+    let reasons = v["reasons"].as_array().unwrap();
+    assert!(reasons.len() <= 1_000, "{} reasons in JSON", reasons.len());
+    assert_eq!(v["reasons_total"], 5_000, "{}", v["reasons_total"]);
+    // A refusal with few reasons is shown in full, with no count of more.
+    let remote = push_refused(&f, &server, &small);
+    let text = remote.join("\n");
+    assert_eq!(
+        text.matches("no row this commit fills names it").count(),
+        3,
+        "{text}"
+    );
+    assert!(!text.contains("more reasons"), "{text}");
+}
+
+#[test]
+fn the_default_push_bound_holds_for_records() {
+    // 100,001 unclaimed record files against the default bound of 100,000 (ledger.maxRowsPerPush
+    // unset): one bound reason, a handful of lines.
+    let (f, _servers, server) = pushed_fixture();
+    let commit = unclaimed_records(&f, 100_001);
+    let remote = push_refused(&f, &server, &commit);
+    let text = remote.join("\n");
+    assert!(
+        text.contains("bound: this update adds more than 100000 record files"),
+        "{}",
+        &text[..4000.min(text.len())]
+    );
+    assert!(remote.len() < 10, "{} remote lines", remote.len());
+}
