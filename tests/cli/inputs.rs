@@ -412,3 +412,159 @@ fn the_default_push_bound_holds_for_records() {
     );
     assert!(remote.len() < 10, "{} remote lines", remote.len());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 9: the Arena store is never written to.
+
+const ARENA_ROW: &str = "arena/sympy-matrix-derivatives/01";
+
+/// Every file of a directory: name, size, modification time and content hash.
+fn dir_state(dir: &Path) -> Vec<(String, u64, std::time::SystemTime, String)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            let bytes = std::fs::read(e.path()).unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                m.len(),
+                m.modified().unwrap(),
+                git_ledger::sha256_hex(&bytes),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Make the example store at `rel` a WAL store whose attempt att-0001 is committed only in the
+/// WAL (not checkpointed), with a transaction still open that rewrites att-0001 as FAIL and
+/// has spilled uncommitted frames into the WAL. Returns the writer, which holds the store.
+fn wal_store(c: &crate::import::Campaign, rel: &str) -> rusqlite::Connection {
+    c.store(rel, &c.arena_sql());
+    let db = c.root().join(rel).join("results.sqlite3");
+    let w = rusqlite::Connection::open(&db).unwrap();
+    let mode: String = w
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    w.execute_batch(
+        "PRAGMA wal_autocheckpoint = 0;
+         CREATE TEMP TABLE a AS SELECT * FROM attempts WHERE attempt_id = 'att-0001';
+         CREATE TEMP TABLE c AS SELECT * FROM checks WHERE attempt_id = 'att-0001';
+         CREATE TEMP TABLE e AS SELECT * FROM evidence WHERE attempt_id = 'att-0001';
+         DELETE FROM attempts WHERE attempt_id = 'att-0001';
+         DELETE FROM checks WHERE attempt_id = 'att-0001';
+         DELETE FROM evidence WHERE attempt_id = 'att-0001';",
+    )
+    .unwrap();
+    w.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    w.execute_batch(
+        "INSERT INTO attempts SELECT * FROM temp.a;
+         INSERT INTO checks SELECT * FROM temp.c;
+         INSERT INTO evidence SELECT * FROM temp.e;",
+    )
+    .unwrap();
+    let wal = db.with_file_name("results.sqlite3-wal");
+    let committed = std::fs::metadata(&wal).unwrap().len();
+    assert!(committed > 0, "the committed attempt is in the WAL");
+    w.execute_batch(
+        "PRAGMA cache_size = 2;
+         BEGIN;
+         UPDATE attempts SET verdict = 'FAIL', reason = 'uncommitted' WHERE attempt_id = 'att-0001';
+         CREATE TABLE junk (x BLOB);
+         INSERT INTO junk WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+             SELECT randomblob(2000) FROM n;",
+    )
+    .unwrap();
+    assert!(
+        std::fs::metadata(&wal).unwrap().len() > committed,
+        "the open transaction spilled uncommitted frames into the WAL"
+    );
+    w
+}
+
+/// Run `git-ledger <args>` in `cwd` with `dir` mounted read-only over itself, in a private mount
+/// namespace (`unshare -m`; nothing is seen outside it). `None` when this machine cannot.
+fn in_read_only_mount(cwd: &Path, dir: &Path, args: &[&str]) -> Option<Run> {
+    let probe = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg("mount --bind \"$0\" \"$0\" && mount -o remount,bind,ro \"$0\" \"$0\"")
+        .arg(dir)
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return None;
+    }
+    let mut cmd = std::process::Command::new("unshare");
+    crate::common::pin_env(&mut cmd)
+        .current_dir(cwd)
+        .args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg(
+            "d=$1; shift; mount --bind \"$d\" \"$d\" && mount -o remount,bind,ro \"$d\" \"$d\" \
+             && touch \"$d/probe\" 2>/dev/null && { echo 'the mount is writable' >&2; exit 99; }; \
+             exec \"$0\" \"$@\"",
+        )
+        .arg(crate::common::bin())
+        .arg(dir)
+        .args(args);
+    let o = cmd.output().unwrap();
+    Some(Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    })
+}
+
+#[test]
+fn a_wal_store_is_read_without_creating_or_changing_a_file_beside_it() {
+    let c = crate::import::Campaign::new();
+    let writer = wal_store(&c, "live-store");
+    // A crashed writer's store: the database and its WAL (committed and uncommitted frames),
+    // no -shm, nobody holding it.
+    let live = c.root().join("live-store");
+    let crashed = c.root().join("crashed-store");
+    std::fs::create_dir(&crashed).unwrap();
+    for f in ["results.sqlite3", "results.sqlite3-wal"] {
+        std::fs::copy(live.join(f), crashed.join(f)).unwrap();
+    }
+
+    for (rel, dir) in [("live-store", &live), ("crashed-store", &crashed)] {
+        c.reset_ledger();
+        let before = dir_state(dir);
+        let r = c.import(&["--arena", ARENA_ROW, rel, "att-0001"]);
+        assert_eq!(r.code, 0, "{rel}: {}", r.stderr);
+        assert_eq!(
+            dir_state(dir),
+            before,
+            "{rel}: the import changed the store directory"
+        );
+        // The committed attempt (only in the WAL), never the open transaction's rewrite.
+        let row = c.row(ARENA_ROW);
+        assert_eq!(row["native_outcome"], "PASS", "{rel}: {row}");
+    }
+
+    // A read-only store directory (a read-only bind mount: root ignores file permissions).
+    c.reset_ledger();
+    let args = [
+        "import",
+        "campaign.json",
+        "ledger.json",
+        "--arena",
+        ARENA_ROW,
+        "crashed-store",
+        "att-0001",
+    ];
+    match in_read_only_mount(c.root(), &crashed, &args) {
+        Some(r) => {
+            assert_eq!(r.code, 0, "read-only store: {}", r.stderr);
+            assert_eq!(c.row(ARENA_ROW)["native_outcome"], "PASS");
+        }
+        None => crate::common::require_tool(
+            "unshare -m with mount",
+            "the read-only bind mount of an Arena store",
+        ),
+    }
+    drop(writer);
+}
