@@ -568,3 +568,93 @@ fn a_wal_store_is_read_without_creating_or_changing_a_file_beside_it() {
     }
     drop(writer);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 10: a symlinked ledger file is written through, never forked.
+
+/// A directory with a declaration, a template ledger at `real/ledger.json` and a row file for
+/// `sid` ready to put.
+fn file_mode_ledger() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(d, "campaign.json", pretty(&declaration_value(ID, 2)));
+    let template = ledger(d, &["template", "campaign.json"])
+        .ok()
+        .stdout
+        .clone();
+    write(d, "real/ledger.json", &template);
+    dir
+}
+
+fn put_row(d: &Path, sid: &str, file: &str) -> Run {
+    let l: Value = serde_json::from_slice(&std::fs::read(d.join(file)).unwrap()).unwrap();
+    let mut row = l["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["schedule_id"] == sid)
+        .unwrap()
+        .clone();
+    row["native_outcome"] = json!("INTERRUPTED_UNGRADED");
+    row["native_status"] = json!("INCOMPLETE");
+    row["reason"] = json!("by hand");
+    write(d, "row.json", pretty(&row));
+    ledger(d, &["put", sid, "row.json", "campaign.json", file])
+}
+
+#[test]
+fn a_symlinked_ledger_file_is_written_through_the_link() {
+    let dir = file_mode_ledger();
+    let d = dir.path();
+    std::os::unix::fs::symlink("real/ledger.json", d.join("ledger.json")).unwrap();
+    put_row(d, FILLED, "ledger.json").ok();
+    // The link is still a link, and both paths show the new state.
+    assert!(std::fs::symlink_metadata(d.join("ledger.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let via_link = std::fs::read(d.join("ledger.json")).unwrap();
+    assert_eq!(via_link, std::fs::read(d.join("real/ledger.json")).unwrap());
+    let l: Value = serde_json::from_slice(&via_link).unwrap();
+    assert_eq!(l["rows"][2]["native_outcome"], "INTERRUPTED_UNGRADED");
+    // A put through the target sees the first, and the next through the link sees both.
+    put_row(d, OTHER, "real/ledger.json").ok();
+    let l: Value = serde_json::from_slice(&std::fs::read(d.join("ledger.json")).unwrap()).unwrap();
+    assert_eq!(l["rows"][3]["native_outcome"], "INTERRUPTED_UNGRADED");
+    assert_eq!(l["rows"][2]["native_outcome"], "INTERRUPTED_UNGRADED");
+    // One lock for both paths: the target's lock held stops a writer through the link.
+    write(d, "real/ledger.json.lock", "");
+    let before = std::fs::read(d.join("real/ledger.json")).unwrap();
+    let r = put_row(d, "scenario/interrupted-reuse/01", "ledger.json");
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("real/ledger.json.lock"), "{}", r.stderr);
+    assert_eq!(std::fs::read(d.join("real/ledger.json")).unwrap(), before);
+    assert!(!d.join("ledger.json.lock").exists());
+    // A chain of links, relative and absolute, is followed to the file.
+    std::fs::remove_file(d.join("real/ledger.json.lock")).unwrap();
+    std::os::unix::fs::symlink(d.join("ledger.json"), d.join("chain.json")).unwrap();
+    put_row(d, "scenario/interrupted-reuse/01", "chain.json").ok();
+    assert!(std::fs::symlink_metadata(d.join("chain.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let l: Value =
+        serde_json::from_slice(&std::fs::read(d.join("real/ledger.json")).unwrap()).unwrap();
+    assert_eq!(l["rows"][4]["native_outcome"], "INTERRUPTED_UNGRADED");
+}
+
+#[test]
+fn a_hard_linked_ledger_file_is_refused_before_anything_is_written() {
+    let dir = file_mode_ledger();
+    let d = dir.path();
+    std::fs::hard_link(d.join("real/ledger.json"), d.join("ledger.json")).unwrap();
+    let before = std::fs::read(d.join("ledger.json")).unwrap();
+    let r = put_row(d, FILLED, "ledger.json");
+    r.expect_code(1);
+    assert!(r.stderr.contains("hard link"), "{}", r.stderr);
+    assert_eq!(std::fs::read(d.join("ledger.json")).unwrap(), before);
+    assert_eq!(std::fs::read(d.join("real/ledger.json")).unwrap(), before);
+    // The other side: one name, written as always.
+    std::fs::remove_file(d.join("ledger.json")).unwrap();
+    put_row(d, FILLED, "real/ledger.json").ok();
+}
