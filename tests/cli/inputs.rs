@@ -658,3 +658,108 @@ fn a_hard_linked_ledger_file_is_refused_before_anything_is_written() {
     std::fs::remove_file(d.join("ledger.json")).unwrap();
     put_row(d, FILLED, "real/ledger.json").ok();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 13b: a record over the bound is refused before any object is written.
+
+/// Every object file of a repository (loose objects and packs), by path.
+fn object_files(repo: &Path) -> Vec<String> {
+    fn walk(d: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), out);
+            } else {
+                out.push(e.path().display().to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&repo.join(".git/objects"), &mut out);
+    out.sort();
+    out
+}
+
+/// The example store at `rel` with `n` evidence references of `len` bytes added to att-0001.
+fn big_record_store(c: &crate::import::Campaign, rel: &str, n: usize, len: usize) {
+    c.store(rel, &c.arena_sql());
+    let w = rusqlite::Connection::open(c.root().join(rel).join("results.sqlite3")).unwrap();
+    w.execute(
+        &format!(
+            "INSERT INTO evidence WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n})
+             SELECT 'att-0001', printf('logs/%08d-', i) || substr(hex(zeroblob({len})), 1, {len}) FROM n"
+        ),
+        [],
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_record_over_the_bound_is_refused_before_any_object_is_written() {
+    let c = crate::import::Campaign::new();
+    ledger(c.root(), &["init", "campaign.json"]).ok();
+    let refs = git(c.root(), &["for-each-ref"]);
+    big_record_store(&c, "big-store", 200, 1_000); // a record of about 200 KB
+    let before = object_files(c.root());
+    let r = ledger(
+        c.root(),
+        &[
+            "import",
+            "--max-input-bytes",
+            "100000",
+            "--arena",
+            ARENA_ROW,
+            "big-store",
+            "att-0001",
+        ],
+    );
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("over the input bound of 100000 bytes"),
+        "{}",
+        r.stderr
+    );
+    let after = object_files(c.root());
+    let new: Vec<&String> = after.iter().filter(|p| !before.contains(p)).collect();
+    assert!(
+        new.is_empty(),
+        "the refused import wrote {} objects: {:?}",
+        new.len(),
+        &new[..new.len().min(3)]
+    );
+    assert_eq!(after.len(), before.len());
+    assert_eq!(git(c.root(), &["for-each-ref"]), refs);
+    // The other side: under the default bound the same record is imported.
+    ledger(
+        c.root(),
+        &["import", "--arena", ARENA_ROW, "big-store", "att-0001"],
+    )
+    .ok();
+    assert_ne!(git(c.root(), &["for-each-ref"]), refs);
+}
+
+#[test]
+fn a_record_over_the_default_bound_is_refused_before_any_object_is_written() {
+    // About 70 MB of evidence references: over the default 64 MiB bound.
+    let c = crate::import::Campaign::new();
+    ledger(c.root(), &["init", "campaign.json"]).ok();
+    let refs = git(c.root(), &["for-each-ref"]);
+    big_record_store(&c, "huge-store", 70_000, 1_000);
+    let before = object_files(c.root());
+    let r = ledger(
+        c.root(),
+        &["import", "--arena", ARENA_ROW, "huge-store", "att-0001"],
+    );
+    r.expect_code(2);
+    assert!(r.stderr.contains("over the input bound"), "{}", r.stderr);
+    let after = object_files(c.root());
+    let new: Vec<&String> = after.iter().filter(|p| !before.contains(p)).collect();
+    assert!(
+        new.is_empty(),
+        "the refused import wrote {} objects: {:?}",
+        new.len(),
+        &new[..new.len().min(3)]
+    );
+    assert_eq!(after.len(), before.len());
+    assert_eq!(git(c.root(), &["for-each-ref"]), refs);
+}
