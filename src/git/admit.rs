@@ -493,19 +493,28 @@ impl<'r> Admission<'r> {
                 }
             }
         }
+        // Trees refused here are not looked into below: paths joined from their entries'
+        // names may spell paths that are not in the commit.
+        let mut bad_trees: Vec<String> = Vec::new();
         for (dir, id) in new_trees {
             if dir == RECORDS && records_checked == Some(id) {
                 continue; // its changed run was checked as the diff read it
             }
             let data = self.trees.tree(&id, || format!("tree {dir}"))?;
             if let Some(bad) = noncanonical_entry(&data, self.repo.object_hash().len_in_bytes()) {
+                bad_trees.push(dir.clone());
                 let dir = if dir.is_empty() {
                     "the root tree".to_owned()
                 } else {
                     format!("tree {dir}/")
                 };
+                let what = if bad.starts_with("it has an entry named") {
+                    String::new()
+                } else {
+                    " (a zero-padded mode, entries out of order or a name twice)".to_owned()
+                };
                 r.push(format!(
-                    "{at}: rule 3: {dir} is not as Git writes it: {bad} (a zero-padded mode, entries out of order or a name twice)"
+                    "{at}: rule 3: {dir} is not as Git writes it: {bad}{what}"
                 ));
             }
         }
@@ -517,6 +526,11 @@ impl<'r> Admission<'r> {
         let rule3 = "rule 3";
         for TreeChange { path, old, new } in changes {
             let path = super::show_path(&path);
+            if bad_trees.iter().any(|t| {
+                t.is_empty() || (path.starts_with(t.as_str()) && path[t.len()..].starts_with('/'))
+            }) {
+                continue; // an entry of a tree refused above
+            }
             if bad_dirs
                 .iter()
                 .any(|d| path.starts_with(d.as_str()) && path[d.len()..].starts_with('/'))
@@ -894,6 +908,15 @@ fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String> {
         let (mode, name) = (&rest[..sp], &rest[sp + 1..nul]);
         rest = &rest[nul + 1 + hash_len..];
         let shown = || super::show_path(name);
+        // One path component per entry, as Git writes it (`git fsck`: fullPathname, emptyName,
+        // hasDot, hasDotdot): an entry `a/b.json` is no file `b.json` in a directory `a`, and
+        // naming it by the path it spells would name a file that is not there.
+        if name.contains(&b'/') || name.is_empty() || name == b"." || name == b".." {
+            return Some(format!(
+                "it has an entry named {:?}, which is not one path component (Git writes no '/' in a name, nor an empty, '.' or '..' name)",
+                shown()
+            ));
+        }
         if mode.first() == Some(&b'0') || !mode.iter().all(|b| (b'0'..=b'7').contains(b)) {
             return Some(format!(
                 "entry {} has mode {}",

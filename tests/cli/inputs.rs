@@ -763,3 +763,145 @@ fn a_record_over_the_default_bound_is_refused_before_any_object_is_written() {
     assert_eq!(after.len(), before.len());
     assert_eq!(git(c.root(), &["for-each-ref"]), refs);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 14: tree entries whose names contain `/` are named as they are.
+
+/// Raw tree bytes from `(mode, name, hex id)` entries, in the order given.
+fn raw_tree(entries: &[(&str, &str, &str)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (mode, name, id) in entries {
+        out.extend_from_slice(mode.as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(name.as_bytes());
+        out.push(0);
+        let id: Vec<u8> = (0..id.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&id[i..i + 2], 16).unwrap())
+            .collect();
+        out.extend_from_slice(&id);
+    }
+    out
+}
+
+/// Write raw tree bytes as they are (`git hash-object -t tree --literally`).
+fn write_raw_tree(dir: &Path, bytes: &[u8]) -> String {
+    let r = crate::common::git_run(
+        dir,
+        &["hash-object", "-t", "tree", "--literally", "-w", "--stdin"],
+        Some(bytes),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.stdout.trim().to_owned()
+}
+
+/// `git ls-tree` of `rev` as `(mode, name, id)`.
+fn ls_tree(dir: &Path, rev: &str) -> Vec<(String, String, String)> {
+    git(dir, &["ls-tree", rev])
+        .lines()
+        .map(|l| {
+            let (meta, name) = l.split_once('\t').unwrap();
+            let p: Vec<&str> = meta.split(' ').collect();
+            let mode = p[0].trim_start_matches('0').to_owned();
+            (mode, name.to_owned(), p[2].to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn entries_named_with_a_slash_are_named_by_tree_and_entry() {
+    let (f, _servers, server) = pushed_fixture();
+    let dir = f.dir();
+    let tip = f.tip();
+    // The filled row's blob, as an entry named `scenario/bugfix-iso-weeks/02.json` directly in
+    // `rows/` (after the directory `scenario`, as Git orders `scenario/`).
+    let row = git(dir, &["rev-parse", &format!("{tip}:rows/{FILLED}.json")]);
+    let mut rows: Vec<(String, String, String)> = ls_tree(dir, &format!("{tip}:rows"));
+    rows.push(("100644".into(), format!("{OTHER}.json"), row.clone()));
+    let rows_bytes = raw_tree(
+        &rows
+            .iter()
+            .map(|(m, n, i)| (m.as_str(), n.as_str(), i.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let rows_tree = write_raw_tree(dir, &rows_bytes);
+    let root: Vec<(String, String, String)> = ls_tree(dir, &tip)
+        .into_iter()
+        .map(|(m, n, i)| {
+            if n == "rows" {
+                (m, n, rows_tree.clone())
+            } else {
+                (m, n, i)
+            }
+        })
+        .collect();
+    let root_bytes = raw_tree(
+        &root
+            .iter()
+            .map(|(m, n, i)| (m.as_str(), n.as_str(), i.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let root_tree = write_raw_tree(dir, &root_bytes);
+    let commit = git(dir, &["commit-tree", &root_tree, "-p", &tip, "-m", "slash"]);
+    let remote = push_refused(&f, &server, &commit);
+    let text = remote.join("\n");
+    if std::env::var_os("SHOW_REFUSALS").is_some() {
+        eprintln!("{text}");
+    }
+    let wanted = format!(
+        "rule 3: tree rows/ is not as Git writes it: it has an entry named \"{OTHER}.json\""
+    );
+    assert!(text.contains(&wanted), "{text}");
+    // No reason names the path of the real row file the entry's name spells.
+    assert!(
+        !text.contains(&format!("rows/{OTHER}.json")),
+        "a reason names rows/{OTHER}.json, a path that is not in the commit:\n{text}"
+    );
+    // The same entry in the root tree, named `rows/scenario/bugfix-iso-weeks/02.json`.
+    let mut root2 = ls_tree(dir, &tip);
+    root2.push(("100644".into(), format!("rows/{OTHER}.json"), row));
+    let root2_bytes = raw_tree(
+        &root2
+            .iter()
+            .map(|(m, n, i)| (m.as_str(), n.as_str(), i.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let root2_tree = write_raw_tree(dir, &root2_bytes);
+    let commit2 = git(
+        dir,
+        &[
+            "commit-tree",
+            &root2_tree,
+            "-p",
+            &tip,
+            "-m",
+            "slash at the root",
+        ],
+    );
+    let text2 = push_refused(&f, &server, &commit2).join("\n");
+    assert!(
+        text2.contains(&format!(
+            "rule 3: the root tree is not as Git writes it: it has an entry named \"rows/{OTHER}.json\""
+        )),
+        "{text2}"
+    );
+    assert!(!text2.contains("outside the ledger layout"), "{text2}");
+
+    // verify names them the same way.
+    for (c, needle) in [
+        (&commit, wanted.clone()),
+        (&commit2, "the root tree is not as Git writes it".into()),
+    ] {
+        git(dir, &["update-ref", crate::gitstore::REF, c]);
+        let r = ledger(dir, &["verify"]);
+        r.expect_code(2);
+        assert!(r.stderr.contains(&needle), "{}", r.stderr);
+        assert!(!r.stderr.contains("is not in the parent"), "{}", r.stderr);
+    }
+    // The other side: the same row change in trees Git writes is admitted (an ordinary put).
+    git(dir, &["update-ref", crate::gitstore::REF, &tip]);
+    f.put(OTHER, "INTERRUPTED_UNGRADED").ok();
+    let spec = format!("{}:{}", crate::gitstore::REF, crate::gitstore::REF);
+    let r = git_hooked(dir, &["push", "-q", server.to_str().unwrap(), &spec], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
