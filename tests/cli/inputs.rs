@@ -905,3 +905,144 @@ fn entries_named_with_a_slash_are_named_by_tree_and_entry() {
     let r = git_hooked(dir, &["push", "-q", server.to_str().unwrap(), &spec], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 15: cite on many incomplete rows leads with one line per field.
+
+/// Fifteen run lines shaped as Terminal-Bench trials turn out (each trial one attempt; the
+/// harness records neither a cold start nor a queue wait, and the last three trials have no
+/// token budget).
+fn terminal_bench_runs() -> String {
+    let tasks = [
+        "hello-world",
+        "fix-git",
+        "csv-to-parquet",
+        "count-dataset-tokens",
+        "crack-7z-hash",
+        "fibonacci-server",
+        "git-multibranch",
+        "grid-pattern-transform",
+        "heterogeneous-dates",
+        "jupyter-notebook-server",
+        "modernize-fortran-build",
+        "nginx-request-logging",
+        "openssl-selfsigned-cert",
+        "password-recovery",
+        "sqlite-with-gcov",
+    ];
+    let mut out = String::new();
+    for (i, t) in tasks.iter().enumerate() {
+        let mut row = json!({
+            "task_id": t,
+            "prompt_sha256": git_ledger::sha256_hex(format!("prompt {t}").as_bytes()),
+            "hidden_tests_sha256": git_ledger::sha256_hex(format!("tests {t}").as_bytes()),
+            "access_class": "api_model",
+            "server_class": "docker_local",
+            "timeout_s": 1800,
+            "token_budget": 200000,
+            "attempt": 1,
+            "stop_reason": if i % 3 == 0 { "fail" } else { "pass" },
+            "patch_sha256": git_ledger::sha256_hex(format!("patch {t}").as_bytes()),
+        });
+        if i >= 12 {
+            row["token_budget"] = Value::Null;
+        }
+        out.push_str(&serde_json::to_string(&row).unwrap());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn cite_leads_with_one_line_per_missing_field() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "runs.jsonl", terminal_bench_runs());
+    let r = ledger(d.path(), &["cite", "runs.jsonl"]);
+    r.expect_code(2);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        &lines[..4],
+        &[
+            "not citeable: incomplete_envelope (reasons: incomplete_envelope)",
+            "  token_budget: missing in 3 of 15 rows",
+            "  cold_start: missing in 15 of 15 rows",
+            "  queue_wait_ms: missing in 15 of 15 rows",
+        ],
+        "{}",
+        r.stdout
+    );
+    // At most three rows per field, then how many more.
+    assert_eq!(
+        r.stdout.matches("cold_start is missing (absent").count(),
+        3,
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stdout.matches("queue_wait_ms is missing (absent").count(),
+        3,
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stdout.matches("token_budget is missing (absent").count(),
+        3,
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains(
+        "  ... and 12 more rows where queue_wait_ms is missing (--verbose lists every row)\n"
+    ));
+    assert!(
+        !r.stdout.contains("more rows where token_budget"),
+        "{}",
+        r.stdout
+    );
+    assert!(lines.len() < 20, "{} lines:\n{}", lines.len(), r.stdout);
+    assert!(!r.stdout.contains("rate:"));
+
+    // --verbose lists every row.
+    let r = ledger(d.path(), &["cite", "--verbose", "runs.jsonl"]);
+    r.expect_code(2);
+    assert_eq!(
+        r.stdout.matches("queue_wait_ms is missing (absent").count(),
+        15
+    );
+    assert_eq!(
+        r.stdout.matches("cold_start is missing (absent").count(),
+        15
+    );
+    assert!(!r.stdout.contains("more rows"), "{}", r.stdout);
+
+    // --json keeps the full list, one entry per row and field, and its keys as the spec says.
+    let r = ledger(d.path(), &["cite", "--json", "runs.jsonl"]);
+    r.expect_code(2);
+    let v = r.json();
+    assert_eq!(v["missing"].as_array().unwrap().len(), 33);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["citeable", "missing", "reason", "reasons", "refused"]
+    );
+    // ... and its text on stderr is the short one.
+    assert_eq!(
+        r.stderr.matches("queue_wait_ms is missing (absent").count(),
+        3
+    );
+
+    // The other side: the same trials with every field are citeable.
+    let complete: String = terminal_bench_runs()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v["cold_start"] = json!(false);
+            v["queue_wait_ms"] = json!(0);
+            v["token_budget"] = json!(200000);
+            format!("{}\n", serde_json::to_string(&v).unwrap())
+        })
+        .collect();
+    write(d.path(), "complete.jsonl", complete);
+    let r = ledger(d.path(), &["cite", "complete.jsonl"]);
+    r.ok();
+    assert!(r.stdout.contains("n_tasks: 15"), "{}", r.stdout);
+}
