@@ -458,7 +458,11 @@ impl<'r> Admission<'r> {
         let decl = &known.decl;
 
         self.bound_records_before_diff(p.tree, c.tree, &at)?;
-        let (changes, records_checked) = self.step_changes(p.tree, c.tree)?;
+        let (changes, records_checked) =
+            self.step_changes(p.tree, c.tree).map_err(|e| match e {
+                Error::Refused(_) => e.context(&at),
+                e => e,
+            })?;
         if let Some(b) = self.budget {
             let rows = changes
                 .iter()
@@ -782,7 +786,7 @@ impl<'r> Admission<'r> {
                 })
                 .collect()
         };
-        let general = |s: &mut Self| Ok((s.tree_changes(a, b)?, None));
+        let general = |s: &mut Self| Ok((s.tree_changes(a, b, true)?, None));
         let (Some(ea), Some(eb)) = (top(&top_a), top(&top_b)) else {
             return general(self);
         };
@@ -831,15 +835,32 @@ impl<'r> Admission<'r> {
         // (`records` before `rows`), level by level.
         changed.extend(under(RECORDS, flat));
         if let Some((rows_a, rows_b)) = rows {
-            let below = self.tree_changes(rows_a, rows_b)?;
+            let below = self.tree_changes(rows_a, rows_b, false)?;
             changed.extend(under(ROWS, below));
         }
         Ok((changed, Some(records_b)))
     }
 
-    /// The changes between two trees, skipping unchanged subtrees.
-    fn tree_changes(&mut self, a: ObjectId, b: ObjectId) -> Result<Vec<TreeChange>> {
-        tree_changes_in(&self.trees, self.repo.object_hash(), &mut self.state, a, b)
+    /// The changes between two trees, skipping unchanged subtrees. Under a budget the diff
+    /// stops (a bound refusal) once it has found more changes than an admissible step can
+    /// have ([`DiffBound`]), so a hostile tree of 300,000 files is never listed whole.
+    /// `at_root`: `a` and `b` are root trees (else both are `rows/` trees, every entry in the
+    /// layout).
+    fn tree_changes(&mut self, a: ObjectId, b: ObjectId, at_root: bool) -> Result<Vec<TreeChange>> {
+        let bound = self.budget.map(|b| DiffBound {
+            max_layout: b.max_rows.saturating_mul(4).saturating_add(16),
+            max_other: DiffBound::MAX_OTHER,
+            key: b.rows_key,
+            at_root,
+        });
+        tree_changes_bounded(
+            &self.trees,
+            self.repo.object_hash(),
+            &mut self.state,
+            a,
+            b,
+            bound,
+        )
     }
 }
 
@@ -983,22 +1004,121 @@ fn tree_changes_in(
     a: ObjectId,
     b: ObjectId,
 ) -> Result<Vec<TreeChange>> {
+    tree_changes_bounded(objects, hash, state, a, b, None)
+}
+
+/// How many changes one bounded diff may find: in `rows/` and `records/` (an admissible step
+/// changes at most `max_rows` row files and as many record files, and their directories), and
+/// elsewhere (an admissible step changes nothing else; the first few are named).
+#[derive(Debug, Clone, Copy)]
+struct DiffBound {
+    max_layout: usize,
+    max_other: usize,
+    key: &'static str,
+    /// Paths start at the root tree (else inside `rows/`: all in the layout).
+    at_root: bool,
+}
+
+impl DiffBound {
+    const MAX_OTHER: usize = 64;
+}
+
+/// A diff recorder that stops once a [`DiffBound`] is passed, saying which.
+struct BoundedRecorder {
+    rec: gix::diff::tree::Recorder,
+    bound: DiffBound,
+    layout: usize,
+    other: usize,
+    exceeded: Option<String>,
+}
+
+impl gix::diff::tree::Visit for BoundedRecorder {
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        self.rec.pop_front_tracked_path_and_set_current()
+    }
+    fn push_back_tracked_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.rec.push_back_tracked_path_component(component)
+    }
+    fn push_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.rec.push_path_component(component)
+    }
+    fn pop_path_component(&mut self) {
+        self.rec.pop_path_component()
+    }
+    fn visit(&mut self, change: gix::diff::tree::visit::Change) -> gix::diff::tree::visit::Action {
+        use gix::diff::tree::recorder::Change as C;
+        let action = self.rec.visit(change);
+        let path = match self.rec.records.last() {
+            Some(
+                C::Addition { path, .. } | C::Deletion { path, .. } | C::Modification { path, .. },
+            ) => path,
+            None => return action,
+        };
+        let top = path.split(|&b| b == b'/').next().unwrap_or_default();
+        if !self.bound.at_root || top == ROWS.as_bytes() || top == RECORDS.as_bytes() {
+            self.layout += 1;
+        } else {
+            self.other += 1;
+        }
+        let b = self.bound;
+        if self.layout > b.max_layout {
+            self.exceeded = Some(format!(
+                "bound: this update changes more than {} entries in rows/ and records/ (raise it with `git config {}`)",
+                b.max_layout, b.key
+            ));
+        } else if self.other > b.max_other {
+            self.exceeded = Some(format!(
+                "rule 3: more than {} entries outside rows/ and records/ changed (the rest were not read); a ledger's other entries never change",
+                b.max_other
+            ));
+        }
+        match self.exceeded {
+            Some(_) => std::ops::ControlFlow::Break(()),
+            None => action,
+        }
+    }
+}
+
+/// [`tree_changes_in`], stopping with a refusal once `bound` is passed.
+fn tree_changes_bounded(
+    objects: &impl gix::objs::Find,
+    hash: gix::hash::Kind,
+    state: &mut gix::diff::tree::State,
+    a: ObjectId,
+    b: ObjectId,
+    bound: Option<DiffBound>,
+) -> Result<Vec<TreeChange>> {
     use gix::diff::tree::recorder::Change as C;
     use gix::objs::{Kind, TreeRefIter};
     let mut buf_a = Vec::new();
     let mut buf_b = Vec::new();
     let data_a = super::tree::read_object(objects, &a, Kind::Tree, || "tree".into(), &mut buf_a)?;
     let data_b = super::tree::read_object(objects, &b, Kind::Tree, || "tree".into(), &mut buf_b)?;
-    let mut rec = gix::diff::tree::Recorder::default();
-    gix::diff::tree(
+    let mut rec = BoundedRecorder {
+        rec: gix::diff::tree::Recorder::default(),
+        bound: bound.unwrap_or(DiffBound {
+            max_layout: usize::MAX,
+            max_other: usize::MAX,
+            key: "",
+            at_root: false,
+        }),
+        layout: 0,
+        other: 0,
+        exceeded: None,
+    };
+    let diffed = gix::diff::tree(
         TreeRefIter::from_bytes(data_a, hash),
         TreeRefIter::from_bytes(data_b, hash),
         state,
         objects,
         &mut rec,
-    )
-    .map_err(|e| Error::failed(format!("cannot compare trees {a} and {b}: {e}")))?;
+    );
+    if let Some(why) = rec.exceeded {
+        return Err(Error::refused(why));
+    }
+    diffed.map_err(|e| Error::failed(format!("cannot compare trees {a} and {b}: {e}")))?;
     Ok(rec
+        .rec
         .records
         .into_iter()
         .map(|ch| match ch {

@@ -1046,3 +1046,42 @@ fn cite_leads_with_one_line_per_missing_field() {
     r.ok();
     assert!(r.stdout.contains("n_tasks: 15"), "{}", r.stdout);
 }
+
+/// A commit on the fixture's tip adding `n` files at the root, outside the ledger layout.
+fn root_junk(f: &crate::gitstore::Fixture, n: usize) -> String {
+    let dir = f.dir();
+    let tip = f.tip();
+    let blob = crate::common::git_run(dir, &["hash-object", "-w", "--stdin"], Some(b"{}\n"));
+    let blob = blob.stdout.trim().to_owned();
+    let mut root = git(dir, &["ls-tree", &tip]);
+    let mut names: Vec<String> = (0..n).map(|i| format!("junk{i:07}.json")).collect();
+    names.sort();
+    for name in names {
+        root.push_str(&format!("\n100644 blob {blob}\t{name}"));
+    }
+    root.push('\n');
+    let root = crate::common::git_run(dir, &["mktree"], Some(root.as_bytes()));
+    let root = root.stdout.trim().to_owned();
+    git(dir, &["commit-tree", &root, "-p", &tip, "-m", "junk"])
+}
+
+#[test]
+fn files_outside_the_layout_stop_the_diff_early() {
+    let (f, _servers, server) = pushed_fixture();
+    // A few are each named.
+    let text = push_refused(&f, &server, &root_junk(&f, 3)).join("\n");
+    assert_eq!(
+        text.matches("is outside the ledger layout").count(),
+        3,
+        "{text}"
+    );
+    // Many: the diff stops after 64, one reason says so.
+    let remote = push_refused(&f, &server, &root_junk(&f, 20_000));
+    let text = remote.join("\n");
+    assert!(
+        text.contains("rule 3: more than 64 entries outside rows/ and records/ changed"),
+        "{}",
+        &text[..4000.min(text.len())]
+    );
+    assert!(remote.len() < 10, "{} remote lines", remote.len());
+}
