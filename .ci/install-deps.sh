@@ -3,6 +3,8 @@
 #   chromium  - renders the HTML report headless (screenshot + DOM) in tests/cli/render.rs
 #   man-db    - `man`, which `git ledger --help` runs (git help ledger) in tests/cli/shell.rs
 #   bsdutils  - `script`, a pseudo-terminal for the colour test (normally already present)
+#   util-linux, mount - `unshare` and `mount`: a read-only bind mount of an Arena store, for
+#               tests/cli/inputs.rs when run as root (normally already present)
 # With CI set, those tests fail instead of skipping when a tool is missing.
 set -euo pipefail
 
@@ -10,6 +12,8 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 man --version >/dev/null 2>&1 || need+=(man-db)
 command -v script >/dev/null 2>&1 || need+=(bsdutils)
+command -v unshare >/dev/null 2>&1 || need+=(util-linux)
+command -v mount >/dev/null 2>&1 || need+=(mount)
 
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""

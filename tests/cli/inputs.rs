@@ -486,9 +486,24 @@ fn wal_store(c: &crate::import::Campaign, rel: &str) -> rusqlite::Connection {
     w
 }
 
-/// Run `git-ledger <args>` in `cwd` with `dir` mounted read-only over itself, in a private mount
-/// namespace (`unshare -m`; nothing is seen outside it). `None` when this machine cannot.
+/// Run `git-ledger <args>` in `cwd` with `dir` read-only. Not as root: the directory's write
+/// permission is taken away (and given back). As root, who ignores permissions: `dir` is
+/// mounted read-only over itself in a private mount namespace (`unshare -m`; nothing is seen
+/// outside it). `None` when this machine can do neither.
 fn in_read_only_mount(cwd: &Path, dir: &Path, args: &[&str]) -> Option<Run> {
+    use std::os::unix::fs::PermissionsExt;
+    let uid = std::process::Command::new("id").arg("-u").output().ok()?;
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+        assert!(
+            std::fs::write(dir.join("probe"), "").is_err(),
+            "the directory is writable"
+        );
+        let r = ledger(cwd, args);
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        return Some(r);
+    }
     let probe = std::process::Command::new("unshare")
         .args(["-m", "--propagation", "private", "sh", "-c"])
         .arg("mount --bind \"$0\" \"$0\" && mount -o remount,bind,ro \"$0\" \"$0\"")
@@ -562,7 +577,7 @@ fn a_wal_store_is_read_without_creating_or_changing_a_file_beside_it() {
             assert_eq!(c.row(ARENA_ROW)["native_outcome"], "PASS");
         }
         None => crate::common::require_tool(
-            "unshare -m with mount",
+            "unshare (util-linux) and mount, as root with CAP_SYS_ADMIN,",
             "the read-only bind mount of an Arena store",
         ),
     }
