@@ -107,8 +107,9 @@ impl Store for FileStore {
             next.rows[positions[w.row.schedule_id()]] = w.row.clone();
         }
         let bytes = next.canonical(&self.decl);
-        // The resulting ledger must pass every check of the report.
-        Ledger::parse(&self.decl, &bytes, u64::MAX)
+        // The resulting ledger must pass every check of the report, under the same input bound
+        // the next reader will hold it to (a ledger written over it could not be read back).
+        Ledger::parse(&self.decl, &bytes, self.max_input_bytes)
             .map_err(|e| e.context("the resulting ledger"))?;
         // Compare-and-swap on the file's bytes, under its lock: another writer may have
         // replaced it, and none can between the comparison and the rename.

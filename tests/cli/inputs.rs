@@ -1100,3 +1100,42 @@ fn files_outside_the_layout_stop_the_diff_early() {
     );
     assert!(remote.len() < 10, "{} remote lines", remote.len());
 }
+
+#[test]
+fn a_file_mode_ledger_is_never_written_over_the_bound() {
+    let dir = file_mode_ledger();
+    let d = dir.path();
+    // A compact declaration, smaller than the ledger.
+    write(
+        d,
+        "campaign.json",
+        serde_json::to_vec(&declaration_value(ID, 2)).unwrap(),
+    );
+    let template = ledger(d, &["template", "campaign.json"])
+        .ok()
+        .stdout
+        .clone();
+    write(d, "real/ledger.json", &template);
+    let before = std::fs::read(d.join("real/ledger.json")).unwrap();
+    // A bound the ledger meets now but would not after the put.
+    let bound = (before.len() + 10).to_string();
+    let r = put_row(d, FILLED, "real/ledger.json");
+    assert_eq!(r.code, 0, "{}", r.stderr); // (the row file written; undo the put)
+    std::fs::write(d.join("real/ledger.json"), &before).unwrap();
+    let r = ledger(
+        d,
+        &[
+            "put",
+            "--max-input-bytes",
+            &bound,
+            FILLED,
+            "row.json",
+            "campaign.json",
+            "real/ledger.json",
+        ],
+    );
+    r.expect_code(2);
+    assert!(r.stderr.contains("the resulting ledger"), "{}", r.stderr);
+    assert!(r.stderr.contains("over the input bound"), "{}", r.stderr);
+    assert_eq!(std::fs::read(d.join("real/ledger.json")).unwrap(), before);
+}
