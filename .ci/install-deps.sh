@@ -4,8 +4,10 @@
 #   man-db    - `man`, which `git ledger --help` runs (git help ledger) in tests/cli/shell.rs
 #   bsdutils  - `script`, a pseudo-terminal for the colour test (normally already present)
 #   sqlite3   - builds the example Arena store, as docs/guide/03-import.md shows (tests/cli/guide.rs)
-#   python3-jsonschema - Python's JSON Schema validator, the cross-check of docs/schemas/ in
-#               tests/cli/schemas.rs (python_jsonschema_agrees)
+#   jsonschema (PyPI, into the python3 on PATH) - Python's JSON Schema validator, the
+#               cross-check of docs/schemas/ in tests/cli/schemas.rs (python_jsonschema_agrees)
+#   util-linux, mount - `unshare` and `mount`: a read-only bind mount of an Arena store, for
+#               tests/cli/inputs.rs when run as root (normally already present)
 # With CI set, those tests fail instead of skipping when a tool is missing.
 set -euo pipefail
 
@@ -14,7 +16,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 man --version >/dev/null 2>&1 || need+=(man-db)
 command -v script >/dev/null 2>&1 || need+=(bsdutils)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
-python3 -c 'import jsonschema' >/dev/null 2>&1 || need+=(python3-jsonschema)
+command -v unshare >/dev/null 2>&1 || need+=(util-linux)
+command -v mount >/dev/null 2>&1 || need+=(mount)
 
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""
@@ -25,3 +28,9 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 chromium --version 2>/dev/null || true
 man --version
+
+# The python3 on PATH (not necessarily Debian's) must import jsonschema.
+if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+  echo "installing: jsonschema (PyPI)" >&2
+  python3 -m pip install --quiet 'jsonschema==4.26.0'
+fi

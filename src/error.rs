@@ -182,6 +182,22 @@ impl From<std::io::Error> for Error {
     }
 }
 
+/// How many reasons a refusal prints as text (`refused (N reasons):`, the hooks' `remote:`
+/// lines): the first ones, then one line saying how many more there were.
+pub const SHOWN_REASONS: usize = 20;
+
+/// How many reasons a refusal lists under `--json` (`reasons`, with `reasons_total` beside it
+/// when there were more): enough for any honest refusal, bounded for a hostile one.
+pub const JSON_REASONS: usize = 1_000;
+
+/// The line that stands for the reasons not printed.
+pub fn more_reasons(omitted: usize) -> String {
+    format!(
+        "… and {omitted} more reason{}",
+        if omitted == 1 { "" } else { "s" }
+    )
+}
+
 /// Collects refusal reasons, so a check can report every problem instead of the first.
 #[derive(Debug, Default)]
 pub struct Reasons(Vec<String>);

@@ -44,6 +44,13 @@ pub const EMPTY_PATCH_SHA256: &str =
 /// How many problems of one reason are listed; the rest are counted (`omitted`).
 pub const MAX_LISTED_PER_REASON: usize = 1000;
 
+/// How many rows of one field's problem the text lists without `--verbose` (the summary line
+/// before them counts them all).
+pub const SHOWN_ROWS_PER_FIELD: usize = 3;
+
+/// How many fields the text's summary counts without `--verbose`.
+pub const SHOWN_FIELDS: usize = 50;
+
 /// How many distinct envelopes a mixed-envelope refusal names; rows in further envelopes are
 /// counted.
 pub const MAX_GROUPS: usize = 100;
@@ -194,6 +201,21 @@ pub struct Refusal {
     /// Problems found but not listed (beyond [`MAX_LISTED_PER_REASON`] of one reason).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub omitted: Option<u64>,
+    /// Row problems counted per reason and field, in the order first found (the text's
+    /// summary; the JSON lists each problem in `missing` instead).
+    #[serde(skip)]
+    pub fields: Vec<FieldCount>,
+    /// The rows read (non-blank lines).
+    #[serde(skip)]
+    pub rows: u64,
+}
+
+/// How many rows had one reason's problem with one field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldCount {
+    pub reason: Reason,
+    pub field: String,
+    pub rows: u64,
 }
 
 /// What the gate decided.
@@ -222,11 +244,16 @@ impl Verdict {
         crate::json::canonical(&value.unwrap_or(Value::Null))
     }
 
-    /// The human text.
+    /// The human text (a refusal's rows shortened per field, see [`Refusal::to_text_with`]).
     pub fn to_text(&self) -> String {
+        self.to_text_with(false)
+    }
+
+    /// The human text; `verbose` lists every row of a refusal.
+    pub fn to_text_with(&self, verbose: bool) -> String {
         match self {
             Verdict::Citeable(c) => c.to_text(),
-            Verdict::Refused(r) => r.to_text(),
+            Verdict::Refused(r) => r.to_text_with(verbose),
         }
     }
 }
@@ -275,7 +302,10 @@ impl Citation {
 }
 
 impl Refusal {
-    fn to_text(&self) -> String {
+    /// The text: the verdict, one line per field with a row problem (how many rows have it;
+    /// only when some field has one in more than one row), then the problems — without `verbose`, at most [`SHOWN_ROWS_PER_FIELD`] rows of each
+    /// field's problem and a line saying how many more there are (the JSON lists them all).
+    pub fn to_text_with(&self, verbose: bool) -> String {
         let mut s = String::new();
         let codes: Vec<&str> = self.reasons.iter().map(|r| r.code()).collect();
         let _ = writeln!(
@@ -284,8 +314,86 @@ impl Refusal {
             self.reason.code(),
             codes.join(", ")
         );
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        let verb = |r: Reason| match r {
+            Reason::IncompleteEnvelope => "missing",
+            Reason::InvalidValue => "invalid",
+            Reason::EnvelopeMismatch => "not the card's",
+            other => other.code(),
+        };
+        // The summary counts what a field's rows share; when no field has a problem in more
+        // than one row, it would only repeat the list.
+        let summarised = if !self.fields.iter().any(|f| f.rows > 1) {
+            0
+        } else if verbose {
+            self.fields.len()
+        } else {
+            self.fields.len().min(SHOWN_FIELDS)
+        };
+        for f in &self.fields[..summarised] {
+            let _ = writeln!(
+                s,
+                "  {}: {} in {} of {} row{}",
+                f.field,
+                verb(f.reason),
+                f.rows,
+                self.rows,
+                plural(self.rows)
+            );
+        }
+        if summarised > 0 && summarised < self.fields.len() {
+            let more = (self.fields.len() - summarised) as u64;
+            let _ = writeln!(
+                s,
+                "  ... and {more} more field{} with problems (--verbose counts each)",
+                plural(more)
+            );
+        }
+        // Without `verbose`, each field's row problems are one block where the first of them
+        // is: its first rows, then how many more.
+        let index: std::collections::HashMap<(Reason, &str), usize> = self
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| ((f.reason, f.field.as_str()), i))
+            .collect();
+        let group_of = |p: &Problem| -> Option<usize> {
+            if verbose || p.source != "runs" || p.row.is_none() {
+                return None;
+            }
+            index.get(&(p.reason, p.field.as_deref()?)).copied()
+        };
+        let mut blocks: Vec<Vec<&Problem>> = vec![Vec::new(); self.fields.len()];
         for p in &self.missing {
-            let _ = writeln!(s, "  {}: {}", p.reason.code(), p.message);
+            if let Some(g) = group_of(p) {
+                if blocks[g].len() < SHOWN_ROWS_PER_FIELD {
+                    blocks[g].push(p);
+                }
+            }
+        }
+        let mut done = vec![false; self.fields.len()];
+        for p in &self.missing {
+            let Some(g) = group_of(p) else {
+                let _ = writeln!(s, "  {}: {}", p.reason.code(), p.message);
+                continue;
+            };
+            if std::mem::replace(&mut done[g], true) {
+                continue;
+            }
+            for q in &blocks[g] {
+                let _ = writeln!(s, "  {}: {}", q.reason.code(), q.message);
+            }
+            let group = &self.fields[g];
+            let more = group.rows.saturating_sub(blocks[g].len() as u64);
+            if more > 0 {
+                let _ = writeln!(
+                    s,
+                    "  ... and {more} more row{} where {} is {} (--verbose lists every row)",
+                    plural(more),
+                    group.field,
+                    verb(group.reason)
+                );
+            }
         }
         if let Some(n) = self.omitted {
             let _ = writeln!(
@@ -512,6 +620,9 @@ pub struct Gate<'c> {
     tasks: BTreeMap<Box<str>, TaskState>,
     groups: Vec<EnvelopeGroup>,
     unlisted_rows: u64,
+    /// Row problems per reason and field (every one, listed or not), and where each is.
+    fields: Vec<FieldCount>,
+    field_index: std::collections::HashMap<(Reason, Box<str>), usize>,
 }
 
 impl<'c> Gate<'c> {
@@ -529,6 +640,8 @@ impl<'c> Gate<'c> {
             tasks: BTreeMap::new(),
             groups: Vec::new(),
             unlisted_rows: 0,
+            fields: Vec::new(),
+            field_index: std::collections::HashMap::new(),
         }
     }
 
@@ -879,6 +992,20 @@ impl<'c> Gate<'c> {
             Value::Null => String::new(),
             v => format!(", task {}", show(v)),
         };
+        if let Some(field) = field {
+            match self.field_index.get(&(reason, field.into())) {
+                Some(&i) => self.fields[i].rows += 1,
+                None => {
+                    self.field_index
+                        .insert((reason, field.into()), self.fields.len());
+                    self.fields.push(FieldCount {
+                        reason,
+                        field: field.to_owned(),
+                        rows: 1,
+                    });
+                }
+            }
+        }
         self.problems.push(Problem {
             reason,
             source: "runs",
@@ -1047,6 +1174,12 @@ impl<'c> Gate<'c> {
         missing.sort_by_key(|p| p.reason);
         let total: u64 = self.problems.counts.iter().sum();
         let omitted = total - missing.len() as u64;
+        let mut fields = self.fields;
+        // By reason, then the spec's field order; unknown fields after, in the order found.
+        fields.sort_by_key(|f| {
+            let at = RUN_FIELDS.iter().position(|r| *r == f.field);
+            (f.reason, at.unwrap_or(usize::MAX))
+        });
         Verdict::Refused(Refusal {
             citeable: false,
             refused: true,
@@ -1054,6 +1187,8 @@ impl<'c> Gate<'c> {
             reasons,
             missing,
             omitted: (omitted > 0).then_some(omitted),
+            fields,
+            rows: self.rows,
         })
     }
 

@@ -27,6 +27,11 @@ pub struct CiteArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// List every row of a refusal in the text (by default at most a few rows of each field's
+    /// problem, after one line per field counting them; --json always lists them all).
+    #[arg(long, short)]
+    pub verbose: bool,
+
     #[command(flatten)]
     pub input: InputOpts,
 }
@@ -59,10 +64,10 @@ pub fn run(args: CiteArgs, io: &mut Io) -> Result<i32> {
     if args.json {
         write(io.out, &verdict.to_json())?;
         if let cite::Verdict::Refused(_) = verdict {
-            write(io.err, verdict.to_text().as_bytes())?;
+            write(io.err, verdict.to_text_with(args.verbose).as_bytes())?;
         }
     } else {
-        write(io.out, verdict.to_text().as_bytes())?;
+        write(io.out, verdict.to_text_with(args.verbose).as_bytes())?;
     }
     Ok(verdict.exit_code())
 }

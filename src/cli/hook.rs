@@ -139,8 +139,13 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
                 reasons.len(),
                 if reasons.len() == 1 { "" } else { "s" }
             )?;
-            for r in &reasons {
+            for r in reasons.iter().take(crate::error::SHOWN_REASONS) {
                 writeln!(io.err, "  {r}")?;
+            }
+            if let Some(more) = reasons.len().checked_sub(crate::error::SHOWN_REASONS) {
+                if more > 0 {
+                    writeln!(io.err, "  {}", crate::error::more_reasons(more))?;
+                }
             }
             let mut hints = e.hints();
             if matches!(args.which, HookKind::PreReceive) {

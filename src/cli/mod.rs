@@ -169,10 +169,15 @@ pub fn main() -> i32 {
 pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let hints = e.hints();
     if json {
+        let reasons = e.reasons();
+        let total = reasons.len();
         let mut obj = serde_json::json!({
             "refused": matches!(e, Error::Refused(_)),
-            "reasons": e.reasons(),
+            "reasons": capped(reasons, crate::error::JSON_REASONS),
         });
+        if total > crate::error::JSON_REASONS {
+            obj["reasons_total"] = total.into();
+        }
         if !hints.is_empty() {
             obj["hints"] = hints.clone().into();
         }
@@ -187,8 +192,13 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
                 reasons.len(),
                 if reasons.len() == 1 { "" } else { "s" }
             );
-            for reason in reasons {
+            let total = reasons.len();
+            for reason in reasons.into_iter().take(crate::error::SHOWN_REASONS) {
                 r = r.and(writeln!(err, "  {reason}"));
+            }
+            if total > crate::error::SHOWN_REASONS {
+                let more = crate::error::more_reasons(total - crate::error::SHOWN_REASONS);
+                r = r.and(writeln!(err, "  {more}"));
             }
             r
         }
@@ -201,6 +211,12 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
     }
     let _ = r;
     e.exit_code()
+}
+
+/// The first `cap` reasons.
+pub fn capped(mut reasons: Vec<String>, cap: usize) -> Vec<String> {
+    reasons.truncate(cap);
+    reasons
 }
 
 impl Command {

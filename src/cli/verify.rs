@@ -75,7 +75,12 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             }
             Err(e @ Error::Refused(_)) => {
                 let r = e.reasons();
-                results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": false, "reasons": r}));
+                let total = r.len();
+                let mut result = serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": false, "reasons": super::capped(r, crate::error::JSON_REASONS)});
+                if total > crate::error::JSON_REASONS {
+                    result["reasons_total"] = total.into();
+                }
+                results.push(result);
                 reasons.extend(e.context(name).entries());
             }
             Err(e) => return Err(e.context(name)),

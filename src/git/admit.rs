@@ -84,6 +84,7 @@ pub struct Admission<'r> {
     /// Commits walked and row files read so far (counted against the budget).
     commits_walked: usize,
     rows_read: usize,
+    records_read: usize,
 }
 
 /// Bounds on the work one admission run may do, so that a hostile push cannot exhaust a
@@ -124,6 +125,7 @@ impl<'r> Admission<'r> {
             budget: None,
             commits_walked: 0,
             rows_read: 0,
+            records_read: 0,
         }
     }
 
@@ -455,7 +457,12 @@ impl<'r> Admission<'r> {
         let known = self.declaration_of_tree(p.tree, &format!("commit {parent}"))?;
         let decl = &known.decl;
 
-        let (changes, records_checked) = self.step_changes(p.tree, c.tree)?;
+        self.bound_records_before_diff(p.tree, c.tree, &at)?;
+        let (changes, records_checked) =
+            self.step_changes(p.tree, c.tree).map_err(|e| match e {
+                Error::Refused(_) => e.context(&at),
+                e => e,
+            })?;
         if let Some(b) = self.budget {
             let rows = changes
                 .iter()
@@ -468,6 +475,11 @@ impl<'r> Admission<'r> {
                     b.max_rows, b.rows_key
                 )));
             }
+            let records = changes
+                .iter()
+                .filter(|ch| ch.path.starts_with(b"records/"))
+                .count();
+            self.bound_records(records, &at)?;
         }
         let mut r = Reasons::new();
         // Every tree C changed must be one Git writes: the diff reads entry modes as numbers
@@ -485,19 +497,28 @@ impl<'r> Admission<'r> {
                 }
             }
         }
+        // Trees refused here are not looked into below: paths joined from their entries'
+        // names may spell paths that are not in the commit.
+        let mut bad_trees: Vec<String> = Vec::new();
         for (dir, id) in new_trees {
             if dir == RECORDS && records_checked == Some(id) {
                 continue; // its changed run was checked as the diff read it
             }
             let data = self.trees.tree(&id, || format!("tree {dir}"))?;
             if let Some(bad) = noncanonical_entry(&data, self.repo.object_hash().len_in_bytes()) {
+                bad_trees.push(dir.clone());
                 let dir = if dir.is_empty() {
                     "the root tree".to_owned()
                 } else {
                     format!("tree {dir}/")
                 };
+                let what = if bad.starts_with("it has an entry named") {
+                    String::new()
+                } else {
+                    " (a zero-padded mode, entries out of order or a name twice)".to_owned()
+                };
                 r.push(format!(
-                    "{at}: rule 3: {dir} is not as Git writes it: {bad} (a zero-padded mode, entries out of order or a name twice)"
+                    "{at}: rule 3: {dir} is not as Git writes it: {bad}{what}"
                 ));
             }
         }
@@ -509,6 +530,11 @@ impl<'r> Admission<'r> {
         let rule3 = "rule 3";
         for TreeChange { path, old, new } in changes {
             let path = super::show_path(&path);
+            if bad_trees.iter().any(|t| {
+                t.is_empty() || (path.starts_with(t.as_str()) && path[t.len()..].starts_with('/'))
+            }) {
+                continue; // an entry of a tree refused above
+            }
             if bad_dirs
                 .iter()
                 .any(|d| path.starts_with(d.as_str()) && path[d.len()..].starts_with('/'))
@@ -667,6 +693,53 @@ impl<'r> Admission<'r> {
         Ok(step)
     }
 
+    /// Count `n` more changed record files against the budget. Every admitted record file
+    /// fills a row, so records are bounded like rows (by the same number and `git config`
+    /// key): a push of 300,000 unclaimed record files is one reason, not 300,000.
+    fn bound_records(&mut self, n: usize, at: &str) -> Result<()> {
+        let Some(b) = self.budget else {
+            return Ok(());
+        };
+        self.records_read = self.records_read.saturating_add(n);
+        if self.records_read > b.max_rows {
+            return Err(Error::refused(format!(
+                "{at}: bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
+                b.max_rows, b.rows_key
+            )));
+        }
+        Ok(())
+    }
+
+    /// The bound of [`Self::bound_records`] checked before the diff is built: `records/` of
+    /// `b` has at least as many added entries as it has more entries than `a`'s, counted from
+    /// the two tree objects without building a list.
+    fn bound_records_before_diff(&mut self, a: ObjectId, b: ObjectId, at: &str) -> Result<()> {
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        let hash = self.repo.object_hash();
+        let count = |s: &Self, top: ObjectId| -> Result<usize> {
+            let data = s.trees.tree(&top, || "tree".into())?;
+            let records = gix::objs::TreeRefIter::from_bytes(&data, hash)
+                .filter_map(|e| e.ok())
+                .find(|e| e.filename == RECORDS.as_bytes() && e.mode.is_tree())
+                .map(|e| e.oid.to_owned());
+            let Some(records) = records else {
+                return Ok(0);
+            };
+            let data = s.trees.tree(&records, || format!("tree {RECORDS}"))?;
+            Ok(gix::objs::TreeRefIter::from_bytes(&data, hash).count())
+        };
+        let grown = count(self, b)?.saturating_sub(count(self, a)?);
+        if self.records_read.saturating_add(grown) > budget.max_rows {
+            return Err(Error::refused(format!(
+                "{at}: bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
+                budget.max_rows, budget.rows_key
+            )));
+        }
+        Ok(())
+    }
+
     /// Rule 4 for one changed row file: canonical bytes, every row check, the path naming its
     /// `schedule_id`, then the row transition.
     fn row_change(
@@ -713,7 +786,7 @@ impl<'r> Admission<'r> {
                 })
                 .collect()
         };
-        let general = |s: &mut Self| Ok((s.tree_changes(a, b)?, None));
+        let general = |s: &mut Self| Ok((s.tree_changes(a, b, true)?, None));
         let (Some(ea), Some(eb)) = (top(&top_a), top(&top_b)) else {
             return general(self);
         };
@@ -762,15 +835,32 @@ impl<'r> Admission<'r> {
         // (`records` before `rows`), level by level.
         changed.extend(under(RECORDS, flat));
         if let Some((rows_a, rows_b)) = rows {
-            let below = self.tree_changes(rows_a, rows_b)?;
+            let below = self.tree_changes(rows_a, rows_b, false)?;
             changed.extend(under(ROWS, below));
         }
         Ok((changed, Some(records_b)))
     }
 
-    /// The changes between two trees, skipping unchanged subtrees.
-    fn tree_changes(&mut self, a: ObjectId, b: ObjectId) -> Result<Vec<TreeChange>> {
-        tree_changes_in(&self.trees, self.repo.object_hash(), &mut self.state, a, b)
+    /// The changes between two trees, skipping unchanged subtrees. Under a budget the diff
+    /// stops (a bound refusal) once it has found more changes than an admissible step can
+    /// have ([`DiffBound`]), so a hostile tree of 300,000 files is never listed whole.
+    /// `at_root`: `a` and `b` are root trees (else both are `rows/` trees, every entry in the
+    /// layout).
+    fn tree_changes(&mut self, a: ObjectId, b: ObjectId, at_root: bool) -> Result<Vec<TreeChange>> {
+        let bound = self.budget.map(|b| DiffBound {
+            max_layout: b.max_rows.saturating_mul(4).saturating_add(16),
+            max_other: DiffBound::MAX_OTHER,
+            key: b.rows_key,
+            at_root,
+        });
+        tree_changes_bounded(
+            &self.trees,
+            self.repo.object_hash(),
+            &mut self.state,
+            a,
+            b,
+            bound,
+        )
     }
 }
 
@@ -839,6 +929,15 @@ fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String> {
         let (mode, name) = (&rest[..sp], &rest[sp + 1..nul]);
         rest = &rest[nul + 1 + hash_len..];
         let shown = || super::show_path(name);
+        // One path component per entry, as Git writes it (`git fsck`: fullPathname, emptyName,
+        // hasDot, hasDotdot): an entry `a/b.json` is no file `b.json` in a directory `a`, and
+        // naming it by the path it spells would name a file that is not there.
+        if name.contains(&b'/') || name.is_empty() || name == b"." || name == b".." {
+            return Some(format!(
+                "it has an entry named {:?}, which is not one path component (Git writes no '/' in a name, nor an empty, '.' or '..' name)",
+                shown()
+            ));
+        }
         if mode.first() == Some(&b'0') || !mode.iter().all(|b| (b'0'..=b'7').contains(b)) {
             return Some(format!(
                 "entry {} has mode {}",
@@ -905,22 +1004,121 @@ fn tree_changes_in(
     a: ObjectId,
     b: ObjectId,
 ) -> Result<Vec<TreeChange>> {
+    tree_changes_bounded(objects, hash, state, a, b, None)
+}
+
+/// How many changes one bounded diff may find: in `rows/` and `records/` (an admissible step
+/// changes at most `max_rows` row files and as many record files, and their directories), and
+/// elsewhere (an admissible step changes nothing else; the first few are named).
+#[derive(Debug, Clone, Copy)]
+struct DiffBound {
+    max_layout: usize,
+    max_other: usize,
+    key: &'static str,
+    /// Paths start at the root tree (else inside `rows/`: all in the layout).
+    at_root: bool,
+}
+
+impl DiffBound {
+    const MAX_OTHER: usize = 64;
+}
+
+/// A diff recorder that stops once a [`DiffBound`] is passed, saying which.
+struct BoundedRecorder {
+    rec: gix::diff::tree::Recorder,
+    bound: DiffBound,
+    layout: usize,
+    other: usize,
+    exceeded: Option<String>,
+}
+
+impl gix::diff::tree::Visit for BoundedRecorder {
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        self.rec.pop_front_tracked_path_and_set_current()
+    }
+    fn push_back_tracked_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.rec.push_back_tracked_path_component(component)
+    }
+    fn push_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.rec.push_path_component(component)
+    }
+    fn pop_path_component(&mut self) {
+        self.rec.pop_path_component()
+    }
+    fn visit(&mut self, change: gix::diff::tree::visit::Change) -> gix::diff::tree::visit::Action {
+        use gix::diff::tree::recorder::Change as C;
+        let action = self.rec.visit(change);
+        let path = match self.rec.records.last() {
+            Some(
+                C::Addition { path, .. } | C::Deletion { path, .. } | C::Modification { path, .. },
+            ) => path,
+            None => return action,
+        };
+        let top = path.split(|&b| b == b'/').next().unwrap_or_default();
+        if !self.bound.at_root || top == ROWS.as_bytes() || top == RECORDS.as_bytes() {
+            self.layout += 1;
+        } else {
+            self.other += 1;
+        }
+        let b = self.bound;
+        if self.layout > b.max_layout {
+            self.exceeded = Some(format!(
+                "bound: this update changes more than {} entries in rows/ and records/ (raise it with `git config {}`)",
+                b.max_layout, b.key
+            ));
+        } else if self.other > b.max_other {
+            self.exceeded = Some(format!(
+                "rule 3: more than {} entries outside rows/ and records/ changed (the rest were not read); a ledger's other entries never change",
+                b.max_other
+            ));
+        }
+        match self.exceeded {
+            Some(_) => std::ops::ControlFlow::Break(()),
+            None => action,
+        }
+    }
+}
+
+/// [`tree_changes_in`], stopping with a refusal once `bound` is passed.
+fn tree_changes_bounded(
+    objects: &impl gix::objs::Find,
+    hash: gix::hash::Kind,
+    state: &mut gix::diff::tree::State,
+    a: ObjectId,
+    b: ObjectId,
+    bound: Option<DiffBound>,
+) -> Result<Vec<TreeChange>> {
     use gix::diff::tree::recorder::Change as C;
     use gix::objs::{Kind, TreeRefIter};
     let mut buf_a = Vec::new();
     let mut buf_b = Vec::new();
     let data_a = super::tree::read_object(objects, &a, Kind::Tree, || "tree".into(), &mut buf_a)?;
     let data_b = super::tree::read_object(objects, &b, Kind::Tree, || "tree".into(), &mut buf_b)?;
-    let mut rec = gix::diff::tree::Recorder::default();
-    gix::diff::tree(
+    let mut rec = BoundedRecorder {
+        rec: gix::diff::tree::Recorder::default(),
+        bound: bound.unwrap_or(DiffBound {
+            max_layout: usize::MAX,
+            max_other: usize::MAX,
+            key: "",
+            at_root: false,
+        }),
+        layout: 0,
+        other: 0,
+        exceeded: None,
+    };
+    let diffed = gix::diff::tree(
         TreeRefIter::from_bytes(data_a, hash),
         TreeRefIter::from_bytes(data_b, hash),
         state,
         objects,
         &mut rec,
-    )
-    .map_err(|e| Error::failed(format!("cannot compare trees {a} and {b}: {e}")))?;
+    );
+    if let Some(why) = rec.exceeded {
+        return Err(Error::refused(why));
+    }
+    diffed.map_err(|e| Error::failed(format!("cannot compare trees {a} and {b}: {e}")))?;
     Ok(rec
+        .rec
         .records
         .into_iter()
         .map(|ch| match ch {

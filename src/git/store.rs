@@ -561,9 +561,41 @@ impl Store for RefStore {
             .map_err(|e| fail(&e))?
             .into();
         let mut editor = gix::objs::tree::Editor::new(root, &trees, repo.object_hash());
+        // Every blob is held to the admission's size bound before any object is written: a
+        // refusal leaves the object store as it was.
+        let rows: Vec<Vec<u8>> = change.rows.iter().map(|w| w.row.canonical(decl)).collect();
+        let mut r = crate::error::Reasons::new();
+        for (w, bytes) in change.rows.iter().zip(&rows) {
+            let sid = w.row.schedule_id();
+            let mut bound = |what: String, len: usize| {
+                if len as u64 > self.max_bytes {
+                    r.push(format!(
+                        "{what} would be {len} bytes, over the input bound of {} bytes (--max-input-bytes)",
+                        self.max_bytes
+                    ));
+                }
+            };
+            bound(
+                format!("row {sid} ({})", layout::row_path(sid)),
+                bytes.len(),
+            );
+            if let (Some(record), Some(rec)) = (&w.record, w.row.native_record()) {
+                let key = rec.key();
+                let path = layout::record_path(&key);
+                bound(format!("row {sid}: record {key} ({path})"), record.len());
+            }
+        }
+        if !r.is_empty() {
+            r.push(format!(
+                "{}{}",
+                crate::error::HINT_PREFIX,
+                crate::error::MAX_INPUT_HINT
+            ));
+            r.into_result()?;
+        }
         let mut newly = 0;
-        for w in &change.rows {
-            let id = write_object(repo, Kind::Blob, &w.row.canonical(decl))?;
+        for (w, row_bytes) in change.rows.iter().zip(&rows) {
+            let id = write_object(repo, Kind::Blob, row_bytes)?;
             editor
                 .upsert(
                     layout::row_path(w.row.schedule_id()).split('/'),

@@ -1,19 +1,35 @@
-//! `pre-commit` for teams that keep a ledger file on a branch: every staged `*.json` file whose
-//! JSON says `"format": "campaign-ledger/1"` is checked against its version in `HEAD`.
+//! `pre-commit` for teams that keep a ledger file on a branch: every changed file that *is* a
+//! ledger file, in `HEAD` or staged, is judged against its version in `HEAD`.
 //!
-//! - The declaration: the file `git config ledger.declaration` names (relative to the top of
-//!   the work tree; its staged version first, else the file on disk), else `campaign.json` in
-//!   the ledger file's own directory (staged version).
-//! - A new ledger file must pass every check of `Ledger::parse` (the report's checks).
-//! - A changed one must pass them too, and each row that differs from `HEAD`'s row must be an
-//!   admitted transition ([`crate::admission::row_transition`]: DEFERRED → attempt, or a filled
-//!   row gaining appended repairs). When `HEAD`'s version is not a ledger of the same
-//!   declaration, the file is treated as new.
-//! - Removing a ledger file is refused (a ledger only grows); `git commit --no-verify` skips
-//!   the hook, as for any hook.
+//! - A ledger file is a regular file that parses as strict JSON (the parser `report` uses)
+//!   into an object whose `format` is `"campaign-ledger/1"` — decided by parsing, never by
+//!   searching bytes or names, so a format spelled with JSON escapes is a ledger file like any
+//!   other, and so is a ledger file named `ledger.txt`.
+//! - The declaration of a ledger file: the file `git config ledger.declaration` names (relative
+//!   to the top of the work tree; the version in the tree being judged, else the file on disk),
+//!   else `campaign.json` in the ledger file's own directory. `HEAD`'s version of a ledger file
+//!   is judged with `HEAD`'s declaration, the staged one with the staged declaration.
+//! - A file that was not a ledger file in `HEAD` and is one staged (a new ledger) must pass
+//!   every check of `Ledger::parse` (the report's checks).
+//! - A file that was a ledger file in `HEAD` must stay one: removing it, or staging a version
+//!   that no longer parses as a ledger file (another format, broken JSON, over the input bound),
+//!   is refused — a ledger only grows. The staged version must pass `Ledger::parse`, and:
+//!   - same declaration (the ledgers' `declaration.sha256` agree): each row that differs from
+//!     `HEAD`'s row must be an admitted transition ([`crate::admission::row_transition`]:
+//!     DEFERRED → attempt, or a filled row gaining appended repairs);
+//!   - another declaration: a changed declaration makes a different ledger. It may replace
+//!     `HEAD`'s only when `HEAD`'s holds no filled row (nothing recorded is lost); otherwise it
+//!     is refused (keep the old ledger and its declaration, start the new one at another path);
+//!   - `HEAD`'s version is a ledger file that is not a valid ledger of `HEAD`'s declaration
+//!     (committed with `--no-verify`, or its declaration is gone): the staged version cannot be
+//!     compared row by row, so it is admitted only when it holds no filled row.
+//! - A commit that changes a declaration re-judges every ledger file that follows it, changed
+//!   or not: changing `campaign.json` under a ledger with filled rows is refused.
+//! - `git commit --no-verify` skips the hook, as for any hook.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use gix::bstr::{BString, ByteSlice};
 use gix::ObjectId;
 
 use crate::admission::row_transition;
@@ -22,51 +38,67 @@ use crate::error::{Error, Result};
 use crate::git::objects::{read_blob_bounded_id, read_commit};
 use crate::ledger::{Ledger, FORMAT};
 
+/// Regular files of one side (HEAD's tree or the staged index), by raw path.
+type Files = BTreeMap<BString, ObjectId>;
+
 /// The staged ledger files checked, or the refusal with every reason.
 pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>> {
     let index = open_index(repo)?;
-    let head_tree = match repo.head_id() {
-        Ok(id) => Some(read_commit(repo, id.detach())?.tree),
-        Err(_) => None, // unborn branch: every staged ledger file is new
-    };
-    let staged: BTreeMap<String, ObjectId> = json_entries(&index);
-    let before: BTreeMap<String, ObjectId> = match head_tree {
-        Some(tree) => {
+    let staged = regular_entries(&index);
+    let before: Files = match repo.head_id() {
+        Ok(id) => {
+            let tree = read_commit(repo, id.detach())?.tree;
             let head_index = repo
                 .index_from_tree(&tree)
                 .map_err(|e| Error::failed(format!("cannot read HEAD's tree {tree}: {e}")))?;
-            json_entries(&head_index)
+            regular_entries(&head_index)
         }
-        None => BTreeMap::new(),
+        Err(_) => Files::new(), // unborn branch: every staged ledger file is new
     };
-    let mut reasons = Vec::new();
-    let mut checked = Vec::new();
+    let configured = repo
+        .config_snapshot()
+        .string("ledger.declaration")
+        .map(|v| BString::from(v.to_vec()));
+    let workdir = repo.workdir().map(|w| w.to_path_buf()).unwrap_or_default();
+    let sides = Sides {
+        repo,
+        head: &before,
+        staged: &staged,
+        configured: configured.as_ref(),
+        workdir: &workdir,
+        max_bytes,
+    };
+
+    // Every path whose file changed, plus every path whose declaration changed.
+    let mut judge: BTreeSet<&BString> = BTreeSet::new();
     for (path, id) in &staged {
-        let old = before.get(path);
-        if old == Some(id) {
-            continue; // unchanged
-        }
-        let Some(bytes) = ledger_bytes(repo, *id, max_bytes, path, &mut reasons)? else {
-            continue;
-        };
-        let old_bytes = match old {
-            Some(o) => ledger_bytes(repo, *o, max_bytes, path, &mut Vec::new())?,
-            None => None,
-        };
-        match check_file(repo, &index, path, &bytes, old_bytes.as_deref(), max_bytes) {
-            Ok(()) => checked.push(path.clone()),
-            Err(Error::Refused(r)) => reasons.extend(r),
-            Err(e) => return Err(e),
+        if before.get(path) != Some(id) {
+            judge.insert(path);
         }
     }
-    for (path, id) in &before {
-        if staged.contains_key(path) {
-            continue;
+    judge.extend(before.keys().filter(|p| !staged.contains_key(*p)));
+    let changed_decl = |p: &BString| -> bool {
+        sides
+            .decl_path(p)
+            .is_some_and(|d| before.get(&d) != staged.get(&d))
+    };
+    for path in staged.keys().chain(before.keys()) {
+        if !judge.contains(path) && changed_decl(path) {
+            judge.insert(path);
         }
-        if ledger_bytes(repo, *id, max_bytes, path, &mut Vec::new())?.is_some() {
-            reasons.push(format!(
-                "{path}: the ledger file is removed; a ledger only grows (commit with --no-verify to override)"
-            ));
+    }
+
+    let mut reasons = Vec::new();
+    let mut checked = Vec::new();
+    for path in judge {
+        let shown = crate::git::show_path(path);
+        let old = sides.classify(before.get(path), &shown)?;
+        let new = sides.classify(staged.get(path), &shown)?;
+        match judge_file(&sides, path, &shown, old, new) {
+            Ok(true) => checked.push(shown),
+            Ok(false) => {}
+            Err(Error::Refused(r)) => reasons.extend(r),
+            Err(e) => return Err(e),
         }
     }
     if reasons.is_empty() {
@@ -74,6 +106,196 @@ pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>>
     } else {
         Err(Error::Refused(reasons))
     }
+}
+
+/// What one version of a path is.
+enum Version {
+    /// No regular file at the path.
+    Absent,
+    /// A file that is not a ledger file (not JSON, not an object, another format).
+    Other,
+    /// A file over the input bound: it cannot be shown to be a ledger file, nor read as one.
+    TooLarge(String),
+    /// A ledger file's bytes.
+    Ledger(Vec<u8>),
+}
+
+/// Judge one path: `Ok(true)` when the staged version is a ledger file that passed, `Ok(false)`
+/// when neither version is a ledger file.
+fn judge_file(
+    sides: &Sides,
+    path: &BString,
+    shown: &str,
+    old: Version,
+    new: Version,
+) -> Result<bool> {
+    const OVERRIDE: &str = "a ledger only grows (commit with --no-verify to override)";
+    let old_bytes = match old {
+        Version::Ledger(b) => Some(b),
+        _ => None,
+    };
+    let new_bytes = match new {
+        Version::Ledger(b) => b,
+        Version::Absent if old_bytes.is_some() => {
+            return Err(Error::refused(format!(
+                "{shown}: the ledger file is removed; {OVERRIDE}"
+            )))
+        }
+        Version::Other if old_bytes.is_some() => {
+            return Err(Error::refused(format!(
+                "{shown}: HEAD's version is a ledger file ({FORMAT}) and the staged one no longer is; {OVERRIDE}"
+            )))
+        }
+        Version::TooLarge(why) if old_bytes.is_some() => {
+            return Err(Error::refused(format!(
+                "{shown}: HEAD's version is a ledger file and the staged one cannot be read as one: {why}"
+            )))
+        }
+        _ => return Ok(false),
+    };
+    let decl = sides.declaration(sides.staged, path, shown)?;
+    let new = Ledger::parse(&decl, &new_bytes, sides.max_bytes).map_err(|e| e.context(shown))?;
+    let Some(old_bytes) = old_bytes else {
+        return Ok(true); // a new ledger file
+    };
+    let at = format!("{shown} (against HEAD)");
+    let old = sides
+        .declaration(sides.head, path, shown)
+        .and_then(|d| Ledger::parse(&d, &old_bytes, sides.max_bytes).map(|l| (d, l)));
+    let old = match old {
+        Ok((_, old)) if old.declaration_sha256 != new.declaration_sha256 => {
+            if old.filled() == 0 {
+                return Ok(true); // nothing recorded is lost: a new ledger
+            }
+            return Err(Error::refused(format!(
+                "{at}: the declaration changed (HEAD's ledger follows {} {}, the staged one {} {}) and HEAD's ledger holds {} filled row{}: a changed declaration makes a different ledger, and the rows recorded would be lost; keep the old ledger and its declaration, and start the new one at another path",
+                old.declaration_id,
+                old.declaration_sha256,
+                new.declaration_id,
+                new.declaration_sha256,
+                old.filled(),
+                if old.filled() == 1 { "" } else { "s" },
+            )));
+        }
+        Ok((_, old)) => old,
+        Err(e) => {
+            if new.filled() == 0 {
+                return Ok(true);
+            }
+            let why = e.reasons().into_iter().next().unwrap_or_default();
+            return Err(Error::refused(format!(
+                "{at}: HEAD's version is a ledger file but not a valid ledger of HEAD's declaration ({why}), so the staged rows cannot be checked against it; only a ledger without filled rows may follow it (commit with --no-verify to override)"
+            )));
+        }
+    };
+    let mut reasons = Vec::new();
+    if old.rows.len() != new.rows.len() {
+        reasons.push(format!(
+            "{at}: {} rows, HEAD's version has {}",
+            new.rows.len(),
+            old.rows.len()
+        ));
+    }
+    for (before, after) in old.rows.iter().zip(&new.rows) {
+        if before == after {
+            continue;
+        }
+        if let Err(r) = row_transition(&decl, before, after, &at) {
+            reasons.extend(r);
+        }
+    }
+    if reasons.is_empty() {
+        Ok(true)
+    } else {
+        Err(Error::Refused(reasons))
+    }
+}
+
+/// Both sides of the commit being made, and where declarations are found.
+struct Sides<'a> {
+    repo: &'a gix::Repository,
+    head: &'a Files,
+    staged: &'a Files,
+    configured: Option<&'a BString>,
+    workdir: &'a std::path::Path,
+    max_bytes: u64,
+}
+
+impl Sides<'_> {
+    /// The tree path of a ledger file's declaration (`None`: the configured one, when it lies
+    /// outside the repository's tracked files, is only on disk — still a path).
+    fn decl_path(&self, ledger_path: &BString) -> Option<BString> {
+        if let Some(p) = self.configured {
+            return Some(p.clone());
+        }
+        let beside = match ledger_path.rfind_byte(b'/') {
+            Some(i) => {
+                let mut d = BString::from(&ledger_path[..=i]);
+                d.extend_from_slice(b"campaign.json");
+                d
+            }
+            None => BString::from("campaign.json"),
+        };
+        // A declaration is never its own ledger.
+        (beside != *ledger_path).then_some(beside)
+    }
+
+    /// Read and classify one version of a path.
+    fn classify(&self, id: Option<&ObjectId>, shown: &str) -> Result<Version> {
+        let Some(id) = id else {
+            return Ok(Version::Absent);
+        };
+        let bytes = match read_blob_bounded_id(self.repo, *id, self.max_bytes, shown) {
+            Ok(b) => b,
+            Err(Error::Refused(r)) => return Ok(Version::TooLarge(r.join("; "))),
+            Err(e) => return Err(e),
+        };
+        Ok(if is_ledger_file(&bytes) {
+            Version::Ledger(bytes)
+        } else {
+            Version::Other
+        })
+    }
+
+    /// The declaration a ledger file follows on one side (see the module documentation).
+    fn declaration(&self, side: &Files, ledger_path: &BString, shown: &str) -> Result<Declaration> {
+        let Some(p) = self.decl_path(ledger_path) else {
+            return Err(Error::refused(format!(
+                "{shown}: a ledger file named campaign.json needs `git config ledger.declaration <path>`"
+            )));
+        };
+        let p_shown = crate::git::show_path(&p);
+        let (what, bytes) = match (side.get(&p), self.configured) {
+            (Some(id), c) => {
+                let what = match c {
+                    Some(_) => format!("{p_shown} (git config ledger.declaration)"),
+                    None => p_shown.clone(),
+                };
+                (what, read_blob_bounded_id(self.repo, *id, self.max_bytes, &p_shown)?)
+            }
+            (None, Some(_)) => {
+                let path = self.workdir.join(p.to_str_lossy().as_ref());
+                let bytes = crate::json::read_bounded(&path, self.max_bytes)?;
+                (format!("{p_shown} (git config ledger.declaration)"), bytes)
+            }
+            (None, None) => {
+                return Err(Error::refused(format!(
+                    "{shown}: no declaration to check it against: stage {p_shown} beside it, or name one with `git config ledger.declaration <path>`"
+                )))
+            }
+        };
+        Declaration::parse(&bytes, self.max_bytes).map_err(|e| e.context(&what))
+    }
+}
+
+/// Whether bytes are a ledger file: strict JSON (what `report` parses) whose top level is an
+/// object with `"format": "campaign-ledger/1"` (compared after parsing, so escapes count).
+pub fn is_ledger_file(bytes: &[u8]) -> bool {
+    matches!(
+        crate::json::parse_strict(bytes),
+        Ok(serde_json::Value::Object(top))
+            if top.get("format").and_then(|f| f.as_str()) == Some(FORMAT)
+    )
 }
 
 /// The index Git is committing: `GIT_INDEX_FILE` when set (`git commit -a`, `git commit
@@ -95,136 +317,17 @@ fn open_index(repo: &gix::Repository) -> Result<gix::index::File> {
     }
 }
 
-/// Every stage-0 regular `*.json` entry of an index, by path.
-fn json_entries(index: &gix::index::File) -> BTreeMap<String, ObjectId> {
+/// Every stage-0 regular file of an index (any name: a ledger file is known by its content), by
+/// raw path.
+fn regular_entries(index: &gix::index::File) -> Files {
+    use gix::index::entry::{Mode, Stage};
     index
         .entries()
         .iter()
         .filter(|e| {
-            use gix::index::entry::{Mode, Stage};
             e.stage() == Stage::Unconflicted
                 && (e.mode == Mode::FILE || e.mode == Mode::FILE_EXECUTABLE)
         })
-        .filter_map(|e| {
-            let path = e.path(index);
-            path.ends_with(b".json")
-                .then(|| (crate::git::show_path(path), e.id))
-        })
+        .map(|e| (BString::from(e.path(index).to_vec()), e.id))
         .collect()
-}
-
-/// The blob's bytes when it is a ledger file (its JSON says `"format": "campaign-ledger/1"`);
-/// `None` for any other JSON file. A ledger file over the bound is a refusal.
-fn ledger_bytes(
-    repo: &gix::Repository,
-    id: ObjectId,
-    max_bytes: u64,
-    path: &str,
-    reasons: &mut Vec<String>,
-) -> Result<Option<Vec<u8>>> {
-    let bytes = match read_blob_bounded_id(repo, id, max_bytes, path) {
-        Ok(b) => b,
-        Err(Error::Refused(r)) => {
-            // Too large to read: only a refusal if it claims to be a ledger, which cannot be
-            // known without reading it; large JSON files are not ledgers in practice.
-            let _ = r;
-            return Ok(None);
-        }
-        Err(e) => return Err(e),
-    };
-    // Cheap filter before parsing: the format string must appear.
-    if !contains(&bytes, FORMAT.as_bytes()) {
-        return Ok(None);
-    }
-    match crate::json::parse_strict(&bytes) {
-        Ok(v) if v.get("format").and_then(|f| f.as_str()) == Some(FORMAT) => Ok(Some(bytes)),
-        Ok(_) => Ok(None),
-        Err(e) => {
-            // Says it is a ledger but is not JSON: refuse rather than let it through.
-            reasons.push(format!("{path}: not valid JSON: {e}"));
-            Ok(None)
-        }
-    }
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
-}
-
-/// Check one staged ledger file against its `HEAD` version.
-fn check_file(
-    repo: &gix::Repository,
-    index: &gix::index::File,
-    path: &str,
-    bytes: &[u8],
-    old: Option<&[u8]>,
-    max_bytes: u64,
-) -> Result<()> {
-    let decl = declaration_for(repo, index, path, max_bytes)?;
-    let new = Ledger::parse(&decl, bytes, max_bytes).map_err(|e| e.context(path))?;
-    let Some(old) = old.and_then(|b| Ledger::parse(&decl, b, max_bytes).ok()) else {
-        return Ok(()); // new (or HEAD's version is not a ledger of this declaration)
-    };
-    let at = format!("{path} (against HEAD)");
-    let mut reasons = Vec::new();
-    for (before, after) in old.rows.iter().zip(&new.rows) {
-        if before == after {
-            continue;
-        }
-        if let Err(r) = row_transition(&decl, before, after, &at) {
-            reasons.extend(r);
-        }
-    }
-    if reasons.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::Refused(reasons))
-    }
-}
-
-/// The declaration a ledger file follows (see the module documentation).
-fn declaration_for(
-    repo: &gix::Repository,
-    index: &gix::index::File,
-    ledger_path: &str,
-    max_bytes: u64,
-) -> Result<Declaration> {
-    let staged = |p: &str| -> Result<Option<Vec<u8>>> {
-        match index.entry_by_path(p.into()) {
-            Some(e) => Ok(Some(read_blob_bounded_id(repo, e.id, max_bytes, p)?)),
-            None => Ok(None),
-        }
-    };
-    let configured = repo
-        .config_snapshot()
-        .string("ledger.declaration")
-        .map(|v| v.to_string());
-    let (what, bytes) = match configured {
-        Some(p) => {
-            let bytes = match staged(&p)? {
-                Some(b) => b,
-                None => {
-                    let base = repo.workdir().map(|w| w.to_path_buf()).unwrap_or_default();
-                    crate::json::read_bounded(&base.join(&p), max_bytes)?
-                }
-            };
-            (format!("{p} (git config ledger.declaration)"), bytes)
-        }
-        None => {
-            let dir = ledger_path.rsplit_once('/').map(|(d, _)| d);
-            let beside = match dir {
-                Some(d) => format!("{d}/campaign.json"),
-                None => "campaign.json".to_owned(),
-            };
-            match staged(&beside)? {
-                Some(b) => (beside, b),
-                None => {
-                    return Err(Error::refused(format!(
-                        "{ledger_path}: no declaration to check it against: stage {beside} beside it, or name one with `git config ledger.declaration <path>`"
-                    )))
-                }
-            }
-        }
-    };
-    Declaration::parse(&bytes, max_bytes).map_err(|e| e.context(&what))
 }

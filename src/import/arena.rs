@@ -22,6 +22,20 @@
 //!   readers: the open waits for the busy timeout (default [`DEFAULT_BUSY_TIMEOUT`]), then fails
 //!   with "store is locked". The URI `immutable` flag is never used, since a live writer may be
 //!   appending.
+//! - Nothing in the store directory is ever created or changed. A rollback-journal store is
+//!   opened read-only in place (such a reader creates no file and writes none; its locks are
+//!   `fcntl` locks). A WAL store (the header says WAL, or a `-wal` file is beside it) is not:
+//!   a reader in place creates `-wal` and `-shm` when they are missing (and fails in a
+//!   read-only directory), and writes its read marks into an existing `-shm`. It is read from a
+//!   private copy instead: the database and its `-wal` are copied into a new temporary
+//!   directory (never the `-shm`), the copy taken again while either file changed during the
+//!   copy (a writer appending or checkpointing; up to the busy timeout, then "store is being
+//!   written"), and the copy opened, where SQLite's WAL recovery keeps exactly the committed
+//!   transactions: frames of a transaction still open (spilled before its commit) have no
+//!   commit frame and are not read, as a reader in place would not see them either. The
+//!   import reads the store as of the copy (a commit after it is not seen); the copy costs
+//!   the store's size in the temporary directory while the store is open, and is removed
+//!   when it is closed.
 //! - Errors: a missing store directory or database, a file that is not SQLite, a locked or
 //!   unreadable store are failures (exit 1); a store whose content breaks a rule (empty file,
 //!   wrong schema, bad values, digests that differ, a RUNNING attempt) is refused (exit 2).
@@ -95,6 +109,8 @@ pub struct ArenaStore {
     conn: Connection,
     store_id: String,
     busy_timeout: Duration,
+    /// The private copy a WAL store is read from (after `conn`: dropped once it is closed).
+    _copy: Option<tempfile::TempDir>,
 }
 
 impl ArenaStore {
@@ -217,7 +233,16 @@ pub fn open_store_with(dir: &Path, busy_timeout: Duration) -> Result<ArenaStore>
         )));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(&db_path, flags)
+    let copy = if is_wal_store(&db_path)? {
+        Some(private_copy(&db_path, busy_timeout)?)
+    } else {
+        None
+    };
+    let open_path = match &copy {
+        Some(c) => c.path().join(DB_FILE),
+        None => db_path.clone(),
+    };
+    let conn = Connection::open_with_flags(&open_path, flags)
         .map_err(|e| sql_error(&db_path, busy_timeout, e))?;
     conn.busy_timeout(busy_timeout)
         .map_err(|e| sql_error(&db_path, busy_timeout, e))?;
@@ -233,7 +258,93 @@ pub fn open_store_with(dir: &Path, busy_timeout: Duration) -> Result<ArenaStore>
         conn,
         store_id,
         busy_timeout,
+        _copy: copy,
     })
+}
+
+/// The `-wal` file beside a database.
+fn wal_path(db: &Path) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push("-wal");
+    PathBuf::from(p)
+}
+
+/// Whether a database is in WAL mode: its header's read and write versions are 2 (SQLite's
+/// file format, bytes 18 and 19), or a `-wal` file is beside it.
+fn is_wal_store(db: &Path) -> Result<bool> {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    let mut f = std::fs::File::open(db)
+        .map_err(|e| Error::failed(format!("{}: cannot read the store: {e}", db.display())))?;
+    let n = f
+        .read(&mut header)
+        .map_err(|e| Error::failed(format!("{}: cannot read the store: {e}", db.display())))?;
+    if n == header.len() && header[18] == 2 && header[19] == 2 {
+        return Ok(true);
+    }
+    Ok(wal_path(db).exists())
+}
+
+/// What identifies one state of a file: size, modification time and inode (`None`: absent).
+fn file_state(p: &Path) -> Result<Option<(u64, std::time::SystemTime, u64)>> {
+    match std::fs::metadata(p) {
+        Ok(m) => {
+            #[cfg(unix)]
+            let ino = std::os::unix::fs::MetadataExt::ino(&m);
+            #[cfg(not(unix))]
+            let ino = 0;
+            let mtime = m
+                .modified()
+                .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
+            Ok(Some((m.len(), mtime, ino)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::failed(format!("{}: {e}", p.display()))),
+    }
+}
+
+/// Copy a WAL store's database and `-wal` into a new temporary directory, again while either
+/// changed during the copy (see the module documentation). Nothing beside `db` is written.
+fn private_copy(db: &Path, busy_timeout: Duration) -> Result<tempfile::TempDir> {
+    let wal = wal_path(db);
+    let deadline = std::time::Instant::now() + busy_timeout;
+    let fail = |what: &Path, e: std::io::Error| {
+        Error::failed(format!("{}: cannot copy the store: {e}", what.display()))
+    };
+    loop {
+        let before = (file_state(db)?, file_state(&wal)?);
+        let tmp = tempfile::Builder::new()
+            .prefix("git-ledger-arena-")
+            .tempdir()
+            .map_err(|e| Error::failed(format!("cannot make a temporary directory: {e}")))?;
+        let copied = std::fs::copy(db, tmp.path().join(DB_FILE))
+            .map_err(|e| fail(db, e))
+            .and_then(|_| match before.1 {
+                Some(_) => std::fs::copy(&wal, tmp.path().join(format!("{DB_FILE}-wal")))
+                    .map(|_| ())
+                    .or_else(|e| match e.kind() {
+                        std::io::ErrorKind::NotFound => Ok(()), // checkpointed away: again
+                        _ => Err(fail(&wal, e)),
+                    }),
+                None => Ok(()),
+            });
+        copied?;
+        let after = (file_state(db)?, file_state(&wal)?);
+        if before == after {
+            return Ok(tmp);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(Error::failed_with_hint(
+                format!(
+                    "{}: store is being written (it changed while it was copied, for {} ms)",
+                    db.display(),
+                    busy_timeout.as_millis()
+                ),
+                "retry once the writer has committed",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A SQLite error as the failure a user can act on.
@@ -1361,6 +1472,9 @@ mod tests {
         assert_eq!(a.checks.len(), 2, "the uncommitted check is not seen");
         refused_with(read_attempt(&store, "a3"), "no such attempt");
         writer.execute_batch("COMMIT;").unwrap();
+        // The store is read as of its private copy; opened again, it shows the commit.
+        refused_with(read_attempt(&store, "a3"), "no such attempt");
+        let store = open_store(tmp.path()).unwrap();
         assert_eq!(read_attempt(&store, "a3").unwrap().verdict, "PASS");
     }
 

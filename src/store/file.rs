@@ -1,6 +1,13 @@
 //! File mode: the ledger document in one file, updated in place atomically (written to a
 //! temporary file beside it, synced, and renamed over it), so a crash leaves the old or the
 //! new ledger, never a mix; writers hold `<file>.lock` from comparing the file to renaming.
+//!
+//! A ledger path that is a symbolic link (or a chain of them) is written through: the link is
+//! resolved to its file when the store is opened, and the lock, the temporary file and the
+//! rename are beside that file, so the link stays a link, the link and its target show the
+//! same ledger, and writers through either path take the same lock. A ledger file with more
+//! than one hard link is refused before anything is written (exit 1): a rename replaces one
+//! name only, and the other would keep the old ledger.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -34,7 +41,7 @@ impl FileStore {
         })?;
         Ok(FileStore {
             decl,
-            path: ledger.to_owned(),
+            path: resolve_ledger_path(ledger)?,
             max_input_bytes,
             bytes,
             ledger: parsed,
@@ -100,8 +107,9 @@ impl Store for FileStore {
             next.rows[positions[w.row.schedule_id()]] = w.row.clone();
         }
         let bytes = next.canonical(&self.decl);
-        // The resulting ledger must pass every check of the report.
-        Ledger::parse(&self.decl, &bytes, u64::MAX)
+        // The resulting ledger must pass every check of the report, under the same input bound
+        // the next reader will hold it to (a ledger written over it could not be read back).
+        Ledger::parse(&self.decl, &bytes, self.max_input_bytes)
             .map_err(|e| e.context("the resulting ledger"))?;
         // Compare-and-swap on the file's bytes, under its lock: another writer may have
         // replaced it, and none can between the comparison and the rename.
@@ -124,6 +132,34 @@ impl Store for FileStore {
         self.bytes = bytes;
         Ok(())
     }
+}
+
+/// The file a ledger path names: a symbolic link resolved (every link of a chain) to its
+/// target, which must be a regular file with one name (see the module documentation).
+fn resolve_ledger_path(path: &Path) -> Result<PathBuf> {
+    let fail = |e: std::io::Error| Error::failed(format!("{}: {e}", path.display()));
+    let link = std::fs::symlink_metadata(path).map_err(fail)?;
+    let target = if link.file_type().is_symlink() {
+        std::fs::canonicalize(path).map_err(fail)?
+    } else {
+        path.to_owned()
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(&target).map_err(fail)?;
+        if meta.is_file() && meta.nlink() > 1 {
+            return Err(Error::failed_with_hint(
+                format!(
+                    "{}: the ledger file is a hard link ({} names for one file): writing it renames a new file over one name, and the others would keep the old ledger",
+                    path.display(),
+                    meta.nlink()
+                ),
+                "keep one name for the ledger file (a symbolic link to it is written through)",
+            ));
+        }
+    }
+    Ok(target)
 }
 
 /// A ledger file's lock, `<file>.lock` beside it (Git's convention for its own files): created
@@ -171,6 +207,16 @@ impl Drop for Lock {
 /// Replace `path` with `bytes` atomically: a temporary file in the same directory, synced,
 /// then renamed over the original.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    // A symbolic link is written through (its target replaced), never replaced by a file.
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            resolved = std::fs::canonicalize(path)
+                .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -14,6 +14,7 @@ mod hooks;
 mod hostile;
 mod hostile_git;
 mod import;
+mod inputs;
 mod links;
 mod messages;
 mod pin;
