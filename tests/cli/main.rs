@@ -16,6 +16,7 @@ mod import;
 mod messages;
 mod pin;
 mod progress;
+mod refhooks;
 mod render;
 mod report;
 mod shell;
