@@ -319,6 +319,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_spelling_of_the_ledger_prefix_is_a_ledger_ref_and_only_lowercase_passes() {
+        for name in [
+            "refs/ledgers/x",
+            "refs/LEDGERS/x",
+            "Refs/Ledgers/a/b",
+            "REFS/LEDGERS/",
+        ] {
+            assert!(folds_to_ledger_ref(name), "{name}");
+        }
+        for name in [
+            "refs/ledger/x",
+            "refs/heads/ledgers/x",
+            "refs/ledgersx",
+            "refs/",
+            "",
+        ] {
+            assert!(!folds_to_ledger_ref(name), "{name}");
+        }
+        assert_eq!(misspelled_ledger_ref("refs/ledgers/x"), None);
+        assert_eq!(misspelled_ledger_ref("refs/heads/x"), None);
+        let why = misspelled_ledger_ref("refs/LEDGERS/x").unwrap();
+        assert!(why.starts_with("refs/LEDGERS/x: ") && why.contains("refs/ledgers/x in lowercase"));
+        // Not at a character boundary: no panic.
+        assert!(!folds_to_ledger_ref("refs/ledgersé/x"));
+        assert_eq!(misspelled_ledger_ref("refs/ledgersé/x"), None);
+        assert!(folds_to_replace_ref("refs/Replace/1") && !folds_to_replace_ref("refs/replaced"));
+    }
+
+    #[test]
     fn trailers_round_trip_through_a_message() {
         let decl = crate::testutil::declaration();
         let msg = root_message(&decl);

@@ -47,9 +47,16 @@ pub fn existing(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
     Ok(out)
 }
 
-/// Whether `git config ledger.refuseReplaceRefs` is true.
-pub fn refuse_all(repo: &gix::Repository) -> bool {
-    repo.config_snapshot().boolean(KEY_REFUSE).unwrap_or(false)
+/// Whether `git config ledger.refuseReplaceRefs` is true (unset: false). A value that is not a
+/// boolean is a usage error: a hook that guessed would either refuse what the server allows or
+/// admit what it refuses.
+pub fn refuse_all(repo: &gix::Repository) -> Result<bool> {
+    match repo.config_snapshot().try_boolean(KEY_REFUSE) {
+        Ok(v) => Ok(v.unwrap_or(false)),
+        Err(e) => Err(Error::Usage(format!(
+            "git config {KEY_REFUSE}: {e} (use true or false)"
+        ))),
+    }
 }
 
 /// Which of `wanted` are reachable from `tips` (`(ledger ref, commit)`): each found id with the

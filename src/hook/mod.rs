@@ -252,7 +252,7 @@ fn replace_reasons(
             after.entry(id).or_default().push((name, false));
         }
     }
-    let refuse_all = replace::refuse_all(repo);
+    let refuse_all = replace::refuse_all(repo)?;
     for u in pushed {
         if refuse_all {
             reasons.push(format!(

@@ -242,6 +242,18 @@ fn replace_refs_covering_ledger_objects_are_refused() {
     refused(&r, &[&format!("refs/replace/{good}")]);
     assert_eq!(s.server_refs(), before);
 
+    // A replace ref pushed before the ledger object it replaces: the ledger push is refused.
+    let r = s.push(&format!("{forged}:refs/replace/{good}"));
+    r.ok();
+    refused(
+        &s.push(&format!("{good}:{REF}")),
+        &[&format!(
+            "{REF}: commit {good} of this ledger is replaced by the existing refs/replace/{good}"
+        )],
+    );
+    s.push(&format!(":refs/replace/{good}")).ok();
+    let before = s.server_refs();
+
     // A replace ref of an object no ledger holds passes, and can be deleted.
     git(dir, &["commit", "-q", "--allow-empty", "-m", "branch"]);
     let head = git(dir, &["rev-parse", "HEAD"]);
@@ -253,7 +265,13 @@ fn replace_refs_covering_ledger_objects_are_refused() {
         &s.push(&format!("{forged}:refs/replace/{head}")),
         &["ledger.refuseReplaceRefs"],
     );
+    git(&s.server, &["config", "ledger.refuseReplaceRefs", "maybe"]);
+    refused(
+        &s.push(&format!("{forged}:refs/replace/{head}")),
+        &["ledger.refuseReplaceRefs"],
+    );
     git(&s.server, &["config", "ledger.refuseReplaceRefs", "false"]);
+    assert_eq!(s.server_refs(), before);
 
     // reference-transaction in the clone: `git replace` and update-ref.
     ledger(dir, &["hooks", "install"]).ok();
