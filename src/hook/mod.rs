@@ -230,7 +230,7 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
 /// ref as it will be (existing tips, moved by the `admitted` ledger updates), and each admitted
 /// ledger update that an existing replace ref would then cover. With `git config
 /// ledger.refuseReplaceRefs true` every created or moved replace ref is refused. Deleting a
-/// replace ref always passes.
+/// replace ref always passes, and so does an update to the value it has (`git pack-refs`).
 fn replace_reasons(
     repo: &gix::Repository,
     updates: &[Update],
@@ -240,7 +240,8 @@ fn replace_reasons(
     let hash = repo.object_hash();
     let mut reasons = Vec::new();
     let pushed: Vec<&Update> = (updates.iter())
-        .filter(|u| layout::folds_to_replace_ref(&u.refname) && (u.new.is_some() || u.symbolic))
+        .filter(|u| layout::folds_to_replace_ref(&u.refname))
+        .filter(|u| u.symbolic || (u.new.is_some() && u.new != u.old))
         .collect();
     if pushed.is_empty() && admitted.is_empty() {
         return Ok(reasons);
@@ -318,6 +319,15 @@ pub fn reference_transaction(
     let mut resolved = Vec::with_capacity(updates.len());
     for u in updates {
         let mut u = u.clone();
+        if layout::folds_to_replace_ref(&u.refname) && !u.symbolic && u.old.is_none() {
+            // `git pack-refs` writes an existing replace ref into `packed-refs` as `0… <id>`:
+            // with its current value read, that is no change (see `replace_reasons`).
+            if u.new.is_some() {
+                u.old = crate::git::store::ref_target(repo, &u.refname).unwrap_or(None);
+            }
+            resolved.push(u);
+            continue;
+        }
         if !u.refname.starts_with(REF_PREFIX) || u.symbolic {
             resolved.push(u);
             continue;
