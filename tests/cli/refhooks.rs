@@ -460,6 +460,11 @@ fn reftable_repositories_are_refused_before_anything_is_written() {
         assert_eq!(listing(&dir), before, "{args:?} wrote something");
     }
     assert_eq!(git(&dir, &["for-each-ref"]), refs_before);
+    // What reads no ref is not refused: `check` reads the pinned commit by its id (here one
+    // that does not exist, so it fails for that reason instead).
+    let r = ledger(&dir, &["check", decl_path]);
+    assert_ne!(r.code, 0);
+    assert!(!r.stderr.contains("extensions.refStorage"), "{}", r.stderr);
 
     // A bare reftable server with the scripts: a ledger push is refused, a branch push passes.
     let server = base.path().join("server.git");
