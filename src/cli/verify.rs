@@ -112,8 +112,11 @@ fn replaced_objects(
         return Ok(Vec::new());
     }
     let wanted = existing.iter().map(|(_, id)| *id).collect();
-    let found =
-        crate::git::replace::covered(repo, refs.iter().map(|(n, t)| (n.as_str(), *t)), &wanted)?;
+    let found = crate::git::replace::covered(
+        repo,
+        refs.iter().map(|(n, t)| (n.as_str(), *t, None)),
+        &wanted,
+    )?;
     let mut reasons = Vec::new();
     for (id, (ledger, kind)) in found {
         for (name, _) in existing.iter().filter(|(_, i)| *i == id) {

@@ -59,13 +59,14 @@ pub fn refuse_all(repo: &gix::Repository) -> Result<bool> {
     }
 }
 
-/// Which of `wanted` are reachable from `tips` (`(ledger ref, commit)`): each found id with the
-/// first ledger ref it was found under and its kind (`commit`, `tree`, `blob`). Walks every
-/// commit once; each commit's tree is compared with its first parent's (so only what changed
-/// is read), the root's is read whole.
+/// Which of `wanted` are reachable from `tips` (`(ledger ref, commit, stop)`) without going
+/// through `stop` (the tip before an update: what it reaches was there already): each found id
+/// with the first ledger ref it was found under and its kind (`commit`, `tree`, `blob`). Walks
+/// every commit once; each commit's tree is compared with its first parent's (so only what
+/// changed is read), the root's is read whole.
 pub fn covered<'a>(
     repo: &gix::Repository,
-    tips: impl IntoIterator<Item = (&'a str, ObjectId)>,
+    tips: impl IntoIterator<Item = (&'a str, ObjectId, Option<ObjectId>)>,
     wanted: &HashSet<ObjectId>,
 ) -> Result<BTreeMap<ObjectId, (String, &'static str)>> {
     let mut found = BTreeMap::new();
@@ -74,7 +75,7 @@ pub fn covered<'a>(
     }
     let mut seen = HashSet::new();
     let mut state = Default::default();
-    for (name, tip) in tips {
+    for (name, tip, stop) in tips {
         let mut hit = |id: ObjectId, kind: &'static str| {
             if wanted.contains(&id) {
                 found.entry(id).or_insert_with(|| (name.to_owned(), kind));
@@ -82,7 +83,7 @@ pub fn covered<'a>(
         };
         let mut stack = vec![tip];
         while let Some(commit) = stack.pop() {
-            if !seen.insert(commit) {
+            if Some(commit) == stop || !seen.insert(commit) {
                 continue;
             }
             hit(commit, "commit");

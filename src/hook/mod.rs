@@ -20,7 +20,7 @@ use gix::ObjectId;
 
 use crate::error::{Error, Result};
 use crate::git::admit::{Admission, Budget};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::git::layout::{self, REF_PREFIX};
 
@@ -228,7 +228,7 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
 /// Why the replace refs after `updates` would cover a ledger object (`git/replace.rs`): each
 /// created or moved `refs/replace/<id>` (any spelling) whose `<id>` is reachable from a ledger
 /// ref as it will be (existing tips, moved by the `admitted` ledger updates), and each admitted
-/// ledger update that an existing replace ref would then cover. With `git config
+/// ledger update that adds an object an existing replace ref names. With `git config
 /// ledger.refuseReplaceRefs true` every created or moved replace ref is refused. Deleting a
 /// replace ref always passes, and so does an update to the value it has (`git pack-refs`).
 fn replace_reasons(
@@ -268,25 +268,45 @@ fn replace_reasons(
     if after.is_empty() {
         return Ok(reasons);
     }
-    let mut tips: BTreeMap<String, ObjectId> =
-        crate::git::store::ledger_refs(repo)?.into_iter().collect();
-    for u in updates {
-        if admitted.contains(&u.refname.as_str()) {
-            match u.new {
-                Some(new) => tips.insert(u.refname.clone(), new),
-                None => tips.remove(&u.refname),
-            };
+    let (mut made, mut kept) = (HashSet::new(), HashSet::new());
+    for (id, names) in &after {
+        if names.iter().any(|(_, here)| *here) {
+            made.insert(*id);
+        }
+        if names.iter().any(|(_, here)| !*here) {
+            kept.insert(*id);
         }
     }
-    let wanted = after.keys().copied().collect();
-    let found = replace::covered(repo, tips.iter().map(|(n, id)| (n.as_str(), *id)), &wanted)?;
-    for (id, (ledger, kind)) in found {
-        for (name, made_here) in &after[&id] {
-            if *made_here {
+    // A replace ref made here: against every object of every ledger as it will be (a rare
+    // update, walked whole).
+    if !made.is_empty() {
+        let mut tips: BTreeMap<String, ObjectId> =
+            crate::git::store::ledger_refs(repo)?.into_iter().collect();
+        for u in updates {
+            if admitted.contains(&u.refname.as_str()) {
+                match u.new {
+                    Some(new) => tips.insert(u.refname.clone(), new),
+                    None => tips.remove(&u.refname),
+                };
+            }
+        }
+        let tips = tips.iter().map(|(n, id)| (n.as_str(), *id, None));
+        for (id, (ledger, kind)) in replace::covered(repo, tips, &made)? {
+            for (name, _) in after[&id].iter().filter(|(_, here)| *here) {
                 reasons.push(format!(
                     "{name}: it replaces {kind} {id} of {ledger}; a replace ref makes `git log`, `git show` and every mirror clone show another object than the one admitted"
                 ));
-            } else if admitted.contains(&ledger.as_str()) {
+            }
+        }
+    }
+    // An existing replace ref: against what each admitted ledger update adds (what the ledger
+    // held before was checked when the replace ref was made, or is `verify`'s to report).
+    if !kept.is_empty() {
+        let moved = (updates.iter())
+            .filter(|u| admitted.contains(&u.refname.as_str()))
+            .filter_map(|u| u.new.map(|new| (u.refname.as_str(), new, u.old)));
+        for (id, (ledger, kind)) in replace::covered(repo, moved, &kept)? {
+            for (name, _) in after[&id].iter().filter(|(_, here)| !*here) {
                 reasons.push(format!(
                     "{ledger}: {kind} {id} of this ledger is replaced by the existing {name}, which makes `git log` and `git show` show another object; delete it first (`git update-ref -d {name}`)"
                 ));
