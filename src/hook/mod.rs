@@ -16,12 +16,12 @@
 pub mod install;
 pub mod precommit;
 
+use std::collections::{BTreeMap, HashSet};
+
 use gix::ObjectId;
 
 use crate::error::{Error, Result};
 use crate::git::admit::{Admission, Budget};
-use std::collections::{BTreeMap, HashSet};
-
 use crate::git::layout::{self, REF_PREFIX};
 
 /// One line of a hook's standard input: `<old> <new> <ref>`.
