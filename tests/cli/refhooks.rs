@@ -604,20 +604,26 @@ fn a_killed_pre_receive_leaves_no_temporary_directory() {
     let wrapper = tmp.path().join("killer");
     let script = format!(
         r#"#!/bin/sh
-sleep 30 | "{bin}" hook pre-receive &
+mkfifo "{fifo}"
+sleep 60 > "{fifo}" 2>/dev/null &
+holder=$!
+"{bin}" hook pre-receive < "{fifo}" &
 pid=$!
 n=0
-while [ $n -lt 200 ]; do
+while [ $n -lt 400 ]; do
 	for d in "$TMPDIR"/git-ledger-objects-* "$GIT_QUARANTINE_PATH"/git-ledger-objects-*; do
-		if [ -d "$d" ]; then echo "$d" > "{seen}"; kill -9 $pid; wait $pid; exit 1; fi
+		if [ -d "$d" ]; then
+			echo "$d" > "{seen}"; kill -9 $pid; wait $pid; kill $holder; exit 1
+		fi
 	done
 	sleep 0.05; n=$((n+1))
 done
-kill -9 $pid
+kill -9 $pid; kill $holder
 exit 1
 "#,
         bin = crate::common::bin().display(),
         seen = tmp.path().join("seen").display(),
+        fifo = tmp.path().join("stdin").display(),
     );
     std::fs::write(&wrapper, script).unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
