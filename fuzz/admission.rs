@@ -960,7 +960,7 @@ impl Harness {
             }
         }
         // Rule 6: the child as a whole passes the report's checks (read whole, not by step).
-        if let Err(e) = store::ledger_at(repo, child, max_bytes) {
+        if let Err(e) = store::ledger_at(repo, child, max_bytes, false) {
             panic!("admitted, but the whole ledger of the child is refused: {e}");
         }
     }

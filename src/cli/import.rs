@@ -178,7 +178,9 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     let needs_git = sources
         .iter()
         .any(|s| s.kind() == crate::declaration::Kind::Arena);
-    let repo = match crate::git::open(args.target.repo.as_deref()) {
+    // Only objects are read here (the pinned commit's trees), never a ref: another ref backend
+    // is no obstacle (a ref-mode store refused it when it was opened).
+    let repo = match crate::git::open_any_ref_storage(args.target.repo.as_deref()) {
         Ok(r) => Some(r),
         Err(e) if needs_git || args.target.repo.is_some() => return Err(e),
         Err(_) => None,

@@ -96,7 +96,7 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
                     .map_err(|e| {
                     super::name_a_ledger(e, None, |id| format!("git ledger report --ref {id}"))
                 })?;
-            let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max)?;
+            let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, false)?;
             report::build(&known.decl, &ledger)
         }
     };

@@ -94,7 +94,7 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
         io.out.write_all(&row.canonical(decl))?;
         return Ok(0);
     }
-    let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max)?;
+    let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, true)?;
     io.out.write_all(&ledger.canonical(&known.decl))?;
     Ok(0)
 }

@@ -86,6 +86,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             Err(e) => return Err(e.context(name)),
         }
     }
+    reasons.extend(replaced_objects(&repo, &refs)?);
     if !reasons.is_empty() && !hooks_installed(&repo) {
         reasons.push(format!(
             "{}a local ledger ref holds a commit git ledger would not write: plain Git put it there (commit, update-ref, a forced fetch); `git ledger hooks install` makes this repository refuse such updates",
@@ -102,6 +103,34 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     } else {
         Err(Error::Refused(reasons))
     }
+}
+
+/// The replace refs (`refs/replace/<id>`) that replace an object of the verified ledgers, each
+/// a reason: `git log` and `git show` follow them, so a reviewer reading those would see
+/// another object than the one admitted (`git ledger` reads objects with replacement off).
+fn replaced_objects(
+    repo: &gix::Repository,
+    refs: &[(String, gix::ObjectId)],
+) -> Result<Vec<String>> {
+    let existing = crate::git::replace::existing(repo)?;
+    if existing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted = existing.iter().map(|(_, id)| *id).collect();
+    let found = crate::git::replace::covered(
+        repo,
+        refs.iter().map(|(n, t)| (n.as_str(), *t, None)),
+        &wanted,
+    )?;
+    let mut reasons = Vec::new();
+    for (id, (ledger, kind)) in found {
+        for (name, _) in existing.iter().filter(|(_, i)| *i == id) {
+            reasons.push(format!(
+                "{name}: it replaces {kind} {id} of {ledger}, so `git log` and `git show` show another object there than the one admitted; remove it with `git replace -d {id}`"
+            ));
+        }
+    }
+    Ok(reasons)
 }
 
 /// Whether this repository runs git-ledger's reference-transaction hook (which refuses an

@@ -392,6 +392,9 @@ impl<'r> Admission<'r> {
         new: Option<ObjectId>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<usize> {
+        if let Some(why) = layout::misspelled_ledger_ref(refname) {
+            return Err(Error::refused(why));
+        }
         if !refname.starts_with(REF_PREFIX) {
             return Ok(0);
         }

@@ -30,6 +30,38 @@ pub const T_ATTEMPT: &str = "Ledger-Attempt";
 pub const T_REPAIR: &str = "Ledger-Repair";
 pub const T_FILLED: &str = "Ledger-Filled";
 
+/// Where replace refs live (`git replace`): `refs/replace/<id of the replaced object>`.
+pub const REPLACE_PREFIX: &str = "refs/replace/";
+
+/// Whether `name` starts with `prefix` when ASCII case is ignored. On a case-insensitive file
+/// system (macOS, Windows) `refs/LEDGERS/x` is the file of `refs/ledgers/x`, so a check that
+/// compares bytes would let another spelling of a guarded ref through.
+fn folds_to(name: &str, prefix: &str) -> bool {
+    name.len() >= prefix.len()
+        && name.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+/// Whether `name` is a ledger ref in some spelling (`refs/ledgers/…`, `refs/LEDGERS/…`, …):
+/// what the hooks guard. Only the lowercase spelling is ever admitted.
+pub fn folds_to_ledger_ref(name: &str) -> bool {
+    folds_to(name, REF_PREFIX)
+}
+
+/// Whether `name` is a replace ref in some spelling.
+pub fn folds_to_replace_ref(name: &str) -> bool {
+    folds_to(name, REPLACE_PREFIX)
+}
+
+/// Why `name` is refused when it is a ledger ref spelled other than in lowercase.
+pub fn misspelled_ledger_ref(name: &str) -> Option<String> {
+    (folds_to_ledger_ref(name) && !name.starts_with(REF_PREFIX)).then(|| {
+        format!(
+            "{name}: a ledger ref is spelled {REF_PREFIX}{} in lowercase; every other spelling is refused (on a case-insensitive file system it is the same file, and would move the ledger unchecked)",
+            &name[REF_PREFIX.len()..]
+        )
+    })
+}
+
 /// `refs/ledgers/<id>`.
 pub fn ref_name(declaration_id: &str) -> String {
     format!("{REF_PREFIX}{declaration_id}")
@@ -285,6 +317,35 @@ pub fn parse_trailers(message: &str) -> Trailers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_spelling_of_the_ledger_prefix_is_a_ledger_ref_and_only_lowercase_passes() {
+        for name in [
+            "refs/ledgers/x",
+            "refs/LEDGERS/x",
+            "Refs/Ledgers/a/b",
+            "REFS/LEDGERS/",
+        ] {
+            assert!(folds_to_ledger_ref(name), "{name}");
+        }
+        for name in [
+            "refs/ledger/x",
+            "refs/heads/ledgers/x",
+            "refs/ledgersx",
+            "refs/",
+            "",
+        ] {
+            assert!(!folds_to_ledger_ref(name), "{name}");
+        }
+        assert_eq!(misspelled_ledger_ref("refs/ledgers/x"), None);
+        assert_eq!(misspelled_ledger_ref("refs/heads/x"), None);
+        let why = misspelled_ledger_ref("refs/LEDGERS/x").unwrap();
+        assert!(why.starts_with("refs/LEDGERS/x: ") && why.contains("refs/ledgers/x in lowercase"));
+        // Not at a character boundary: no panic.
+        assert!(!folds_to_ledger_ref("refs/ledgersé/x"));
+        assert_eq!(misspelled_ledger_ref("refs/ledgersé/x"), None);
+        assert!(folds_to_replace_ref("refs/Replace/1") && !folds_to_replace_ref("refs/replaced"));
+    }
 
     #[test]
     fn trailers_round_trip_through_a_message() {

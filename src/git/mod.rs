@@ -13,6 +13,7 @@ mod defhash;
 pub mod layout;
 pub mod objects;
 pub mod quarantine;
+pub mod replace;
 mod revision;
 pub mod store;
 pub mod transport;
@@ -40,8 +41,48 @@ pub(crate) const FETCH_OBJECT_HINT: &str =
 /// Open the repository containing `repo_dir` (default: the current directory), discovering it
 /// upwards like Git does: bare or not, `GIT_DIR` honoured (it wins over `repo_dir`, as with
 /// `git -C`). Replace objects (`refs/replace/*`) are ignored: a pinned hash must not depend on
-/// local refs that clones do not share.
+/// local refs that clones do not share. A repository whose refs are not kept as files
+/// (`extensions.refStorage = reftable`) is refused before anything is read or written
+/// ([`refuse_ref_storage`]).
 pub fn open(repo_dir: Option<&Path>) -> Result<gix::Repository> {
+    let repo = open_any_ref_storage(repo_dir)?;
+    refuse_ref_storage(&repo)?;
+    Ok(repo)
+}
+
+/// The `git config` key naming a repository's ref backend.
+pub const KEY_REF_STORAGE: &str = "extensions.refStorage";
+
+/// The ref backend `extensions.refStorage` names, when it is not the files backend (`files`, or
+/// unset) this tool reads and writes refs through.
+pub fn other_ref_storage(repo: &gix::Repository) -> Option<String> {
+    let v = repo.config_snapshot().string(KEY_REF_STORAGE)?.to_string();
+    (!v.eq_ignore_ascii_case("files")).then_some(v)
+}
+
+/// Refuse (exit 1) a repository whose refs live in another backend than files: gix reads and
+/// writes loose and packed refs only, so in a reftable repository (`git init
+/// --ref-format=reftable`, the default from Git 3.0) a ledger ref it wrote would be invisible
+/// to Git (and lost by `git gc`), and the refs Git wrote invisible to it.
+pub fn refuse_ref_storage(repo: &gix::Repository) -> Result<()> {
+    match other_ref_storage(repo) {
+        None => Ok(()),
+        Some(v) => Err(ref_storage_error(&v)),
+    }
+}
+
+/// The error for a repository whose refs are kept in `backend`.
+pub fn ref_storage_error(backend: &str) -> Error {
+    Error::failed_with_hint(
+        format!(
+            "this repository keeps its refs in {backend} ({KEY_REF_STORAGE} = {backend}); git-ledger reads and writes ledger refs only in Git's files backend (loose refs and packed-refs), so it refuses to read or write them here"
+        ),
+        "convert the repository with `git refs migrate --ref-format=files` (Git 2.46 or later), or keep the ledger in a repository made with `git init --ref-format=files`",
+    )
+}
+
+/// [`open`] without refusing another ref backend (the hooks, which decide per update).
+pub fn open_any_ref_storage(repo_dir: Option<&Path>) -> Result<gix::Repository> {
     let start = absolute_start(repo_dir)?;
     let options = gix::open::Options::default().config_overrides(["core.useReplaceRefs=false"]);
     let trust = gix::sec::trust::Mapping {

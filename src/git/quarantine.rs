@@ -6,9 +6,16 @@
 //! `GIT_ALTERNATE_OBJECT_DIRECTORIES` (the real store, and any other alternates). gix ignores
 //! both variables, so a plain open cannot see the new commits. [`open_for_hook`] makes a private
 //! temporary directory whose `info/alternates` lists every one of those directories and swaps the
-//! repository's object store for one rooted there. Nothing is ever written inside the
-//! quarantine (Git would move it into the real store on acceptance), and the temporary directory
-//! lives as long as the returned [`HookRepo`] (alternates are read lazily).
+//! repository's object store for one rooted there. The temporary directory lives as long as the
+//! returned [`HookRepo`] (alternates are read lazily) and is removed when it is dropped.
+//!
+//! Where it lives: inside Git's quarantine directory (`GIT_QUARANTINE_PATH`, set for
+//! `pre-receive`) when there is one, else in the system's temporary directory. A hook killed
+//! with SIGKILL cannot remove it; inside the quarantine it goes with the quarantine, which Git
+//! removes when the hook fails (a killed hook fails). Only a directory named
+//! `git-ledger-objects-*` holding `info/alternates` is written there, never an object; Git
+//! ignores it as an object directory (loose objects live in two-hex-digit directories), and a
+//! hook that exits removes it before Git can migrate the quarantine into the real store.
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +28,8 @@ pub struct HookRepo {
     _objects: Option<tempfile::TempDir>,
 }
 
-/// Open the repository found from `repo_dir` (as [`super::open`]); when
+/// Open the repository found from `repo_dir` (as [`super::open_any_ref_storage`]: the hooks
+/// refuse another ref backend per update); when
 /// `GIT_OBJECT_DIRECTORY` or `GIT_ALTERNATE_OBJECT_DIRECTORIES` is set, read objects from those
 /// directories too (see the module documentation).
 pub fn open_for_hook(repo_dir: Option<&Path>) -> Result<HookRepo> {
@@ -30,16 +38,19 @@ pub fn open_for_hook(repo_dir: Option<&Path>) -> Result<HookRepo> {
     let alternates = env("GIT_ALTERNATE_OBJECT_DIRECTORIES")
         .map(|v| split_alternates(&v.to_string_lossy()))
         .unwrap_or_default();
-    open_with_objects(repo_dir, object_dir, alternates)
+    let quarantine = env("GIT_QUARANTINE_PATH").map(PathBuf::from);
+    open_with_objects(repo_dir, object_dir, alternates, quarantine.as_deref())
 }
 
-/// [`open_for_hook`] with the directories given instead of read from the environment.
+/// [`open_for_hook`] with the directories given instead of read from the environment; the
+/// temporary object directory is made inside `quarantine` when given (and a directory).
 pub fn open_with_objects(
     repo_dir: Option<&Path>,
     object_dir: Option<PathBuf>,
     alternates: Vec<PathBuf>,
+    quarantine: Option<&Path>,
 ) -> Result<HookRepo> {
-    let mut repo = super::open(repo_dir)?;
+    let mut repo = super::open_any_ref_storage(repo_dir)?;
     if object_dir.is_none() && alternates.is_empty() {
         return Ok(HookRepo {
             repo,
@@ -72,10 +83,13 @@ pub fn open_with_objects(
             listed.push('\n');
         }
     }
-    let tmp = tempfile::Builder::new()
-        .prefix("git-ledger-objects-")
-        .tempdir()
-        .map_err(|e| Error::failed(format!("cannot create a temporary directory: {e}")))?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("git-ledger-objects-");
+    let tmp = match quarantine.filter(|q| q.is_dir()) {
+        Some(q) => builder.tempdir_in(absolute(q.to_path_buf())),
+        None => builder.tempdir(),
+    }
+    .map_err(|e| Error::failed(format!("cannot create a temporary directory: {e}")))?;
     let info = tmp.path().join("info");
     std::fs::create_dir_all(&info)
         .and_then(|()| std::fs::write(info.join("alternates"), listed))

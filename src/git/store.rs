@@ -64,7 +64,16 @@ pub fn ledger_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
 pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String, ObjectId)> {
     match arg {
         Some(a) => {
-            let name = if a.starts_with("refs/") {
+            let name = if let Some(why) = layout::misspelled_ledger_ref(a) {
+                return Err(Error::Usage(format!(
+                    "--ref {why}: give --ref {REF_PREFIX}{}",
+                    &a[REF_PREFIX.len()..]
+                )));
+            } else if a
+                .as_bytes()
+                .get(..5)
+                .is_some_and(|p| p.eq_ignore_ascii_case(b"refs/"))
+            {
                 if !a.starts_with(REF_PREFIX) {
                     return Err(Error::Usage(format!(
                         "{a} is not a ledger ref (a ledger ref is {REF_PREFIX}<declaration id>, or give the declaration id)"
@@ -304,15 +313,21 @@ pub fn declaration_at(
 }
 
 /// Every row of a ledger commit, as a checked [`Ledger`] in schedule order (reads every row:
-/// for `show` and `report`, which print the whole ledger).
+/// for `show` and `report`, which print the whole ledger). With `cached` false the declaration
+/// is parsed from its blob, never taken from the cache of checked declarations: `report`'s
+/// verdict must not depend on an entry it did not check (a forged one could weaken the rules).
 pub fn ledger_at(
     repo: &gix::Repository,
     commit: ObjectId,
     max_bytes: u64,
+    cached: bool,
 ) -> Result<(Rc<Known>, Ledger)> {
     let info = read_commit(repo, commit)?;
     let at = format!("commit {commit}");
     let mut admission = Admission::new(repo, max_bytes);
+    if !cached {
+        admission = admission.without_cache();
+    }
     let known = declaration_at(&mut admission, repo, info.tree, &at)?;
     let decl = &known.decl;
     let Some((_, rows_tree)) = find_in_tree(repo, info.tree, layout::ROWS)? else {

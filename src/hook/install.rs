@@ -16,6 +16,26 @@ pub const PRE_RECEIVE: &str = include_str!("../../hooks/pre-receive");
 pub const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-transaction");
 pub const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
 
+/// SHA-256 of each earlier shipped version of a script: an installed hook that is one of them
+/// is ours, and `install` replaces it without `--force` (an upgrade, not a foreign hook).
+const EARLIER: &[(&str, &str)] = &[
+    // Before every spelling of refs/ledgers/ and refs/replace/ were passed to the binary.
+    (
+        "pre-receive",
+        "8270eba9e1e32aeb5d79d330f8ec828a0c7d20832594b653ec47e44d910d67b5",
+    ),
+    (
+        "reference-transaction",
+        "4f6c919e2cbed756394b1c7b052e11cdd590632df2d8884e0040d6aa2cc2cdba",
+    ),
+];
+
+/// Whether `bytes` are an earlier shipped version of the hook `name`.
+fn is_earlier(name: &str, bytes: &[u8]) -> bool {
+    let sha = crate::sha256_hex(bytes);
+    EARLIER.iter().any(|(n, s)| *n == name && *s == sha)
+}
+
 /// The hooks `install` writes: only `pre-receive` for a server.
 pub fn scripts(server: bool) -> Vec<(&'static str, &'static str)> {
     if server {
@@ -66,6 +86,7 @@ pub fn install(dir: &Path, server: bool, force: bool) -> Result<Vec<Outcome>> {
             Ok(existing) if existing == script.as_bytes() => {
                 plan.push((path, script, None, true));
             }
+            Ok(existing) if is_earlier(name, &existing) => plan.push((path, script, None, false)),
             Ok(_) if !force => reasons.push(format!(
                 "{}: a different {name} hook is installed; not overwritten. To keep it and run it after git-ledger's check, rename it to {name}.local (our script runs an executable {name}.local with the same input), or pass --force to do that rename",
                 path.display()
@@ -172,6 +193,28 @@ mod tests {
         // A second different hook with .local taken: refused even with --force.
         std::fs::write(hooks.join("pre-commit"), "other\n").unwrap();
         assert!(install(&hooks, false, true).is_err());
+    }
+
+    #[test]
+    fn an_earlier_version_of_our_script_is_upgraded_without_force() {
+        let dir = tempfile::tempdir().unwrap();
+        // The pre-receive script as shipped before replace refs and other spellings were passed.
+        let earlier = "#!/bin/sh\n# git-ledger pre-receive hook: refuses every inadmissible update of refs/ledgers/* (the\n# pusher sees each reason as a `remote:` line); other refs pass. Installed by\n# `git ledger hooks install --server`. Set GIT_LEDGER to the binary's path if git-ledger is\n# not on the PATH the server gives hooks. Chaining: an executable `pre-receive.local` beside\n# this file runs after the check, with the same input.\ninput=$(cat)\ncase \"$input\" in\n*refs/ledgers/*) printf '%s\\n' \"$input\" | \"${GIT_LEDGER:-git-ledger}\" hook pre-receive || exit $? ;;\nesac\nlocal_hook=\"$(dirname \"$0\")/pre-receive.local\"\nif [ -x \"$local_hook\" ]; then printf '%s\\n' \"$input\" | \"$local_hook\" \"$@\" || exit $?; fi\nexit 0\n";
+        assert!(is_earlier("pre-receive", earlier.as_bytes()));
+        std::fs::write(dir.path().join("pre-receive"), earlier).unwrap();
+        let out = install(dir.path(), true, false).unwrap();
+        assert_eq!(
+            out,
+            vec![Outcome::Installed(dir.path().join("pre-receive"))]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("pre-receive")).unwrap(),
+            PRE_RECEIVE
+        );
+        assert!(!dir.path().join("pre-receive.local").exists());
+        // One byte changed is a foreign hook again.
+        std::fs::write(dir.path().join("pre-receive"), format!("{earlier} ")).unwrap();
+        assert!(install(dir.path(), true, false).is_err());
     }
 
     #[test]

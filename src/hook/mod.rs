@@ -2,7 +2,9 @@
 //!
 //! - [`pre_receive`]: on the server, every pushed update of a `refs/ledgers/*` ref goes through
 //!   [`crate::git::admit`], reading the pushed objects from Git's quarantine
-//!   ([`crate::git::quarantine`]), within [`Bounds`]; it never writes refs.
+//!   ([`crate::git::quarantine`]), within [`Bounds`]; it never writes refs. Any other spelling
+//!   of `refs/ledgers/` is refused, and so is a `refs/replace/*` ref that would replace a ledger
+//!   object ([`crate::git::replace`]).
 //! - [`reference_transaction`]: in a clone, the `prepared` state of every ref transaction, so
 //!   that `git update-ref`, `git fetch` or a script cannot move a ledger ref either.
 //! - [`precommit`]: ledger files kept on a branch.
@@ -14,11 +16,13 @@
 pub mod install;
 pub mod precommit;
 
+use std::collections::{BTreeMap, HashSet};
+
 use gix::ObjectId;
 
 use crate::error::{Error, Result};
 use crate::git::admit::{Admission, Budget};
-use crate::git::layout::REF_PREFIX;
+use crate::git::layout::{self, REF_PREFIX};
 
 /// One line of a hook's standard input: `<old> <new> <ref>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +82,11 @@ pub fn parse_updates(input: &str, hash: gix::hash::Kind) -> Result<Vec<Update>> 
         });
     }
     Ok(out)
+}
+
+/// Whether the hooks guard updates of `name`: a ledger ref or a replace ref, in any spelling.
+pub fn guards(name: &str) -> bool {
+    layout::folds_to_ledger_ref(name) || layout::folds_to_replace_ref(name)
 }
 
 /// How much work one hook run may do, so that a hostile push cannot exhaust the server.
@@ -162,13 +171,25 @@ pub struct Verdict {
     pub admitted: Vec<(String, usize)>,
 }
 
-/// Check every update of a `refs/ledgers/*` ref (others pass). All updates are checked (every
-/// reason is reported), sharing one budget; the first refusal is not the only one named.
+/// Check every update of a `refs/ledgers/*` ref and of a `refs/replace/*` ref (others pass).
+/// All updates are checked (every reason is reported), sharing one budget; the first refusal is
+/// not the only one named. A ledger ref spelled in another case is refused whatever it does.
+///
+/// Declarations are always parsed from their blobs, never taken from the cache of checked
+/// declarations (`git/decl_cache.rs`): an entry is a claim about a blob written into the
+/// repository, and a hook's verdict must not depend on a claim it did not check (`verify` does
+/// the same).
 fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Result<Verdict> {
-    let mut admission = Admission::new(repo, bounds.max_blob_bytes).with_budget(bounds.budget());
+    let mut admission = Admission::new(repo, bounds.max_blob_bytes)
+        .with_budget(bounds.budget())
+        .without_cache();
     let mut verdict = Verdict::default();
     let mut reasons = Vec::new();
     for u in updates {
+        if let Some(why) = layout::misspelled_ledger_ref(&u.refname) {
+            reasons.push(why);
+            continue;
+        }
         if !u.refname.starts_with(REF_PREFIX) {
             continue;
         }
@@ -191,11 +212,108 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
             Err(e) => return Err(e.context(&u.refname)),
         }
     }
+    let admitted: Vec<&str> = verdict.admitted.iter().map(|(r, _)| r.as_str()).collect();
+    match replace_reasons(repo, updates, &admitted) {
+        Ok(r) => reasons.extend(r),
+        Err(Error::Refused(r)) => reasons.extend(r),
+        Err(e) => return Err(e),
+    }
     if reasons.is_empty() {
         Ok(verdict)
     } else {
         Err(Error::Refused(reasons))
     }
+}
+
+/// Why the replace refs after `updates` would cover a ledger object (`git/replace.rs`): each
+/// created or moved `refs/replace/<id>` (any spelling) whose `<id>` is reachable from a ledger
+/// ref as it will be (existing tips, moved by the `admitted` ledger updates), and each admitted
+/// ledger update that adds an object an existing replace ref names. With `git config
+/// ledger.refuseReplaceRefs true` every created or moved replace ref is refused. Deleting a
+/// replace ref always passes, and so does an update to the value it has (`git pack-refs`).
+fn replace_reasons(
+    repo: &gix::Repository,
+    updates: &[Update],
+    admitted: &[&str],
+) -> Result<Vec<String>> {
+    use crate::git::replace;
+    let hash = repo.object_hash();
+    let mut reasons = Vec::new();
+    let pushed: Vec<&Update> = (updates.iter())
+        .filter(|u| layout::folds_to_replace_ref(&u.refname))
+        .filter(|u| u.symbolic || (u.new.is_some() && u.new != u.old))
+        .collect();
+    if pushed.is_empty() && admitted.is_empty() {
+        return Ok(reasons);
+    }
+    // Replaced object → the replace refs that will name it, and whether this update makes them.
+    let mut after: BTreeMap<ObjectId, Vec<(String, bool)>> = BTreeMap::new();
+    for (name, id) in replace::existing(repo)? {
+        if !updates.iter().any(|u| u.refname == name) {
+            after.entry(id).or_default().push((name, false));
+        }
+    }
+    let refuse_all = replace::refuse_all(repo)?;
+    for u in pushed {
+        if refuse_all {
+            reasons.push(format!(
+                "{}: replace refs are refused in this repository (`git config {}` is true)",
+                u.refname,
+                replace::KEY_REFUSE
+            ));
+        } else if let Some(id) = replace::replaced(&u.refname, hash) {
+            after.entry(id).or_default().push((u.refname.clone(), true));
+        }
+    }
+    if after.is_empty() {
+        return Ok(reasons);
+    }
+    let (mut made, mut kept) = (HashSet::new(), HashSet::new());
+    for (id, names) in &after {
+        if names.iter().any(|(_, here)| *here) {
+            made.insert(*id);
+        }
+        if names.iter().any(|(_, here)| !*here) {
+            kept.insert(*id);
+        }
+    }
+    // A replace ref made here: against every object of every ledger as it will be (a rare
+    // update, walked whole).
+    if !made.is_empty() {
+        let mut tips: BTreeMap<String, ObjectId> =
+            crate::git::store::ledger_refs(repo)?.into_iter().collect();
+        for u in updates {
+            if admitted.contains(&u.refname.as_str()) {
+                match u.new {
+                    Some(new) => tips.insert(u.refname.clone(), new),
+                    None => tips.remove(&u.refname),
+                };
+            }
+        }
+        let tips = tips.iter().map(|(n, id)| (n.as_str(), *id, None));
+        for (id, (ledger, kind)) in replace::covered(repo, tips, &made)? {
+            for (name, _) in after[&id].iter().filter(|(_, here)| *here) {
+                reasons.push(format!(
+                    "{name}: it replaces {kind} {id} of {ledger}; a replace ref makes `git log`, `git show` and every mirror clone show another object than the one admitted"
+                ));
+            }
+        }
+    }
+    // An existing replace ref: against what each admitted ledger update adds (what the ledger
+    // held before was checked when the replace ref was made, or is `verify`'s to report).
+    if !kept.is_empty() {
+        let moved = (updates.iter())
+            .filter(|u| admitted.contains(&u.refname.as_str()))
+            .filter_map(|u| u.new.map(|new| (u.refname.as_str(), new, u.old)));
+        for (id, (ledger, kind)) in replace::covered(repo, moved, &kept)? {
+            for (name, _) in after[&id].iter().filter(|(_, here)| !*here) {
+                reasons.push(format!(
+                    "{ledger}: {kind} {id} of this ledger is replaced by the existing {name}, which makes `git log` and `git show` show another object; delete it first (`git update-ref -d {name}`)"
+                ));
+            }
+        }
+    }
+    Ok(reasons)
 }
 
 /// `pre-receive`: admit every pushed update of a ledger ref. `repo` must see the quarantined
@@ -206,8 +324,9 @@ pub fn pre_receive(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) 
 
 /// `reference-transaction <state>`: only `prepared` is checked (the refs are locked, nothing
 /// has moved yet; refusing aborts the transaction). An all-zero old value may mean "no
-/// expectation" (`git update-ref REF NEW`): the ref's current value is read, and the update
-/// is a creation only when the ref does not exist.
+/// expectation" (`git update-ref REF NEW`): for a new value the ref's current value is read,
+/// and the update is a creation only when the ref does not exist; a deletion without an
+/// expectation is refused as a deletion (never taken for `git pack-refs`' prune: see `is_prune`).
 pub fn reference_transaction(
     repo: &gix::Repository,
     state: &str,
@@ -220,31 +339,54 @@ pub fn reference_transaction(
     let mut resolved = Vec::with_capacity(updates.len());
     for u in updates {
         let mut u = u.clone();
+        if layout::folds_to_replace_ref(&u.refname) && !u.symbolic && u.old.is_none() {
+            // `git pack-refs` writes an existing replace ref into `packed-refs` as `0… <id>`:
+            // with its current value read, that is no change (see `replace_reasons`).
+            if u.new.is_some() {
+                u.old = crate::git::store::ref_target(repo, &u.refname).unwrap_or(None);
+            }
+            resolved.push(u);
+            continue;
+        }
         if !u.refname.starts_with(REF_PREFIX) || u.symbolic {
             resolved.push(u);
             continue;
         }
-        if u.old.is_none() {
-            u.old = crate::git::store::ref_target(repo, &u.refname)?;
-        }
-        if let (Some(old), None) = (u.old, u.new) {
-            if packed_value(repo, &u.refname)? == Some(old) {
-                continue; // pack-refs pruning the loose copy (see `packed_value`)
+        match (u.old, u.new) {
+            // A deletion with no expectation is never pack-refs' prune (which names the value
+            // it prunes): refused as the deletion it is.
+            (None, None) => {}
+            (Some(old), None) => {
+                if is_prune(repo, &u.refname, old)? {
+                    continue;
+                }
             }
+            (None, Some(_)) => u.old = crate::git::store::ref_target(repo, &u.refname)?,
+            (Some(_), Some(_)) => {}
         }
         resolved.push(u);
     }
     admit_all(repo, &resolved, bounds)
 }
 
-/// The value of `name` in `packed-refs`, if it is there.
+/// Whether the deletion `old → 0` of `name` is `git pack-refs` pruning the loose copy of a ref
+/// it has just packed, not a deletion of the ref.
 ///
-/// `git pack-refs` (and so `git gc`) first writes the refs into `packed-refs` (a transaction
-/// whose lines are `0… <id> <ref>`: the ref's own value, admitted as no change), then deletes
-/// each loose copy in a transaction `<id> 0… <ref>` while `packed-refs` keeps the same value.
-/// That deletion is not a deletion of the ref and passes. A real deletion of a packed ref also
-/// runs a `packed-refs` transaction `0… 0… <ref>`, which is refused; a real deletion of a loose
-/// ref finds no packed value equal to it.
+/// How Git 2.47's files backend runs the hook: `git pack-refs` first writes the refs into
+/// `packed-refs` (a transaction of the packed backend whose lines are `0… <id> <ref>`: the
+/// ref's own value, admitted as no change), then deletes each loose copy in a transaction
+/// `<id> 0… <ref>` of its own, with the value it prunes, while `packed-refs` holds the same
+/// value and the loose file still exists (it is locked, not yet removed). A real deletion of a
+/// ref that is in `packed-refs` (`update-ref -d`, with or without the old value, `--stdin`)
+/// first runs the packed backend's transaction `0… 0… <ref>`, which is refused here (no
+/// expectation), and that aborts the whole deletion; a real deletion of a loose ref that is not
+/// packed finds no packed value. So a deletion is a prune exactly when the old value is given,
+/// `packed-refs` holds it and the loose file holds it too.
+fn is_prune(repo: &gix::Repository, name: &str, old: ObjectId) -> Result<bool> {
+    Ok(packed_value(repo, name)? == Some(old) && loose_value(repo, name) == Some(old))
+}
+
+/// The value of `name` in `packed-refs`, if it is there.
 fn packed_value(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>> {
     let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot read packed-refs: {e}"));
     let Some(buffer) = repo.refs.cached_packed_buffer().map_err(|e| fail(&e))? else {
@@ -252,6 +394,15 @@ fn packed_value(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>> 
     };
     let found = buffer.try_find(name).map_err(|e| fail(&e))?;
     Ok(found.map(|r| r.target()))
+}
+
+/// The object id the loose ref file of `name` holds, if there is such a file holding one.
+fn loose_value(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
+    let bytes = std::fs::read(repo.common_dir().join(name)).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?.trim_end();
+    (text.len() == repo.object_hash().len_in_hex())
+        .then(|| ObjectId::from_hex(text.as_bytes()).ok())
+        .flatten()
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ mod links;
 mod messages;
 mod pin;
 mod progress;
+mod refhooks;
 mod render;
 mod report;
 mod schemas;

@@ -1,0 +1,150 @@
+//! Replace refs (`refs/replace/<id>`, `git replace`) that cover ledger objects.
+//!
+//! git-ledger reads objects with replacement off ([`super::open`]), so its own commands stay
+//! truthful; but `git log`, `git show` and every `--mirror` clone follow replace refs, so a
+//! replace ref for a ledger commit, tree or row blob makes what a reviewer reads differ from
+//! what was admitted. The hooks refuse such a ref, and `verify` names one that exists. An
+//! object is covered when it is reachable from a ledger ref: its commits (every parent), their
+//! trees and every blob below them.
+
+use std::collections::{BTreeMap, HashSet};
+
+use gix::ObjectId;
+
+use super::admit::tree_changes;
+use super::layout::{folds_to_replace_ref, REPLACE_PREFIX};
+use super::objects::read_commit;
+use crate::error::{Error, Result};
+
+/// `git config` key: refuse every new or moved replace ref, whatever it replaces.
+pub const KEY_REFUSE: &str = "ledger.refuseReplaceRefs";
+
+/// The object a replace ref replaces: the object id its name ends with. `None` when the rest
+/// of the name is not a full object id (Git ignores such a ref).
+pub fn replaced(name: &str, hash: gix::hash::Kind) -> Option<ObjectId> {
+    if !folds_to_replace_ref(name) {
+        return None;
+    }
+    let hex = &name[REPLACE_PREFIX.len()..];
+    if hex.len() != hash.len_in_hex() {
+        return None;
+    }
+    ObjectId::from_hex(hex.as_bytes()).ok()
+}
+
+/// Every replace ref of the repository (name, replaced object).
+pub fn existing(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+    let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot list replace refs: {e}"));
+    let platform = repo.references().map_err(|e| fail(&e))?;
+    let mut out = Vec::new();
+    for r in platform.prefixed(REPLACE_PREFIX).map_err(|e| fail(&e))? {
+        let r = r.map_err(|e| fail(&e))?;
+        let name = r.name().as_bstr().to_string();
+        if let Some(id) = replaced(&name, repo.object_hash()) {
+            out.push((name, id));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `git config ledger.refuseReplaceRefs` is true (unset: false). A value that is not a
+/// boolean is a usage error: a hook that guessed would either refuse what the server allows or
+/// admit what it refuses.
+pub fn refuse_all(repo: &gix::Repository) -> Result<bool> {
+    match repo.config_snapshot().try_boolean(KEY_REFUSE) {
+        Ok(v) => Ok(v.unwrap_or(false)),
+        Err(e) => Err(Error::Usage(format!(
+            "git config {KEY_REFUSE}: {e} (use true or false)"
+        ))),
+    }
+}
+
+/// Which of `wanted` are reachable from `tips` (`(ledger ref, commit, stop)`) without going
+/// through `stop` (the tip before an update: what it reaches was there already): each found id
+/// with the first ledger ref it was found under and its kind (`commit`, `tree`, `blob`). Walks
+/// every commit once; each commit's tree is compared with its first parent's (so only what
+/// changed is read), the root's is read whole.
+pub fn covered<'a>(
+    repo: &gix::Repository,
+    tips: impl IntoIterator<Item = (&'a str, ObjectId, Option<ObjectId>)>,
+    wanted: &HashSet<ObjectId>,
+) -> Result<BTreeMap<ObjectId, (String, &'static str)>> {
+    let mut found = BTreeMap::new();
+    if wanted.is_empty() {
+        return Ok(found);
+    }
+    let mut seen = HashSet::new();
+    let mut state = Default::default();
+    for (name, tip, stop) in tips {
+        let mut hit = |id: ObjectId, kind: &'static str| {
+            if wanted.contains(&id) {
+                found.entry(id).or_insert_with(|| (name.to_owned(), kind));
+            }
+        };
+        let mut stack = vec![tip];
+        while let Some(commit) = stack.pop() {
+            if Some(commit) == stop || !seen.insert(commit) {
+                continue;
+            }
+            hit(commit, "commit");
+            let info = read_commit(repo, commit)?;
+            hit(info.tree, "tree");
+            match info.parents.first() {
+                Some(&p) => {
+                    let parent_tree = read_commit(repo, p)?.tree;
+                    for ch in tree_changes(repo, &mut state, parent_tree, info.tree)? {
+                        if let Some((mode, id)) = ch.new {
+                            hit(id, if mode.is_tree() { "tree" } else { "blob" });
+                        }
+                    }
+                }
+                None => whole_tree(repo, info.tree, &mut hit)?,
+            }
+            stack.extend(info.parents.iter().copied());
+        }
+    }
+    Ok(found)
+}
+
+/// Every object below `tree`, passed to `hit`.
+fn whole_tree(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    hit: &mut dyn FnMut(ObjectId, &'static str),
+) -> Result<()> {
+    let mut buf = Vec::new();
+    let mut stack = vec![tree];
+    while let Some(t) = stack.pop() {
+        let entries =
+            super::tree::tree_entries(&repo.objects, repo.object_hash(), &t, "", &mut buf)?;
+        for (_, mode, id) in entries {
+            if mode.is_tree() {
+                hit(id, "tree");
+                stack.push(id);
+            } else {
+                hit(id, "blob");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replace_ref_names_the_object_it_replaces() {
+        let sha1 = gix::hash::Kind::Sha1;
+        let hex = "1234567890123456789012345678901234567890";
+        let id = ObjectId::from_hex(hex.as_bytes()).unwrap();
+        assert_eq!(replaced(&format!("refs/replace/{hex}"), sha1), Some(id));
+        assert_eq!(replaced(&format!("refs/REPLACE/{hex}"), sha1), Some(id));
+        assert_eq!(
+            replaced(&format!("refs/replace/{}", &hex[..39]), sha1),
+            None
+        );
+        assert_eq!(replaced("refs/replace/not-an-id", sha1), None);
+        assert_eq!(replaced(&format!("refs/heads/{hex}"), sha1), None);
+    }
+}
