@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::git::admit::{read_row, tree_changes, Admission};
 use crate::git::layout::{self, REF_PREFIX};
 use crate::git::objects::{find_in_tree, read_commit, short};
-use crate::git::store::{count_filled, identity, ledger_refs, move_ref, ref_target};
+use crate::git::store::{identity, ledger_refs, move_ref, ref_target};
 use crate::git::transport::{self, Pushed};
 use crate::store::{Change, ChangeKind, RowWrite, WriteError};
 
@@ -368,15 +368,12 @@ fn replay(
     let known = admission.declaration_of_tree(remote_info.tree, &format!("commit {remote}"))?;
     let decl = &known.decl;
     let n = decl.schedule_len();
-    let mut filled = match layout::parse_trailers(&remote_info.message).filled {
-        Some((k, total)) if total == n && k <= n => k,
-        _ => count_filled(
-            repo,
-            decl,
-            remote_info.tree,
-            max_bytes,
-            &format!("commit {remote}"),
-        )?,
+    // The remote tip's count, as its admitted message says (rule 7 reads the same).
+    let Some(mut filled) = crate::git::message::filled_of(&remote_info.message, n) else {
+        return Err(Error::refused(format!(
+            "{refname}: commit {remote} (the remote's tip): rule 7: its message carries no `{}: k/{n}` trailer to count from; check it with `git ledger verify {}`",
+            layout::T_FILLED, refname
+        )));
     };
     let (committer, _) = identity(repo)?;
     let committer = committer
@@ -468,18 +465,21 @@ fn replay(
             .write()
             .map_err(|e| Error::failed(format!("cannot write a tree: {e}")))?
             .detach();
-        let trailers = layout::parse_trailers(&info.message);
-        let kind = if !trailers.repairs.is_empty() {
+        // A repair fills nothing; whether a fill is a put or an import follows from its rows
+        // (the subject is rule 7's either way).
+        let kind = if newly == 0 {
             ChangeKind::Repair
-        } else if info.message.starts_with("put ") {
-            ChangeKind::Put
         } else {
             ChangeKind::Import
         };
         // Schedule order, as the writers produce it.
         rows.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
-        filled += newly;
-        let message = layout::change_message(decl, &Change { kind, rows }, filled);
+        let (message, now) =
+            crate::git::message::change_message(decl, &Change { kind, rows }, filled)
+                .map_err(|why| {
+                    Error::refused(format!("{refname}: replaying local commit {c}: rule 7: {why}"))
+                })?;
+        filled = now;
         let author = repo
             .find_object(c)
             .map_err(|e| Error::failed(format!("cannot read commit {c}: {e}")))?

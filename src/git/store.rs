@@ -8,8 +8,10 @@
 //! [`crate::store::apply`] re-reads, re-checks and rebuilds.
 //!
 //! `Ledger-Filled: k/n` is computed without reading every row: k is the parent's `Ledger-Filled`
-//! count plus the rows this commit fills. Only when the tip carries no usable trailer (a commit
-//! written by other means) are its rows counted once, when the store is opened.
+//! count plus the rows this commit fills, by [`super::message::change_message`], the function
+//! whose parts admission rule 7 compares the message with. Only when the tip carries no usable
+//! trailer (a commit written by other means) are its rows counted once, when the store is
+//! opened; the write's admission then refuses it (rule 7 counts from the parent's message).
 //!
 //! [`init`] writes the root commit; [`resolve_ref`] turns `--ref` (or its absence) into a ref;
 //! [`ledger_at`] assembles the ledger document of any ledger commit for `show` and `report`.
@@ -252,7 +254,7 @@ pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, Objec
         &layout::template_files(decl),
         &mut |kind, data| write_object(repo, kind, data),
     )?;
-    let message = layout::root_message(decl);
+    let message = super::message::root_message(decl);
     let commit = repo
         .new_commit_as(committer, author, message, tree, Vec::<ObjectId>::new())
         .map_err(|e| Error::failed(format!("cannot write the root commit: {e}")))?
@@ -446,9 +448,11 @@ impl RefStore {
             )));
         }
         let n = known.decl.schedule_len();
-        let filled = match layout::parse_trailers(&info.message).filled {
-            Some((k, total)) if total == n && k <= n => k,
-            _ => count_filled(repo, &known.decl, info.tree, max_bytes, &at)?,
+        // The count an admitted tip's message gives (rule 7 makes it the tree's); a tip
+        // without one is counted for `location`, and the next write's admission refuses it.
+        let filled = match super::message::filled_of(&info.message, n) {
+            Some(k) => k,
+            None => count_filled(repo, &known.decl, info.tree, max_bytes, &at)?,
         };
         Ok((known, info.tree, filled))
     }
@@ -590,8 +594,16 @@ impl Store for RefStore {
             trees.keep(&id, &buf);
             Ok::<_, Error>(id)
         })?;
-        let filled = self.filled + newly;
-        let message = layout::change_message(decl, change, filled);
+        // The parent's count (its admitted message's) plus what this change fills, by the same
+        // function rule 7 checks the message with.
+        let (message, filled) = super::message::change_message(decl, change, self.filled)
+            .map_err(|why| {
+                Error::refused(format!(
+                    "{} (commit {}): rule 7: {why}",
+                    self.refname, self.tip
+                ))
+            })?;
+        debug_assert_eq!(filled, self.filled + newly);
         let (author, committer) = identity(repo)?;
         let commit = repo
             .new_commit_as(committer, author, &message, tree, [self.tip])
