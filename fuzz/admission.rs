@@ -190,7 +190,10 @@ fn tool_message(
         if a.oid == b.oid {
             continue;
         }
-        let (Some(old), Some(new)) = (row_at(before, path.as_bytes()), row_at(after, path.as_bytes())) else {
+        let (Some(old), Some(new)) = (
+            row_at(before, path.as_bytes()),
+            row_at(after, path.as_bytes()),
+        ) else {
             continue;
         };
         if old.is_deferred() {

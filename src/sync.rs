@@ -475,10 +475,13 @@ fn replay(
         // Schedule order, as the writers produce it.
         rows.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
         let (message, now) =
-            crate::git::message::change_message(decl, &Change { kind, rows }, filled)
-                .map_err(|why| {
-                    Error::refused(format!("{refname}: replaying local commit {c}: rule 7: {why}"))
-                })?;
+            crate::git::message::change_message(decl, &Change { kind, rows }, filled).map_err(
+                |why| {
+                    Error::refused(format!(
+                        "{refname}: replaying local commit {c}: rule 7: {why}"
+                    ))
+                },
+            )?;
         filled = now;
         let author = repo
             .find_object(c)

@@ -53,7 +53,13 @@ pub struct Entry {
 }
 
 /// A log entry for `info`, with what its trees say it did and `k` of `n` rows filled after it.
-fn entry(info: &CommitInfo, attempts: Vec<Attempt>, repairs: Vec<String>, k: usize, n: usize) -> Entry {
+fn entry(
+    info: &CommitInfo,
+    attempts: Vec<Attempt>,
+    repairs: Vec<String>,
+    k: usize,
+    n: usize,
+) -> Entry {
     let time = gix::date::Time::new(info.author_time.0, info.author_time.1);
     Entry {
         commit: info.id.to_string(),
@@ -159,7 +165,10 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
                     outcome: classify(decl, row).outcome.key().to_owned(),
                 })
                 .collect();
-            let repairs = repaired.iter().map(|r| r.schedule_id().to_owned()).collect();
+            let repairs = repaired
+                .iter()
+                .map(|r| r.schedule_id().to_owned())
+                .collect();
             entries.push(entry(info, attempts, repairs, k, n));
             e
         };
@@ -181,7 +190,12 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
     }
     if args.json {
         io.out.write_all(&crate::json::canonical(&entries))?;
-        return refuse_lies(lies, &name);
+        // One JSON document on stdout (the list, each entry saying whether its message was
+        // admitted); the reasons on stderr, and exit status 2.
+        return match refuse_lies(lies, &name) {
+            Err(e) => Ok(super::report_error(&e, false, &mut std::io::sink(), io.err)),
+            ok => ok,
+        };
     }
     for e in &entries {
         let what = if !e.attempts.is_empty() {

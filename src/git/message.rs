@@ -206,7 +206,10 @@ pub fn filled_of(message: &str, n: usize) -> Option<usize> {
     let (_, _, trailers) = split(message);
     let mut found = None;
     for (_, line) in trailers {
-        if let Some(v) = line.strip_prefix(T_FILLED).and_then(|v| v.strip_prefix(": ")) {
+        if let Some(v) = line
+            .strip_prefix(T_FILLED)
+            .and_then(|v| v.strip_prefix(": "))
+        {
             let (k, total) = v.split_once('/')?;
             let (k, total): (usize, usize) = (k.parse().ok()?, total.parse().ok()?);
             if total != n || k > n || found.is_some() {
@@ -336,12 +339,20 @@ pub fn check(message: &str, expected: &Expected, at: &str) -> Vec<String> {
                 T_ATTEMPT if same_key.is_empty() => "this commit fills no row".to_owned(),
                 T_ATTEMPT => format!(
                     "the rows this commit fills are, as admitted: {}",
-                    same_key.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+                    same_key
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 _ if same_key.is_empty() => "this commit repairs no row".to_owned(),
                 _ => format!(
                     "the rows this commit repairs are: {}",
-                    same_key.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+                    same_key
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             };
             r.push(format!(
@@ -417,10 +428,22 @@ mod tests {
         for (m, why) in [
             (format!("declare x\n\n{t}\n"), "its subject is"),
             (format!("{s}\nmore\n\n{t}\n"), "runs on to line 2"),
-            (format!("{s}\n\nLedger-Filled: 9/9\n\n{t}\n"), "line 3 of the body"),
-            (format!("{s}\n\nledger-attempt : x\n\n{t}\n"), "line 3 of the body"),
-            (format!("{s}\n\n{t}\nLedger-Foo: 1\n"), "Ledger-Foo is not one"),
-            (format!("{s}\n\n{t}\nledger-filled: 0/{n}\n"), "ledger-filled is not one"),
+            (
+                format!("{s}\n\nLedger-Filled: 9/9\n\n{t}\n"),
+                "line 3 of the body",
+            ),
+            (
+                format!("{s}\n\nledger-attempt : x\n\n{t}\n"),
+                "line 3 of the body",
+            ),
+            (
+                format!("{s}\n\n{t}\nLedger-Foo: 1\n"),
+                "Ledger-Foo is not one",
+            ),
+            (
+                format!("{s}\n\n{t}\nledger-filled: 0/{n}\n"),
+                "ledger-filled is not one",
+            ),
             (format!("{s}\n\n{t}\nsome words\n"), "is not a trailer"),
             (format!("{s}\n\n{t}\n{t}\n"), "appears 2 times"),
             (format!("{s}\n\n{}\n", e.trailers[0]), "is missing"),

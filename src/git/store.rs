@@ -596,8 +596,8 @@ impl Store for RefStore {
         })?;
         // The parent's count (its admitted message's) plus what this change fills, by the same
         // function rule 7 checks the message with.
-        let (message, filled) = super::message::change_message(decl, change, self.filled)
-            .map_err(|why| {
+        let (message, filled) =
+            super::message::change_message(decl, change, self.filled).map_err(|why| {
                 Error::refused(format!(
                     "{} (commit {}): rule 7: {why}",
                     self.refname, self.tip

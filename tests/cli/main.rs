@@ -13,6 +13,7 @@ mod hooks;
 mod hostile;
 mod hostile_git;
 mod import;
+mod message_rule;
 mod messages;
 mod pin;
 mod progress;
