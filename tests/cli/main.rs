@@ -21,6 +21,7 @@ mod render;
 mod report;
 mod shell;
 mod sync;
+mod writers_agree;
 
 /// The generator of the example records, shared with the tests that import them.
 #[allow(dead_code)]

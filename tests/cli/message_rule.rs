@@ -11,28 +11,28 @@ use serde_json::json;
 use crate::common::{git, git_hooked, hooked_server, ledger, Run};
 use crate::gitstore::{canonical_row, read_files, regular, state_commit, Files, Fixture, ID, REF};
 
-const FILLED: &str = "scenario/bugfix-iso-weeks/01";
-const D: &str = "scenario/bugfix-iso-weeks/02";
+pub const FILLED: &str = "scenario/bugfix-iso-weeks/01";
+pub const D: &str = "scenario/bugfix-iso-weeks/02";
 /// Before `D` in schedule order (arena tasks come first).
-const A: &str = "arena/sympy-matrix/01";
+pub const A: &str = "arena/sympy-matrix/01";
 
 /// A ledger with one row filled (1/6), pushed to a hooked bare server.
-struct Case {
-    f: Fixture,
-    tip: String,
-    files: Files,
+pub struct Case {
+    pub f: Fixture,
+    pub tip: String,
+    pub files: Files,
     _servers: tempfile::TempDir,
-    server: PathBuf,
+    pub server: PathBuf,
     /// The value of the ledger's `Ledger-Declaration` trailer.
-    decl: String,
+    pub decl: String,
 }
 
-fn record_path(key: &str) -> String {
+pub fn record_path(key: &str) -> String {
     format!("records/{}.json", git_ledger::sha256_hex(key.as_bytes()))
 }
 
 impl Case {
-    fn new() -> Self {
+    pub fn new() -> Self {
         let f = Fixture::new(2);
         f.put(FILLED, "INTERRUPTED_UNGRADED").ok();
         let tip = f.tip();
@@ -63,7 +63,7 @@ impl Case {
     }
 
     /// The tip's files with `sids` filled as ERROR (each with its hand record).
-    fn fill(&self, sids: &[&str]) -> Files {
+    pub fn fill(&self, sids: &[&str]) -> Files {
         let mut files = self.files.clone();
         for sid in sids {
             let path = format!("rows/{sid}.json");
@@ -79,11 +79,11 @@ impl Case {
         files
     }
 
-    fn commit(&self, files: &Files, message: &str) -> String {
+    pub fn commit(&self, files: &Files, message: &str) -> String {
         state_commit(self.f.dir(), files, &[&self.tip], message)
     }
 
-    fn push(&self, commit: &str) -> Run {
+    pub fn push(&self, commit: &str) -> Run {
         git_hooked(
             self.f.dir(),
             &[
@@ -96,14 +96,20 @@ impl Case {
         )
     }
 
-    fn server_tip(&self) -> String {
+    pub fn server_tip(&self) -> String {
         git(&self.server, &["rev-parse", REF])
     }
 
     /// Pushing `commit` is refused with `remote:` lines naming it, rule 7 and every needle;
     /// the server's ref does not move.
     #[track_caller]
-    fn refused(&self, what: &str, commit: &str, needles: &[&str]) {
+    pub fn refused(&self, what: &str, commit: &str, needles: &[&str]) {
+        self.refused_by("rule 7", what, commit, needles)
+    }
+
+    /// As [`Case::refused`], for the rule named `rule`.
+    #[track_caller]
+    pub fn refused_by(&self, rule: &str, what: &str, commit: &str, needles: &[&str]) {
         let before = self.server_tip();
         let r = self.push(commit);
         assert_ne!(r.code, 0, "{what}: the push must be rejected\n{}", r.stderr);
@@ -118,7 +124,7 @@ impl Case {
             .filter(|l| l.starts_with("remote:"))
             .collect::<Vec<_>>()
             .join("\n");
-        for n in [&format!("commit {commit}: rule 7")[..]]
+        for n in [&format!("commit {commit}: {rule}")[..]]
             .iter()
             .chain(needles)
         {
@@ -133,7 +139,7 @@ impl Case {
     /// Pushing `commit` is admitted; the server's ref is put back afterwards (plain Git on the
     /// server, whose only hook is pre-receive).
     #[track_caller]
-    fn admitted(&self, what: &str, commit: &str) {
+    pub fn admitted(&self, what: &str, commit: &str) {
         let before = self.server_tip();
         let r = self.push(commit);
         assert_eq!(r.code, 0, "{what}: the push must be admitted\n{}", r.stderr);
@@ -141,16 +147,16 @@ impl Case {
         git(&self.server, &["update-ref", REF, &before]);
     }
 
-    fn attempt(&self, sid: &str) -> String {
+    pub fn attempt(&self, sid: &str) -> String {
         format!("Ledger-Attempt: {sid} ERROR error")
     }
 
-    fn declaration(&self) -> String {
+    pub fn declaration(&self) -> String {
         format!("Ledger-Declaration: {}", self.decl)
     }
 }
 
-fn message(subject: &str, body: &str, trailers: &[String]) -> String {
+pub fn message(subject: &str, body: &str, trailers: &[String]) -> String {
     let body = if body.is_empty() {
         String::new()
     } else {
