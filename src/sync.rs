@@ -120,6 +120,60 @@ fn rewritten_reason(remote: &str, id: &str) -> String {
     )
 }
 
+/// The first move of the remote-tracking ref `tracking` that left its own first-parent history,
+/// as `(from, to)`, read from its reflog (Git logs `refs/remotes/*` in a repository with a work
+/// tree, and appends to a reflog that exists; sync creates one when it moves the ref). `None`
+/// when every logged move followed the previous value, or there is no reflog.
+fn tracking_rewritten(
+    repo: &gix::Repository,
+    tracking: &str,
+) -> Result<Option<(ObjectId, ObjectId)>> {
+    let fail = |e: &dyn std::fmt::Display| {
+        Error::failed(format!("cannot read the reflog of {tracking}: {e}"))
+    };
+    let Some(r) = repo.try_find_reference(tracking).map_err(|e| fail(&e))? else {
+        return Ok(None);
+    };
+    let mut moves = Vec::new();
+    {
+        let mut platform = r.log_iter();
+        let Some(lines) = platform.all().map_err(|e| fail(&e))? else {
+            return Ok(None);
+        };
+        for line in lines {
+            let line = line.map_err(|e| fail(&e))?;
+            let (from, to) = (line.previous_oid(), line.new_oid());
+            if !from.is_null() && !to.is_null() && from != to {
+                moves.push((from, to));
+            }
+        }
+    }
+    // Newest first: a rewrite is usually the last move.
+    for (from, to) in moves.into_iter().rev() {
+        if !follows_first_parent(repo, from, to)? {
+            return Ok(Some((from, to)));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether `a` is on `b`'s first-parent chain (a commit missing on the way ends the chain).
+fn follows_first_parent(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<bool> {
+    let mut c = b;
+    loop {
+        if c == a {
+            return Ok(true);
+        }
+        match read_commit(repo, c) {
+            Ok(info) => match info.parents.first() {
+                Some(p) => c = *p,
+                None => return Ok(false),
+            },
+            Err(_) => return Ok(false),
+        }
+    }
+}
+
 /// Sync one ledger, retrying lost push races.
 fn sync_one(
     dir: &Path,
@@ -140,6 +194,22 @@ fn sync_one(
         }
         let local = ref_target(repo, &refname)?;
         let theirs = ref_target(repo, &tracking)?;
+        // A remote-tracking ledger ref that was moved off its own history (a forced fetch of a
+        // rewritten remote, outside sync) is what a fetch by sync would have refused: reported,
+        // not followed, so that the local ledger never moves off what was published.
+        if let Some((from, to)) = tracking_rewritten(repo, &tracking)? {
+            return Err(Error::Refused(vec![
+                rewritten_reason(remote, id),
+                format!(
+                    "{tracking} was moved from {from} to {to}, which does not follow it (a forced fetch, `git fetch origin +refs/ledgers/*:…`); {refname} stays at {}",
+                    local.map_or("nothing".to_owned(), |l| l.to_string())
+                ),
+                format!(
+                    "{}compare the two with `git ledger diff {from} {to}` and check the remote's with `git ledger verify {tracking}`; once it is settled, `git update-ref -d {tracking}` forgets the rewritten copy",
+                    crate::error::HINT_PREFIX
+                ),
+            ]));
+        }
         let (to_push, what) = match (local, theirs) {
             (None, None) => {
                 return Err(Error::failed(format!("{refname}: no such ledger here or on {remote}")))
@@ -236,9 +306,13 @@ fn sync_one(
         };
         match transport::push_ledger(dir, remote, &to_push.to_string(), &refname)? {
             Pushed::Done => {
-                // What the remote now holds, as `git push` records it with a fetch refspec.
+                // What the remote now holds, as `git push` records it with a fetch refspec; its
+                // reflog kept whatever the configuration, so that a later forced fetch that
+                // rewrites it is seen (see `tracking_rewritten`).
+                let mut logged = repo.clone();
+                logged.refs.write_reflog = gix::refs::store::WriteReflog::Always;
                 if let Err(WriteError::Other(e)) = move_ref(
-                    repo,
+                    &logged,
                     &tracking,
                     PreviousValue::Any,
                     to_push,
