@@ -107,11 +107,23 @@ fn what_changed(
             continue;
         };
         let max = crate::json::DEFAULT_MAX_INPUT_BYTES;
-        let before = read_row(repo, decl, old, sid, max, &at).map_err(Error::Refused)?;
+        // A DEFERRED row is its template row byte for byte: the parent's row is compared by
+        // blob id, not read.
+        let Some(template) = Row::template(decl, sid) else {
+            continue; // not scheduled
+        };
+        let template = gix::objs::compute_hash(
+            repo.object_hash(),
+            gix::objs::Kind::Blob,
+            &template.canonical(decl),
+        )
+        .map_err(|e| Error::failed(format!("cannot hash a row: {e}")))?;
         let after = read_row(repo, decl, new, sid, max, &at).map_err(Error::Refused)?;
-        if before.is_deferred() && !after.is_deferred() {
-            filled.push(after);
-        } else if !before.is_deferred() {
+        if old == template {
+            if !after.is_deferred() {
+                filled.push(after);
+            }
+        } else {
             repaired.push(after);
         }
     }
