@@ -221,12 +221,15 @@ pub fn filled_of(message: &str, n: usize) -> Option<usize> {
     found
 }
 
+/// Lines of a message with their 1-based numbers.
+type Lines<'a> = Vec<(usize, &'a str)>;
+
 /// A message split into its subject paragraph's lines, its body lines and its last paragraph
 /// (the trailers), each line with its 1-based line number. A message of one paragraph has no
 /// trailers.
-fn split(message: &str) -> (Vec<(usize, &str)>, Vec<(usize, &str)>, Vec<(usize, &str)>) {
-    let mut paragraphs: Vec<Vec<(usize, &str)>> = Vec::new();
-    let mut current: Vec<(usize, &str)> = Vec::new();
+fn split(message: &str) -> (Lines<'_>, Lines<'_>, Lines<'_>) {
+    let mut paragraphs: Vec<Lines<'_>> = Vec::new();
+    let mut current: Lines<'_> = Vec::new();
     for (i, line) in message.split('\n').enumerate() {
         // Git: a blank line (empty or whitespace only) ends a paragraph.
         if line.trim().is_empty() {

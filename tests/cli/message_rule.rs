@@ -405,6 +405,26 @@ fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted() {
         &["is not a trailer"],
     );
 
+    // A message declared in another encoding: Git would re-encode it to show it.
+    let tree = git(
+        c.f.dir(),
+        &["rev-parse", &format!("{}^{{tree}}", with(&good))],
+    );
+    let latin = git(
+        c.f.dir(),
+        &[
+            "-c",
+            "i18n.commitEncoding=ISO-8859-1",
+            "commit-tree",
+            &tree,
+            "-p",
+            &c.tip,
+            "-m",
+            &message(&subject, "", &good),
+        ],
+    );
+    c.refused("an encoding header", &latin, &["encoding \"ISO-8859-1\""]);
+
     // Two rows in one commit: schedule order (A before D).
     let two = c.fill(&[A, D]);
     let both = |t: &[String]| c.commit(&two, &message("put 2 attempts", "", t));

@@ -332,7 +332,7 @@ fn force_fetched_rewrite(log_all: bool) {
         &[
             "fetch",
             "origin",
-            &format!("+refs/ledgers/*:refs/remotes/origin/ledgers/*"),
+            "+refs/ledgers/*:refs/remotes/origin/ledgers/*",
         ],
         None,
     );
