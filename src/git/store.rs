@@ -410,7 +410,8 @@ impl RefStore {
     /// Open a ledger ref in an already opened repository.
     pub fn from_repo(repo: gix::Repository, ref_arg: Option<&str>, max_bytes: u64) -> Result<Self> {
         let (refname, tip) = resolve_ref(&repo, ref_arg)?;
-        let (known, tip_tree, filled) = Self::load(&repo, &refname, tip, None, max_bytes)?;
+        let trees = KeptTrees::default();
+        let (known, tip_tree, filled) = Self::load(&repo, &refname, tip, None, max_bytes, &trees)?;
         Ok(RefStore {
             repo,
             refname,
@@ -420,7 +421,7 @@ impl RefStore {
             filled,
             max_bytes,
             retries: 0,
-            trees: KeptTrees::default(),
+            trees,
         })
     }
 
@@ -432,6 +433,7 @@ impl RefStore {
         tip: ObjectId,
         known: Option<Rc<Known>>,
         max_bytes: u64,
+        trees: &KeptTrees,
     ) -> Result<(Rc<Known>, ObjectId, usize)> {
         let info = read_commit(repo, tip)?;
         let at = format!("{refname} (commit {tip})");
@@ -454,6 +456,25 @@ impl RefStore {
             Some(k) => k,
             None => count_filled(repo, &known.decl, info.tree, max_bytes, &at)?,
         };
+        // The count is cross-checked with the tree: in an admitted ledger every filled row has
+        // exactly one record file and no record file is without its row (rule 5), so a tip
+        // whose message counts otherwise was not admitted, and nothing is written on it.
+        let records = match find_in_tree(repo, info.tree, layout::RECORDS)? {
+            Some((mode, id)) if mode.is_tree() => {
+                let data = RecentTrees::sharing(&repo.objects, trees.clone())
+                    .tree(&id, || "tree records".into())?;
+                gix::objs::TreeRefIter::from_bytes(&data, repo.object_hash()).count()
+            }
+            _ => 0,
+        };
+        if records != filled {
+            return Err(Error::refused_with_hint(
+                format!(
+                    "{at}: rule 7: its message counts {filled} of {n} rows filled, but its tree holds {records} (one record file per filled row): the tip's message was not admitted, so nothing is written on it"
+                ),
+                format!("check the chain with `git ledger verify {refname}`; a ledger ref moved by plain Git without the hooks can hold such a commit (`git ledger hooks install` refuses them)"),
+            ));
+        }
         Ok((known, info.tree, filled))
     }
 
@@ -652,6 +673,7 @@ impl Store for RefStore {
             tip,
             Some(self.known.clone()),
             self.max_bytes,
+            &self.trees,
         )?;
         if known.blob != self.known.blob {
             return Err(Error::refused(format!(

@@ -276,6 +276,27 @@ fn verify_log_and_put_do_not_believe_a_lying_message_that_got_in() {
     let all = git(dir, &["log", "--all", "--format=%B"]);
     assert!(!all.contains("Ledger-Filled: 7/6"), "{all}");
 
+    // A tip that only miscounts (4/6 where its rows hold 2) is not built on either: the count
+    // is cross-checked with the tree's record files.
+    let miscount = c.commit(
+        &c.fill(&[D]),
+        &message(
+            &format!("put {D}: ERROR -> error"),
+            "",
+            &[c.declaration(), c.attempt(D), "Ledger-Filled: 4/6".into()],
+        ),
+    );
+    git(dir, &["update-ref", REF, &miscount]);
+    let r = c.f.put(A, "ERROR");
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains("rule 7: its message counts 4 of 6 rows filled, but its tree holds 2"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(c.f.tip(), miscount, "nothing moved");
+
     // Back on the admitted tip, put writes the count from the admitted parent.
     git(dir, &["update-ref", REF, &c.tip]);
     c.f.put(A, "ERROR").ok();
