@@ -7,7 +7,9 @@
 //! report's checks") follows from the others when P did: every changed row passes every row
 //! check, the set of rows is unchanged (rule 3), the declaration and header are unchanged
 //! (rule 2), and two rows cannot share a record because each filled row adds its record file at
-//! a path not present in P (rule 5).
+//! a path not present in P (rule 5). Rule 7, once the trees say what C did, compares C's
+//! message with the parts [`super::message::expected`] builds for it (the same parts the tool's
+//! writers compose their messages from), counting from P's message.
 //!
 //! Every refusal names the commit, the rule, and the row and field where there is one. The
 //! hooks call [`admit_update`]; `verify` calls [`Admission::chain`]; the writers call
