@@ -399,6 +399,54 @@ mod tests {
         );
     }
 
+    /// Schedule entry `i` filled as FAIL from a record of `kind` (`hand`, or the task's kind).
+    fn filled(d: &Declaration, i: usize, hand: bool) -> Row {
+        let e = d.schedule_at(i);
+        let task = d.tasks.iter().find(|t| t.id == e.task).unwrap();
+        let kind = if hand { "hand" } else { task.kind.as_str() };
+        let mut v = Row::template(d, &e.id).unwrap().to_value();
+        v["native_outcome"] = "FAIL".into();
+        v["reason"] = "oracle failed".into();
+        v["native_record"] =
+            serde_json::json!({"kind": kind, "id": e.id, "sha256": "a".repeat(64)});
+        Row::check(d, &v, "test").unwrap()
+    }
+
+    #[test]
+    fn the_subject_follows_what_the_rows_are() {
+        let d = decl();
+        let n = d.schedule_len();
+        let (a, b) = (filled(&d, 0, true), filled(&d, 1, true));
+        let e = expected(&d, &[&b, &a], &[], 3).unwrap();
+        assert_eq!(e.subject, "put 2 attempts");
+        assert_eq!(e.filled, 5);
+        // Schedule order whatever the order given.
+        assert!(e.trailers[1].contains(a.schedule_id()), "{e:?}");
+        assert_eq!(e.trailers.last().unwrap(), &format!("Ledger-Filled: 5/{n}"));
+        let one = expected(&d, &[&a], &[], 0).unwrap();
+        assert_eq!(
+            one.subject,
+            format!("put {}: FAIL -> {}", a.schedule_id(), label(&d, &a))
+        );
+        let imported = filled(&d, 0, false);
+        assert!(expected(&d, &[&imported], &[], 0)
+            .unwrap()
+            .subject
+            .starts_with("import "));
+        assert_eq!(
+            expected(&d, &[], &[&a], 1).unwrap().subject,
+            format!("repair {}", a.schedule_id())
+        );
+        for (f, r, k) in [
+            (vec![&imported, &b], vec![], 0),
+            (vec![&a], vec![&b], 0),
+            (vec![], vec![], 0),
+            (vec![&a], vec![], n),
+        ] {
+            assert!(expected(&d, &f, &r, k).is_err(), "{f:?} {r:?} {k}");
+        }
+    }
+
     #[test]
     fn the_root_message_is_what_the_root_check_wants() {
         let d = decl();
