@@ -64,6 +64,25 @@ fn a_repair_without_a_note_is_refused_by_the_cli_and_by_the_hook() {
         "a repair that says what was fixed",
         &repaired("fixed the import path"),
     );
+
+    // File mode goes through the same rule.
+    let decl = c.f.decl();
+    let file = c.f.file("ledger.json");
+    let template = c.f.run(&["template", decl.to_str().unwrap()]);
+    std::fs::write(&file, template.ok().stdout.as_bytes()).unwrap();
+    let row = c.f.hand_row(D, "ERROR");
+    let (d, l) = (decl.to_str().unwrap(), file.to_str().unwrap());
+    c.f.run(&["put", D, row.to_str().unwrap(), d, l]).ok();
+    let before = std::fs::read(&file).unwrap();
+    let r = c.f.run(&["repair", D, "--note", " ", d, l]);
+    r.expect_code(2);
+    assert!(r.stderr.contains(EMPTY_NOTE), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the file is untouched"
+    );
+    c.f.run(&["repair", D, "--note", "fixed", d, l]).ok();
     c.f.run(&["repair", FILLED, "--note", "fixed the import path"])
         .ok();
     c.f.run(&["verify"]).ok();
