@@ -386,3 +386,39 @@ fn force_fetched_rewrite(log_all: bool) {
     );
     ledger(d.path(), &["verify"]).ok();
 }
+
+/// A replayed repair gets the message rule 7 wants (`repair <id>`, `Ledger-Repair`, the count
+/// of the remote tip), and the hooked server admits it.
+#[test]
+fn a_replayed_repair_is_admitted_with_a_regenerated_message() {
+    let base = tempfile::tempdir().unwrap();
+    let server = hooked_server(base.path(), "ledger.git");
+    let url = server.to_str().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let decl_path = files.path().join("decl.json");
+    std::fs::write(&decl_path, pretty(&declaration_value(ID, 2))).unwrap();
+    let (x, y) = ("scenario/bugfix-iso-weeks/01", "arena/sympy-matrix/01");
+    let p = machine(url);
+    ledger(p.path(), &["init", decl_path.to_str().unwrap()]).ok();
+    let px = row_file(p.path(), files.path(), x, "ERROR");
+    ledger(p.path(), &["put", x, px.to_str().unwrap()]).ok();
+    sync(p.path()).ok();
+    let q = machine(url);
+    sync(q.path()).ok();
+    // p repairs x locally while q fills y and pushes.
+    ledger(p.path(), &["repair", x, "--note", "fixed the fixture"]).ok();
+    let py = row_file(q.path(), files.path(), y, "ERROR");
+    ledger(q.path(), &["put", y, py.to_str().unwrap()]).ok();
+    sync(q.path()).ok();
+    let r = sync(p.path());
+    r.ok();
+    assert!(r.stdout.contains("replayed 1 local commit"), "{}", r.stdout);
+    let msg = git(&server, &["log", "-1", "--format=%B", REF]);
+    assert!(
+        msg.starts_with(&format!("repair {x}\n"))
+            && msg.contains(&format!("Ledger-Repair: {x}\n"))
+            && msg.contains("Ledger-Filled: 2/6"),
+        "{msg}"
+    );
+    ledger(&server, &["verify", REF]).ok();
+}
