@@ -37,7 +37,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use git_ledger::declaration::Declaration;
-use git_ledger::git::layout;
+use git_ledger::git::{layout, message};
 use git_ledger::import::batch::{self, Record, Source};
 use git_ledger::import::rows::{scenario_row, Context};
 use git_ledger::store::{Change, ChangeKind, RowWrite};
@@ -557,7 +557,7 @@ fn fast_import(
         .bytes()
         .expect("synth parsed the declaration from its bytes");
     root_files.push((layout::CAMPAIGN.to_owned(), bytes.to_vec()));
-    commit(&mut w, &layout::root_message(decl), &root_files, true, 0);
+    commit(&mut w, &message::root_message(decl), &root_files, true, 0);
     for (k, &i) in history.iter().enumerate() {
         let c = converted[i].as_ref().expect("a history row has a record");
         let change = Change {
@@ -568,7 +568,8 @@ fn fast_import(
                 source: c.source.clone(),
             }],
         };
-        let message = layout::change_message(decl, &change, k + 1);
+        let (message, _) = message::change_message(decl, &change, k)
+            .expect("one row filled on a parent with k filled");
         let files = vec![
             (layout::row_path(c.row.schedule_id()), c.row.canonical(decl)),
             (layout::record_path(&c.key), c.record.clone()),

@@ -22,6 +22,7 @@ use std::rc::Rc;
 use git_ledger::declaration::Declaration;
 use git_ledger::git::admit::{admit_update, Admission, Known};
 use git_ledger::git::layout;
+use git_ledger::git::message;
 use git_ledger::git::store;
 use git_ledger::json::DEFAULT_MAX_INPUT_BYTES;
 use git_ledger::ledger::Row;
@@ -44,6 +45,8 @@ pub struct Leaf {
 pub struct Base {
     pub commit: ObjectId,
     pub leaves: Vec<Leaf>,
+    /// Rows filled in it (its `Ledger-Filled` count).
+    pub filled: usize,
 }
 
 /// The process-wide repository and the states built in it.
@@ -159,6 +162,54 @@ fn commit(repo: &gix::Repository, tree: ObjectId, parents: &[ObjectId], message:
         .expect("writing a commit")
 }
 
+/// The message the tool writes for a child whose tree model is `after` on a parent `before`
+/// with `parent_filled` rows filled ([`message::expected`] of the row files whose blob changed
+/// and that check as rows: filled when the parent's was DEFERRED, repaired otherwise), or a
+/// plain one when none fits.
+fn tool_message(
+    repo: &gix::Repository,
+    decl: &Declaration,
+    before: &[Leaf],
+    after: &[Leaf],
+    parent_filled: usize,
+) -> String {
+    let row_at = |leaves: &[Leaf], path: &[u8]| -> Option<Row> {
+        let l = leaves.iter().find(|l| l.path == path)?;
+        let v: Value = serde_json::from_slice(&read_blob(repo, l.oid)?).ok()?;
+        Row::check(decl, &v, "fuzz").ok()
+    };
+    let (mut filled, mut repaired) = (Vec::new(), Vec::new());
+    for e in decl.schedule() {
+        let path = layout::row_path(&e.id);
+        let (Some(b), Some(a)) = (
+            before.iter().find(|l| l.path == path.as_bytes()),
+            after.iter().find(|l| l.path == path.as_bytes()),
+        ) else {
+            continue;
+        };
+        if a.oid == b.oid {
+            continue;
+        }
+        let (Some(old), Some(new)) = (
+            row_at(before, path.as_bytes()),
+            row_at(after, path.as_bytes()),
+        ) else {
+            continue;
+        };
+        if old.is_deferred() {
+            filled.push(new);
+        } else {
+            repaired.push(new);
+        }
+    }
+    let f: Vec<&Row> = filled.iter().collect();
+    let r: Vec<&Row> = repaired.iter().collect();
+    match message::expected(decl, &f, &r, parent_filled) {
+        Ok(e) => message::compose(&e, ""),
+        Err(_) => "fuzz child".to_owned(),
+    }
+}
+
 /// A row value's file bytes: canonical when it checks, pretty JSON otherwise.
 fn row_bytes(decl: &Declaration, v: &Value) -> Vec<u8> {
     match Row::check(decl, v, "fuzz") {
@@ -264,10 +315,11 @@ impl Harness {
             layout::template_tree_id(repo.object_hash(), &decl, blob(&repo, CAMPAIGN)).unwrap(),
             "the harness writes the template tree as init does"
         );
-        let root = commit(&repo, tree, &[], &layout::root_message(&decl));
+        let root = commit(&repo, tree, &[], &message::root_message(&decl));
         let mut bases = vec![Base {
             commit: root,
             leaves: leaves.clone(),
+            filled: 0,
         }];
 
         let candidates = fill_candidates();
@@ -306,10 +358,12 @@ impl Harness {
             filled.push((sid.clone(), v));
         }
         let t1 = tree_of(&repo, &leaves, false);
-        let c1 = commit(&repo, t1, &[root], "import 3 attempts");
+        let m1 = tool_message(&repo, &decl, &bases[0].leaves, &leaves, 0);
+        let c1 = commit(&repo, t1, &[root], &m1);
         bases.push(Base {
             commit: c1,
             leaves: leaves.clone(),
+            filled: filled.len(),
         });
         let (sid, mut v) = filled[0].clone();
         v["interventions_decision_or_repair"]
@@ -323,8 +377,13 @@ impl Harness {
             blob(&repo, &row_bytes(&decl, &v)),
         );
         let t2 = tree_of(&repo, &leaves, false);
-        let c2 = commit(&repo, t2, &[c1], &format!("repair {sid}"));
-        bases.push(Base { commit: c2, leaves });
+        let m2 = tool_message(&repo, &decl, &bases[1].leaves, &leaves, filled.len());
+        let c2 = commit(&repo, t2, &[c1], &m2);
+        bases.push(Base {
+            commit: c2,
+            leaves,
+            filled: filled.len(),
+        });
 
         let small_tree = tree_of(
             &repo,
@@ -682,7 +741,14 @@ impl Harness {
             }
         }
         let tree = tree_of(repo, &leaves, unsorted);
-        let child = commit(repo, tree, &parents, "fuzz child");
+        // The message the tool writes for what the child's rows do (rule 7), so that inputs
+        // reach rules 1-6; a few keep a message that says something else.
+        let message = if head & 0x80 != 0 && head & 0x40 != 0 {
+            "fuzz child".to_owned()
+        } else {
+            tool_message(repo, decl, &base.leaves, &leaves, base.filled)
+        };
+        let child = commit(repo, tree, &parents, &message);
         self.judge(base.commit, child, &parents, max_bytes);
     }
 
@@ -881,6 +947,13 @@ impl Harness {
                 ) else {
                     panic!("admitted: {show}: a filled row without a native_record: {rec}");
                 };
+                if kind == "hand" {
+                    assert_eq!(
+                        Some(id),
+                        cv["schedule_id"].as_str(),
+                        "admitted: {show}: a hand record named after another row"
+                    );
+                }
                 let rpath = format!(
                     "records/{}.json",
                     sha256_hex(format!("{kind}:{id}").as_bytes())
@@ -935,6 +1008,10 @@ impl Harness {
                     assert_eq!(
                         extra["kind"], "repair",
                         "admitted: {show}: appended {extra}"
+                    );
+                    assert!(
+                        extra["note"].as_str().is_some_and(|n| !n.trim().is_empty()),
+                        "admitted: {show}: a repair without a note: {extra}"
                     );
                 }
             }

@@ -20,8 +20,14 @@ pub enum RowChange {
     Repaired(usize),
 }
 
+/// Why an appended repair with a blank note is refused (`repair` and the hooks alike).
+pub const REPAIR_NOTE_EMPTY: &str =
+    "a repair's note is empty; it must say what the person fixed (`git ledger repair <ID> --note TEXT`)";
+
 /// Decide whether `child` may follow `parent` for one scheduled attempt. Both rows have
 /// already passed [`Row::check`]. `at` names where the change was found (a commit, a file).
+/// A row filled from a hand record names that record after itself; an appended repair says
+/// what was fixed (a note that is not blank).
 pub fn row_transition(
     decl: &Declaration,
     parent: &Row,
@@ -44,9 +50,17 @@ pub fn row_transition(
                 "{at}: row {id}: a DEFERRED row was rewritten without change"
             )]);
         }
-        if child.native_record().is_none() {
+        let Some(rec) = child.native_record() else {
             return Err(vec![format!(
                 "{at}: row {id}: native_record: a filled row names the record it was filled from (rule 5: one record file per filled row)"
+            )]);
+        };
+        if rec.kind == "hand" && rec.id != id {
+            // `put` names a hand record after its own row; one named after another row takes
+            // that row's record key, and that row's `put` would then be refused.
+            return Err(vec![format!(
+                "{at}: row {id}: native_record.id: a hand record is named after the row it fills ({{\"kind\": \"hand\", \"id\": {id:?}}}, as `put` writes it), not {:?}: it would take the record key of another row and block that row's `put`",
+                rec.id
             )]);
         }
         return Ok(RowChange::Filled);
@@ -79,6 +93,12 @@ pub fn row_transition(
         for extra in &after[before.len()..] {
             if extra.get("kind").and_then(Value::as_str) != Some("repair") {
                 reasons.push(format!("{at}: row {id}: {field}: only repair interventions may be appended to a filled row, not {extra}"));
+            } else if extra
+                .get("note")
+                .and_then(Value::as_str)
+                .is_none_or(|n| n.trim().is_empty())
+            {
+                reasons.push(format!("{at}: row {id}: {field}: {REPAIR_NOTE_EMPTY}"));
             }
         }
     }

@@ -72,11 +72,8 @@ pub fn put<S: Store + ?Sized>(
 
 /// Build the change `repair` writes: one `repair` intervention appended to a filled row.
 pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -> Result<Change> {
-    if note.trim().is_empty() {
-        return Err(Error::refused(
-            "repair: --note must say what the person fixed",
-        ));
-    }
+    // A blank note is refused by the row rules (`crate::ledger::REPAIR_NOTE_EMPTY`), as the
+    // hooks refuse it.
     let current = store.row(schedule_id)?;
     if current.is_deferred() {
         return Err(Error::refused_with_hint(

@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::git::admit::{read_row, tree_changes, Admission};
 use crate::git::layout::{self, REF_PREFIX};
 use crate::git::objects::{find_in_tree, read_commit, short};
-use crate::git::store::{count_filled, identity, ledger_refs, move_ref, ref_target};
+use crate::git::store::{identity, ledger_refs, move_ref, ref_target};
 use crate::git::transport::{self, Pushed};
 use crate::store::{Change, ChangeKind, RowWrite, WriteError};
 
@@ -120,6 +120,60 @@ fn rewritten_reason(remote: &str, id: &str) -> String {
     )
 }
 
+/// The first move of the remote-tracking ref `tracking` that left its own first-parent history,
+/// as `(from, to)`, read from its reflog (Git logs `refs/remotes/*` in a repository with a work
+/// tree, and appends to a reflog that exists; sync creates one when it moves the ref). `None`
+/// when every logged move followed the previous value, or there is no reflog.
+fn tracking_rewritten(
+    repo: &gix::Repository,
+    tracking: &str,
+) -> Result<Option<(ObjectId, ObjectId)>> {
+    let fail = |e: &dyn std::fmt::Display| {
+        Error::failed(format!("cannot read the reflog of {tracking}: {e}"))
+    };
+    let Some(r) = repo.try_find_reference(tracking).map_err(|e| fail(&e))? else {
+        return Ok(None);
+    };
+    let mut moves = Vec::new();
+    {
+        let mut platform = r.log_iter();
+        let Some(lines) = platform.all().map_err(|e| fail(&e))? else {
+            return Ok(None);
+        };
+        for line in lines {
+            let line = line.map_err(|e| fail(&e))?;
+            let (from, to) = (line.previous_oid(), line.new_oid());
+            if !from.is_null() && !to.is_null() && from != to {
+                moves.push((from, to));
+            }
+        }
+    }
+    // Newest first: a rewrite is usually the last move.
+    for (from, to) in moves.into_iter().rev() {
+        if !follows_first_parent(repo, from, to)? {
+            return Ok(Some((from, to)));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether `a` is on `b`'s first-parent chain (a commit missing on the way ends the chain).
+fn follows_first_parent(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<bool> {
+    let mut c = b;
+    loop {
+        if c == a {
+            return Ok(true);
+        }
+        match read_commit(repo, c) {
+            Ok(info) => match info.parents.first() {
+                Some(p) => c = *p,
+                None => return Ok(false),
+            },
+            Err(_) => return Ok(false),
+        }
+    }
+}
+
 /// Sync one ledger, retrying lost push races.
 fn sync_one(
     dir: &Path,
@@ -140,6 +194,22 @@ fn sync_one(
         }
         let local = ref_target(repo, &refname)?;
         let theirs = ref_target(repo, &tracking)?;
+        // A remote-tracking ledger ref that was moved off its own history (a forced fetch of a
+        // rewritten remote, outside sync) is what a fetch by sync would have refused: reported,
+        // not followed, so that the local ledger never moves off what was published.
+        if let Some((from, to)) = tracking_rewritten(repo, &tracking)? {
+            return Err(Error::Refused(vec![
+                rewritten_reason(remote, id),
+                format!(
+                    "{tracking} was moved from {from} to {to}, which does not follow it (a forced fetch, `git fetch origin +refs/ledgers/*:…`); {refname} stays at {}",
+                    local.map_or("nothing".to_owned(), |l| l.to_string())
+                ),
+                format!(
+                    "{}compare the two with `git ledger diff {from} {to}` and check the remote's with `git ledger verify {tracking}`; once it is settled, `git update-ref -d {tracking}` forgets the rewritten copy",
+                    crate::error::HINT_PREFIX
+                ),
+            ]));
+        }
         let (to_push, what) = match (local, theirs) {
             (None, None) => {
                 return Err(Error::failed(format!("{refname}: no such ledger here or on {remote}")))
@@ -236,9 +306,13 @@ fn sync_one(
         };
         match transport::push_ledger(dir, remote, &to_push.to_string(), &refname)? {
             Pushed::Done => {
-                // What the remote now holds, as `git push` records it with a fetch refspec.
+                // What the remote now holds, as `git push` records it with a fetch refspec; its
+                // reflog kept whatever the configuration, so that a later forced fetch that
+                // rewrites it is seen (see `tracking_rewritten`).
+                let mut logged = repo.clone();
+                logged.refs.write_reflog = gix::refs::store::WriteReflog::Always;
                 if let Err(WriteError::Other(e)) = move_ref(
-                    repo,
+                    &logged,
                     &tracking,
                     PreviousValue::Any,
                     to_push,
@@ -368,15 +442,12 @@ fn replay(
     let known = admission.declaration_of_tree(remote_info.tree, &format!("commit {remote}"))?;
     let decl = &known.decl;
     let n = decl.schedule_len();
-    let mut filled = match layout::parse_trailers(&remote_info.message).filled {
-        Some((k, total)) if total == n && k <= n => k,
-        _ => count_filled(
-            repo,
-            decl,
-            remote_info.tree,
-            max_bytes,
-            &format!("commit {remote}"),
-        )?,
+    // The remote tip's count, as its admitted message says (rule 7 reads the same).
+    let Some(mut filled) = crate::git::message::filled_of(&remote_info.message, n) else {
+        return Err(Error::refused(format!(
+            "{refname}: commit {remote} (the remote's tip): rule 7: its message carries no `{}: k/{n}` trailer to count from; check it with `git ledger verify {}`",
+            layout::T_FILLED, refname
+        )));
     };
     let (committer, _) = identity(repo)?;
     let committer = committer
@@ -468,18 +539,24 @@ fn replay(
             .write()
             .map_err(|e| Error::failed(format!("cannot write a tree: {e}")))?
             .detach();
-        let trailers = layout::parse_trailers(&info.message);
-        let kind = if !trailers.repairs.is_empty() {
+        // A repair fills nothing; whether a fill is a put or an import follows from its rows
+        // (the subject is rule 7's either way).
+        let kind = if newly == 0 {
             ChangeKind::Repair
-        } else if info.message.starts_with("put ") {
-            ChangeKind::Put
         } else {
             ChangeKind::Import
         };
         // Schedule order, as the writers produce it.
         rows.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
-        filled += newly;
-        let message = layout::change_message(decl, &Change { kind, rows }, filled);
+        let (message, now) =
+            crate::git::message::change_message(decl, &Change { kind, rows }, filled).map_err(
+                |why| {
+                    Error::refused(format!(
+                        "{refname}: replaying local commit {c}: rule 7: {why}"
+                    ))
+                },
+            )?;
+        filled = now;
         let author = repo
             .find_object(c)
             .map_err(|e| Error::failed(format!("cannot read commit {c}: {e}")))?

@@ -1,14 +1,20 @@
-//! `git-ledger log [REF]`: one line per ledger commit, newest first, from commit messages and
-//! trailers only (no tree is read), so its cost follows the number of commits.
+//! `git-ledger log [REF]`: one line per ledger commit, newest first. What each commit filled or
+//! repaired, and the filled count, are read from its rows (only `rows/` is compared, and only
+//! changed rows are read), never from its message: a message is compared with them (rule 7 of
+//! admission), and one that says something else is flagged and makes the exit status 2.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::Io;
-use crate::error::Result;
-use crate::git::layout::{parse_trailers, Attempt};
-use crate::git::objects::read_commit;
+use crate::error::{Error, Result};
+use crate::git::admit::{read_row, tree_changes, Admission};
+use crate::git::layout::{self, Attempt, ROWS};
+use crate::git::message;
+use crate::git::objects::{find_in_tree, read_commit, CommitInfo};
+use crate::ledger::Row;
+use crate::portfolio::classify;
 
 /// One line per ledger commit: short id, date, author, and each attempt it filled with its
 /// native and portfolio outcome.
@@ -41,40 +47,167 @@ pub struct Entry {
     pub repairs: Vec<String>,
     /// `k/n` from `Ledger-Filled`, when the commit carries it.
     pub filled: Option<String>,
+    /// Whether the commit's message says exactly what its tree did (rule 7); when not, the
+    /// subject is shown as written but the attempts, repairs and count are the trees'.
+    pub message_admitted: bool,
+}
+
+/// A log entry for `info`, with what its trees say it did and `k` of `n` rows filled after it.
+fn entry(
+    info: &CommitInfo,
+    attempts: Vec<Attempt>,
+    repairs: Vec<String>,
+    k: usize,
+    n: usize,
+) -> Entry {
+    let time = gix::date::Time::new(info.author_time.0, info.author_time.1);
+    Entry {
+        commit: info.id.to_string(),
+        date: time.format_or_unix(gix::date::time::format::ISO8601_STRICT),
+        author: info.author_name.clone(),
+        email: info.author_email.clone(),
+        subject: info.message.lines().next().unwrap_or_default().to_owned(),
+        attempts,
+        repairs,
+        filled: Some(format!("{k}/{n}")),
+        message_admitted: true,
+    }
+}
+
+/// The rows `c` fills and repairs after `p`, read from their trees (`rows/` compared, each
+/// changed row read and checked).
+fn what_changed(
+    repo: &gix::Repository,
+    decl: &crate::declaration::Declaration,
+    state: &mut gix::diff::tree::State,
+    p: &CommitInfo,
+    c: &CommitInfo,
+) -> Result<(Vec<Row>, Vec<Row>)> {
+    let rows_of = |info: &CommitInfo| -> Result<gix::ObjectId> {
+        find_in_tree(repo, info.tree, ROWS)?
+            .filter(|(m, _)| m.is_tree())
+            .map(|(_, id)| id)
+            .ok_or_else(|| Error::refused(format!("commit {}: rows/ is missing", info.id)))
+    };
+    let (a, b) = (rows_of(p)?, rows_of(c)?);
+    let (mut filled, mut repaired) = (Vec::new(), Vec::new());
+    if a == b {
+        return Ok((filled, repaired));
+    }
+    let at = format!("commit {}", c.id);
+    for ch in tree_changes(repo, state, a, b)? {
+        let path = format!("{ROWS}/{}", crate::git::show_path(&ch.path));
+        let (Some((om, old)), Some((nm, new))) = (ch.old, ch.new) else {
+            continue;
+        };
+        if om.is_tree() || nm.is_tree() {
+            continue;
+        }
+        let Some(sid) = layout::schedule_id_of(&path) else {
+            continue;
+        };
+        let max = crate::json::DEFAULT_MAX_INPUT_BYTES;
+        // A DEFERRED row is its template row byte for byte: the parent's row is compared by
+        // blob id, not read.
+        let Some(template) = Row::template(decl, sid) else {
+            continue; // not scheduled
+        };
+        let template = gix::objs::compute_hash(
+            repo.object_hash(),
+            gix::objs::Kind::Blob,
+            &template.canonical(decl),
+        )
+        .map_err(|e| Error::failed(format!("cannot hash a row: {e}")))?;
+        let after = read_row(repo, decl, new, sid, max, &at).map_err(Error::Refused)?;
+        if old == template {
+            if !after.is_deferred() {
+                filled.push(after);
+            }
+        } else {
+            repaired.push(after);
+        }
+    }
+    Ok((filled, repaired))
 }
 
 pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let (_, tip) =
+    let (name, tip) =
         crate::git::store::resolve_ref(&repo, args.ledger_ref.as_deref()).map_err(|e| {
             super::name_a_ledger(e, Some("as an argument:"), |id| {
                 format!("git ledger log {id}")
             })
         })?;
-    let mut entries = Vec::new();
+    // Oldest first: what each commit did is read from its rows (fills and repairs, the count
+    // from the root), never from its message; the message is only compared with it (rule 7).
+    let mut chain = Vec::new();
     let mut next = Some(tip);
     while let Some(id) = next {
         let info = read_commit(&repo, id)?;
-        let t = parse_trailers(&info.message);
-        let time = gix::date::Time::new(info.author_time.0, info.author_time.1);
-        entries.push(Entry {
-            commit: id.to_string(),
-            date: time.format_or_unix(gix::date::time::format::ISO8601_STRICT),
-            author: info.author_name.clone(),
-            email: info.author_email.clone(),
-            subject: info.message.lines().next().unwrap_or_default().to_owned(),
-            attempts: t.attempts,
-            repairs: t.repairs,
-            filled: t.filled.map(|(k, n)| format!("{k}/{n}")),
-        });
         next = info.parents.first().copied();
+        chain.push(info);
     }
+    chain.reverse();
+    let mut admission = Admission::new(&repo, crate::json::DEFAULT_MAX_INPUT_BYTES);
+    let root = &chain[0];
+    let known = admission.declaration_of_tree(root.tree, &format!("commit {}", root.id))?;
+    let decl = &known.decl;
+    let n = decl.schedule_len();
+    let mut state = gix::diff::tree::State::default();
+    let mut entries = Vec::new();
+    let mut lies = Vec::new();
+    let mut k = 0;
+    for (i, info) in chain.iter().enumerate() {
+        let id = info.id;
+        let at = format!("commit {id}");
+        let expected = if i == 0 {
+            Ok(message::root_expected(decl))
+        } else {
+            let (filled, repaired) = what_changed(&repo, decl, &mut state, &chain[i - 1], info)?;
+            let f: Vec<&Row> = filled.iter().collect();
+            let r: Vec<&Row> = repaired.iter().collect();
+            // Counted from the trees: a lying parent message cannot move the count.
+            let e = message::expected(decl, &f, &r, k);
+            k += filled.len();
+            let attempts = filled
+                .iter()
+                .map(|row| Attempt {
+                    schedule_id: row.schedule_id().to_owned(),
+                    native_outcome: row.native_outcome().to_owned(),
+                    outcome: classify(decl, row).outcome.key().to_owned(),
+                })
+                .collect();
+            let repairs = repaired
+                .iter()
+                .map(|r| r.schedule_id().to_owned())
+                .collect();
+            entries.push(entry(info, attempts, repairs, k, n));
+            e
+        };
+        if i == 0 {
+            entries.push(entry(info, Vec::new(), Vec::new(), 0, n));
+        }
+        let why = match &expected {
+            Ok(e) => message::check(&info.message, e, &format!("{at}: rule 7")),
+            Err(why) => vec![format!("{at}: rule 7: {why}")],
+        };
+        if let Some(last) = entries.last_mut() {
+            last.message_admitted = why.is_empty();
+        }
+        lies.extend(why);
+    }
+    entries.reverse();
     if args.reverse {
         entries.reverse();
     }
     if args.json {
         io.out.write_all(&crate::json::canonical(&entries))?;
-        return Ok(0);
+        // One JSON document on stdout (the list, each entry saying whether its message was
+        // admitted); the reasons on stderr, and exit status 2.
+        return match refuse_lies(lies, &name) {
+            Err(e) => Ok(super::report_error(&e, false, &mut std::io::sink(), io.err)),
+            ok => ok,
+        };
     }
     for e in &entries {
         let what = if !e.attempts.is_empty() {
@@ -89,14 +222,19 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
                 .map(|r| format!("repair {r}"))
                 .collect::<Vec<_>>()
                 .join("; ")
-        } else {
+        } else if e.message_admitted {
             e.subject.clone()
+        } else {
+            "(changes no row)".to_owned()
         };
-        let filled = e
+        let mut filled = e
             .filled
             .as_ref()
             .map(|f| format!("  [{f}]"))
             .unwrap_or_default();
+        if !e.message_admitted {
+            filled.push_str("  (its message says something else: not admitted, rule 7)");
+        }
         writeln!(
             io.out,
             "{} {} {}  {what}{filled}",
@@ -105,5 +243,18 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
             e.author
         )?;
     }
-    Ok(0)
+    refuse_lies(lies, &name)
+}
+
+/// Exit 0 when every message said what its commit did; else a refusal listing each rule 7
+/// reason (what was printed is the trees' account).
+fn refuse_lies(mut lies: Vec<String>, name: &str) -> Result<i32> {
+    if lies.is_empty() {
+        return Ok(0);
+    }
+    lies.push(format!(
+        "{}log shows what each commit's rows say, not its message; {name} holds commits whose messages were not admitted: check it with `git ledger verify {name}`",
+        crate::error::HINT_PREFIX
+    ));
+    Err(Error::Refused(lies))
 }

@@ -7,7 +7,9 @@
 //! report's checks") follows from the others when P did: every changed row passes every row
 //! check, the set of rows is unchanged (rule 3), the declaration and header are unchanged
 //! (rule 2), and two rows cannot share a record because each filled row adds its record file at
-//! a path not present in P (rule 5).
+//! a path not present in P (rule 5). Rule 7, once the trees say what C did, compares C's
+//! message with the parts [`super::message::expected`] builds for it (the same parts the tool's
+//! writers compose their messages from), counting from P's message.
 //!
 //! Every refusal names the commit, the rule, and the row and field where there is one. The
 //! hooks call [`admit_update`]; `verify` calls [`Admission::chain`]; the writers call
@@ -21,6 +23,7 @@ use gix::ObjectId;
 
 use super::decl_cache;
 use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS};
+use super::message;
 use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit};
 use super::tree::{KeptTrees, RecentTrees};
 
@@ -254,12 +257,15 @@ impl<'r> Admission<'r> {
             Self::check_ref_name(name, &known.decl, &at)?;
         }
         let expected = layout::template_tree_id(self.repo.object_hash(), &known.decl, known.blob)?;
-        if info.tree == expected {
-            return Ok(known);
+        if info.tree != expected {
+            return Err(Error::Refused(
+                self.root_differences(&known, info.tree, &at)?,
+            ));
         }
-        Err(Error::Refused(
-            self.root_differences(&known, info.tree, &at)?,
-        ))
+        let mut r = Reasons::new();
+        rule7(&info, &Ok(message::root_expected(&known.decl)), &at, &mut r);
+        r.into_result()?;
+        Ok(known)
     }
 
     /// Why a root tree is not the template tree: each path that differs (reads the whole root
@@ -433,7 +439,7 @@ impl<'r> Admission<'r> {
         Ok(total)
     }
 
-    /// Rules 1–6 for one commit `child` following `parent`.
+    /// Rules 1–7 for one commit `child` following `parent`.
     pub fn step(&mut self, parent: ObjectId, child: ObjectId) -> Result<Step> {
         let c = read_commit(self.repo, child)?;
         let at = format!("commit {child}");
@@ -526,6 +532,8 @@ impl<'r> Admission<'r> {
             }
         }
         let mut step = Step::default();
+        // The rows C fills and repairs, as admitted (for rule 7).
+        let (mut filled_rows, mut repaired_rows) = (Vec::new(), Vec::new());
         // Filled rows: (schedule id, record path, record key, declared sha256).
         let mut filled: Vec<(String, String, String, String)> = Vec::new();
         let mut added_records: BTreeMap<String, ObjectId> = BTreeMap::new();
@@ -620,8 +628,12 @@ impl<'r> Admission<'r> {
                                     rec.sha256.to_owned(),
                                 ));
                                 step.filled.push(sid.to_owned());
+                                filled_rows.push(row);
                             }
-                            Ok((RowChange::Repaired(_), _)) => step.repaired.push(sid.to_owned()),
+                            Ok((RowChange::Repaired(_), row)) => {
+                                step.repaired.push(sid.to_owned());
+                                repaired_rows.push(row);
+                            }
                             Err(reasons) => r.extend(reasons),
                         }
                     }
@@ -692,6 +704,23 @@ impl<'r> Admission<'r> {
                 "{at}: rule 5: record file {path} was added, but no row this commit fills names it"
             ));
         }
+        r.into_result()?;
+        let mut r = Reasons::new();
+        // Rule 7, once the trees say what C did: its message says exactly that, counted from
+        // P's admitted message.
+        let n = decl.schedule_len();
+        let expected = match message::filled_of(&p.message, n) {
+            Some(k) => {
+                let filled: Vec<&Row> = filled_rows.iter().collect();
+                let repaired: Vec<&Row> = repaired_rows.iter().collect();
+                message::expected(decl, &filled, &repaired, k)
+            }
+            None => Err(format!(
+                "its parent {parent}'s message carries no `{}: k/{n}` trailer to count from (a parent written without rule 7; check the chain with `git ledger verify`)",
+                layout::T_FILLED
+            )),
+        };
+        rule7(&c, &expected, &at, &mut r);
         r.into_result()?;
         Ok(step)
     }
@@ -864,6 +893,28 @@ impl<'r> Admission<'r> {
             b,
             bound,
         )
+    }
+}
+
+/// Rule 7 for commit `c` (named `at`): its message is the one `expected` describes (`Err`: why
+/// no message fits what its tree does), in UTF-8 as Git shows it.
+fn rule7(
+    c: &super::objects::CommitInfo,
+    expected: &std::result::Result<message::Expected, String>,
+    at: &str,
+    r: &mut Reasons,
+) {
+    let at = format!("{at}: rule 7");
+    if let Some(enc) = c.encoding.as_deref() {
+        if !enc.eq_ignore_ascii_case("utf-8") && !enc.eq_ignore_ascii_case("utf8") {
+            r.push(format!(
+                "{at}: its message is declared in encoding {enc:?}; Git would re-encode it to show it, so a ledger commit's message is UTF-8 without an encoding header"
+            ));
+        }
+    }
+    match expected {
+        Ok(e) => r.extend(message::check(&c.message, e, &at)),
+        Err(why) => r.push(format!("{at}: {why}")),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The ledger ref's tree layout and commit messages (`git.md`, "The ref and its tree" and
 //! "Commits"): path names, the `ledger.json` header, the template tree `init` writes (and the
-//! admission validator recomputes without writing), messages with their trailers, and reading
-//! trailers back for `log` and for the `Ledger-Filled` count.
+//! admission validator recomputes without writing), and reading trailers back for `log` (the
+//! messages themselves are [`super::message`]'s).
 
 use gix::objs::{Kind, WriteTo};
 use gix::ObjectId;
@@ -10,8 +10,7 @@ use serde_json::Value;
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::{Row, FORMAT};
-use crate::portfolio::{classify, Outcome};
-use crate::store::{Change, ChangeKind};
+use crate::portfolio::Outcome;
 
 /// Where ledger refs live.
 pub const REF_PREFIX: &str = "refs/ledgers/";
@@ -156,98 +155,6 @@ pub fn template_tree_id(
     )
 }
 
-/// The root commit's message.
-pub fn root_message(decl: &Declaration) -> String {
-    format!(
-        "declare {id}: {n} scheduled attempts\n\n{T_DECLARATION}: {id} sha256:{sha}\n{T_FILLED}: 0/{n}\n",
-        id = decl.id,
-        n = decl.schedule_len(),
-        sha = decl.sha256,
-    )
-}
-
-/// Text that goes on one line of a message: control characters (newlines included) shown
-/// escaped, so a note or a path cannot start a paragraph or fake a trailer.
-fn one_line(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
-}
-
-/// The message of the commit that writes `change`, with `filled` rows filled after it.
-pub fn change_message(decl: &Declaration, change: &Change, filled: usize) -> String {
-    let n = decl.schedule_len();
-    let label = |row: &Row| classify(decl, row).outcome.label().to_lowercase();
-    let subject = match (change.kind, change.rows.as_slice()) {
-        (ChangeKind::Repair, [w]) => format!("repair {}", w.row.schedule_id()),
-        (ChangeKind::Repair, rows) => format!("repair {} attempts", rows.len()),
-        (ChangeKind::Put, [w]) => format!(
-            "put {}: {} -> {}",
-            w.row.schedule_id(),
-            w.row.native_outcome(),
-            label(&w.row)
-        ),
-        (ChangeKind::Import, [w]) => format!(
-            "import {}: {} -> {}",
-            w.row.schedule_id(),
-            w.row.native_outcome(),
-            label(&w.row)
-        ),
-        (kind, rows) => format!(
-            "{} {} attempts",
-            if kind == ChangeKind::Put {
-                "put"
-            } else {
-                "import"
-            },
-            rows.len()
-        ),
-    };
-    let mut body = String::new();
-    for w in &change.rows {
-        let status = w
-            .row
-            .native_status()
-            .map(|s| format!(" ({})", one_line(s)))
-            .unwrap_or_default();
-        body.push_str(&format!(
-            "{}  {}{}  {}\n",
-            w.row.schedule_id(),
-            w.row.native_outcome(),
-            status,
-            label(&w.row)
-        ));
-        if change.kind == ChangeKind::Repair {
-            if let Some((_, note)) = w.row.interventions().filter(|(k, _)| *k == "repair").last() {
-                body.push_str(&format!("  repair: {}\n", one_line(note)));
-            }
-        } else if !w.source.is_empty() {
-            body.push_str(&format!("  from {}\n", one_line(&w.source)));
-        }
-    }
-    let mut trailers = format!("{T_DECLARATION}: {} sha256:{}\n", decl.id, decl.sha256);
-    for w in &change.rows {
-        if change.kind == ChangeKind::Repair {
-            trailers.push_str(&format!("{T_REPAIR}: {}\n", w.row.schedule_id()));
-        } else {
-            trailers.push_str(&format!(
-                "{T_ATTEMPT}: {} {} {}\n",
-                w.row.schedule_id(),
-                w.row.native_outcome(),
-                classify(decl, &w.row).outcome.key()
-            ));
-        }
-    }
-    trailers.push_str(&format!("{T_FILLED}: {filled}/{n}\n"));
-    format!("{subject}\n\n{body}\n{trailers}")
-}
-
 /// One `Ledger-Attempt` trailer.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Attempt {
@@ -350,20 +257,12 @@ mod tests {
     #[test]
     fn trailers_round_trip_through_a_message() {
         let decl = crate::testutil::declaration();
-        let msg = root_message(&decl);
+        let msg = super::super::message::root_message(&decl);
         let t = parse_trailers(&msg);
         assert_eq!(t.filled, Some((0, decl.schedule_len())));
         assert_eq!(
             t.declaration.as_deref(),
             Some(format!("{} sha256:{}", decl.id, decl.sha256).as_str())
-        );
-    }
-
-    #[test]
-    fn one_line_escapes_newlines() {
-        assert_eq!(
-            one_line("a\n\nLedger-Filled: 9/9"),
-            "a\\n\\nLedger-Filled: 9/9"
         );
     }
 

@@ -11,6 +11,7 @@ pub mod admit;
 mod decl_cache;
 mod defhash;
 pub mod layout;
+pub mod message;
 pub mod objects;
 pub mod quarantine;
 pub mod replace;

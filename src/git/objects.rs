@@ -20,6 +20,9 @@ pub struct CommitInfo {
     pub author_email: String,
     /// Author time, seconds since the epoch, and the offset in seconds.
     pub author_time: (i64, i32),
+    /// The `encoding` header, when the commit has one (Git re-encodes such a message to show
+    /// it).
+    pub encoding: Option<String>,
 }
 
 /// Read a commit's tree, parents, message and author.
@@ -46,6 +49,7 @@ pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
         author_name: String::from_utf8_lossy(author.name).trim().to_owned(),
         author_email: String::from_utf8_lossy(author.email).trim().to_owned(),
         author_time: (time.seconds, time.offset),
+        encoding: c.encoding.map(|e| String::from_utf8_lossy(e).into_owned()),
     })
 }
 

@@ -8,8 +8,10 @@
 //! [`crate::store::apply`] re-reads, re-checks and rebuilds.
 //!
 //! `Ledger-Filled: k/n` is computed without reading every row: k is the parent's `Ledger-Filled`
-//! count plus the rows this commit fills. Only when the tip carries no usable trailer (a commit
-//! written by other means) are its rows counted once, when the store is opened.
+//! count plus the rows this commit fills, by [`super::message::change_message`], the function
+//! whose parts admission rule 7 compares the message with. Only when the tip carries no usable
+//! trailer (a commit written by other means) are its rows counted once, when the store is
+//! opened; the write's admission then refuses it (rule 7 counts from the parent's message).
 //!
 //! [`init`] writes the root commit; [`resolve_ref`] turns `--ref` (or its absence) into a ref;
 //! [`ledger_at`] assembles the ledger document of any ledger commit for `show` and `report`.
@@ -261,7 +263,7 @@ pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, Objec
         &layout::template_files(decl),
         &mut |kind, data| write_object(repo, kind, data),
     )?;
-    let message = layout::root_message(decl);
+    let message = super::message::root_message(decl);
     let commit = repo
         .new_commit_as(committer, author, message, tree, Vec::<ObjectId>::new())
         .map_err(|e| Error::failed(format!("cannot write the root commit: {e}")))?
@@ -423,7 +425,8 @@ impl RefStore {
     /// Open a ledger ref in an already opened repository.
     pub fn from_repo(repo: gix::Repository, ref_arg: Option<&str>, max_bytes: u64) -> Result<Self> {
         let (refname, tip) = resolve_ref(&repo, ref_arg)?;
-        let (known, tip_tree, filled) = Self::load(&repo, &refname, tip, None, max_bytes)?;
+        let trees = KeptTrees::default();
+        let (known, tip_tree, filled) = Self::load(&repo, &refname, tip, None, max_bytes, &trees)?;
         Ok(RefStore {
             repo,
             refname,
@@ -433,7 +436,7 @@ impl RefStore {
             filled,
             max_bytes,
             retries: 0,
-            trees: KeptTrees::default(),
+            trees,
         })
     }
 
@@ -445,6 +448,7 @@ impl RefStore {
         tip: ObjectId,
         known: Option<Rc<Known>>,
         max_bytes: u64,
+        trees: &KeptTrees,
     ) -> Result<(Rc<Known>, ObjectId, usize)> {
         let info = read_commit(repo, tip)?;
         let at = format!("{refname} (commit {tip})");
@@ -461,10 +465,31 @@ impl RefStore {
             )));
         }
         let n = known.decl.schedule_len();
-        let filled = match layout::parse_trailers(&info.message).filled {
-            Some((k, total)) if total == n && k <= n => k,
-            _ => count_filled(repo, &known.decl, info.tree, max_bytes, &at)?,
+        // The count an admitted tip's message gives (rule 7 makes it the tree's); a tip
+        // without one is counted for `location`, and the next write's admission refuses it.
+        let filled = match super::message::filled_of(&info.message, n) {
+            Some(k) => k,
+            None => count_filled(repo, &known.decl, info.tree, max_bytes, &at)?,
         };
+        // The count is cross-checked with the tree: in an admitted ledger every filled row has
+        // exactly one record file and no record file is without its row (rule 5), so a tip
+        // whose message counts otherwise was not admitted, and nothing is written on it.
+        let records = match find_in_tree(repo, info.tree, layout::RECORDS)? {
+            Some((mode, id)) if mode.is_tree() => {
+                let data = RecentTrees::sharing(&repo.objects, trees.clone())
+                    .tree(&id, || "tree records".into())?;
+                gix::objs::TreeRefIter::from_bytes(&data, repo.object_hash()).count()
+            }
+            _ => 0,
+        };
+        if records != filled {
+            return Err(Error::refused_with_hint(
+                format!(
+                    "{at}: rule 7: its message counts {filled} of {n} rows filled, but its tree holds {records} (one record file per filled row): the tip's message was not admitted, so nothing is written on it"
+                ),
+                format!("check the chain with `git ledger verify {refname}`; a ledger ref moved by plain Git without the hooks can hold such a commit (`git ledger hooks install` refuses them)"),
+            ));
+        }
         Ok((known, info.tree, filled))
     }
 
@@ -637,8 +662,16 @@ impl Store for RefStore {
             trees.keep(&id, &buf);
             Ok::<_, Error>(id)
         })?;
-        let filled = self.filled + newly;
-        let message = layout::change_message(decl, change, filled);
+        // The parent's count (its admitted message's) plus what this change fills, by the same
+        // function rule 7 checks the message with.
+        let (message, filled) =
+            super::message::change_message(decl, change, self.filled).map_err(|why| {
+                Error::refused(format!(
+                    "{} (commit {}): rule 7: {why}",
+                    self.refname, self.tip
+                ))
+            })?;
+        debug_assert_eq!(filled, self.filled + newly);
         let (author, committer) = identity(repo)?;
         let commit = repo
             .new_commit_as(committer, author, &message, tree, [self.tip])
@@ -687,6 +720,7 @@ impl Store for RefStore {
             tip,
             Some(self.known.clone()),
             self.max_bytes,
+            &self.trees,
         )?;
         if known.blob != self.known.blob {
             return Err(Error::refused(format!(

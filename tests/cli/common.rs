@@ -5,9 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The built binary under test.
+/// The built binary under test (`GIT_LEDGER_TEST_BIN` runs the tests against another build,
+/// e.g. the one before a fix, to see a reproduction fail).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_git-ledger"))
+    std::env::var_os("GIT_LEDGER_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_git-ledger")))
 }
 
 /// The repository this test suite lives in (for the embedded campaign).

@@ -250,6 +250,35 @@ pub fn state_commit(dir: &Path, files: &Files, parents: &[&str], message: &str) 
     git(dir, &args)
 }
 
+/// The message rule 7 admits for a commit on `parent` that fills one hand row `sid` as ERROR
+/// (portfolio outcome `error`), spelled out here from the rule, not by the tool: the subject
+/// `put <sid>: ERROR -> error`, the parent's `Ledger-Declaration`, one `Ledger-Attempt`, and
+/// `Ledger-Filled` one more than the parent's.
+pub fn error_fill_message(dir: &Path, parent: &str, sid: &str) -> String {
+    let trailer = |key: &str| {
+        git(
+            dir,
+            &[
+                "log",
+                "-1",
+                &format!("--format=%(trailers:key={key},valueonly)"),
+                parent,
+            ],
+        )
+        .trim()
+        .to_owned()
+    };
+    let decl = trailer("Ledger-Declaration");
+    let (k, n) = trailer("Ledger-Filled")
+        .split_once('/')
+        .map(|(k, n)| (k.parse::<usize>().unwrap(), n.to_owned()))
+        .unwrap();
+    format!(
+        "put {sid}: ERROR -> error\n\nwritten with plumbing\n\nLedger-Declaration: {decl}\nLedger-Attempt: {sid} ERROR error\nLedger-Filled: {}/{n}\n",
+        k + 1
+    )
+}
+
 pub fn regular(bytes: impl Into<Vec<u8>>) -> Entry {
     Entry {
         mode: "100644".into(),
@@ -990,7 +1019,12 @@ fn tampering_with_plumbing_is_refused_by_verify_and_the_validator() {
         record_path(&format!("hand:{deferred}")),
         regular(rec.clone()),
     );
-    let good = state_commit(t.f.dir(), &files, &[tip], "fill by plumbing");
+    let good = state_commit(
+        t.f.dir(),
+        &files,
+        &[tip],
+        &error_fill_message(t.f.dir(), tip, deferred),
+    );
     git(t.f.dir(), &["update-ref", REF, &good]);
     t.f.run(&["verify"]).ok();
     git(t.f.dir(), &["update-ref", REF, tip]);

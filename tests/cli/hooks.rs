@@ -314,7 +314,7 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     let good = p.commit(
         &with_record(canonical_row(&fill)),
         &[tip],
-        "fill by plumbing",
+        &crate::gitstore::error_fill_message(p.f.dir(), tip, DEFERRED),
     );
     let r = p.push(&url, &format!("{good}:{REF}"), &[]);
     r.ok();
@@ -430,7 +430,11 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
         json!({"kind": "hand", "id": DEFERRED, "sha256": git_ledger::sha256_hex(&rec)});
     let mut files = p.with(&row_path(DEFERRED), canonical_row(&fill));
     files.insert(record_path(&format!("hand:{DEFERRED}")), regular(rec));
-    let good = p.commit(&files, &[&p.tip], "fill");
+    let good = p.commit(
+        &files,
+        &[&p.tip],
+        &crate::gitstore::error_fill_message(p.f.dir(), &p.tip, DEFERRED),
+    );
     git_hooked(dir, &["update-ref", REF, &good], None).ok();
     assert_eq!(p.f.tip(), good);
     git_hooked(dir, &["update-ref", "refs/heads/scratch", &good], None).ok();

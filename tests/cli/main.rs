@@ -16,6 +16,7 @@ mod hostile_git;
 mod import;
 mod inputs;
 mod links;
+mod message_rule;
 mod messages;
 mod pin;
 mod progress;
@@ -25,6 +26,7 @@ mod report;
 mod schemas;
 mod shell;
 mod sync;
+mod writers_agree;
 
 /// The generator of the example records, shared with the tests that import them.
 #[allow(dead_code)]

@@ -262,3 +262,163 @@ fn setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported() {
     assert_ne!(f.code, 0);
     assert!(f.stderr.contains("rejected"), "{}", f.stderr);
 }
+
+/// Issue 15, attack 12: a forced fetch of a rewritten remote ledger into
+/// `refs/remotes/origin/ledgers/*` (plain Git, outside sync) must not make sync move the local
+/// ledger off its own history: reported (exit 2), the local ref and the server left alone. A
+/// replay of commits that were never on the remote still happens.
+#[test]
+fn a_force_fetched_rewritten_remote_is_reported_and_the_local_ledger_stays() {
+    force_fetched_rewrite(true);
+}
+
+/// The same where Git keeps no reflog for remote-tracking refs: sync keeps one for the refs it
+/// moves, and Git appends to it.
+#[test]
+fn a_force_fetched_rewrite_is_seen_without_core_log_all_ref_updates() {
+    force_fetched_rewrite(false);
+}
+
+fn force_fetched_rewrite(log_all: bool) {
+    let base = tempfile::tempdir().unwrap();
+    // A plain server without the hook, so that a rewrite can reach it.
+    git(base.path(), &["init", "-q", "--bare", "plain.git"]);
+    let server = base.path().join("plain.git");
+    let url = server.to_str().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let decl_path = files.path().join("decl.json");
+    std::fs::write(&decl_path, pretty(&declaration_value(ID, 2))).unwrap();
+    let [x, y, w, v] = [
+        "scenario/bugfix-iso-weeks/01",
+        "scenario/bugfix-iso-weeks/02",
+        "arena/sympy-matrix/01",
+        "arena/sympy-matrix/02",
+    ];
+
+    // Machine a fills x, then y, syncing after each: both are on the server.
+    let a = machine(url);
+    if !log_all {
+        git(a.path(), &["config", "core.logAllRefUpdates", "false"]);
+    }
+    ledger(a.path(), &["init", decl_path.to_str().unwrap()]).ok();
+    let px = row_file(a.path(), files.path(), x, "ERROR");
+    ledger(a.path(), &["put", x, px.to_str().unwrap()]).ok();
+    sync(a.path()).ok();
+    let at_x = git(a.path(), &["rev-parse", REF]);
+    let py = row_file(a.path(), files.path(), y, "ERROR");
+    ledger(a.path(), &["put", y, py.to_str().unwrap()]).ok();
+    sync(a.path()).ok();
+    let at_y = git(a.path(), &["rev-parse", REF]);
+    assert_eq!(git(&server, &["rev-parse", REF]), at_y);
+
+    // Someone rewrites the server's ledger: back to x, then another fill on top (y is gone).
+    let c = machine(url);
+    sync(c.path()).ok();
+    git(c.path(), &["update-ref", REF, &at_x]);
+    let pw = row_file(c.path(), files.path(), w, "ERROR");
+    ledger(c.path(), &["put", w, pw.to_str().unwrap()]).ok();
+    let rewritten = git(c.path(), &["rev-parse", REF]);
+    let r = crate::common::git_run(
+        c.path(),
+        &["push", "-f", "origin", &format!("{REF}:{REF}")],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // Machine a force-fetches it into its remote-tracking ref, then syncs.
+    let tracking = format!("refs/remotes/origin/ledgers/{ID}");
+    let r = crate::common::git_run(
+        a.path(),
+        &[
+            "fetch",
+            "origin",
+            "+refs/ledgers/*:refs/remotes/origin/ledgers/*",
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(git(a.path(), &["rev-parse", &tracking]), rewritten);
+    let r = sync(a.path());
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains(&format!("{REF}: the ledger on origin was rewritten"))
+            && r.stderr.contains(&at_y)
+            && r.stderr.contains(&rewritten),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        git(a.path(), &["rev-parse", REF]),
+        at_y,
+        "the local ledger stays"
+    );
+    assert_eq!(
+        git(&server, &["rev-parse", REF]),
+        rewritten,
+        "nothing pushed"
+    );
+    ledger(a.path(), &["verify"]).ok();
+    // Again: still reported, still not followed.
+    sync(a.path()).expect_code(2);
+    assert_eq!(git(a.path(), &["rev-parse", REF]), at_y);
+    if !log_all {
+        return;
+    }
+
+    // A replay of commits never published is not a rewrite: machine d syncs the rewritten
+    // ledger, fills v locally while e pushes another row, and its sync replays v on top.
+    let d = machine(url);
+    sync(d.path()).ok();
+    let e = machine(url);
+    sync(e.path()).ok();
+    let pv = row_file(d.path(), files.path(), v, "ERROR");
+    ledger(d.path(), &["put", v, pv.to_str().unwrap()]).ok();
+    let py2 = row_file(e.path(), files.path(), y, "ERROR");
+    ledger(e.path(), &["put", y, py2.to_str().unwrap()]).ok();
+    sync(e.path()).ok();
+    let r = sync(d.path());
+    r.ok();
+    assert!(r.stdout.contains("replayed 1 local commit"), "{}", r.stdout);
+    assert_eq!(
+        git(d.path(), &["rev-parse", REF]),
+        git(&server, &["rev-parse", REF])
+    );
+    ledger(d.path(), &["verify"]).ok();
+}
+
+/// A replayed repair gets the message rule 7 wants (`repair <id>`, `Ledger-Repair`, the count
+/// of the remote tip), and the hooked server admits it.
+#[test]
+fn a_replayed_repair_is_admitted_with_a_regenerated_message() {
+    let base = tempfile::tempdir().unwrap();
+    let server = hooked_server(base.path(), "ledger.git");
+    let url = server.to_str().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let decl_path = files.path().join("decl.json");
+    std::fs::write(&decl_path, pretty(&declaration_value(ID, 2))).unwrap();
+    let (x, y) = ("scenario/bugfix-iso-weeks/01", "arena/sympy-matrix/01");
+    let p = machine(url);
+    ledger(p.path(), &["init", decl_path.to_str().unwrap()]).ok();
+    let px = row_file(p.path(), files.path(), x, "ERROR");
+    ledger(p.path(), &["put", x, px.to_str().unwrap()]).ok();
+    sync(p.path()).ok();
+    let q = machine(url);
+    sync(q.path()).ok();
+    // p repairs x locally while q fills y and pushes.
+    ledger(p.path(), &["repair", x, "--note", "fixed the fixture"]).ok();
+    let py = row_file(q.path(), files.path(), y, "ERROR");
+    ledger(q.path(), &["put", y, py.to_str().unwrap()]).ok();
+    sync(q.path()).ok();
+    let r = sync(p.path());
+    r.ok();
+    assert!(r.stdout.contains("replayed 1 local commit"), "{}", r.stdout);
+    let msg = git(&server, &["log", "-1", "--format=%B", REF]);
+    assert!(
+        msg.starts_with(&format!("repair {x}\n"))
+            && msg.contains(&format!("Ledger-Repair: {x}\n"))
+            && msg.contains("Ledger-Filled: 2/6"),
+        "{msg}"
+    );
+    ledger(&server, &["verify", REF]).ok();
+}

@@ -1,0 +1,519 @@
+//! Commit messages as part of admission (`git.md`, rule 7): what a ledger commit's message
+//! must say for the change its tree makes, built once by [`expected`] (or [`root_expected`]),
+//! written by the tool through [`compose`], and compared with a commit's actual message by
+//! [`check`]. The writers and the validator use the same [`Expected`], so the rule is not
+//! written twice.
+//!
+//! A message is a subject line, a free body, and a last paragraph of trailers. The `Ledger-`
+//! trailers, in order, must be exactly the expected lines; other trailers (`Signed-off-by`, …)
+//! may be added; no line before the trailers may parse as a `Ledger-` trailer.
+
+use crate::declaration::Declaration;
+use crate::ledger::Row;
+use crate::portfolio::classify;
+use crate::store::{Change, ChangeKind};
+
+use super::layout::{T_ATTEMPT, T_DECLARATION, T_FILLED, T_REPAIR};
+
+/// What a ledger commit's message must say: its subject and its `Ledger-` trailer lines in
+/// order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    pub subject: String,
+    pub trailers: Vec<String>,
+    /// The `k` of `Ledger-Filled: k/n`.
+    pub filled: usize,
+}
+
+/// Text that goes on one line of a message: control characters (newlines included) shown
+/// escaped, so a note or a path cannot start a paragraph or fake a trailer.
+pub fn one_line(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+fn declaration_trailer(decl: &Declaration) -> String {
+    format!(
+        "{T_DECLARATION}: {} sha256:{}",
+        one_line(&decl.id),
+        decl.sha256
+    )
+}
+
+/// The root commit's message parts: `declare <id>: <n> scheduled attempts`, the declaration
+/// and `Ledger-Filled: 0/n`.
+pub fn root_expected(decl: &Declaration) -> Expected {
+    let n = decl.schedule_len();
+    Expected {
+        subject: format!("declare {}: {n} scheduled attempts", one_line(&decl.id)),
+        trailers: vec![declaration_trailer(decl), format!("{T_FILLED}: 0/{n}")],
+        filled: 0,
+    }
+}
+
+/// The portfolio label of a row's outcome, lowercased, as subjects show it.
+pub fn label(decl: &Declaration, row: &Row) -> String {
+    classify(decl, row).outcome.label().to_lowercase()
+}
+
+/// The message parts of a commit that fills `filled` rows and repairs `repaired` rows (any
+/// order: both are put in schedule order) on a parent whose message says `parent_filled` rows
+/// are filled. `Err` is why no message the tool writes fits such a commit (a reason without the
+/// commit's name).
+pub fn expected(
+    decl: &Declaration,
+    filled: &[&Row],
+    repaired: &[&Row],
+    parent_filled: usize,
+) -> Result<Expected, String> {
+    let n = decl.schedule_len();
+    let mut filled = filled.to_vec();
+    let mut repaired = repaired.to_vec();
+    filled.sort_by_key(|r| decl.schedule_position(r.schedule_id()));
+    repaired.sort_by_key(|r| decl.schedule_position(r.schedule_id()));
+    let k = parent_filled + filled.len();
+    if k > n {
+        return Err(format!(
+            "the parent's {T_FILLED} says {parent_filled}/{n} and this commit fills {} more, which makes more than the {n} scheduled: the parent's message does not say what its tree holds (check the chain with `git ledger verify`)",
+            filled.len()
+        ));
+    }
+    let subject = match (filled.as_slice(), repaired.as_slice()) {
+        ([], []) => {
+            return Err(
+                "it changes no row; the tool writes no ledger commit that changes nothing".into(),
+            )
+        }
+        ([], [r]) => format!("repair {}", one_line(r.schedule_id())),
+        ([], rs) => format!("repair {} attempts", rs.len()),
+        (_, [_, ..]) => {
+            return Err(
+                "it both fills and repairs rows; the tool writes each as its own commit, so no message says both".into(),
+            )
+        }
+        (fs, []) => {
+            let hand = fs
+                .iter()
+                .filter(|r| r.native_record().is_some_and(|rec| rec.kind == "hand"))
+                .count();
+            let verb = match hand {
+                0 => "import",
+                h if h == fs.len() => "put",
+                _ => return Err(
+                    "it fills hand-written rows and imported rows together; the tool writes each as its own commit (`put`, `import`), so no message says both".into(),
+                ),
+            };
+            match fs {
+                [r] => format!(
+                    "{verb} {}: {} -> {}",
+                    one_line(r.schedule_id()),
+                    one_line(r.native_outcome()),
+                    label(decl, r)
+                ),
+                fs => format!("{verb} {} attempts", fs.len()),
+            }
+        }
+    };
+    let mut trailers = vec![declaration_trailer(decl)];
+    for r in &filled {
+        trailers.push(format!(
+            "{T_ATTEMPT}: {} {} {}",
+            one_line(r.schedule_id()),
+            one_line(r.native_outcome()),
+            classify(decl, r).outcome.key()
+        ));
+    }
+    for r in &repaired {
+        trailers.push(format!("{T_REPAIR}: {}", one_line(r.schedule_id())));
+    }
+    trailers.push(format!("{T_FILLED}: {k}/{n}"));
+    Ok(Expected {
+        subject,
+        trailers,
+        filled: k,
+    })
+}
+
+/// The message the tool writes: the subject, the body (may be empty), the trailers.
+pub fn compose(expected: &Expected, body: &str) -> String {
+    let mut out = format!("{}\n\n", expected.subject);
+    if !body.trim().is_empty() {
+        out.push_str(body.trim_end_matches('\n'));
+        out.push_str("\n\n");
+    }
+    for t in &expected.trailers {
+        out.push_str(t);
+        out.push('\n');
+    }
+    out
+}
+
+/// The root commit's message (`init`).
+pub fn root_message(decl: &Declaration) -> String {
+    compose(&root_expected(decl), "")
+}
+
+/// The message of the commit that writes `change` on a parent whose message says
+/// `parent_filled` rows are filled, with the number of rows filled after it. The subject and
+/// trailers are [`expected`]'s for the rows the change fills or repairs; the body lists each row
+/// with where it came from (or the repair's note). `Err` as for [`expected`].
+pub fn change_message(
+    decl: &Declaration,
+    change: &Change,
+    parent_filled: usize,
+) -> Result<(String, usize), String> {
+    let rows: Vec<&Row> = change.rows.iter().map(|w| &w.row).collect();
+    let e = if change.kind == ChangeKind::Repair {
+        expected(decl, &[], &rows, parent_filled)?
+    } else {
+        expected(decl, &rows, &[], parent_filled)?
+    };
+    let mut body = String::new();
+    for w in &change.rows {
+        let status = w
+            .row
+            .native_status()
+            .map(|s| format!(" ({})", one_line(s)))
+            .unwrap_or_default();
+        body.push_str(&format!(
+            "{}  {}{}  {}\n",
+            one_line(w.row.schedule_id()),
+            one_line(w.row.native_outcome()),
+            status,
+            label(decl, &w.row)
+        ));
+        if change.kind == ChangeKind::Repair {
+            if let Some((_, note)) = w.row.interventions().filter(|(k, _)| *k == "repair").last() {
+                body.push_str(&format!("  repair: {}\n", one_line(note)));
+            }
+        } else if !w.source.is_empty() {
+            body.push_str(&format!("  from {}\n", one_line(&w.source)));
+        }
+    }
+    Ok((compose(&e, &body), e.filled))
+}
+
+/// The `k` of an admitted message's `Ledger-Filled: k/n` trailer for a schedule of `n` rows,
+/// read from its last paragraph as [`check`] compares it; `None` when it has none that fits.
+pub fn filled_of(message: &str, n: usize) -> Option<usize> {
+    let (_, _, trailers) = split(message);
+    let mut found = None;
+    for (_, line) in trailers {
+        if let Some(v) = line
+            .strip_prefix(T_FILLED)
+            .and_then(|v| v.strip_prefix(": "))
+        {
+            let (k, total) = v.split_once('/')?;
+            let (k, total): (usize, usize) = (k.parse().ok()?, total.parse().ok()?);
+            if total != n || k > n || found.is_some() {
+                return None;
+            }
+            found = Some(k);
+        }
+    }
+    found
+}
+
+/// Lines of a message with their 1-based numbers.
+type Lines<'a> = Vec<(usize, &'a str)>;
+
+/// A message split into its subject paragraph's lines, its body lines and its last paragraph
+/// (the trailers), each line with its 1-based line number. A message of one paragraph has no
+/// trailers.
+fn split(message: &str) -> (Lines<'_>, Lines<'_>, Lines<'_>) {
+    let mut paragraphs: Vec<Lines<'_>> = Vec::new();
+    let mut current: Lines<'_> = Vec::new();
+    for (i, line) in message.split('\n').enumerate() {
+        // Git: a blank line (empty or whitespace only) ends a paragraph.
+        if line.trim().is_empty() {
+            if !current.is_empty() {
+                paragraphs.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push((i + 1, line));
+        }
+    }
+    if !current.is_empty() {
+        paragraphs.push(current);
+    }
+    let mut it = paragraphs.into_iter();
+    let subject = it.next().unwrap_or_default();
+    let mut rest: Vec<_> = it.collect();
+    let trailers = rest.pop().unwrap_or_default();
+    (subject, rest.into_iter().flatten().collect(), trailers)
+}
+
+/// The key of a line that parses as a trailer the way Git reads one (`Key: value`, `Key:value`,
+/// `Key : value`; a key of letters, digits and `-`), if it does.
+fn trailer_key(line: &str) -> Option<&str> {
+    let colon = line.find(':')?;
+    let key = line[..colon].trim_end();
+    let ok = !key.is_empty()
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !line.starts_with(char::is_whitespace);
+    ok.then_some(key)
+}
+
+fn is_ledger_key(key: &str) -> bool {
+    key.len() > 7 && key[..7].eq_ignore_ascii_case("ledger-")
+}
+
+/// Why `message` is not a message that says exactly what `expected` describes: each reason
+/// prefixed by `at` (`commit <id>: rule 7`). Empty when it is.
+pub fn check(message: &str, expected: &Expected, at: &str) -> Vec<String> {
+    let mut r = Vec::new();
+    let (subject, body, trailers) = split(message);
+    let want_subject = &expected.subject;
+    match subject.first() {
+        Some((_, s)) if *s == want_subject.as_str() => {}
+        Some((_, s)) => r.push(format!(
+            "{at}: its subject is {s:?}; for what its tree does the tool writes {want_subject:?}"
+        )),
+        None => r.push(format!(
+            "{at}: its message is empty; for what its tree does the tool writes the subject {want_subject:?}"
+        )),
+    }
+    if subject.len() > 1 {
+        r.push(format!(
+            "{at}: its subject runs on to line 2 ({:?}); Git shows the whole first paragraph as the subject, so the subject is one line followed by a blank line",
+            subject[1].1
+        ));
+    }
+    // Lines before the trailers that a reader (or `git interpret-trailers` on a copy) would
+    // take for a ledger trailer: the subject paragraph's further lines and the body.
+    for (n, line) in subject.iter().skip(1).chain(&body) {
+        if trailer_key(line.trim_start()).is_some_and(is_ledger_key) {
+            r.push(format!(
+                "{at}: line {n} of the body parses as a Ledger- trailer ({line:?}); only the trailer paragraph at the end says what the commit did"
+            ));
+        }
+    }
+    if trailers.is_empty() {
+        r.push(format!(
+            "{at}: it has no trailer paragraph; its last paragraph must hold {}",
+            expected.trailers.join(", ")
+        ));
+        return r;
+    }
+    let mut got: Vec<(usize, &str)> = Vec::new();
+    for &(n, line) in &trailers {
+        match trailer_key(line) {
+            None => r.push(format!(
+                "{at}: line {n} of the last paragraph is not a trailer ({line:?}); the last paragraph holds only `Key: value` trailers, so that Git reads every one"
+            )),
+            Some(key) if is_ledger_key(key) => {
+                if ![T_DECLARATION, T_ATTEMPT, T_REPAIR, T_FILLED].contains(&key) {
+                    r.push(format!(
+                        "{at}: line {n}: trailer key {key} is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)"
+                    ));
+                } else {
+                    got.push((n, line));
+                }
+            }
+            Some(_) => {} // other trailers (Signed-off-by, …) may be added
+        }
+    }
+    let want: Vec<&str> = expected.trailers.iter().map(String::as_str).collect();
+    let got_lines: Vec<&str> = got.iter().map(|(_, l)| *l).collect();
+    if got_lines == want {
+        return r;
+    }
+    let key_of = |l: &str| trailer_key(l).unwrap_or_default().to_owned();
+    for (n, line) in &got {
+        if !want.contains(line) {
+            let key = key_of(line);
+            let same_key: Vec<&&str> = want.iter().filter(|w| key_of(w) == key).collect();
+            let says = match key.as_str() {
+                T_FILLED => format!(
+                    "the parent's count plus the rows this commit fills is {}",
+                    same_key.first().map_or("", |w| **w)
+                ),
+                T_DECLARATION => format!(
+                    "the ledger's declaration is {}",
+                    same_key.first().map_or("", |w| **w)
+                ),
+                T_ATTEMPT if same_key.is_empty() => "this commit fills no row".to_owned(),
+                T_ATTEMPT => format!(
+                    "the rows this commit fills are, as admitted: {}",
+                    same_key
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                _ if same_key.is_empty() => "this commit repairs no row".to_owned(),
+                _ => format!(
+                    "the rows this commit repairs are: {}",
+                    same_key
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            r.push(format!(
+                "{at}: line {n}: trailer {line:?} does not say what the commit did ({says})"
+            ));
+        }
+    }
+    for w in &want {
+        let count = |v: &[&str]| v.iter().filter(|l| *l == w).count();
+        if count(&got_lines) < count(&want) {
+            r.push(format!("{at}: trailer {w:?} is missing"));
+        } else if count(&got_lines) > count(&want) {
+            r.push(format!(
+                "{at}: trailer {w:?} appears {} times; once per row",
+                count(&got_lines)
+            ));
+        }
+    }
+    if r.is_empty() {
+        r.push(format!(
+            "{at}: its Ledger- trailers are out of order; the tool writes {}",
+            want.join(", ")
+        ));
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decl() -> Declaration {
+        crate::testutil::declaration()
+    }
+
+    #[test]
+    fn one_line_escapes_newlines() {
+        assert_eq!(
+            one_line("a\n\nLedger-Filled: 9/9"),
+            "a\\n\\nLedger-Filled: 9/9"
+        );
+    }
+
+    /// Schedule entry `i` filled as FAIL from a record of `kind` (`hand`, or the task's kind).
+    fn filled(d: &Declaration, i: usize, hand: bool) -> Row {
+        let e = d.schedule_at(i);
+        let task = d.tasks.iter().find(|t| t.id == e.task).unwrap();
+        let kind = if hand { "hand" } else { task.kind.as_str() };
+        let mut v = Row::template(d, &e.id).unwrap().to_value();
+        v["native_outcome"] = "FAIL".into();
+        v["reason"] = "oracle failed".into();
+        v["native_record"] =
+            serde_json::json!({"kind": kind, "id": e.id, "sha256": "a".repeat(64)});
+        Row::check(d, &v, "test").unwrap()
+    }
+
+    #[test]
+    fn the_subject_follows_what_the_rows_are() {
+        let d = decl();
+        let n = d.schedule_len();
+        let (a, b) = (filled(&d, 0, true), filled(&d, 1, true));
+        let e = expected(&d, &[&b, &a], &[], 3).unwrap();
+        assert_eq!(e.subject, "put 2 attempts");
+        assert_eq!(e.filled, 5);
+        // Schedule order whatever the order given.
+        assert!(e.trailers[1].contains(a.schedule_id()), "{e:?}");
+        assert_eq!(e.trailers.last().unwrap(), &format!("Ledger-Filled: 5/{n}"));
+        let one = expected(&d, &[&a], &[], 0).unwrap();
+        assert_eq!(
+            one.subject,
+            format!("put {}: FAIL -> {}", a.schedule_id(), label(&d, &a))
+        );
+        let imported = filled(&d, 0, false);
+        assert!(expected(&d, &[&imported], &[], 0)
+            .unwrap()
+            .subject
+            .starts_with("import "));
+        assert_eq!(
+            expected(&d, &[], &[&a], 1).unwrap().subject,
+            format!("repair {}", a.schedule_id())
+        );
+        for (f, r, k) in [
+            (vec![&imported, &b], vec![], 0),
+            (vec![&a], vec![&b], 0),
+            (vec![], vec![], 0),
+            (vec![&a], vec![], n),
+        ] {
+            assert!(expected(&d, &f, &r, k).is_err(), "{f:?} {r:?} {k}");
+        }
+    }
+
+    #[test]
+    fn the_root_message_is_what_the_root_check_wants() {
+        let d = decl();
+        let e = root_expected(&d);
+        let m = compose(&e, "");
+        assert_eq!(check(&m, &e, "c"), Vec::<String>::new());
+        assert_eq!(filled_of(&m, d.schedule_len()), Some(0));
+        assert_eq!(filled_of(&m, d.schedule_len() + 1), None);
+    }
+
+    #[test]
+    fn other_trailers_and_a_free_body_are_admitted() {
+        let d = decl();
+        let e = root_expected(&d);
+        let m = format!(
+            "{}\n\nfree text\n  indented: fine\n\n{}\nSigned-off-by: A <a@b>\n",
+            e.subject,
+            e.trailers.join("\n")
+        );
+        assert_eq!(check(&m, &e, "c"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_lie_is_named() {
+        let d = decl();
+        let e = root_expected(&d);
+        let t = e.trailers.join("\n");
+        let s = &e.subject;
+        let n = d.schedule_len();
+        for (m, why) in [
+            (format!("declare x\n\n{t}\n"), "its subject is"),
+            (format!("{s}\nmore\n\n{t}\n"), "runs on to line 2"),
+            (
+                format!("{s}\n\nLedger-Filled: 9/9\n\n{t}\n"),
+                "line 3 of the body",
+            ),
+            (
+                format!("{s}\n\nledger-attempt : x\n\n{t}\n"),
+                "line 3 of the body",
+            ),
+            (
+                format!("{s}\n\n{t}\nLedger-Foo: 1\n"),
+                "Ledger-Foo is not one",
+            ),
+            (
+                format!("{s}\n\n{t}\nledger-filled: 0/{n}\n"),
+                "ledger-filled is not one",
+            ),
+            (format!("{s}\n\n{t}\nsome words\n"), "is not a trailer"),
+            (format!("{s}\n\n{t}\n{t}\n"), "appears 2 times"),
+            (format!("{s}\n\n{}\n", e.trailers[0]), "is missing"),
+            (
+                format!("{s}\n\n{}\n{}\n", e.trailers[1], e.trailers[0]),
+                "out of order",
+            ),
+            (
+                format!("{s}\n\n{}\nLedger-Filled: 1/{n}\n", e.trailers[0]),
+                "plus the rows this commit fills is Ledger-Filled: 0/",
+            ),
+            (
+                format!("{s}\n\n{t}\nLedger-Attempt: a/01 PASS verified_delivery\n"),
+                "this commit fills no row",
+            ),
+            (format!("{s}\n"), "no trailer paragraph"),
+        ] {
+            let got = check(&m, &e, "c");
+            assert!(got.iter().any(|g| g.contains(why)), "{m:?}: {got:?}");
+        }
+    }
+}
