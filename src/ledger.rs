@@ -350,7 +350,15 @@ pub(crate) fn check_members<'a, O: Obj>(
         J::Null => {}
         J::Object(u) => {
             for (k, v) in u.iter() {
-                check_amount(&mut r, &label, &format_args!("usage.{k}"), v.view());
+                match v.view() {
+                    // An Inspect row's usage is `model_usage` as recorded: model → counts.
+                    J::Object(counts) if task.kind == crate::declaration::Kind::Inspect => {
+                        for (c, n) in counts.iter() {
+                            check_amount(&mut r, &label, &format_args!("usage.{k}.{c}"), n.view());
+                        }
+                    }
+                    v => check_amount(&mut r, &label, &format_args!("usage.{k}"), v),
+                }
             }
         }
         other => bad(
