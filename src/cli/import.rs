@@ -76,10 +76,9 @@ impl clap::Args for Records {
 impl FromArgMatches for Records {
     fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
         let mut out: Vec<(usize, Source)> = Vec::new();
-        if let (Some(values), Some(indices)) = (
-            m.get_many::<String>("inspect"),
-            m.indices_of("inspect"),
-        ) {
+        if let (Some(values), Some(indices)) =
+            (m.get_many::<String>("inspect"), m.indices_of("inspect"))
+        {
             for (v, i) in values.zip(indices) {
                 out.push((
                     i,
@@ -267,9 +266,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         imported = Some(rows);
         Ok(change)
     })?;
-    let (imported, skipped) = imported
-        .map(|i| (i.rows, i.skipped))
-        .unwrap_or_default();
+    let (imported, skipped) = imported.map(|i| (i.rows, i.skipped)).unwrap_or_default();
     let mut summary = summarise(&mut *store, &change, &imported)?;
     if !loaded.inspect.is_empty() {
         summary.deferred = Some(summary.scheduled - summary.filled);
@@ -316,7 +313,8 @@ fn summarise(
             record: c.key.clone(),
             notes: c.notes.clone(),
             reason: inspect.then(|| row.reason().map(str::to_owned)).flatten(),
-            option_deviations: inspect.then(|| row.option_deviations().map(str::to_owned).collect()),
+            option_deviations: inspect
+                .then(|| row.option_deviations().map(str::to_owned).collect()),
         });
     }
     let mut notes = Vec::new();

@@ -286,11 +286,14 @@ fn inspect_rows<S: Store + ?Sized>(
         for (schedule_id, label, sample, b) in rows {
             let current = store.row(&schedule_id)?;
             let same_record = !current.is_deferred()
-                && current.native_record().is_some_and(|rec| rec.key() == b.key);
+                && current
+                    .native_record()
+                    .is_some_and(|rec| rec.key() == b.key);
             if same_record {
-                skipped
-                    .already_in_ledger
-                    .push(format!("{label}: already in the ledger ({schedule_id}, record {})", b.key));
+                skipped.already_in_ledger.push(format!(
+                    "{label}: already in the ledger ({schedule_id}, record {})",
+                    b.key
+                ));
                 continue;
             }
             if seen.get(&b.key) == Some(&schedule_id) {
@@ -303,7 +306,12 @@ fn inspect_rows<S: Store + ?Sized>(
             seen.insert(b.key.clone(), schedule_id.clone());
             let decl = store.declaration();
             let mut r = Reasons::new();
-            match super::rows::check_row(decl, &b.row, &format!("{label} (for {schedule_id})"), &mut r) {
+            match super::rows::check_row(
+                decl,
+                &b.row,
+                &format!("{label} (for {schedule_id})"),
+                &mut r,
+            ) {
                 Some(row) if r.is_empty() => converted.push((
                     *position,
                     Converted {

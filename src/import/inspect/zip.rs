@@ -89,8 +89,7 @@ impl<'a> Archive<'a> {
             i -= 1;
         }
         let eocd = at.ok_or_else(|| {
-            "not a zip archive: no end of central directory record (a truncated .eval?)"
-                .to_owned()
+            "not a zip archive: no end of central directory record (a truncated .eval?)".to_owned()
         })?;
         let mut count = u16_at(bytes, eocd + 10)? as u64;
         let mut size = u32_at(bytes, eocd + 12)? as u64;
@@ -148,7 +147,9 @@ impl<'a> Archive<'a> {
             while e + 4 <= extra.len() {
                 let id = u16_at(extra, e)?;
                 let len = u16_at(extra, e + 2)? as usize;
-                let body = extra.get(e + 4..e + 4 + len).ok_or("truncated extra field")?;
+                let body = extra
+                    .get(e + 4..e + 4 + len)
+                    .ok_or("truncated extra field")?;
                 if id == 0x0001 {
                     let mut q = 0;
                     for v in [&mut uncompressed, &mut compressed, &mut local_offset] {
@@ -245,7 +246,9 @@ fn zstd(mut data: &[u8], limit: u64, out: &mut Vec<u8>) -> Res<()> {
         // A skippable frame: magic 0x184D2A5?, then its length.
         if data.len() >= 8 && u32_at(data, 0)? & 0xFFFF_FFF0 == 0x184D_2A50 {
             let len = u32_at(data, 4)? as usize;
-            data = data.get(8 + len..).ok_or("truncated zstd skippable frame")?;
+            data = data
+                .get(8 + len..)
+                .ok_or("truncated zstd skippable frame")?;
             continue;
         }
         let budget = (limit + 1).saturating_sub(out.len() as u64);
