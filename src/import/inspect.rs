@@ -804,6 +804,7 @@ pub struct Env<'a> {
 }
 
 /// A converted sample: the row value and what the output says about it.
+#[derive(Debug)]
 pub struct Built {
     pub row: Value,
     pub key: String,
