@@ -264,13 +264,13 @@ fn inspect_rows<S: Store + ?Sized>(
             match index.target(decl, log, sample) {
                 Target::Undeclared if ctx.skip_undeclared => skipped.undeclared.push(label),
                 Target::Undeclared => reasons.push(format!(
-                    "{label}: sample {} (epoch {}) of Inspect task {task_name:?} is not declared                      (no task of declaration {} has this inspect.task and inspect.sample_id);                      --skip-undeclared skips it",
+                    "{label}: sample {} (epoch {}) of Inspect task {task_name:?} is not declared (no task of declaration {} has this inspect.task and inspect.sample_id); --skip-undeclared skips it",
                     sample.id.display(),
                     sample.epoch.display(),
                     decl.id
                 )),
                 Target::Unscheduled { task, epoch } => reasons.push(format!(
-                    "{label}: epoch {epoch} of sample {} is not scheduled: task {} has {}                      repetitions (an unscheduled attempt; a retry needs a new declared schedule)",
+                    "{label}: epoch {epoch} of sample {} is not scheduled: task {} has {} repetitions (an unscheduled attempt; a retry needs a new declared schedule)",
                     sample.id.display(),
                     task.id,
                     decl.repetitions
