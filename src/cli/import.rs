@@ -284,13 +284,14 @@ fn summarise(
     let decl = store.declaration();
     let mut out = Vec::with_capacity(imported.len());
     let mut any_scenario = false;
+    // The rows as written (the change holds the same rows, in schedule order).
+    let written: std::collections::HashMap<&str, &crate::ledger::Row> = change
+        .rows
+        .iter()
+        .map(|w| (w.row.schedule_id(), &w.row))
+        .collect();
     for c in imported {
-        // The row as written (the change holds the same rows, in schedule order).
-        let row = change
-            .rows
-            .iter()
-            .find(|w| w.row.schedule_id() == c.row.schedule_id())
-            .map_or(&c.row, |w| &w.row);
+        let row = written.get(c.row.schedule_id()).copied().unwrap_or(&c.row);
         any_scenario |= c.key.starts_with("scenario:");
         let inspect = c.key.starts_with("inspect:");
         let cl = crate::portfolio::classify(decl, row);

@@ -941,11 +941,12 @@ pub fn sample_row(
     let (source_revision, rev_note) = revision_of(&log.eval, env.lookup);
     notes.extend(rev_note);
     if !log.ended() {
-        notes.push(match &log.status {
-            Some(s) => format!("the run had not ended (status {s}) when the log was read"),
-            None => {
+        notes.push(match (&log.status, log.has_header) {
+            (Some(s), _) => format!("the run had not ended (status {s}) when the log was read"),
+            (None, false) => {
                 "the run had not ended (the log has no header yet) when the log was read".to_owned()
             }
+            (None, true) => "the log records no status: the run may not have ended".to_owned(),
         });
     }
     notes.push(DEFINITION_NOTE.to_owned());

@@ -364,6 +364,26 @@ fn header_only_and_cancelled_logs_read() {
     }
 }
 
+/// Convert every sample of a log as the row of the test declaration's live task (whatever
+/// its id): the mapping must refuse or convert, never panic.
+fn map_all(log: &InspectLog) {
+    let decl = parse(&inspect_declaration_value());
+    let task = decl.task("inspect/arith-add-1").unwrap();
+    let env = Env {
+        repo_root: None,
+        runtime_identity: None,
+        lookup: &no_lookup,
+    };
+    let index = SampleIndex::new(&decl);
+    for s in &log.samples {
+        let _ = index.target(&decl, log, s);
+        let _ = record_id(log, s);
+        if let Ok(b) = sample_row(&decl, &env, task, "inspect/arith-add-1/01", log, s) {
+            let _ = crate::ledger::Row::check(&decl, &b.row, "row");
+        }
+    }
+}
+
 #[test]
 fn every_shared_log_reads_and_its_variants_never_panic() {
     let dir = std::fs::read_dir(shared("")).unwrap();
@@ -386,6 +406,7 @@ fn every_shared_log_reads_and_its_variants_never_panic() {
         };
         let log = log.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(log.eval.as_object().is_some());
+        map_all(&log);
         // Truncations and bit flips: refused or read, never a panic.
         let step = (bytes.len() / 97).max(1);
         for cut in (0..bytes.len()).step_by(step) {
@@ -395,12 +416,17 @@ fn every_shared_log_reads_and_its_variants_never_panic() {
             };
         }
         for i in (0..bytes.len()).step_by(step) {
-            let mut b = bytes.clone();
-            b[i] ^= 0x20;
-            let _ = match ext.as_str() {
-                "eval" => read_eval(&path, &b, 1 << 24).map(|_| ()),
-                _ => read_json(&path, &b).map(|_| ()),
-            };
+            for bit in [0x20u8, 0x01] {
+                let mut b = bytes.clone();
+                b[i] ^= bit;
+                let read = match ext.as_str() {
+                    "eval" => read_eval(&path, &b, 1 << 24),
+                    _ => read_json(&path, &b),
+                };
+                if let Ok(log) = read {
+                    map_all(&log);
+                }
+            }
         }
     }
     assert_eq!(n, 17);
