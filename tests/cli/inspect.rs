@@ -726,3 +726,152 @@ fn pin_and_check_an_inspect_declaration_and_refuse_a_bad_block() {
         r.stderr
     );
 }
+
+/// Every other shared log, each imported into a campaign declaring its samples: the rows and
+/// refusals as `inspect.md` maps them.
+#[test]
+fn each_shared_log_imports_to_its_rows() {
+    struct Case {
+        log: &'static str,
+        task: &'static str,
+        scorer: &'static str,
+        ids: Vec<(&'static str, Value)>,
+        reps: u64,
+        /// schedule id → native outcome
+        want: &'static [(&'static str, &'static str)],
+    }
+    let cases = [
+        Case {
+            log: "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json",
+            task: "input_task",
+            scorer: "model_graded_fact",
+            ids: vec![("s1", json!(1))],
+            reps: 1,
+            want: &[("inspect/s1/01", "PASS")],
+        },
+        Case {
+            log: "2024-11-05T13-32-37-05-00_input-task_hxs4q9azL3ySGkjJirypKZ.eval",
+            task: "input_task",
+            scorer: "model_graded_fact",
+            ids: vec![("s1", json!(1))],
+            reps: 1,
+            want: &[("inspect/s1/01", "PASS")],
+        },
+        Case {
+            log: "2025-05-12T20-28-26-04-00_security-guide.json",
+            task: "security_guide",
+            scorer: "model_graded_fact",
+            ids: vec![("s1", json!(1)), ("s2", json!(2)), ("s3", json!(3))],
+            reps: 1,
+            want: &[
+                ("inspect/s1/01", "PASS"),
+                ("inspect/s2/01", "PASS"),
+                ("inspect/s3/01", "PASS"),
+            ],
+        },
+        Case {
+            log: "mmlu-summary-choices.eval",
+            task: "inspect_evals/mmlu_0_shot",
+            scorer: "choice",
+            ids: vec![("q1", json!(1))],
+            reps: 1,
+            want: &[("inspect/q1/01", "FAIL")],
+        },
+        Case {
+            log: "log_message_deduplication.eval",
+            task: "inspect_test_utils/guess_number",
+            scorer: "closeness_log",
+            ids: vec![("g0", json!("0"))],
+            reps: 1,
+            want: &[("inspect/g0/01", "FAIL")],
+        },
+        Case {
+            log: "log_read_sample.eval",
+            task: "popularity",
+            scorer: "match",
+            ids: vec![("p1", json!(1))],
+            reps: 1,
+            want: &[("inspect/p1/01", "PASS")],
+        },
+        Case {
+            log: "log_tool_call_error.json",
+            task: "...",
+            scorer: "match",
+            ids: vec![("t1", json!(1))],
+            reps: 4,
+            want: &[("inspect/t1/04", "UNSCORED")],
+        },
+    ];
+    for c in &cases {
+        let tasks: Vec<Value> = c
+            .ids
+            .iter()
+            .map(|(name, id)| task(name, c.task, id.clone(), c.scorer, "live"))
+            .collect();
+        let h = Harness::with_model(tasks, c.reps, "openai/gpt-4o-mini");
+        let log = h.log(c.log);
+        let r = h.import(&["--inspect", &log]);
+        r.ok();
+        for (id, outcome) in c.want {
+            let row = h.row(id);
+            assert_eq!(
+                row["native_outcome"], *outcome,
+                "{}: {id}\n{}",
+                c.log, r.stdout
+            );
+            assert_eq!(row["native_record"]["kind"], "inspect");
+            if *outcome != "PASS" {
+                assert!(row["reason"].as_str().is_some_and(|s| !s.is_empty()));
+            }
+        }
+        assert!(
+            r.stdout
+                .contains(&format!("imported {} attempt", c.want.len())),
+            "{}",
+            r.stdout
+        );
+    }
+    // The scorer's value of a float score: closeness_log scored 0.0.
+    let h = Harness::with_model(
+        vec![task(
+            "g0",
+            "inspect_test_utils/guess_number",
+            json!("0"),
+            "closeness_log",
+            "live",
+        )],
+        1,
+        "openai/gpt-4o-mini",
+    );
+    let log = h.log("log_message_deduplication.eval");
+    h.import(&["--inspect", &log]).ok();
+    assert!(h.row("inspect/g0/01")["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("closeness_log scored 0.0"));
+    // log_read_sample.eval and .json are two runs of the same sample (other uuids): one row
+    // cannot take both.
+    let h = Harness::with_model(popularity(&[1]), 1, "ollama/gemma3");
+    let a = h.log("log_read_sample.eval");
+    let b = h.log("log_read_sample.json");
+    h.refused(
+        &["--inspect", &a, &b],
+        &["inspect/popularity-1/01 is filled twice"],
+    );
+    // An epoch the schedule does not have (the fixture's sample is epoch 4).
+    let h = Harness::new(vec![task("t1", "...", json!(1), "match", "live")], 1);
+    let log = h.log("log_tool_call_error.json");
+    h.refused(
+        &["--inspect", &log],
+        &["epoch 4 of sample 1 is not scheduled"],
+    );
+    // Header-only logs of a scripted model: nothing to import, nothing written.
+    let h = Harness::new(popularity(&[1]), 1);
+    h.log("2024-08-29T15-11-17+00-00_popularity_5EAmX6wjMFqea6WY7XHzZp.json");
+    h.log("2024-08-29T15-11-18+00-00_popularity_5EAmX6wjMFqea6WY7XHzZp.json");
+    let before = h.ledger_bytes();
+    let r = h.import(&["--inspect", "logs"]);
+    r.ok();
+    assert!(r.stdout.contains("imported 0 attempts"), "{}", r.stdout);
+    assert_eq!(h.ledger_bytes(), before);
+}
