@@ -463,9 +463,17 @@ fn a_clean_revision_resolves_to_the_full_commit_and_a_dirty_one_is_null() {
         &[sample(1, 1, "U1", json!("C"))],
         true,
     );
-    let r = h.import(&["--inspect", &log]);
+    let runtime = json!({"python": "3.12.7", "psutil": "6.1.0", "native_provider": "azureai 1",
+                         "packages": {"inspect_ai": "0.3.285"}, "dependencies": ["inspect_ai==0.3.285"]});
+    write(
+        h.path(),
+        "runtime.json",
+        serde_json::to_vec(&runtime).unwrap(),
+    );
+    let r = h.import(&["--inspect", &log, "--runtime-identity", "runtime.json"]);
     r.ok();
     let row = h.row("inspect/popularity-1/01");
+    assert_eq!(row["runtime_identity"], runtime);
     assert_eq!(row["source_revision"], json!(h.head));
     assert_eq!(row["estimated_usd"], json!(0.5));
     assert_eq!(row["option_deviations"], json!([]));
