@@ -189,28 +189,46 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::refused(format!("{}: {what}", path.display()))
 }
 
+/// The manifests `eval_set` writes beside its logs (not logs themselves).
+pub const MANIFESTS: [&str; 2] = ["logs.json", "eval-set.json"];
+
 /// Read every log a `--inspect` argument names: a log file, or every `.eval` and `.json` log
-/// directly in a directory, in name order. A path that cannot be read is a failure (exit 1);
-/// a log that breaks its format is refused (exit 2).
-pub fn load(path: &Path, max_input_bytes: u64) -> Result<Vec<InspectLog>> {
+/// directly in a directory, in name order (the manifests `eval_set` writes there,
+/// [`MANIFESTS`], are left out and named in the second list). A path that cannot be read is a
+/// failure (exit 1); a log that breaks its format is refused (exit 2).
+pub fn load(path: &Path, max_input_bytes: u64) -> Result<(Vec<InspectLog>, Vec<String>)> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
     if meta.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|e| Error::failed(format!("{}: cannot list: {e}", path.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.is_file()
-                    && matches!(
-                        p.extension().and_then(|e| e.to_str()),
-                        Some("eval" | "json")
-                    )
-            })
-            .collect();
+        let mut files: Vec<PathBuf> = Vec::new();
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| Error::failed(format!("{}: cannot list: {e}", path.display())))?;
+        for e in entries {
+            let e =
+                e.map_err(|e| Error::failed(format!("{}: cannot list: {e}", path.display())))?;
+            let p = e.path();
+            if p.is_file()
+                && matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("eval" | "json")
+                )
+            {
+                files.push(p);
+            }
+        }
         files.sort();
         let mut out = Vec::with_capacity(files.len());
+        let mut manifests = Vec::new();
         let mut r = Reasons::new();
         for f in files {
+            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if MANIFESTS.contains(&name) {
+                manifests.push(format!(
+                    "{}: an eval_set manifest, not a log (left out)",
+                    f.display()
+                ));
+                continue;
+            }
             match read_log(&f, max_input_bytes) {
                 Ok(l) => out.push(l),
                 Err(Error::Refused(reasons)) => r.extend(reasons),
@@ -218,9 +236,9 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<Vec<InspectLog>> {
             }
         }
         r.into_result()?;
-        return Ok(out);
+        return Ok((out, manifests));
     }
-    read_log(path, max_input_bytes).map(|l| vec![l])
+    read_log(path, max_input_bytes).map(|l| (vec![l], Vec::new()))
 }
 
 /// Read one log file by its extension.

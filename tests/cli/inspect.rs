@@ -330,6 +330,13 @@ fn a_directory_means_its_logs_in_name_order_and_header_only_logs_add_nothing() {
     let h = Harness::with_model(popularity(&[1, 2, 3]), 1, "openai/gpt-4o-mini");
     h.log("2025-05-12T20-28-13-04-00_popularity.json");
     h.log("2025-05-12T20-28-13-04-00_no-samples.json");
+    // The manifests eval_set writes beside its logs are not logs.
+    write(h.path(), "logs/logs.json", "{\"x.eval\": {}}");
+    write(
+        h.path(),
+        "logs/eval-set.json",
+        "{\"eval_set_id\": \"s\", \"tasks\": []}",
+    );
     let r = h.import(&["--inspect", "logs", "--skip-undeclared"]);
     r.ok();
     assert!(
@@ -339,6 +346,13 @@ fn a_directory_means_its_logs_in_name_order_and_header_only_logs_add_nothing() {
     );
     assert_eq!(h.row("inspect/popularity-3/01")["native_outcome"], "FAIL");
     assert_eq!(h.row("inspect/popularity-1/01")["native_outcome"], "PASS");
+    assert!(
+        r.stdout
+            .contains("logs/eval-set.json: an eval_set manifest, not a log (left out)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("logs/logs.json: an eval_set manifest"));
     // A cancelled run is a run that ended: no "had not ended" note.
     assert!(!r.stdout.contains("had not ended"));
     // The abbreviated commit says nothing about a dirty tree here.
