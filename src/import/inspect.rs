@@ -908,12 +908,24 @@ pub fn sample_row(
                 format!("no {} score from the scorer", spec.scorer),
                 Value::Null,
             ),
-            Some(IVal::Num(Num::NaN)) => (
-                "UNSCORED",
-                status,
-                format!("{} scored NaN (unscored)", spec.scorer),
-                Value::Null,
-            ),
+            Some(IVal::Num(Num::NaN)) => {
+                // The scorer's own reason for not scoring (`Score.unscored(reason=…)`, or the
+                // older `metadata.unscored_reason`), when it gave one.
+                let score = sample.scores.get(&spec.scorer);
+                let why = (score.get("reason").as_str())
+                    .or_else(|| score.get("metadata").get("unscored_reason").as_str())
+                    .map(first_line)
+                    .filter(|w| !w.is_empty());
+                (
+                    "UNSCORED",
+                    status,
+                    match why {
+                        Some(w) => format!("{} scored NaN (unscored): {w}", spec.scorer),
+                        None => format!("{} scored NaN (unscored)", spec.scorer),
+                    },
+                    Value::Null,
+                )
+            }
             Some(IVal::Null) => (
                 "UNSCORED",
                 status,

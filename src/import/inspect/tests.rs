@@ -544,6 +544,13 @@ fn a_nan_or_missing_score_is_unscored() {
     assert_eq!(r["native_outcome"], json!("UNSCORED"));
     assert_eq!(r["reason"], json!("match scored NaN (unscored)"));
     assert_eq!(r["oracle_checks"], json!(null));
+    let mut s = sample(json!("add-1"), 1, json!("NaN!"));
+    s["scores"]["match"]["reason"] = json!("no answer found\nmore");
+    let r = row_of(dir.path(), s);
+    assert_eq!(
+        r["reason"],
+        json!("match scored NaN (unscored): no answer found")
+    );
     let mut s = sample(json!("add-1"), 1, json!("C"));
     s["scores"] = json!({"other": {"value": "C"}});
     let r = row_of(dir.path(), s);
