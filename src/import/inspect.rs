@@ -4,7 +4,7 @@
 //! model as the other kinds. This module adds no admission rule of its own: what the ledger
 //! refuses (a row already filled, a record filling two rows, …) is the one write path's.
 //!
-//! [`json`] is the reader that accepts `NaN`/`Infinity`/`-Infinity` (for Inspect logs only);
+//! [`json`](mod@json) is the reader that accepts `NaN`/`Infinity`/`-Infinity` (for Inspect logs only);
 //! [`zip`] the bounded archive reader.
 
 use serde_json::{json, Map, Value};
