@@ -75,6 +75,11 @@ impl Harness {
     }
 
     fn with_model(tasks: Vec<Value>, repetitions: u64, model: &str) -> Harness {
+        Self::with_profile(tasks, repetitions, model, json!("high"))
+    }
+
+    /// A harness whose profile's one role (`default`) runs `model` at `effort` (null: none).
+    fn with_profile(tasks: Vec<Value>, repetitions: u64, model: &str, effort: Value) -> Harness {
         let dir = new_repo();
         let d = dir.path();
         write(d, "evals/pop/task.py", "# the task\n");
@@ -85,7 +90,7 @@ impl Harness {
             "h/profile.json",
             serde_json::to_string_pretty(&json!({
                 "name": "inspect", "provider": provider, "joint_planning": false,
-                "roles": {"default": {"model": model, "effort": "high"}},
+                "roles": {"default": {"model": model, "effort": effort}},
                 "extra_options": []
             }))
             .unwrap(),
@@ -896,4 +901,79 @@ fn each_shared_log_imports_to_its_rows() {
     r.ok();
     assert!(r.stdout.contains("imported 0 attempts"), "{}", r.stdout);
     assert_eq!(h.ledger_bytes(), before);
+}
+
+/// A live Inspect run whose every pin holds is a verified delivery: the declared revision
+/// (resolved from the log's clean abbreviated commit), the runtime, the profile (a model run
+/// without a reasoning effort, declared as null), no option deviation, spend within the limit.
+#[test]
+fn a_live_inspect_pass_with_every_pin_is_a_verified_delivery() {
+    let h = Harness::with_profile(popularity(&[1]), 2, MODEL, Value::Null);
+    let d = h.path();
+    let decl: Value =
+        serde_json::from_slice(&std::fs::read(d.join("campaign.json")).unwrap()).unwrap();
+    let pinned = decl["source_revision"].as_str().unwrap().to_owned();
+    assert_eq!(pinned, h.head);
+    let rev = json!({"type": "git", "origin": "o", "commit": &pinned[..7], "dirty": false});
+    let log = eval_log(
+        d,
+        "logs/v.eval",
+        &eval_spec(MODEL, rev),
+        &[
+            sample(1, 1, "U1", json!("C")),
+            sample(1, 2, "U2", json!("I")),
+        ],
+        true,
+    );
+    write(
+        d,
+        "runtime.json",
+        serde_json::to_vec(
+            &json!({"python": "3.12.7", "psutil": "6.1.0", "native_provider": "azureai",
+                                   "packages": {}, "dependencies": ["inspect_ai==0.3.285"]}),
+        )
+        .unwrap(),
+    );
+    let r = h.import(&[
+        "--inspect",
+        &log,
+        "--runtime-identity",
+        "runtime.json",
+        "--json",
+    ]);
+    r.ok();
+    let v = r.json();
+    assert_eq!(v["imported"][0]["outcome"], "verified_delivery", "{v}");
+    assert_eq!(v["imported"][0]["gaps"], json!([]));
+    assert_eq!(v["imported"][1]["outcome"], "ended_without_completing");
+    let rep = ledger(d, &["report", "campaign.json", "ledger.json", "--json"]);
+    rep.ok();
+    let rv = rep.json();
+    assert_eq!(
+        rv["sections"]["live"]["outcomes"]["verified_delivery"]["count"],
+        1
+    );
+    assert_eq!(rv["sections"]["live"]["cost"]["known_usd"], json!(1.0));
+    assert_eq!(
+        rv["sections"]["live"]["comparison"]["blocked"],
+        json!(false),
+        "{rv}"
+    );
+    // A run with a reasoning effort the profile does not declare is not.
+    let h = Harness::with_profile(popularity(&[1]), 2, MODEL, Value::Null);
+    let mut e = eval_spec(MODEL, Value::Null);
+    e["model_generate_config"] = json!({"reasoning_effort": "high"});
+    let log = eval_log(
+        h.path(),
+        "logs/w.eval",
+        &e,
+        &[sample(1, 1, "U1", json!("C"))],
+        true,
+    );
+    let r = h.import(&["--inspect", &log, "--json"]);
+    r.ok();
+    assert!(r.json()["imported"][0]["gaps"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("profile differs")));
 }
