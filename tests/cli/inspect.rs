@@ -654,6 +654,25 @@ fn ref_mode_one_commit_records_hold_the_samples_bytes_and_the_message_names_an_e
         r.stderr
     );
     assert_eq!(git(d, &["rev-parse", "refs/ledgers/inspect-small"]), tip);
+    // The chain verifies, and a server's pre-receive hook admits it.
+    ledger(d, &["verify"]).ok();
+    let servers = tempfile::tempdir().unwrap();
+    let server = crate::common::hooked_server(servers.path(), "server.git");
+    let push = crate::common::git_hooked(
+        d,
+        &[
+            "push",
+            "--porcelain",
+            server.to_str().unwrap(),
+            "refs/ledgers/inspect-small:refs/ledgers/inspect-small",
+        ],
+        None,
+    );
+    assert_eq!(push.code, 0, "{}{}", push.stdout, push.stderr);
+    assert_eq!(
+        git(&server, &["rev-parse", "refs/ledgers/inspect-small"]),
+        tip
+    );
 }
 
 #[test]
