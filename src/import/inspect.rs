@@ -790,7 +790,12 @@ pub fn revision_of(eval: &IVal, lookup: &dyn Fn(&str) -> Resolved) -> (Value, Op
             Some("source_revision null: the log records no revision (eval.revision)".into()),
         );
     }
-    let commit = rev.get("commit").as_str().unwrap_or_default();
+    let Some(commit) = rev.get("commit").as_str().filter(|c| !c.is_empty()) else {
+        return (
+            Value::Null,
+            Some("source_revision null: the log's revision names no commit".into()),
+        );
+    };
     match rev.get("dirty") {
         IVal::Bool(false) => {}
         IVal::Bool(true) => {

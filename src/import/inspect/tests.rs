@@ -789,6 +789,11 @@ fn the_revision_is_the_full_commit_only_when_clean_and_resolved() {
         ),
         (json!(null), true, "records no revision"),
         (
+            json!({"type": "git", "dirty": false}),
+            true,
+            "names no commit",
+        ),
+        (
             json!({"type": "git", "commit": "abc1234", "dirty": false}),
             false,
             "",
