@@ -1053,3 +1053,33 @@ fn random_mutations_never_panic_or_hang() {
         }
     }
 }
+
+#[test]
+fn zip64_offsets_near_the_end_of_the_address_space_are_refused() {
+    for rec in [u64::MAX, u64::MAX - 40, 1 << 40, 0] {
+        let mut b = Vec::new();
+        // ZIP64 end of central directory locator, then an end of central directory record
+        // whose count says "see ZIP64".
+        b.extend_from_slice(&0x0706_4b50u32.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&rec.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+        b.extend_from_slice(&[0u8; 4]);
+        b.extend_from_slice(&0xFFFFu16.to_le_bytes());
+        b.extend_from_slice(&0xFFFFu16.to_le_bytes());
+        b.extend_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
+        b.extend_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        assert!(Archive::open(&b).is_err(), "{rec}");
+    }
+    // A central directory entry whose local offset is huge (ZIP64 extra field).
+    let z = write_archive(&[("a.json", b"{}", 0)]);
+    let a = Archive::open(&z).unwrap();
+    assert!(a.read(0, 100).is_ok());
+    let mut bad = z.clone();
+    let cd = bad.len() - 22 - (46 + 6);
+    bad[cd + 42..cd + 46].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    let a = Archive::open(&bad).unwrap();
+    assert!(a.read(0, 100).is_err());
+}
