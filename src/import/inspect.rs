@@ -305,12 +305,16 @@ pub fn read_eval(path: &Path, bytes: &[u8], max_input_bytes: u64) -> Result<Insp
     }
     // Each sample member name once, the last entry of a repeated name counting, in the order
     // of those last entries.
+    let mut last: HashMap<&str, usize> = HashMap::with_capacity(archive.entries.len());
+    for (i, e) in archive.entries.iter().enumerate() {
+        last.insert(&e.name, i);
+    }
     let mut samples = Vec::new();
     for (i, e) in archive.entries.iter().enumerate() {
         if !(e.name.starts_with("samples/") && e.name.ends_with(".json")) {
             continue;
         }
-        if archive.last(&e.name) != Some(i) {
+        if last.get(e.name.as_str()) != Some(&i) {
             continue;
         }
         let data = archive
