@@ -996,3 +996,74 @@ fn a_live_inspect_pass_with_every_pin_is_a_verified_delivery() {
         .unwrap()
         .contains(&json!("profile differs")));
 }
+
+/// Compare (or, with `UPDATE_SNAPSHOTS=1`, write) `tests/snapshots/inspect/<name>.txt`: the exact
+/// output a user sees for `git ledger <shown>`.
+#[track_caller]
+fn snapshot(name: &str, shown: &str, r: &Run) {
+    let text = format!(
+        "$ git ledger {shown}\n--- exit status {}\n--- stdout\n{}--- stderr\n{}",
+        r.code, r.stdout, r.stderr
+    );
+    let path = project_root()
+        .join("tests/snapshots/inspect")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| !v.is_empty()) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "no snapshot {} (UPDATE_SNAPSHOTS=1 cargo test inspect)\n{text}",
+            path.display()
+        )
+    });
+    assert!(
+        want == text,
+        "output {name} changed (UPDATE_SNAPSHOTS=1 cargo test inspect rewrites it)\n--- snapshot\n{want}--- now\n{text}"
+    );
+}
+
+#[test]
+fn what_a_user_sees() {
+    let h = Harness::new(popularity(&[1]), 2);
+    let log = h.log("log_streaming.eval");
+    let args = ["--inspect", log.as_str()];
+    snapshot(
+        "import-undeclared-refused",
+        "import campaign.json ledger.json --inspect logs/log_streaming.eval",
+        &h.import(&args),
+    );
+    snapshot(
+        "import-skip-undeclared",
+        "import campaign.json ledger.json --inspect logs/log_streaming.eval --skip-undeclared",
+        &h.import(&["--inspect", &log, "--skip-undeclared"]),
+    );
+    snapshot(
+        "import-again-json",
+        "import campaign.json ledger.json --inspect logs/log_streaming.eval --skip-undeclared --json",
+        &h.import(&["--inspect", &log, "--skip-undeclared", "--json"]),
+    );
+    // A retried sample and an edited score, as a current Inspect writes them.
+    let h = Harness::new(popularity(&[1]), 2);
+    let mut retried = sample(1, 1, "U1", json!("C"));
+    retried["error_retries"] = json!([{"message": "RuntimeError('flaky')", "traceback": "…"}]);
+    let mut edited = sample(1, 2, "U2", json!("C"));
+    edited["scores"]["match"]["history"] = json!([
+        {"value": "I", "explanation": "wrong", "provenance": null},
+        {"value": "C", "provenance": {"author": "alice", "reason": "regrade", "timestamp": "2026-01-01T00:00:00"}}
+    ]);
+    let log = eval_log(
+        h.path(),
+        "logs/r.eval",
+        &eval_spec(MODEL, Value::Null),
+        &[retried, edited],
+        true,
+    );
+    snapshot(
+        "import-retried-and-edited",
+        "import campaign.json ledger.json --inspect logs/r.eval",
+        &h.import(&["--inspect", &log]),
+    );
+}
