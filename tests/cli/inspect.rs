@@ -358,8 +358,13 @@ fn a_directory_means_its_logs_in_name_order_and_header_only_logs_add_nothing() {
         r.stdout
     );
     assert!(r.stdout.contains("logs/logs.json: an eval_set manifest"));
-    // A cancelled run is a run that ended: no "had not ended" note.
+    // A cancelled run is a run that ended: no "had not ended" note, but its status is named.
     assert!(!r.stdout.contains("had not ended"));
+    assert!(
+        r.stdout.contains("the run ended with status cancelled"),
+        "{}",
+        r.stdout
+    );
     // The abbreviated commit says nothing about a dirty tree here.
     assert!(r
         .stdout

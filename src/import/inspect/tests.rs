@@ -886,12 +886,19 @@ fn human_approvals_become_decisions() {
         {"event": "approval", "message": "m", "call": {"id": "call_1", "function": "bash", "arguments": {"cmd": "ls"}},
          "approver": "human", "decision": "approve", "explanation": "fine"},
         {"event": "approval", "message": "m", "call": {"id": "call_2", "function": "bash", "arguments": {}},
-         "approver": "auto", "decision": "approve"}
+         "approver": "auto", "decision": "approve"},
+        {"event": "subtask", "name": "s", "events": [
+            {"event": "approval", "message": "m", "call": {"id": "call_3", "function": "python"},
+             "approver": "human", "decision": "reject"}
+        ]}
     ]);
     let r = row_of(dir.path(), s);
     assert_eq!(
         r["interventions_decision_or_repair"],
-        json!([{"kind": "decision", "note": "human approval of tool call bash (call_1): approve: fine"}])
+        json!([
+            {"kind": "decision", "note": "human approval of tool call bash (call_1): approve: fine"},
+            {"kind": "decision", "note": "human approval of tool call python (call_3): reject"}
+        ])
     );
 }
 
