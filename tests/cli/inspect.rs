@@ -1072,3 +1072,46 @@ fn what_a_user_sees() {
         &h.import(&["--inspect", &log]),
     );
 }
+
+/// Truncated and bit-flipped copies of every shared log through the real binary: each import
+/// ends in a result or a refusal (exit 0 or 2, never a panic's 101), and a refusal leaves the
+/// ledger as it was.
+#[test]
+fn damaged_copies_of_every_shared_log_never_crash_the_import() {
+    let h = Harness::with_model(popularity(&[1, 2, 3]), 2, "openai/gpt-4o-mini");
+    let d = h.path();
+    let mut n = 0;
+    for entry in std::fs::read_dir(shared("")).unwrap() {
+        let p = entry.unwrap().path();
+        let ext = match p.extension().and_then(|e| e.to_str()) {
+            Some(e @ ("eval" | "json")) => e.to_owned(),
+            _ => continue,
+        };
+        let bytes = std::fs::read(&p).unwrap();
+        for k in 1..=6u64 {
+            let mut b = bytes.clone();
+            if k % 2 == 0 {
+                b.truncate(bytes.len() * k as usize / 7);
+            } else {
+                let at = (bytes.len() as u64 * k / 7) as usize;
+                b[at] ^= 0x08;
+            }
+            let rel = format!("logs/v{n}.{ext}");
+            n += 1;
+            write(d, &rel, &b);
+            std::fs::copy(d.join("ledger.json"), d.join("before.json")).unwrap();
+            let r = h.import(&["--inspect", &rel, "--skip-undeclared"]);
+            assert!(r.code == 0 || r.code == 2, "{}: {r:?}", p.display());
+            if r.code == 2 {
+                assert_eq!(
+                    h.ledger_bytes(),
+                    std::fs::read(d.join("before.json")).unwrap()
+                );
+            }
+            // Start each variant from the template again.
+            let t = ledger(d, &["template", "campaign.json"]);
+            write(d, "ledger.json", &t.stdout);
+        }
+    }
+    assert_eq!(n, 17 * 6);
+}
