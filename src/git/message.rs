@@ -196,6 +196,9 @@ pub fn change_message(
         } else if !w.source.is_empty() {
             body.push_str(&format!("  from {}\n", one_line(&w.source)));
         }
+        for n in &w.notes {
+            body.push_str(&format!("  note: {}\n", one_line(n)));
+        }
     }
     Ok((compose(&e, &body), e.filled))
 }

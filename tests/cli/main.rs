@@ -17,6 +17,7 @@ mod import;
 mod inputs;
 mod links;
 mod message_rule;
+mod inspect;
 mod messages;
 mod pin;
 mod progress;
