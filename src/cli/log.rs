@@ -7,8 +7,23 @@ use serde::Serialize;
 
 use super::Io;
 use crate::error::Result;
+use crate::git::allowed_signers::AllowedSigners;
 use crate::git::layout::{parse_trailers, Attempt};
 use crate::git::objects::read_commit;
+use crate::git::signature;
+
+/// The writers file at the tip of a ledger, parsed (`None` when it holds none, or they do not
+/// parse: `verify` says why).
+fn tip_writers(repo: &gix::Repository, tip: gix::ObjectId) -> Result<Option<AllowedSigners>> {
+    let tree = read_commit(repo, tip)?.tree;
+    let Some((_, blob)) =
+        crate::git::objects::find_in_tree(repo, tree, crate::git::layout::WRITERS)?
+    else {
+        return Ok(None);
+    };
+    let bytes = crate::git::objects::read_blob_bounded_id(repo, blob, 1 << 20, "writers")?;
+    Ok(AllowedSigners::parse(&bytes).ok())
+}
 
 /// One line per ledger commit: short id, date, author, and each attempt it filled with its
 /// native and portfolio outcome.
@@ -41,6 +56,18 @@ pub struct Entry {
     pub repairs: Vec<String>,
     /// `k/n` from `Ledger-Filled`, when the commit carries it.
     pub filled: Option<String>,
+    /// Who signed it: on a ledger with writers, the writers line's principal and the key's
+    /// fingerprint when rule 8 holds; elsewhere the key's fingerprint (principal null).
+    pub signer: Option<Signer>,
+    /// On a ledger with writers, why rule 8 does not hold for this commit.
+    pub signature_refused: Option<String>,
+}
+
+/// A commit's signer, as `log` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Signer {
+    pub principal: Option<String>,
+    pub fingerprint: String,
 }
 
 pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
@@ -51,10 +78,36 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
                 format!("git ledger log {id}")
             })
         })?;
+    let writers = tip_writers(&repo, tip)?;
     let mut entries = Vec::new();
     let mut next = Some(tip);
+    let mut buf = Vec::new();
     while let Some(id) = next {
         let info = read_commit(&repo, id)?;
+        let raw = gix::objs::Find::try_find(&repo.objects, &id, &mut buf)
+            .map_err(|e| crate::Error::failed(format!("cannot read commit {id}: {e}")))?
+            .map(|d| d.data)
+            .unwrap_or_default();
+        let hash = repo.object_hash();
+        let (signer, signature_refused) = match &writers {
+            Some(w) => match signature::check(raw, hash, w) {
+                Ok(s) => (
+                    Some(Signer {
+                        principal: Some(s.principal),
+                        fingerprint: s.fingerprint,
+                    }),
+                    None,
+                ),
+                Err(why) => (None, Some(why)),
+            },
+            None => (
+                signature::signature_key(raw, hash).map(|fingerprint| Signer {
+                    principal: None,
+                    fingerprint,
+                }),
+                None,
+            ),
+        };
         let t = parse_trailers(&info.message);
         let time = gix::date::Time::new(info.author_time.0, info.author_time.1);
         entries.push(Entry {
@@ -66,6 +119,8 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
             attempts: t.attempts,
             repairs: t.repairs,
             filled: t.filled.map(|(k, n)| format!("{k}/{n}")),
+            signer,
+            signature_refused,
         });
         next = info.parents.first().copied();
     }
@@ -97,9 +152,17 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
             .as_ref()
             .map(|f| format!("  [{f}]"))
             .unwrap_or_default();
+        let signed = match (&e.signer, &e.signature_refused) {
+            (Some(s), _) => match &s.principal {
+                Some(p) => format!("  signed by {p} {}", s.fingerprint),
+                None => format!("  signed by key {}", s.fingerprint),
+            },
+            (None, Some(why)) => format!("  rule 8: {why}"),
+            (None, None) => String::new(),
+        };
         writeln!(
             io.out,
-            "{} {} {}  {what}{filled}",
+            "{} {} {}  {what}{filled}{signed}",
             &e.commit[..7],
             &e.date[..10.min(e.date.len())],
             e.author

@@ -8,12 +8,15 @@
 //! every thread.
 
 pub mod admit;
+pub mod allowed_signers;
 mod decl_cache;
 mod defhash;
 pub mod layout;
 pub mod objects;
 pub mod quarantine;
 mod revision;
+pub mod sign;
+pub mod signature;
 pub mod store;
 pub mod transport;
 mod tree;

@@ -19,6 +19,7 @@ mod progress;
 mod render;
 mod report;
 mod shell;
+mod signing;
 mod sync;
 
 /// The generator of the example records, shared with the tests that import them.

@@ -1,0 +1,397 @@
+//! Rule 8 (`signing.md`): on a ledger that holds `writers`, every commit carries an SSH
+//! signature by a declared writer, for a principal that is the committer's e-mail, valid at
+//! the committer time.
+//!
+//! A commit's signature is its `gpgsig` header (`gpgsig-sha256` in a SHA-256 repository); the
+//! signed payload is the commit object without that header and its continuation lines, as
+//! `git commit -S` signs it. The SSHSIG blob is checked in process (RustCrypto's `ssh-key`):
+//! namespace `git`, a key the writers file declares, the signature over the payload, then the
+//! line's principals, namespaces and validity. Each failure is a reason of its own that names
+//! the commit and, where there is one, the key's fingerprint as ssh-keygen prints it.
+
+use std::cell::OnceCell;
+use std::rc::Rc;
+
+use gix::ObjectId;
+
+use super::admit::Known;
+use super::allowed_signers::{fingerprint, matches_list, AllowedSigners, Entry};
+use super::layout::WRITERS;
+use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id};
+use super::tree::read_object;
+use crate::error::{Error, Result};
+
+/// The namespace Git signs commits in.
+pub const NAMESPACE: &str = "git";
+
+/// The parsed writers of a ledger, kept with its declaration (the writers file's bytes are
+/// pinned by the declaration's `writers.sha256`, so every admitted tree holds the same ones).
+pub type WritersCell = OnceCell<Rc<AllowedSigners>>;
+
+/// Who signed a commit, when the signature is good.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Signer {
+    /// The principals of the writers line that allowed the key (a pattern list).
+    pub principal: String,
+    /// `SHA256:…`.
+    pub fingerprint: String,
+}
+
+/// A commit split into its signature block (if any) and the bytes it signs.
+#[derive(Debug)]
+pub struct Split {
+    pub signature: Option<String>,
+    pub payload: Vec<u8>,
+}
+
+/// The header that carries a commit's signature in a repository of this hash.
+pub fn header_name(hash: gix::hash::Kind) -> &'static str {
+    gix::objs::commit::signature_field_name(hash)
+}
+
+/// Split a raw commit into its signature header's value and the rest (the signed payload).
+/// Two signature headers are refused as malformed.
+pub fn split(raw: &[u8], hash: gix::hash::Kind) -> std::result::Result<Split, String> {
+    let name = header_name(hash);
+    let mut payload = Vec::with_capacity(raw.len());
+    let mut signature: Option<String> = None;
+    let mut rest = raw;
+    let mut in_sig = false;
+    let mut headers_done = false;
+    while !rest.is_empty() {
+        let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+        let (line, tail) = rest.split_at(end);
+        rest = tail;
+        if headers_done {
+            payload.extend_from_slice(line);
+            payload.extend_from_slice(rest);
+            break;
+        }
+        if line == b"\n" {
+            headers_done = true;
+            in_sig = false;
+            payload.extend_from_slice(line);
+            continue;
+        }
+        if in_sig {
+            if let Some(cont) = line.strip_prefix(b" ") {
+                let s = signature.as_mut().expect("in a signature");
+                s.push_str(&String::from_utf8_lossy(cont));
+                if !cont.ends_with(b"\n") {
+                    s.push('\n');
+                }
+                continue;
+            }
+            in_sig = false;
+        }
+        if let Some(value) = line
+            .strip_prefix(name.as_bytes())
+            .and_then(|l| l.strip_prefix(b" "))
+        {
+            if signature.is_some() {
+                return Err(format!("it has two {name} headers"));
+            }
+            let mut s = String::from_utf8_lossy(value).into_owned();
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+            signature = Some(s);
+            in_sig = true;
+            continue;
+        }
+        payload.extend_from_slice(line);
+    }
+    Ok(Split { signature, payload })
+}
+
+/// What the committer line says: e-mail and time (seconds since the epoch).
+fn committer(payload: &[u8], hash: gix::hash::Kind) -> std::result::Result<(String, i64), String> {
+    let c = gix::objs::CommitRef::from_bytes(payload, hash).map_err(|e| e.to_string())?;
+    let who = c.committer().map_err(|e| e.to_string())?;
+    let time = who.time().map_err(|e| e.to_string())?;
+    Ok((
+        String::from_utf8_lossy(who.email).trim().to_owned(),
+        time.seconds,
+    ))
+}
+
+/// Check a raw commit against the writers: the signer when rule 8 holds, the reason when not
+/// (without the `commit <id>: rule 8: ` prefix).
+pub fn check(
+    raw: &[u8],
+    hash: gix::hash::Kind,
+    writers: &AllowedSigners,
+) -> std::result::Result<Signer, String> {
+    let split = split(raw, hash).map_err(|e| format!("its signature is malformed: {e}"))?;
+    let Some(armored) = split.signature else {
+        return Err("it is not signed; a ledger with writers admits only commits signed by a declared writer (configure signing: `git config gpg.format ssh` and `git config user.signingKey <key>`)".into());
+    };
+    let sig = parse_block(&armored)?;
+    let fpr = fingerprint(sig.public_key());
+    if sig.namespace() != NAMESPACE {
+        return Err(format!(
+            "its signature by key {fpr} is for namespace {:?}, not {NAMESPACE:?} (commit signatures are made in namespace git)",
+            sig.namespace()
+        ));
+    }
+    let lines: Vec<&Entry> = writers.lines_for(sig.public_key()).collect();
+    if lines.is_empty() {
+        return Err(format!(
+            "it is signed with key {fpr}, which is not a declared writer (the ledger's writers file does not list it)"
+        ));
+    }
+    let key = ssh_key::PublicKey::new(sig.public_key().clone(), "");
+    if key.verify(NAMESPACE, &split.payload, &sig).is_err() {
+        return Err(format!(
+            "its signature by key {fpr} does not verify: the commit was changed after it was signed"
+        ));
+    }
+    let (email, time) = committer(&split.payload, hash)
+        .map_err(|e| format!("its committer line does not parse ({e})"))?;
+    let mut why = None;
+    for e in &lines {
+        if !matches_list(&email, &e.principals) {
+            why.get_or_insert(format!(
+                "key {fpr} is declared for {} (writers line {}), not for the committer {email}",
+                e.principals, e.line
+            ));
+            continue;
+        }
+        // A reason about a line that names the committer wins over one about another principal.
+        let mut bad = |w: String| {
+            if why
+                .as_ref()
+                .is_none_or(|old| old.contains(" not for the committer "))
+            {
+                why = Some(w);
+            }
+        };
+        if let Some(ns) = e
+            .namespaces
+            .as_deref()
+            .filter(|ns| !matches_list(NAMESPACE, ns))
+        {
+            bad(format!(
+                "key {fpr} is not permitted to sign in namespace git (writers line {}: namespaces=\"{ns}\")",
+                e.line
+            ));
+            continue;
+        }
+        if let Some(after) = e.valid_after.filter(|&a| time < a) {
+            bad(format!(
+                "key {fpr} is not yet valid at the committer time {} (writers line {}: valid after {})",
+                show_time(time),
+                e.line,
+                show_time(after)
+            ));
+            continue;
+        }
+        if let Some(before) = e.valid_before.filter(|&b| time > b) {
+            bad(format!(
+                "key {fpr} has expired at the committer time {} (writers line {}: valid before {})",
+                show_time(time),
+                e.line,
+                show_time(before)
+            ));
+            continue;
+        }
+        return Ok(Signer {
+            principal: e.principals.clone(),
+            fingerprint: fpr,
+        });
+    }
+    Err(why.expect("some line was found and refused"))
+}
+
+/// Parse the armored SSHSIG block.
+fn parse_block(armored: &str) -> std::result::Result<ssh_key::SshSig, String> {
+    if !armored.starts_with("-----BEGIN SSH SIGNATURE-----") {
+        return Err("its signature is not an SSH signature (-----BEGIN SSH SIGNATURE-----); only SSH signatures (gpg.format ssh) are verified".into());
+    }
+    ssh_key::SshSig::from_pem(armored.trim_end())
+        .map_err(|e| format!("its SSH signature block is malformed ({e})"))
+}
+
+/// The key fingerprint and namespace of a commit's signature, without checking it against any
+/// writers (for `log` on a ledger without writers). `None` when unsigned or unreadable.
+pub fn signature_key(raw: &[u8], hash: gix::hash::Kind) -> Option<String> {
+    let armored = split(raw, hash).ok()?.signature?;
+    parse_block(&armored)
+        .ok()
+        .map(|s| fingerprint(s.public_key()))
+}
+
+/// `2026-11-29T10:00:00Z`.
+pub fn show_time(t: i64) -> String {
+    let days = t.div_euclid(86_400);
+    let secs = t.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// The writers of a ledger whose declaration names them, read from `tree` once per
+/// declaration: the `writers` entry must be a regular file whose SHA-256 is the declared one,
+/// and must parse. `None` when the declaration names no writers. `at` names the commit.
+pub(crate) fn writers_of(
+    repo: &gix::Repository,
+    known: &Known,
+    tree: ObjectId,
+    at: &str,
+    max_bytes: u64,
+) -> Result<Option<(ObjectId, Rc<AllowedSigners>)>> {
+    let Some(pin) = &known.decl.writers else {
+        return Ok(None);
+    };
+    let Some((mode, blob)) = find_in_tree(repo, tree, WRITERS)? else {
+        return Err(Error::refused(format!(
+            "{at}: {WRITERS} is missing; the declaration names writers ({}), so every ledger commit holds them",
+            pin.path
+        )));
+    };
+    if !is_regular(mode) {
+        return Err(Error::refused(format!(
+            "{at}: {WRITERS} has mode {}; every entry is a regular file (100644)",
+            describe_mode(mode)
+        )));
+    }
+    if let Some(w) = known.writers.get() {
+        if known.writers_blob.get() == Some(&blob) {
+            return Ok(Some((blob, w.clone())));
+        }
+    }
+    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &format!("{at}: {WRITERS}"))?;
+    let got = crate::sha256_hex(&bytes);
+    let want = pin.sha256.as_deref().unwrap_or_default();
+    if got != want {
+        return Err(Error::refused(format!(
+            "{at}: {WRITERS} hashes to {got}, but the declaration pins writers.sha256 {want} (the file's exact bytes never change)"
+        )));
+    }
+    let parsed = AllowedSigners::parse(&bytes).map_err(|r| {
+        Error::Refused(
+            r.into_iter()
+                .map(|s| format!("{at}: {WRITERS}: {s}"))
+                .collect(),
+        )
+    })?;
+    let parsed = Rc::new(parsed);
+    if known.writers.get().is_none() {
+        let _ = known.writers.set(parsed.clone());
+        let _ = known.writers_blob.set(blob);
+    }
+    Ok(Some((blob, parsed)))
+}
+
+/// The writers file a declaration names, read from Git objects at its `source_revision`
+/// (`init` copies it into the root tree): its bytes, checked against `writers.sha256`, and
+/// parsed. `None` when the declaration names no writers.
+pub fn declared_writers(
+    repo: &gix::Repository,
+    decl: &crate::declaration::Declaration,
+) -> Result<Option<(Vec<u8>, AllowedSigners)>> {
+    let Some(pin) = &decl.writers else {
+        return Ok(None);
+    };
+    let rev = decl.source_revision.as_deref().unwrap_or_default();
+    let commit = super::require_commit(repo, rev)?;
+    let what = format!("writers ({}) at {rev}", pin.path);
+    let bytes = super::read_blob_bounded(repo, commit, &pin.path, u64::MAX)
+        .map_err(|e| e.context(&what))?;
+    let got = crate::sha256_hex(&bytes);
+    let want = pin.sha256.as_deref().unwrap_or_default();
+    if got != want {
+        return Err(Error::refused(format!(
+            "{what}: the file hashes to {got}, but the declaration pins writers.sha256 {want}"
+        )));
+    }
+    let parsed = AllowedSigners::parse(&bytes)
+        .map_err(|r| Error::Refused(r.into_iter().map(|s| format!("{what}: {s}")).collect()))?;
+    Ok(Some((bytes, parsed)))
+}
+
+/// Rule 8 for a commit just written, against writers already parsed.
+pub fn check_commit(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    writers: &AllowedSigners,
+) -> Result<Signer> {
+    let mut buf = Vec::new();
+    let raw = read_object(
+        &repo.objects,
+        &commit,
+        gix::objs::Kind::Commit,
+        || "commit".into(),
+        &mut buf,
+    )?;
+    check(raw, repo.object_hash(), writers)
+        .map_err(|why| Error::refused(format!("commit {commit}: rule 8: {why}")))
+}
+
+/// Rule 8 for `commit`, whose ledger's writers are in `tree` (the parent's tree for a step,
+/// the root's own for the root; rule 2 keeps them equal). Reasons, empty when it holds or the
+/// ledger has no writers.
+pub(crate) fn rule8(
+    repo: &gix::Repository,
+    known: &Known,
+    tree: ObjectId,
+    commit: ObjectId,
+    max_bytes: u64,
+) -> Result<Vec<String>> {
+    let at = format!("commit {commit}");
+    let Some((_, writers)) = writers_of(repo, known, tree, &at, max_bytes)? else {
+        return Ok(Vec::new());
+    };
+    let mut buf = Vec::new();
+    let raw = read_object(
+        &repo.objects,
+        &commit,
+        gix::objs::Kind::Commit,
+        || "commit".into(),
+        &mut buf,
+    )?;
+    Ok(match check(raw, repo.object_hash(), &writers) {
+        Ok(_) => Vec::new(),
+        Err(why) => vec![format!("{at}: rule 8: {why}")],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signature_header_and_its_continuation_lines_are_cut_out() {
+        let raw = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\ngpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lH\n -----END SSH SIGNATURE-----\n\nmsg\n gpgsig x\n";
+        let s = split(raw, gix::hash::Kind::Sha1).unwrap();
+        assert_eq!(
+            s.signature.as_deref(),
+            Some("-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n")
+        );
+        assert_eq!(
+            s.payload,
+            b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n\nmsg\n gpgsig x\n"
+        );
+        let twice = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ngpgsig a\ngpgsig b\n\nm\n";
+        assert!(split(twice, gix::hash::Kind::Sha1).is_err());
+    }
+
+    #[test]
+    fn times_show_as_utc() {
+        assert_eq!(show_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(show_time(1_795_946_400), "2026-11-29T10:00:00Z");
+        assert_eq!(show_time(951_868_800), "2000-03-01T00:00:00Z");
+    }
+}

@@ -1,0 +1,627 @@
+//! Who wrote each row (`signing.md`): declared writers pinned, copied into the root and kept;
+//! rule 8 (every commit signed by a declared writer, for the committer, at the committer time)
+//! in the writers and in `verify`; the tool signing its own commits from Git's configuration;
+//! and Git's own verdict (`git verify-commit`) agreeing with git-ledger's on every case built.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::common::{commit_all, git, git_run, ledger, require_tool, which, write, Run};
+use crate::gitstore::hand_row_value;
+
+pub const REF: &str = "refs/ledgers/small";
+pub const WRITERS_PATH: &str = "h/allowed_signers";
+/// The committer the pinned environment sets (`common::pin_env`).
+pub const COMMITTER: &str = "committer@example.com";
+
+/// Whether ssh-keygen is here (a loud skip outside CI, a failure under CI when not).
+pub fn have_ssh_keygen(what: &str) -> bool {
+    if which("ssh-keygen").is_some() {
+        return true;
+    }
+    require_tool("ssh-keygen", what);
+    false
+}
+
+/// A key made with ssh-keygen: the private key's path and the public key (`type base64`).
+#[derive(Debug, Clone)]
+pub struct Key {
+    pub path: PathBuf,
+    pub public: String,
+}
+
+/// Make a key of `kind` (`ed25519`, `ecdsa`, `rsa`) named `name` in `dir`.
+pub fn keygen(dir: &Path, name: &str, kind: &str) -> Key {
+    let path = dir.join(name);
+    let mut args = vec!["-q", "-t", kind, "-N", "", "-C", name, "-f"];
+    let p = path.to_str().unwrap().to_owned();
+    args.push(&p);
+    if kind == "rsa" {
+        args.extend(["-b", "3072"]);
+    }
+    if kind == "ecdsa" {
+        args.extend(["-b", "256"]);
+    }
+    let out = std::process::Command::new("ssh-keygen")
+        .args(&args)
+        .output()
+        .expect("run ssh-keygen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let public = std::fs::read_to_string(path.with_extension("pub")).unwrap();
+    let public = public.split(' ').take(2).collect::<Vec<_>>().join(" ");
+    Key { path, public }
+}
+
+/// The ssh fingerprint ssh-keygen prints for a key.
+pub fn fingerprint(key: &Key) -> String {
+    let out = std::process::Command::new("ssh-keygen")
+        .args(["-l", "-E", "sha256", "-f"])
+        .arg(key.path.with_extension("pub"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .to_owned()
+}
+
+/// A harness repository whose pinned declaration names writers, and the ledger `init` made
+/// in it, signed with `alice` (declared for the pinned committer).
+pub struct Signed {
+    pub repo: tempfile::TempDir,
+    pub keys: tempfile::TempDir,
+    pub alice: Key,
+    pub writers: String,
+}
+
+impl Signed {
+    /// The harness with `writers(alice)` as its allowed-signers file, pinned; not initialised.
+    pub fn pinned(writers: impl Fn(&Key) -> String) -> Signed {
+        let (repo, _) = crate::pin::harness();
+        let keys = tempfile::tempdir().unwrap();
+        let alice = keygen(keys.path(), "alice", "ed25519");
+        let d = repo.path();
+        let text = writers(&alice);
+        write(d, WRITERS_PATH, &text);
+        let mut draft: Value =
+            serde_json::from_slice(&std::fs::read(d.join("draft.json")).unwrap()).unwrap();
+        draft["writers"] = json!({ "path": WRITERS_PATH });
+        write(d, "draft.json", serde_json::to_vec_pretty(&draft).unwrap());
+        commit_all(d, "declare the writers");
+        ledger(d, &["pin", "draft.json", "-o", "campaign.json"]).ok();
+        let s = Signed {
+            repo,
+            keys,
+            alice,
+            writers: text,
+        };
+        s.sign_with(&s.alice.clone());
+        s
+    }
+
+    /// [`Signed::pinned`] with alice as the one writer, and the ledger initialised.
+    pub fn new() -> Signed {
+        let s = Self::pinned(|k| format!("{COMMITTER} {}\n", k.public));
+        s.run(&["init", "campaign.json"]).ok();
+        s
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.repo.path()
+    }
+    pub fn run(&self, args: &[&str]) -> Run {
+        ledger(self.dir(), args)
+    }
+    pub fn sign_with(&self, key: &Key) {
+        git(self.dir(), &["config", "gpg.format", "ssh"]);
+        git(
+            self.dir(),
+            &["config", "user.signingKey", key.path.to_str().unwrap()],
+        );
+    }
+    pub fn tip(&self) -> String {
+        git(self.dir(), &["rev-parse", REF])
+    }
+    /// A hand row for `sid` put on the ledger.
+    pub fn put(&self, sid: &str, outcome: &str) -> Run {
+        let row = hand_row_value(&self.run(&["show", "--row", sid]).ok().stdout, outcome);
+        let path = self.keys.path().join("row.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&row).unwrap()).unwrap();
+        self.run(&["put", sid, path.to_str().unwrap()])
+    }
+    /// The allowed-signers file as Git reads it (`gpg.ssh.allowedSignersFile`).
+    pub fn allowed_file(&self) -> PathBuf {
+        self.dir().join(WRITERS_PATH)
+    }
+    /// `git verify-commit --raw` with the writers as Git's allowed signers: whether Git calls it
+    /// good, and for which principal.
+    pub fn git_verdict(&self, commit: &str) -> (bool, Option<String>) {
+        let r = git_run(
+            self.dir(),
+            &[
+                "-c",
+                &format!(
+                    "gpg.ssh.allowedSignersFile={}",
+                    self.allowed_file().display()
+                ),
+                "verify-commit",
+                "--raw",
+                commit,
+            ],
+            None,
+        );
+        let principal = r
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("Good \"git\" signature for "))
+            .and_then(|l| l.split(" with ").next())
+            .map(str::to_owned);
+        (r.code == 0 && principal.is_some(), principal)
+    }
+}
+
+/// The ref's commits, oldest first.
+fn chain(dir: &Path) -> Vec<String> {
+    let out = git(dir, &["rev-list", "--reverse", REF]);
+    out.lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn pin_fills_the_writers_hash_check_recomputes_it_and_init_copies_the_bytes() {
+    if !have_ssh_keygen("the writers tests") {
+        return;
+    }
+    let s = Signed::new();
+    let decl: Value =
+        serde_json::from_slice(&std::fs::read(s.dir().join("campaign.json")).unwrap()).unwrap();
+    let sha = git_ledger::sha256_hex(s.writers.as_bytes());
+    assert_eq!(
+        decl["writers"],
+        json!({"path": WRITERS_PATH, "sha256": sha})
+    );
+    // `writers` follows `runner_tools` in the canonical key order.
+    let keys: Vec<&String> = decl.as_object().unwrap().keys().collect();
+    let text = std::fs::read_to_string(s.dir().join("campaign.json")).unwrap();
+    assert!(
+        text.find("\"runner_tools\"").unwrap() < text.find("\"writers\"").unwrap()
+            && text.find("\"writers\"").unwrap() < text.find("\"runtime_requirements\"").unwrap(),
+        "{keys:?}"
+    );
+    let r = s.run(&["check", "campaign.json", "--json"]);
+    r.ok();
+    assert!(
+        r.stdout.contains("writers (h/allowed_signers)"),
+        "{}",
+        r.stdout
+    );
+    // The root holds the exact bytes as `writers`, beside campaign.json and ledger.json.
+    assert_eq!(
+        git(s.dir(), &["show", &format!("{REF}:writers")]) + "\n",
+        s.writers
+    );
+    let top = git(s.dir(), &["ls-tree", "--name-only", REF]);
+    assert_eq!(top, "campaign.json\nledger.json\nrows\nwriters");
+    // A put keeps them; verify admits the signed chain.
+    s.put("scenario/s-b/01", "ERROR").ok();
+    s.run(&["verify"]).ok();
+    // check refuses a declaration whose writers hash does not match.
+    let tampered = text.replace(&sha, &"0".repeat(64));
+    write(s.dir(), "bad.json", tampered);
+    let r = s.run(&["check", "bad.json"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("writers (h/allowed_signers)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn pin_refuses_an_allowed_signers_file_with_what_it_does_not_implement() {
+    if !have_ssh_keygen("the writers tests") {
+        return;
+    }
+    for (line, why) in [
+        ("cert-authority", "cert-authority is not supported"),
+        ("no-touch-required", "is not supported"),
+        ("valid-after=\"20260101\"", "has no time zone"),
+    ] {
+        let (repo, _) = crate::pin::harness();
+        let keys = tempfile::tempdir().unwrap();
+        let alice = keygen(keys.path(), "alice", "ed25519");
+        let d = repo.path();
+        write(
+            d,
+            WRITERS_PATH,
+            format!("{COMMITTER} {line} {}\n", alice.public),
+        );
+        let mut draft: Value =
+            serde_json::from_slice(&std::fs::read(d.join("draft.json")).unwrap()).unwrap();
+        draft["writers"] = json!({ "path": WRITERS_PATH });
+        write(d, "draft.json", serde_json::to_vec_pretty(&draft).unwrap());
+        commit_all(d, "declare the writers");
+        let r = ledger(d, &["pin", "draft.json"]);
+        r.expect_code(2);
+        assert!(
+            r.stderr.contains("writers file h/allowed_signers")
+                && r.stderr.contains("line 1")
+                && r.stderr.contains(why),
+            "{line}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn the_tools_commits_are_signed_and_git_verifies_them() {
+    if !have_ssh_keygen("the signing tests") {
+        return;
+    }
+    let s = Signed::new();
+    s.put("scenario/s-b/01", "ERROR").ok();
+    for c in chain(s.dir()) {
+        assert_eq!(
+            s.git_verdict(&c),
+            (true, Some(COMMITTER.to_owned())),
+            "git verify-commit {c}"
+        );
+    }
+    // log names the signer of each commit, in JSON too.
+    let fpr = fingerprint(&s.alice);
+    let r = s.run(&["log"]);
+    r.ok();
+    assert_eq!(
+        r.stdout
+            .matches(&format!("signed by {COMMITTER} {fpr}"))
+            .count(),
+        2,
+        "{}",
+        r.stdout
+    );
+    let v = s.run(&["log", "--json"]).ok().json();
+    for c in v.as_array().unwrap() {
+        assert_eq!(c["signer"]["principal"], COMMITTER, "{c}");
+        assert_eq!(c["signer"]["fingerprint"], fpr.as_str(), "{c}");
+    }
+}
+
+#[test]
+fn a_ledger_with_writers_refuses_to_write_unsigned_or_with_another_key() {
+    if !have_ssh_keygen("the signing tests") {
+        return;
+    }
+    let s = Signed::pinned(|k| format!("{COMMITTER} {}\n", k.public));
+    // No key: refused before anything is written.
+    git(s.dir(), &["config", "--unset", "user.signingKey"]);
+    let r = s.run(&["init", "campaign.json"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("no signing key is configured"),
+        "{}",
+        r.stderr
+    );
+    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", REF], None).code != 0);
+    // openpgp is refused clearly.
+    s.sign_with(&s.alice);
+    git(s.dir(), &["config", "gpg.format", "openpgp"]);
+    let r = s.run(&["init", "campaign.json"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("gpg.format is \"openpgp\""),
+        "{}",
+        r.stderr
+    );
+    // A key that is not a declared writer: the root is written but the ref does not move.
+    let mallory = keygen(s.keys.path(), "mallory", "ed25519");
+    s.sign_with(&mallory);
+    let r = s.run(&["init", "campaign.json"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("rule 8")
+            && r.stderr.contains(&fingerprint(&mallory))
+            && r.stderr.contains("not a declared writer"),
+        "{}",
+        r.stderr
+    );
+    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", REF], None).code != 0);
+    // Alice's key for another committer: refused naming the principal.
+    s.sign_with(&s.alice);
+    s.run(&["init", "campaign.json"]).ok();
+    let tip = s.tip();
+    let mut cmd = std::process::Command::new(crate::common::bin());
+    crate::common::pin_env(&mut cmd)
+        .current_dir(s.dir())
+        .env("GIT_COMMITTER_EMAIL", "bob@example.com");
+    let row = hand_row_value(
+        &s.run(&["show", "--row", "scenario/s-b/01"]).ok().stdout,
+        "ERROR",
+    );
+    let path = s.keys.path().join("row.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&row).unwrap()).unwrap();
+    let out = cmd
+        .args(["put", "scenario/s-b/01", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "is declared for {COMMITTER} (writers line 1), not for the committer bob@example.com"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(s.tip(), tip, "nothing moved");
+    // commit.gpgSign on a ledger without writers signs too (covered by Git's verdict below);
+    // a changed writers file is refused by rule 2.
+}
+
+/// Write a commit with plumbing on top of `parent` with `tree`, signed by `key` over `payload`
+/// edits: returns its id.
+fn forge(
+    dir: &Path,
+    tree: &str,
+    parent: Option<&str>,
+    sign: Option<(&Key, &str)>,
+    tamper: bool,
+) -> String {
+    let mut body = format!("tree {tree}\n");
+    if let Some(p) = parent {
+        body.push_str(&format!("parent {p}\n"));
+    }
+    body.push_str("author Test Author <author@example.com> 1795946400 +0000\n");
+    body.push_str(&format!(
+        "committer Test Committer <{COMMITTER}> 1795946400 +0000\n"
+    ));
+    let message = git(dir, &["log", "-1", "--format=%B", parent.unwrap_or(REF)]);
+    let payload = format!("{body}\n{message}\n");
+    let mut raw = payload.clone().into_bytes();
+    if let Some((key, namespace)) = sign {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), &payload).unwrap();
+        let out = std::process::Command::new("ssh-keygen")
+            .args(["-Y", "sign", "-n", namespace, "-f"])
+            .arg(&key.path)
+            .arg(f.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let sig = std::fs::read_to_string(format!("{}.sig", f.path().display())).unwrap();
+        let mut header = String::from("gpgsig");
+        for line in sig.trim_end().lines() {
+            header.push(' ');
+            header.push_str(line);
+            header.push('\n');
+        }
+        let signed_body = if tamper {
+            body.replace("1795946400 +0000\ncommitter", "1795946401 +0000\ncommitter")
+        } else {
+            body.clone()
+        };
+        raw = format!("{signed_body}{header}\n{message}\n").into_bytes();
+    }
+    git_ledger_hash_object(dir, &raw)
+}
+
+fn git_ledger_hash_object(dir: &Path, raw: &[u8]) -> String {
+    let r = git_run(
+        dir,
+        &[
+            "hash-object",
+            "-t",
+            "commit",
+            "-w",
+            "--stdin",
+            "--literally",
+        ],
+        Some(raw),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.stdout.trim().to_owned()
+}
+
+/// git-ledger's verdict on one commit as the root of the ledger: admitted, or the rule-8
+/// reason.
+fn ledger_verdict(s: &Signed, commit: &str) -> Result<(), String> {
+    git(s.dir(), &["update-ref", REF, commit]);
+    let r = s.run(&["verify"]);
+    if r.code == 0 {
+        Ok(())
+    } else {
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        Err(r.stderr)
+    }
+}
+
+#[test]
+fn git_and_git_ledger_agree_on_every_signature_case() {
+    if !have_ssh_keygen("the signature agreement test") {
+        return;
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let ecdsa = keygen(keys.path(), "ecdsa", "ecdsa");
+    let rsa = keygen(keys.path(), "rsa", "rsa");
+    let expired = keygen(keys.path(), "expired", "ed25519");
+    let later = keygen(keys.path(), "later", "ed25519");
+    let other_ns = keygen(keys.path(), "otherns", "ed25519");
+    let outsider = keygen(keys.path(), "outsider", "ed25519");
+    let (e, r, x, l, n) = (
+        ecdsa.clone(),
+        rsa.clone(),
+        expired.clone(),
+        later.clone(),
+        other_ns.clone(),
+    );
+    // The committer time is 2026-11-29T10:00:00Z.
+    let s = Signed::pinned(move |alice| {
+        format!(
+            "# the writers\n{COMMITTER} {}\n{COMMITTER} {}\n{COMMITTER} {}\n{COMMITTER} valid-before=\"20261101Z\" {}\n{COMMITTER} valid-after=\"20270101Z\" {}\n{COMMITTER} namespaces=\"file\" {}\n",
+            alice.public, e.public, r.public, x.public, l.public, n.public
+        )
+    });
+    s.run(&["init", "campaign.json"]).ok();
+    let root = s.tip();
+    let tree = git(s.dir(), &["rev-parse", &format!("{root}^{{tree}}")]);
+    let alice = s.alice.clone();
+    type Case<'a> = (&'a str, Option<(&'a Key, &'a str)>, bool, &'a str);
+    let cases: Vec<Case> = vec![
+        ("ed25519", Some((&alice, "git")), false, ""),
+        ("ecdsa p256", Some((&ecdsa, "git")), false, ""),
+        ("rsa sha-512", Some((&rsa, "git")), false, ""),
+        ("unsigned", None, false, "it is not signed"),
+        (
+            "changed after signing",
+            Some((&alice, "git")),
+            true,
+            "changed after it was signed",
+        ),
+        (
+            "another key",
+            Some((&outsider, "git")),
+            false,
+            "not a declared writer",
+        ),
+        (
+            "expired",
+            Some((&expired, "git")),
+            false,
+            "has expired at the committer time 2026-11-29T10:00:00Z",
+        ),
+        (
+            "not yet valid",
+            Some((&later, "git")),
+            false,
+            "is not yet valid",
+        ),
+        (
+            "another namespace",
+            Some((&alice, "file")),
+            false,
+            "for namespace \"file\"",
+        ),
+        (
+            "namespace not permitted",
+            Some((&other_ns, "git")),
+            false,
+            "not permitted to sign in namespace git",
+        ),
+    ];
+    for (name, sign, tamper, why) in cases {
+        let c = forge(s.dir(), &tree, None, sign, tamper);
+        let ours = ledger_verdict(&s, &c);
+        let (good, principal) = s.git_verdict(&c);
+        assert_eq!(
+            ours.is_ok(),
+            good,
+            "{name}: git says good={good}, git-ledger says {ours:?}"
+        );
+        match ours {
+            Ok(()) => assert_eq!(principal.as_deref(), Some(COMMITTER), "{name}"),
+            Err(e) => assert!(
+                e.contains(&format!("commit {c}: rule 8: ")) && e.contains(why),
+                "{name}: {e}"
+            ),
+        }
+        if let Some((k, _)) = sign {
+            if name != "changed after signing" && name != "another namespace" && !good {
+                assert!(
+                    ledger_verdict(&s, &c)
+                        .unwrap_err()
+                        .contains(&fingerprint(k)),
+                    "{name}"
+                );
+            }
+        }
+    }
+    // A malformed signature block.
+    let good = forge(s.dir(), &tree, None, Some((&alice, "git")), false);
+    let raw = git(s.dir(), &["cat-file", "commit", &good]);
+    let broken = raw.replacen(
+        " -----END SSH SIGNATURE-----",
+        " AAAA\n -----END SSH SIGNATURE-----",
+        1,
+    );
+    let broken = broken.replacen(
+        "gpgsig -----BEGIN SSH SIGNATURE-----\n ",
+        "gpgsig -----BEGIN SSH SIGNATURE-----\n x",
+        1,
+    );
+    let c = git_ledger_hash_object(s.dir(), format!("{broken}\n").as_bytes());
+    let ours = ledger_verdict(&s, &c);
+    assert!(!s.git_verdict(&c).0, "git calls the malformed block good");
+    assert!(ours.unwrap_err().contains("rule 8"), "malformed");
+    // A PGP block is not an SSH signature.
+    let pgp = raw.replacen(
+        "-----BEGIN SSH SIGNATURE-----",
+        "-----BEGIN PGP SIGNATURE-----",
+        1,
+    );
+    let c = git_ledger_hash_object(s.dir(), format!("{pgp}\n").as_bytes());
+    assert!(ledger_verdict(&s, &c)
+        .unwrap_err()
+        .contains("not an SSH signature"));
+    git(s.dir(), &["update-ref", REF, &root]);
+}
+
+#[test]
+fn a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify() {
+    if !have_ssh_keygen("the writers tests") {
+        return;
+    }
+    let s = Signed::new();
+    let root = s.tip();
+    // An unsigned commit on top (plain plumbing): verify names it and rule 8.
+    let tree = git(s.dir(), &["rev-parse", &format!("{root}^{{tree}}")]);
+    let c = forge(s.dir(), &tree, Some(&root), None, false);
+    git(s.dir(), &["update-ref", REF, &c]);
+    let r = s.run(&["verify"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains(&format!("commit {c}: rule 8: it is not signed")),
+        "{}",
+        r.stderr
+    );
+    // A signed commit that changes the writers file: rule 2.
+    let blob = git_run(
+        s.dir(),
+        &["hash-object", "-w", "--stdin"],
+        Some(b"anyone@example.com ssh-ed25519 AAAA\n"),
+    );
+    let blob = blob.stdout.trim();
+    let listing = git(s.dir(), &["ls-tree", &root]);
+    let listing: String = listing
+        .lines()
+        .map(|l| {
+            if l.ends_with("\twriters") {
+                format!("100644 blob {blob}\twriters\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let new_tree = git_run(s.dir(), &["mktree"], Some(listing.as_bytes()))
+        .stdout
+        .trim()
+        .to_owned();
+    let c = forge(
+        s.dir(),
+        &new_tree,
+        Some(&root),
+        Some((&s.alice, "git")),
+        false,
+    );
+    git(s.dir(), &["update-ref", REF, &c]);
+    let r = s.run(&["verify"]);
+    r.expect_code(2);
+    assert!(r.stderr.contains("rule 2: writers changed"), "{}", r.stderr);
+}
