@@ -18,6 +18,7 @@ mod pin;
 mod progress;
 mod render;
 mod report;
+mod servers;
 mod shell;
 mod signing;
 mod sync;

@@ -357,16 +357,28 @@ fn a_ledger_with_writers_refuses_to_write_unsigned_or_with_another_key() {
         "{stderr}"
     );
     assert_eq!(s.tip(), tip, "nothing moved");
-    // commit.gpgSign on a ledger without writers signs too (covered by Git's verdict below);
-    // a changed writers file is refused by rule 2.
 }
 
-/// Write a commit with plumbing on top of `parent` with `tree`, signed by `key` over `payload`
-/// edits: returns its id.
-fn forge(
+/// Write a commit with plumbing on top of `parent` with `tree` and the message of `parent` (of
+/// the ledger's tip for a root), signed by `key` in a namespace; `tamper`: the author time is
+/// changed after signing. Returns its id.
+pub fn forge(
     dir: &Path,
     tree: &str,
     parent: Option<&str>,
+    sign: Option<(&Key, &str)>,
+    tamper: bool,
+) -> String {
+    let message = git(dir, &["log", "-1", "--format=%B", parent.unwrap_or(REF)]);
+    forge_with(dir, tree, parent, &message, sign, tamper)
+}
+
+/// [`forge`] with a message of the caller's.
+pub fn forge_with(
+    dir: &Path,
+    tree: &str,
+    parent: Option<&str>,
+    message: &str,
     sign: Option<(&Key, &str)>,
     tamper: bool,
 ) -> String {
@@ -378,7 +390,6 @@ fn forge(
     body.push_str(&format!(
         "committer Test Committer <{COMMITTER}> 1795946400 +0000\n"
     ));
-    let message = git(dir, &["log", "-1", "--format=%B", parent.unwrap_or(REF)]);
     let payload = format!("{body}\n{message}\n");
     let mut raw = payload.clone().into_bytes();
     if let Some((key, namespace)) = sign {
@@ -412,7 +423,7 @@ fn forge(
     git_ledger_hash_object(dir, &raw)
 }
 
-fn git_ledger_hash_object(dir: &Path, raw: &[u8]) -> String {
+pub fn git_ledger_hash_object(dir: &Path, raw: &[u8]) -> String {
     let r = git_run(
         dir,
         &[
