@@ -378,7 +378,7 @@ fn replay(
             &format!("commit {remote}"),
         )?,
     };
-    let (committer, _) = identity(repo)?;
+    let (_, committer) = identity(repo)?;
     let committer = committer
         .to_owned()
         .map_err(|e| Error::failed(format!("committer identity: {e}")))?;

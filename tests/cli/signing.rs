@@ -636,3 +636,288 @@ fn a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify() {
     r.expect_code(2);
     assert!(r.stderr.contains("rule 2: writers changed"), "{}", r.stderr);
 }
+
+/// Run the binary in `dir` with extra environment.
+fn ledger_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = std::process::Command::new(crate::common::bin());
+    crate::common::pin_env(&mut cmd)
+        .env("PATH", crate::common::path_with_bin())
+        .current_dir(dir)
+        .args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn commit_gpgsign_signs_a_ledger_without_writers_and_other_formats_are_refused() {
+    if !have_ssh_keygen("the signing tests") {
+        return;
+    }
+    let f = crate::gitstore::Fixture::new(1);
+    let keys = tempfile::tempdir().unwrap();
+    let alice = keygen(keys.path(), "alice", "ed25519");
+    let d = f.dir();
+    // Signed as soon as commit.gpgSign is true, in the SSH format only.
+    git(d, &["config", "commit.gpgSign", "true"]);
+    let tip = f.tip();
+    let r = f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED");
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains("commit.gpgSign is true, but gpg.format is \"openpgp\""),
+        "{}",
+        r.stderr
+    );
+    git(d, &["config", "gpg.format", "x509"]);
+    let r = f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED");
+    r.expect_code(2);
+    assert!(r.stderr.contains("gpg.format is \"x509\""), "{}", r.stderr);
+    git(d, &["config", "gpg.format", "ssh"]);
+    git(d, &["config", "user.signingKey", "/nonexistent/key"]);
+    let r = f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED");
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains("the signing key /nonexistent/key (user.signingKey) does not exist"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(f.tip(), tip, "nothing moved");
+    // gpg.ssh.program runs as Git runs it: -Y sign -n git -f <key> <file>.
+    let wrapper = keys.path().join("sign-wrapper");
+    let log = keys.path().join("args.log");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec ssh-keygen \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", wrapper.to_str().unwrap()])
+        .status()
+        .unwrap();
+    git(d, &["config", "gpg.ssh.program", wrapper.to_str().unwrap()]);
+    git(
+        d,
+        &["config", "user.signingKey", alice.path.to_str().unwrap()],
+    );
+    f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED")
+        .ok();
+    let args = std::fs::read_to_string(&log).unwrap();
+    let want = format!("-Y sign -n git -f {} ", alice.path.display());
+    assert!(
+        args.starts_with(&want) && args.lines().count() == 1,
+        "{args}"
+    );
+    // Git verifies it; log shows the key (no writers: no principal).
+    let allowed = keys.path().join("allowed");
+    std::fs::write(&allowed, format!("{COMMITTER} {}\n", alice.public)).unwrap();
+    let r = git_run(
+        d,
+        &[
+            "-c",
+            &format!("gpg.ssh.allowedSignersFile={}", allowed.display()),
+            "verify-commit",
+            crate::gitstore::REF,
+        ],
+        None,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = f.run(&["log"]);
+    assert!(
+        r.stdout
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(&format!("signed by key {}", fingerprint(&alice))),
+        "{}",
+        r.stdout
+    );
+}
+
+/// ssh-agent on a socket of the test's own, killed (by its id) on drop.
+struct Agent {
+    child: std::process::Child,
+    sock: PathBuf,
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_key_literal_signs_through_ssh_agent() {
+    if !have_ssh_keygen("the signing tests") {
+        return;
+    }
+    if which("ssh-agent").is_none() || which("ssh-add").is_none() {
+        require_tool(
+            "ssh-agent and ssh-add (openssh-client)",
+            "the ssh-agent signing test",
+        );
+        return;
+    }
+    let s = Signed::pinned(|k| format!("{COMMITTER} {}\n", k.public));
+    let sock = s.keys.path().join("agent.sock");
+    let child = std::process::Command::new("ssh-agent")
+        .args(["-D", "-a"])
+        .arg(&sock)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent = Agent { child, sock };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !agent.sock.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ssh-agent did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sock = agent.sock.to_str().unwrap();
+    let added = std::process::Command::new("ssh-add")
+        .arg(&s.alice.path)
+        .env("SSH_AUTH_SOCK", sock)
+        .output()
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    // The private key file is gone: only the agent holds it.
+    std::fs::remove_file(&s.alice.path).unwrap();
+    git(
+        s.dir(),
+        &[
+            "config",
+            "user.signingKey",
+            &format!("key::{}", s.alice.public),
+        ],
+    );
+    ledger_env(
+        s.dir(),
+        &["init", "campaign.json"],
+        &[("SSH_AUTH_SOCK", sock)],
+    )
+    .ok();
+    assert_eq!(s.git_verdict(REF), (true, Some(COMMITTER.to_owned())));
+    // Without the agent the literal cannot sign: refused, nothing moved.
+    let tip = s.tip();
+    let r = ledger_env(s.dir(), &["verify"], &[]);
+    r.ok();
+    let row = hand_row_value(
+        &s.run(&["show", "--row", "scenario/s-b/01"]).ok().stdout,
+        "ERROR",
+    );
+    let path = s.keys.path().join("row.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&row).unwrap()).unwrap();
+    let r = ledger_env(
+        s.dir(),
+        &["put", "scenario/s-b/01", path.to_str().unwrap()],
+        &[("SSH_AUTH_SOCK", "/nonexistent/agent.sock")],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("-Y sign failed"), "{}", r.stderr);
+    assert_eq!(s.tip(), tip);
+}
+
+#[test]
+fn sync_re_signs_the_commits_it_replays_with_the_local_writers_key() {
+    if !have_ssh_keygen("the signing tests") {
+        return;
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let bob = keygen(keys.path(), "bob", "ed25519");
+    let bob_public = bob.public.clone();
+    let a = Signed::pinned(move |alice| {
+        format!(
+            "{COMMITTER} {}\nbob@example.com {bob_public}\n",
+            alice.public
+        )
+    });
+    a.run(&["init", "campaign.json"]).ok();
+    let servers = tempfile::tempdir().unwrap();
+    let server = crate::common::hooked_server(servers.path(), "server.git");
+    git(
+        a.dir(),
+        &["remote", "add", "origin", server.to_str().unwrap()],
+    );
+    crate::common::ledger_hooked(a.dir(), &["sync"]).ok();
+    // Bob's machine: a clone that signs with his key, as bob@example.com.
+    let b = tempfile::tempdir().unwrap();
+    git(b.path(), &["init", "-q"]);
+    git(
+        b.path(),
+        &["remote", "add", "origin", server.to_str().unwrap()],
+    );
+    git(b.path(), &["config", "gpg.format", "ssh"]);
+    git(
+        b.path(),
+        &["config", "user.signingKey", bob.path.to_str().unwrap()],
+    );
+    let as_bob = [("GIT_COMMITTER_EMAIL", "bob@example.com")];
+    ledger_env(b.path(), &["sync"], &as_bob).ok();
+    let row = hand_row_value(
+        &ledger_env(b.path(), &["show", "--row", "scenario/s-b/02"], &[])
+            .ok()
+            .stdout,
+        "ERROR",
+    );
+    let path = keys.path().join("row-b.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&row).unwrap()).unwrap();
+    ledger_env(
+        b.path(),
+        &["put", "scenario/s-b/02", path.to_str().unwrap()],
+        &as_bob,
+    )
+    .ok();
+    let bobs = git(b.path(), &["rev-parse", REF]);
+    // Alice moves the server first; Bob's sync replays his commit on top, signed again.
+    a.put("scenario/s-b/01", "ERROR").ok();
+    crate::common::ledger_hooked(a.dir(), &["sync"]).ok();
+    let r = ledger_env(b.path(), &["sync"], &as_bob);
+    r.ok();
+    let tip = git(&server, &["rev-parse", REF]);
+    assert_ne!(tip, bobs, "the commit was replayed, not pushed as it was");
+    let allowed = a.allowed_file();
+    for c in git(&server, &["rev-list", REF]).lines() {
+        let r = git_run(
+            &server,
+            &[
+                "-c",
+                &format!("gpg.ssh.allowedSignersFile={}", allowed.display()),
+                "verify-commit",
+                "--raw",
+                c,
+            ],
+            None,
+        );
+        assert_eq!(r.code, 0, "{c}: {}", r.stderr);
+        let who = if c == tip {
+            "bob@example.com"
+        } else {
+            COMMITTER
+        };
+        assert!(
+            r.stderr
+                .contains(&format!("Good \"git\" signature for {who}")),
+            "{c}: {}",
+            r.stderr
+        );
+    }
+    ledger_env(&server, &["verify"], &[]).ok();
+}
