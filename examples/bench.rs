@@ -6,6 +6,7 @@
 //! bench/run            # full size: 100,000 rows, 10,000-commit history, 200 MB / 20,000 files
 //! bench/run --quick    # 10,000 rows, 1,000 commits, 20 MB / 2,000 files
 //! bench/run --keep DIR # build the campaigns in DIR and leave them there
+//! bench/run --signing  # only the signed-ledger figures (hook per push size, verify signed)
 //! ```
 //!
 //! Times are the best of several runs (the machine is shared); memory is the maximum resident
@@ -622,6 +623,146 @@ fn bench_admission(t: &mut Table, big: &Campaign, scratch: &Path) {
     );
 }
 
+// --- signed ledgers (signing.md) ----------------------------------------------------------
+
+/// Install the server hook into a bare repository (`hooks/pre-receive` running the release
+/// binary), or remove it.
+fn set_hook(bare: &Path, on: bool) {
+    let hook = bare.join("hooks/pre-receive");
+    if on {
+        std::fs::create_dir_all(bare.join("hooks")).expect("hooks dir");
+        std::fs::write(
+            &hook,
+            format!(
+                "#!/bin/sh\nexec '{}' hook pre-receive\n",
+                release_dir().join("git-ledger").display()
+            ),
+        )
+        .expect("write hook");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    } else {
+        let _ = std::fs::remove_file(&hook);
+    }
+}
+
+/// The hook's time for pushes of 1, 100 and every signed commit of a chain (each push minus
+/// the same push without the hook), and `verify` of the signed chain against the same chain
+/// unsigned.
+fn bench_signing(t: &mut Table, root: &Path, history: usize) {
+    if Command::new("ssh-keygen").arg("-?").output().is_err() {
+        println!("  (signed ledgers skipped: ssh-keygen is not installed)");
+        return;
+    }
+    let keys = root.join("keys");
+    std::fs::create_dir_all(&keys).expect("mkdir keys");
+    let key = keys.join("writer");
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "writer", "-f"])
+        .arg(&key)
+        .status()
+        .expect("run ssh-keygen");
+    assert!(status.success(), "ssh-keygen failed");
+    // Same rows, same seed: one chain signed, one not (10,000 rows scheduled for a 10,000-commit
+    // history needs a few spare rows).
+    let sizes = Sizes {
+        tasks: history / 100 + 1,
+        repetitions: 100,
+        history,
+        blob_mb: 0,
+        files: 0,
+    };
+    let unsigned = synth(&root.join("chain"), &sizes);
+    let signed = {
+        let dir = root.join("chain-signed");
+        let mut c = cmd(release_dir().join("examples/synth"), root);
+        c.args([
+            "--tasks",
+            &sizes.tasks.to_string(),
+            "--repetitions",
+            "100",
+            "--history",
+            &history.to_string(),
+            "--writers",
+        ])
+        .arg(&key)
+        .arg("--out")
+        .arg(&dir);
+        c.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+        assert!(c.status().expect("run synth").success(), "synth --writers failed");
+        let tips: Vec<String> = std::fs::read_to_string(dir.join("tips.txt"))
+            .expect("tips.txt")
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        Campaign {
+            repo: dir.join("harness"),
+            refname: unsigned.refname.clone(),
+            tips,
+            spare: Vec::new(),
+            dir,
+        }
+    };
+    let n = signed.tips.len() - 1;
+    let d_signed = best(3, || timed(signed.ledger(&["verify"])));
+    let d_unsigned = best(3, || timed(unsigned.ledger(&["verify"])));
+    let ratio = d_signed.as_secs_f64() / d_unsigned.as_secs_f64();
+    t.add(
+        &format!("verify: {n}-commit signed chain vs the same unsigned"),
+        secs(d_signed),
+        secs(d_unsigned),
+        x(ratio),
+        "≤ 1.5x",
+    );
+    t.verdict(
+        &format!("verify of a {n}-commit signed chain within 1.5x of the unsigned"),
+        ratio <= 1.5,
+    );
+    // The hook on a bare server: each push sends `tips[n - k]..tips[n]` (k commits).
+    let bare = root.join("signed-server.git");
+    git(root, &["init", "-q", "--bare", "signed-server.git"]);
+    let refname = &signed.refname;
+    for k in [1usize, 100, n] {
+        if k > n || (k == 100 && n < 100) {
+            continue;
+        }
+        let from = signed.tips[n - k].clone();
+        let to = signed.tips[n].clone();
+        let push = || {
+            git(&bare, &["update-ref", refname, &from]);
+            let mut c = cmd("git", &signed.repo);
+            c.args(["push", "-q"])
+                .arg(&bare)
+                .arg(format!("{to}:{refname}"));
+            timed(c)
+        };
+        set_hook(&bare, false);
+        // The server holds the chain up to `from` first.
+        let mut c = cmd("git", &signed.repo);
+        c.args(["push", "-q", "--force"])
+            .arg(&bare)
+            .arg(format!("{from}:{refname}"));
+        run(c);
+        let runs = if k == n { 2 } else { 5 };
+        let plain = best(runs, push);
+        set_hook(&bare, true);
+        let with = best(runs, push);
+        set_hook(&bare, false);
+        let hook = with.saturating_sub(plain);
+        t.add(
+            &format!("pre-receive: a push of {k} signed commit(s)"),
+            secs(hook),
+            secs(plain),
+            x(hook.as_secs_f64() / plain.as_secs_f64()),
+            "< 5 s (GHES)",
+        );
+        t.verdict(
+            &format!("the hook admits a push of {k} signed commits within GitHub Enterprise Server's 5 s"),
+            hook < Duration::from_secs(5),
+        );
+    }
+}
+
 // --- diff and verify ---------------------------------------------------------------------
 
 fn bench_history(t: &mut Table, big: &Campaign) {
@@ -674,14 +815,16 @@ fn bench_history(t: &mut Table, big: &Campaign) {
 
 fn main() {
     let mut quick = false;
+    let mut signing_only = false;
     let mut keep: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => quick = true,
+            "--signing" => signing_only = true,
             "--keep" => keep = Some(PathBuf::from(args.next().expect("--keep DIR"))),
             _ => {
-                eprintln!("usage: bench [--quick] [--keep DIR]");
+                eprintln!("usage: bench [--quick] [--signing] [--keep DIR]");
                 std::process::exit(64);
             }
         }
@@ -702,6 +845,13 @@ fn main() {
         if quick { "--quick" } else { "full size" },
         git(&root, &["version"]).trim_start_matches("git version ")
     );
+    if signing_only {
+        let mut t = Table::default();
+        println!();
+        bench_signing(&mut t, &root, sizes.history);
+        t.print();
+        return;
+    }
     let rows = sizes.tasks * sizes.repetitions;
     let big = synth(&root.join("big"), sizes);
     let small = synth(&root.join("small"), &SMALL);
@@ -722,6 +872,7 @@ fn main() {
     bench_import(&mut t, &big, &small, rows);
     bench_admission(&mut t, &big, &root);
     bench_history(&mut t, &big);
+    bench_signing(&mut t, &root, sizes.history);
     t.print();
     println!(
         "\n  total {:.0} s (generation included){}",
