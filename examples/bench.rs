@@ -689,7 +689,10 @@ fn bench_signing(t: &mut Table, root: &Path, history: usize) {
         .arg("--out")
         .arg(&dir);
         c.stdout(Stdio::inherit()).stderr(Stdio::inherit());
-        assert!(c.status().expect("run synth").success(), "synth --writers failed");
+        assert!(
+            c.status().expect("run synth").success(),
+            "synth --writers failed"
+        );
         let tips: Vec<String> = std::fs::read_to_string(dir.join("tips.txt"))
             .expect("tips.txt")
             .lines()

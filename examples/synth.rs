@@ -381,7 +381,10 @@ fn main() {
     let mut draft = draft(&a);
     let key = a.writers.as_ref().map(|path| {
         let key = ssh_key::PrivateKey::read_openssh_file(path).expect("read the --writers key");
-        let public = key.public_key().to_openssh().expect("encode the public key");
+        let public = key
+            .public_key()
+            .to_openssh()
+            .expect("encode the public key");
         write(
             &repo_dir.join(WRITERS_PATH),
             format!("synth@example.com {public}\n").as_bytes(),
@@ -661,7 +664,10 @@ fn sign_chain(
         out.push(new.to_string());
     }
     let refname = layout::ref_name(&decl.id);
-    git(repo_dir, &["update-ref", &refname, out.last().expect("a tip")]);
+    git(
+        repo_dir,
+        &["update-ref", &refname, out.last().expect("a tip")],
+    );
     git(repo_dir, &["repack", "-adq"]);
     git(repo_dir, &["prune-packed"]);
     out

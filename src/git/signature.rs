@@ -388,6 +388,106 @@ mod tests {
         assert!(split(twice, gix::hash::Kind::Sha1).is_err());
     }
 
+    /// Test-only keys (made with ssh-keygen for these tests; they sign nothing else).
+    const KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY-----
+b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACBSN3MlKmr48SQgD1DynUiWs/VX5uLsxCrPb6tr/0tZIQAAAIij3t/Qo97f
+0AAAAAtzc2gtZWQyNTUxOQAAACBSN3MlKmr48SQgD1DynUiWs/VX5uLsxCrPb6tr/0tZIQ
+AAAED9Ll949fqj5uEkSqP00dGOzM9AFCrw5DIx0trVIOOx4lI3cyUqavjxJCAPUPKdSJaz
+9Vfm4uzEKs9vq2v/S1khAAAABHVuaXQB
+-----END OPENSSH PRIVATE KEY-----
+";
+    const PUBLIC: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFI3cyUqavjxJCAPUPKdSJaz9Vfm4uzEKs9vq2v/S1kh";
+    const OTHER: &str = "-----BEGIN OPENSSH PRIVATE KEY-----
+b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACCygm+mORnA06CI9SvQtdIBIC0ECSsx3TQb0GfhHob5HwAAAIjeAcdd3gHH
+XQAAAAtzc2gtZWQyNTUxOQAAACCygm+mORnA06CI9SvQtdIBIC0ECSsx3TQb0GfhHob5Hw
+AAAEBSaLZqMseNacqBM/Mf/9TrnMWQnJWjnJPhipwtlxx47bKCb6Y5GcDToIj1K9C10gEg
+LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
+-----END OPENSSH PRIVATE KEY-----
+";
+
+    /// A commit by `email` at 2026-11-29T10:00:00Z, signed with `key` in `namespace`.
+    fn signed(key: &str, namespace: &str, email: &str) -> Vec<u8> {
+        let payload = format!(
+            "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1795946400 +0000\ncommitter C <{email}> 1795946400 +0000\n\nmsg\n"
+        );
+        let key = ssh_key::PrivateKey::from_openssh(key).unwrap();
+        let sig = key
+            .sign(namespace, ssh_key::HashAlg::Sha512, payload.as_bytes())
+            .unwrap()
+            .to_pem(ssh_key::LineEnding::LF)
+            .unwrap();
+        super::super::sign::with_signature(payload.as_bytes(), gix::hash::Kind::Sha1, &sig)
+    }
+
+    fn writers(line: &str) -> AllowedSigners {
+        AllowedSigners::parse(line.as_bytes()).unwrap()
+    }
+
+    /// Each part of rule 8, from both sides.
+    #[test]
+    fn rule_8_admits_a_declared_writer_and_names_each_failure() {
+        let sha1 = gix::hash::Kind::Sha1;
+        let w = writers(&format!("c@x.org {PUBLIC}\n"));
+        let good = signed(KEY, "git", "c@x.org");
+        let signer = check(&good, sha1, &w).unwrap();
+        assert_eq!(signer.principal, "c@x.org");
+        assert!(signer.fingerprint.starts_with("SHA256:"));
+        let fpr = signer.fingerprint.clone();
+        let why = |raw: &[u8], w: &AllowedSigners| check(raw, sha1, w).unwrap_err();
+        let unsigned = split(&good, sha1).unwrap().payload;
+        assert!(why(&unsigned, &w).starts_with("it is not signed"));
+        assert!(why(&signed(KEY, "file", "c@x.org"), &w).contains("for namespace \"file\""));
+        assert!(why(&signed(OTHER, "git", "c@x.org"), &w).contains("not a declared writer"));
+        let changed = String::from_utf8(good.clone())
+            .unwrap()
+            .replace("msg", "msh");
+        let e = why(changed.as_bytes(), &w);
+        assert!(
+            e.contains(&fpr) && e.contains("changed after it was signed"),
+            "{e}"
+        );
+        let e = why(&signed(KEY, "git", "d@x.org"), &w);
+        assert!(
+            e.contains("declared for c@x.org (writers line 1), not for the committer d@x.org"),
+            "{e}"
+        );
+        // Patterns: a wildcard line admits, a negation refuses.
+        assert!(check(
+            &signed(KEY, "git", "d@x.org"),
+            sha1,
+            &writers(&format!("*@x.org {PUBLIC}"))
+        )
+        .is_ok());
+        assert!(check(
+            &signed(KEY, "git", "d@x.org"),
+            sha1,
+            &writers(&format!("*@x.org,!d@* {PUBLIC}"))
+        )
+        .is_err());
+        // Validity at the committer time, bounds inclusive.
+        let at = |opt: &str| writers(&format!("c@x.org {opt} {PUBLIC}"));
+        assert!(check(&good, sha1, &at("valid-after=\"20261129100000Z\"")).is_ok());
+        assert!(check(&good, sha1, &at("valid-before=\"20261129100000Z\"")).is_ok());
+        assert!(why(&good, &at("valid-after=\"20261129100001Z\"")).contains("is not yet valid"));
+        assert!(why(&good, &at("valid-before=\"20261129095959Z\"")).contains("has expired"));
+        assert!(why(&good, &at("namespaces=\"file\""))
+            .contains("not permitted to sign in namespace git"));
+        assert!(check(&good, sha1, &at("namespaces=\"file,git\"")).is_ok());
+        // Another line for the same key may admit what one line does not.
+        let two = writers(&format!(
+            "c@x.org valid-before=\"20260101Z\" {PUBLIC}\nc@x.org {PUBLIC}\n"
+        ));
+        assert_eq!(check(&good, sha1, &two).unwrap().principal, "c@x.org");
+        // A malformed block.
+        let broken = String::from_utf8(good.clone())
+            .unwrap()
+            .replacen("\n ", "\n !", 2);
+        assert!(why(broken.as_bytes(), &w).contains("malformed"));
+    }
+
     #[test]
     fn times_show_as_utc() {
         assert_eq!(show_time(0), "1970-01-01T00:00:00Z");
