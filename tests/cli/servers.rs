@@ -146,9 +146,16 @@ impl Scene {
                 r.stderr
             );
         }
+        // git-receive-pack removes the quarantine directory (`objects/incoming-*`) after it
+        // has told the client: over a daemon or ssh the client can see the refusal first.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut after = server_state(&self.server);
+        while after != before && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            after = server_state(&self.server);
+        }
         assert_eq!(
-            server_state(&self.server),
-            before,
+            after, before,
             "{}: {what}: the refused push changed the server's refs or objects",
             t.name
         );
