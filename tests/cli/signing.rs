@@ -602,6 +602,14 @@ fn a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify() {
         "{}",
         r.stderr
     );
+    // diff's "follows" runs the same rule: the unsigned commit does not follow the root.
+    let v = s.run(&["diff", &root, &c, "--json"]).ok().json();
+    assert_eq!(v["follows"]["follows"], false, "{v}");
+    let why = v["follows"]["why_not"].to_string();
+    assert!(
+        why.contains(&format!("commit {c}: rule 8: it is not signed")),
+        "{why}"
+    );
     // A signed commit that changes the writers file: rule 2.
     let blob = git_run(
         s.dir(),
@@ -920,4 +928,33 @@ fn sync_re_signs_the_commits_it_replays_with_the_local_writers_key() {
         );
     }
     ledger_env(&server, &["verify"], &[]).ok();
+}
+
+#[test]
+fn the_local_reference_transaction_hook_refuses_an_unsigned_commit_on_a_ledger_with_writers() {
+    if !have_ssh_keygen("the writers tests") {
+        return;
+    }
+    let s = Signed::new();
+    let root = s.tip();
+    s.put("scenario/s-b/01", "ERROR").ok();
+    let signed = s.tip();
+    git(s.dir(), &["update-ref", REF, &root]);
+    s.run(&["hooks", "install"]).ok();
+    let tree = git(s.dir(), &["rev-parse", &format!("{signed}^{{tree}}")]);
+    let message = git(s.dir(), &["log", "-1", "--format=%B", &signed]);
+    let c = forge_with(s.dir(), &tree, Some(&root), &message, None, false);
+    let r = crate::common::git_hooked(s.dir(), &["update-ref", REF, &c], None);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains(&format!("commit {c}: rule 8: it is not signed")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s.tip(), root);
+    // The same change, signed by the writer, passes the hook.
+    let r = crate::common::git_hooked(s.dir(), &["update-ref", REF, &signed], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(s.tip(), signed);
 }
