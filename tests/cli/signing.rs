@@ -958,3 +958,29 @@ fn the_local_reference_transaction_hook_refuses_an_unsigned_commit_on_a_ledger_w
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(s.tip(), signed);
 }
+
+#[test]
+fn the_tool_signs_with_ecdsa_and_rsa_keys_too_and_git_verifies_them() {
+    if !have_ssh_keygen("the signing tests") {
+        return;
+    }
+    for kind in ["ecdsa", "rsa"] {
+        let keys = tempfile::tempdir().unwrap();
+        let key = keygen(keys.path(), kind, kind);
+        let public = key.public.clone();
+        let s = Signed::pinned(move |_| format!("{COMMITTER} {public}\n"));
+        s.sign_with(&key);
+        s.run(&["init", "campaign.json"]).ok();
+        s.put("scenario/s-b/01", "ERROR").ok();
+        s.run(&["verify"]).ok();
+        for c in chain(s.dir()) {
+            assert_eq!(
+                s.git_verdict(&c),
+                (true, Some(COMMITTER.to_owned())),
+                "{kind}: {c}"
+            );
+        }
+        let v = s.run(&["log", "--json"]).ok().json();
+        assert_eq!(v[0]["signer"]["fingerprint"], fingerprint(&key).as_str());
+    }
+}
