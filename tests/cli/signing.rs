@@ -984,3 +984,42 @@ fn the_tool_signs_with_ecdsa_and_rsa_keys_too_and_git_verifies_them() {
         assert_eq!(v[0]["signer"]["fingerprint"], fingerprint(&key).as_str());
     }
 }
+
+#[test]
+fn init_reads_the_writers_from_the_source_revision_and_checks_their_hash() {
+    if !have_ssh_keygen("the writers tests") {
+        return;
+    }
+    let s = Signed::pinned(|k| format!("{COMMITTER} {}\n", k.public));
+    // Bytes that are not the pinned ones: refused, no ref.
+    let text = std::fs::read_to_string(s.dir().join("campaign.json")).unwrap();
+    let sha = git_ledger::sha256_hex(s.writers.as_bytes());
+    write(s.dir(), "other.json", text.replace(&sha, &"1".repeat(64)));
+    let r = s.run(&["init", "other.json"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("writers (h/allowed_signers) at ")
+            && r.stderr.contains(&format!("the file hashes to {sha}")),
+        "{}",
+        r.stderr
+    );
+    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", REF], None).code != 0);
+    // A repository without the source revision cannot copy them: it says how to fetch it.
+    let elsewhere = crate::common::new_repo();
+    git(elsewhere.path(), &["config", "gpg.format", "ssh"]);
+    let key = s.alice.path.to_str().unwrap().to_owned();
+    git(elsewhere.path(), &["config", "user.signingKey", &key]);
+    let decl = s.dir().join("campaign.json");
+    let r = ledger(elsewhere.path(), &["init", decl.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("fetch"), "{}", r.stderr);
+    assert!(
+        git_run(
+            elsewhere.path(),
+            &["rev-parse", "--verify", "-q", REF],
+            None
+        )
+        .code
+            != 0
+    );
+}
