@@ -1,6 +1,7 @@
 //! Signing the commits git-ledger writes, from Git's configuration, as `git commit -S` does
 //! with `gpg.format ssh` (`signing.md`, "Signing"): `user.signingKey` is a key file, or a
-//! `key::<public key>` literal whose private half is in `ssh-agent`; `gpg.ssh.program`
+//! `key::<public key>` literal whose private half is in `ssh-agent` (without it, the first line
+//! `gpg.ssh.defaultKeyCommand` prints); `gpg.ssh.program`
 //! (default `ssh-keygen`) runs as `<program> -Y sign -n git -f <key> [-U] <file>` and leaves
 //! the armored signature in `<file>.sig`. The signature goes into the commit's `gpgsig` header
 //! (continuation lines indented by one space), at the end of the headers, as Git puts it.
@@ -57,11 +58,21 @@ pub fn config(repo: &gix::Repository, required: bool) -> Result<Option<Signing>>
             FORMAT_HINT,
         ));
     }
-    let Some(key) = cfg.string("user.signingKey").map(|s| s.to_string()) else {
-        return Err(Error::refused_with_hint(
-            format!("{why}, but no signing key is configured (user.signingKey is not set)"),
-            FORMAT_HINT,
-        ));
+    let key = match cfg.string("user.signingKey").map(|s| s.to_string()) {
+        Some(key) => key,
+        None => match cfg
+            .string("gpg.ssh.defaultKeyCommand")
+            .map(|s| s.to_string())
+        {
+            // As Git: the command's first line is the key, `key::<public key>`.
+            Some(command) => default_key(&command, why)?,
+            None => {
+                return Err(Error::refused_with_hint(
+                    format!("{why}, but no signing key is configured (user.signingKey is not set)"),
+                    FORMAT_HINT,
+                ))
+            }
+        },
     };
     let key = if let Some(literal) = key.strip_prefix("key::") {
         Key::Literal(literal.trim().to_owned())
@@ -90,6 +101,30 @@ pub fn config(repo: &gix::Repository, required: bool) -> Result<Option<Signing>>
         .map(|s| s.to_string())
         .unwrap_or_else(|| "ssh-keygen".to_owned());
     Ok(Some(Signing { program, key }))
+}
+
+/// The key `gpg.ssh.defaultKeyCommand` prints on its first line (run by the shell, as Git runs
+/// it).
+fn default_key(command: &str, why: &str) -> Result<String> {
+    let out = Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| {
+            Error::failed(format!(
+                "cannot run gpg.ssh.defaultKeyCommand {command:?}: {e}"
+            ))
+        })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let first = stdout.lines().next().unwrap_or_default().trim();
+    if !out.status.success() || !(first.starts_with("key::") || first.starts_with("ssh-")) {
+        return Err(Error::refused_with_hint(
+            format!("{why}, but user.signingKey is not set and gpg.ssh.defaultKeyCommand {command:?} printed no key (its first line must be key::<public key>)"),
+            FORMAT_HINT,
+        ));
+    }
+    Ok(first.to_owned())
 }
 
 impl Signing {

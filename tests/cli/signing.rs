@@ -823,6 +823,36 @@ fn a_key_literal_signs_through_ssh_agent() {
     )
     .ok();
     assert_eq!(s.git_verdict(REF), (true, Some(COMMITTER.to_owned())));
+    // Without user.signingKey, the key gpg.ssh.defaultKeyCommand prints (as Git takes it).
+    git(s.dir(), &["update-ref", "-d", REF]);
+    git(s.dir(), &["config", "--unset", "user.signingKey"]);
+    let command = format!("echo 'key::{}'", s.alice.public);
+    git(s.dir(), &["config", "gpg.ssh.defaultKeyCommand", &command]);
+    ledger_env(
+        s.dir(),
+        &["init", "campaign.json"],
+        &[("SSH_AUTH_SOCK", sock)],
+    )
+    .ok();
+    assert_eq!(s.git_verdict(REF), (true, Some(COMMITTER.to_owned())));
+    git(s.dir(), &["config", "gpg.ssh.defaultKeyCommand", "true"]);
+    git(s.dir(), &["update-ref", "-d", REF]);
+    let r = ledger_env(
+        s.dir(),
+        &["init", "campaign.json"],
+        &[("SSH_AUTH_SOCK", sock)],
+    );
+    r.expect_code(2);
+    assert!(r.stderr.contains("printed no key"), "{}", r.stderr);
+    git(s.dir(), &["config", "--unset", "gpg.ssh.defaultKeyCommand"]);
+    let literal = format!("key::{}", s.alice.public);
+    git(s.dir(), &["config", "user.signingKey", &literal]);
+    ledger_env(
+        s.dir(),
+        &["init", "campaign.json"],
+        &[("SSH_AUTH_SOCK", sock)],
+    )
+    .ok();
     // Without the agent the literal cannot sign: refused, nothing moved.
     let tip = s.tip();
     let r = ledger_env(s.dir(), &["verify"], &[]);
