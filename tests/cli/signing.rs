@@ -465,6 +465,8 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
     let later = keygen(keys.path(), "later", "ed25519");
     let other_ns = keygen(keys.path(), "otherns", "ed25519");
     let outsider = keygen(keys.path(), "outsider", "ed25519");
+    let wild = keygen(keys.path(), "wild", "ed25519");
+    let bobs = keygen(keys.path(), "bobs", "ed25519");
     let (e, r, x, l, n) = (
         ecdsa.clone(),
         rsa.clone(),
@@ -472,10 +474,11 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
         later.clone(),
         other_ns.clone(),
     );
+    let (w, b) = (wild.public.clone(), bobs.public.clone());
     // The committer time is 2026-11-29T10:00:00Z.
     let s = Signed::pinned(move |alice| {
         format!(
-            "# the writers\n{COMMITTER} {}\n{COMMITTER} {}\n{COMMITTER} {}\n{COMMITTER} valid-before=\"20261101Z\" {}\n{COMMITTER} valid-after=\"20270101Z\" {}\n{COMMITTER} namespaces=\"file\" {}\n",
+            "# the writers\n{COMMITTER} {}\n{COMMITTER} {}\n{COMMITTER} {}\n{COMMITTER} valid-before=\"20261101Z\" {}\n{COMMITTER} valid-after=\"20270101Z\" {}\n{COMMITTER} namespaces=\"file\" {}\n*@example.com {w}\nbob@example.com {b}\n",
             alice.public, e.public, r.public, x.public, l.public, n.public
         )
     });
@@ -488,6 +491,7 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
         ("ed25519", Some((&alice, "git")), false, ""),
         ("ecdsa p256", Some((&ecdsa, "git")), false, ""),
         ("rsa sha-512", Some((&rsa, "git")), false, ""),
+        ("a wildcard principal", Some((&wild, "git")), false, ""),
         ("unsigned", None, false, "it is not signed"),
         (
             "changed after signing",
@@ -536,7 +540,13 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
             "{name}: git says good={good}, git-ledger says {ours:?}"
         );
         match ours {
-            Ok(()) => assert_eq!(principal.as_deref(), Some(COMMITTER), "{name}"),
+            Ok(()) => {
+                // The principal Git names is the one git-ledger names.
+                let v = s.run(&["log", "--json"]).ok().json();
+                let mine = v[0]["signer"]["principal"].as_str().map(str::to_owned);
+                assert_eq!(principal, mine, "{name}");
+                assert!(principal.is_some(), "{name}");
+            }
             Err(e) => assert!(
                 e.contains(&format!("commit {c}: rule 8: ")) && e.contains(why),
                 "{name}: {e}"
@@ -553,6 +563,17 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
             }
         }
     }
+    // Git does not compare the principal with the committer; git-ledger does, on top.
+    let c = forge(s.dir(), &tree, None, Some((&bobs, "git")), false);
+    assert_eq!(
+        s.git_verdict(&c),
+        (true, Some("bob@example.com".to_owned()))
+    );
+    let e = ledger_verdict(&s, &c).unwrap_err();
+    assert!(
+        e.contains("is declared for bob@example.com (writers line 9), not for the committer committer@example.com"),
+        "{e}"
+    );
     // A malformed signature block.
     let good = forge(s.dir(), &tree, None, Some((&alice, "git")), false);
     let raw = git(s.dir(), &["cat-file", "commit", &good]);
