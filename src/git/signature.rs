@@ -203,13 +203,34 @@ pub fn check(
     Err(why.expect("some line was found and refused"))
 }
 
-/// Parse the armored SSHSIG block.
+const BEGIN: &str = "-----BEGIN SSH SIGNATURE-----";
+const END: &str = "-----END SSH SIGNATURE-----";
+
+/// Parse the armored SSHSIG block as ssh-keygen dearmors it (what Git runs): the block starts
+/// with the BEGIN line, everything up to the first END marker with its whitespace removed is
+/// the base64 of the blob, and what follows the END marker is not read.
 fn parse_block(armored: &str) -> std::result::Result<ssh_key::SshSig, String> {
-    if !armored.starts_with("-----BEGIN SSH SIGNATURE-----") {
+    let Some(rest) = armored.strip_prefix(BEGIN) else {
         return Err("its signature is not an SSH signature (-----BEGIN SSH SIGNATURE-----); only SSH signatures (gpg.format ssh) are verified".into());
+    };
+    let malformed =
+        |e: &dyn std::fmt::Display| format!("its SSH signature block is malformed ({e})");
+    let Some(end) = rest.find(END) else {
+        return Err(malformed(&"no -----END SSH SIGNATURE----- line"));
+    };
+    let b64: String = rest[..end]
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    let mut pem = String::with_capacity(b64.len() + 80);
+    pem.push_str(BEGIN);
+    pem.push('\n');
+    for chunk in b64.as_bytes().chunks(70) {
+        pem.push_str(std::str::from_utf8(chunk).map_err(|e| malformed(&e))?);
+        pem.push('\n');
     }
-    ssh_key::SshSig::from_pem(armored.trim_end())
-        .map_err(|e| format!("its SSH signature block is malformed ({e})"))
+    pem.push_str(END);
+    ssh_key::SshSig::from_pem(pem).map_err(|e| malformed(&e))
 }
 
 /// The key fingerprint and namespace of a commit's signature, without checking it against any
@@ -495,6 +516,17 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
             .unwrap()
             .replacen("\n ", "\n !", 2);
         assert!(why(broken.as_bytes(), &w).contains("malformed"));
+        // As ssh-keygen reads a block (and Git accepts it): blank lines inside and text after
+        // the END line do not matter.
+        let text = String::from_utf8(good.clone()).unwrap();
+        let end = "-----END SSH SIGNATURE-----\n";
+        let trailing = text.replace(end, &format!("{end} garbage\n"));
+        assert!(check(trailing.as_bytes(), sha1, &w).is_ok());
+        let begin = "-----BEGIN SSH SIGNATURE-----\n";
+        let blank = text.replace(begin, &format!("{begin} \n"));
+        assert!(check(blank.as_bytes(), sha1, &w).is_ok());
+        let no_end = text.replace(&format!(" {end}"), "");
+        assert!(why(no_end.as_bytes(), &w).contains("no -----END SSH SIGNATURE----- line"));
     }
 
     #[test]

@@ -601,6 +601,28 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
     assert!(ledger_verdict(&s, &c)
         .unwrap_err()
         .contains("not an SSH signature"));
+    // Blocks ssh-keygen reads (so Git calls them good): a blank line inside, text after END.
+    let end = " -----END SSH SIGNATURE-----\n";
+    for (name, text) in [
+        (
+            "text after the END line",
+            raw.replacen(end, &format!("{end} trailing words\n"), 1),
+        ),
+        (
+            "a blank line inside",
+            raw.replacen(
+                "-----BEGIN SSH SIGNATURE-----\n",
+                "-----BEGIN SSH SIGNATURE-----\n \n",
+                1,
+            ),
+        ),
+    ] {
+        let c = git_ledger_hash_object(s.dir(), format!("{text}\n").as_bytes());
+        assert_ne!(c, good, "{name}: the variant is another object");
+        let (git_good, _) = s.git_verdict(&c);
+        assert_eq!(ledger_verdict(&s, &c).is_ok(), git_good, "{name}");
+        assert!(git_good, "{name}: git calls it good");
+    }
     git(s.dir(), &["update-ref", REF, &root]);
 }
 
