@@ -50,53 +50,62 @@ pub fn header_name(hash: gix::hash::Kind) -> &'static str {
 }
 
 /// Split a raw commit into its signature header's value and the rest (the signed payload).
-/// Two signature headers are refused as malformed.
+/// As Git does, the signature headers of both hash functions (`gpgsig`, `gpgsig-sha256`) are
+/// left out of the payload, and the one of the repository's hash is the signature (the other is
+/// the signature of the commit's other-hash form). The same header twice is refused as
+/// malformed.
 pub fn split(raw: &[u8], hash: gix::hash::Kind) -> std::result::Result<Split, String> {
+    const NAMES: [&str; 2] = ["gpgsig", "gpgsig-sha256"];
     let name = header_name(hash);
     let mut payload = Vec::with_capacity(raw.len());
     let mut signature: Option<String> = None;
+    let mut other_seen = false;
     let mut rest = raw;
-    let mut in_sig = false;
-    let mut headers_done = false;
+    // Inside a signature header: `Some(true)` the repository's own, `Some(false)` the other's.
+    let mut in_sig: Option<bool> = None;
     while !rest.is_empty() {
         let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
         let (line, tail) = rest.split_at(end);
         rest = tail;
-        if headers_done {
+        if line == b"\n" {
+            // The end of the headers: the message follows as it is.
             payload.extend_from_slice(line);
             payload.extend_from_slice(rest);
             break;
         }
-        if line == b"\n" {
-            headers_done = true;
-            in_sig = false;
-            payload.extend_from_slice(line);
-            continue;
-        }
-        if in_sig {
+        if let Some(own) = in_sig {
             if let Some(cont) = line.strip_prefix(b" ") {
-                let s = signature.as_mut().expect("in a signature");
-                s.push_str(&String::from_utf8_lossy(cont));
-                if !cont.ends_with(b"\n") {
-                    s.push('\n');
+                if own {
+                    let s = signature.as_mut().expect("in a signature");
+                    s.push_str(&String::from_utf8_lossy(cont));
+                    if !cont.ends_with(b"\n") {
+                        s.push('\n');
+                    }
                 }
                 continue;
             }
-            in_sig = false;
+            in_sig = None;
         }
-        if let Some(value) = line
-            .strip_prefix(name.as_bytes())
-            .and_then(|l| l.strip_prefix(b" "))
-        {
-            if signature.is_some() {
-                return Err(format!("it has two {name} headers"));
+        let header = NAMES.iter().find_map(|n| {
+            line.strip_prefix(n.as_bytes())
+                .and_then(|l| l.strip_prefix(b" "))
+                .map(|value| (*n, value))
+        });
+        if let Some((found, value)) = header {
+            let own = found == name;
+            if own && signature.is_some() || !own && other_seen {
+                return Err(format!("it has two {found} headers"));
             }
-            let mut s = String::from_utf8_lossy(value).into_owned();
-            if !s.ends_with('\n') {
-                s.push('\n');
+            if own {
+                let mut s = String::from_utf8_lossy(value).into_owned();
+                if !s.ends_with('\n') {
+                    s.push('\n');
+                }
+                signature = Some(s);
+            } else {
+                other_seen = true;
             }
-            signature = Some(s);
-            in_sig = true;
+            in_sig = Some(own);
             continue;
         }
         payload.extend_from_slice(line);
@@ -413,6 +422,15 @@ mod tests {
         assert_eq!(
             s.payload,
             b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n\nmsg\n gpgsig x\n"
+        );
+        // The other hash's signature header is not part of the payload either, as in Git.
+        let both =
+            b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ngpgsig-sha256 x\n y\ngpgsig a\n\nm\n";
+        let s = split(both, gix::hash::Kind::Sha1).unwrap();
+        assert_eq!(s.signature.as_deref(), Some("a\n"));
+        assert_eq!(
+            s.payload,
+            b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\nm\n"
         );
         let twice = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ngpgsig a\ngpgsig b\n\nm\n";
         assert!(split(twice, gix::hash::Kind::Sha1).is_err());

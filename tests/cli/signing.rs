@@ -609,6 +609,14 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
             raw.replacen(end, &format!("{end} trailing words\n"), 1),
         ),
         (
+            "the other hash's signature header beside it",
+            raw.replacen(
+                "gpgsig -----BEGIN",
+                "gpgsig-sha256 other\n more\ngpgsig -----BEGIN",
+                1,
+            ),
+        ),
+        (
             "a blank line inside",
             raw.replacen(
                 "-----BEGIN SSH SIGNATURE-----\n",
