@@ -1104,3 +1104,51 @@ fn init_reads_the_writers_from_the_source_revision_and_checks_their_hash() {
             != 0
     );
 }
+
+#[test]
+fn sync_refuses_to_follow_a_remote_ledger_with_an_unsigned_commit() {
+    if !have_ssh_keygen("the signing tests") {
+        return;
+    }
+    let s = Signed::new();
+    // A server without the hook, where plain Git put an unsigned commit on the ledger.
+    let servers = tempfile::tempdir().unwrap();
+    git(servers.path(), &["init", "-q", "--bare", "plain.git"]);
+    let server = servers.path().join("plain.git");
+    let root = s.tip();
+    git(
+        s.dir(),
+        &["remote", "add", "origin", server.to_str().unwrap()],
+    );
+    crate::common::ledger_hooked(s.dir(), &["sync"]).ok();
+    let tree = git(s.dir(), &["rev-parse", &format!("{root}^{{tree}}")]);
+    let c = forge(s.dir(), &tree, Some(&root), None, false);
+    git(
+        s.dir(),
+        &[
+            "push",
+            "-q",
+            server.to_str().unwrap(),
+            &format!("{c}:{REF}"),
+        ],
+    );
+    // A clone that follows the remote refuses the commit and keeps its ledger where it was.
+    let other = crate::common::new_repo();
+    git(
+        other.path(),
+        &["remote", "add", "origin", server.to_str().unwrap()],
+    );
+    git(
+        other.path(),
+        &["fetch", "-q", "origin", &format!("{root}:{REF}")],
+    );
+    let r = crate::common::ledger_hooked(other.path(), &["sync"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("commit {c}: rule 8: it is not signed")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(other.path(), &["rev-parse", REF]), root);
+}
