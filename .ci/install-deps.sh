@@ -8,6 +8,9 @@
 #               cross-check of docs/schemas/ in tests/cli/schemas.rs (python_jsonschema_agrees)
 #   util-linux, mount - `unshare` and `mount`: a read-only bind mount of an Arena store, for
 #               tests/cli/inputs.rs when run as root (normally already present)
+#   openssh-client - `ssh-keygen` (keys and signatures in tests/cli/signing.rs) and `ssh`
+#   openssh-server - `sshd` on 127.0.0.1, the SSH push test in tests/cli/servers.rs
+#   lighttpd  - the web server in front of `git http-backend`, the smart HTTP push test
 # With CI set, those tests fail instead of skipping when a tool is missing.
 set -euo pipefail
 
@@ -18,6 +21,9 @@ command -v script >/dev/null 2>&1 || need+=(bsdutils)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 command -v unshare >/dev/null 2>&1 || need+=(util-linux)
 command -v mount >/dev/null 2>&1 || need+=(mount)
+command -v ssh-keygen >/dev/null 2>&1 && command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+[ -x /usr/sbin/lighttpd ] || command -v lighttpd >/dev/null 2>&1 || need+=(lighttpd)
 
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""
@@ -25,6 +31,13 @@ if [ "${#need[@]}" -gt 0 ]; then
   echo "installing: ${need[*]}" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+fi
+# sshd refuses to start as root without its privilege separation directory, which the
+# package's service unit makes at boot (RuntimeDirectory=sshd); no sshd service is started.
+if [ ! -d /run/sshd ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo install -d -m 0755 /run/sshd
 fi
 chromium --version 2>/dev/null || true
 man --version

@@ -7,6 +7,7 @@
 //! bench/run --quick    # 10,000 rows, 1,000 commits, 20 MB / 2,000 files
 //! bench/run --keep DIR # build the campaigns in DIR and leave them there
 //! bench/run --inspect  # only the Inspect import (1,000 samples × 2 epochs) beside read_eval_log
+//! bench/run --signing  # only the signed-ledger figures (hook per push size, verify signed)
 //! ```
 //!
 //! Times are the best of several runs (the machine is shared); memory is the maximum resident
@@ -625,6 +626,157 @@ fn bench_admission(t: &mut Table, big: &Campaign, scratch: &Path) {
     );
 }
 
+// --- signed ledgers (signing.md) ----------------------------------------------------------
+
+/// Install the server hook into a bare repository (`hooks/pre-receive` running the release
+/// binary, appending its own wall time in nanoseconds to `hook-ns`), or remove it.
+fn set_hook(bare: &Path, on: bool) {
+    let hook = bare.join("hooks/pre-receive");
+    if on {
+        std::fs::create_dir_all(bare.join("hooks")).expect("hooks dir");
+        std::fs::write(
+            &hook,
+            format!(
+                "#!/bin/sh\ns=$(date +%s%N)\n'{}' hook pre-receive\nrc=$?\ne=$(date +%s%N)\necho $((e - s)) >> '{}'\nexit $rc\n",
+                release_dir().join("git-ledger").display(),
+                bare.join("hook-ns").display()
+            ),
+        )
+        .expect("write hook");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    } else {
+        let _ = std::fs::remove_file(&hook);
+    }
+}
+
+/// The hook's time for pushes of 1, 100 and every signed commit of a chain (the hook's own
+/// wall time, measured by the hook script, beside the same push without the hook), and
+/// `verify` of the signed chain against the same chain unsigned.
+fn bench_signing(t: &mut Table, root: &Path, history: usize) {
+    if Command::new("ssh-keygen").arg("-?").output().is_err() {
+        println!("  (signed ledgers skipped: ssh-keygen is not installed)");
+        return;
+    }
+    let keys = root.join("keys");
+    std::fs::create_dir_all(&keys).expect("mkdir keys");
+    let key = keys.join("writer");
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "writer", "-f"])
+        .arg(&key)
+        .status()
+        .expect("run ssh-keygen");
+    assert!(status.success(), "ssh-keygen failed");
+    // Same rows, same seed: one chain signed, one not (10,000 rows scheduled for a 10,000-commit
+    // history needs a few spare rows).
+    let sizes = Sizes {
+        tasks: history / 100 + 1,
+        repetitions: 100,
+        history,
+        blob_mb: 0,
+        files: 0,
+    };
+    let unsigned = synth(&root.join("chain"), &sizes);
+    let signed = {
+        let dir = root.join("chain-signed");
+        let mut c = cmd(release_dir().join("examples/synth"), root);
+        c.args([
+            "--tasks",
+            &sizes.tasks.to_string(),
+            "--repetitions",
+            "100",
+            "--history",
+            &history.to_string(),
+            "--writers",
+        ])
+        .arg(&key)
+        .arg("--out")
+        .arg(&dir);
+        c.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+        assert!(
+            c.status().expect("run synth").success(),
+            "synth --writers failed"
+        );
+        let tips: Vec<String> = std::fs::read_to_string(dir.join("tips.txt"))
+            .expect("tips.txt")
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        Campaign {
+            repo: dir.join("harness"),
+            refname: unsigned.refname.clone(),
+            tips,
+            spare: Vec::new(),
+            dir,
+        }
+    };
+    let n = signed.tips.len() - 1;
+    let d_signed = best(3, || timed(signed.ledger(&["verify"])));
+    let d_unsigned = best(3, || timed(unsigned.ledger(&["verify"])));
+    let ratio = d_signed.as_secs_f64() / d_unsigned.as_secs_f64();
+    t.add(
+        &format!("verify: {n}-commit signed chain vs the same unsigned"),
+        secs(d_signed),
+        secs(d_unsigned),
+        x(ratio),
+        "≤ 1.5x",
+    );
+    t.verdict(
+        &format!("verify of a {n}-commit signed chain within 1.5x of the unsigned"),
+        ratio <= 1.5,
+    );
+    // The hook on a bare server: each push sends `tips[n - k]..tips[n]` (k commits).
+    let bare = root.join("signed-server.git");
+    git(root, &["init", "-q", "--bare", "signed-server.git"]);
+    let refname = &signed.refname;
+    for k in [1usize, 100, n] {
+        if k > n || (k == 100 && n < 100) {
+            continue;
+        }
+        let from = signed.tips[n - k].clone();
+        let to = signed.tips[n].clone();
+        let push = || {
+            git(&bare, &["update-ref", refname, &from]);
+            let mut c = cmd("git", &signed.repo);
+            c.args(["push", "-q"])
+                .arg(&bare)
+                .arg(format!("{to}:{refname}"));
+            timed(c)
+        };
+        set_hook(&bare, false);
+        // The server holds the chain up to `from` first.
+        let mut c = cmd("git", &signed.repo);
+        c.args(["push", "-q", "--force"])
+            .arg(&bare)
+            .arg(format!("{from}:{refname}"));
+        run(c);
+        let runs = if k == n { 2 } else { 5 };
+        let plain = best(runs, push);
+        set_hook(&bare, true);
+        let _ = std::fs::remove_file(bare.join("hook-ns"));
+        best(runs, push);
+        set_hook(&bare, false);
+        let hook = std::fs::read_to_string(bare.join("hook-ns"))
+            .expect("the hook recorded its time")
+            .lines()
+            .filter_map(|l| l.trim().parse::<u64>().ok())
+            .min()
+            .map(Duration::from_nanos)
+            .expect("a hook time");
+        t.add(
+            &format!("pre-receive hook: a push of {k} signed commit(s) vs the push itself"),
+            secs(hook),
+            secs(plain),
+            x(hook.as_secs_f64() / plain.as_secs_f64()),
+            "< 5 s (GHES)",
+        );
+        t.verdict(
+            &format!("the hook admits a push of {k} signed commits within GitHub Enterprise Server's 5 s"),
+            hook < Duration::from_secs(5),
+        );
+    }
+}
+
 // --- diff and verify ---------------------------------------------------------------------
 
 fn bench_history(t: &mut Table, big: &Campaign) {
@@ -735,15 +887,17 @@ fn bench_inspect(t: &mut Table, root: &Path) {
 fn main() {
     let mut quick = false;
     let mut inspect_only = false;
+    let mut signing_only = false;
     let mut keep: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => quick = true,
             "--inspect" => inspect_only = true,
+            "--signing" => signing_only = true,
             "--keep" => keep = Some(PathBuf::from(args.next().expect("--keep DIR"))),
             _ => {
-                eprintln!("usage: bench [--quick] [--keep DIR] [--inspect]");
+                eprintln!("usage: bench [--quick] [--keep DIR] [--inspect] [--signing]");
                 std::process::exit(64);
             }
         }
@@ -764,10 +918,15 @@ fn main() {
         if quick { "--quick" } else { "full size" },
         git(&root, &["version"]).trim_start_matches("git version ")
     );
-    if inspect_only {
+    if inspect_only || signing_only {
         let mut t = Table::default();
         println!();
-        bench_inspect(&mut t, &root);
+        if inspect_only {
+            bench_inspect(&mut t, &root);
+        }
+        if signing_only {
+            bench_signing(&mut t, &root, sizes.history);
+        }
         t.print();
         return;
     }
@@ -792,6 +951,7 @@ fn main() {
     bench_admission(&mut t, &big, &root);
     bench_history(&mut t, &big);
     bench_inspect(&mut t, &root);
+    bench_signing(&mut t, &root, sizes.history);
     t.print();
     println!(
         "\n  total {:.0} s (generation included){}",

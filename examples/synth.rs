@@ -54,6 +54,9 @@ struct Args {
     blob_mb: usize,
     files: usize,
     seed: u64,
+    /// An OpenSSH private key (unencrypted): the ledger declares it as its one writer
+    /// (`synth@example.com`) and every commit is signed with it.
+    writers: Option<PathBuf>,
 }
 
 fn parse_args() -> Args {
@@ -67,6 +70,7 @@ fn parse_args() -> Args {
         blob_mb: 0,
         files: 20_000,
         seed: 0x5eed,
+        writers: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -86,6 +90,7 @@ fn parse_args() -> Args {
             "--blob-mb" => a.blob_mb = value().parse().unwrap_or_else(|_| usage("--blob-mb N")),
             "--files" => a.files = value().parse().unwrap_or_else(|_| usage("--files N")),
             "--seed" => a.seed = value().parse().unwrap_or_else(|_| usage("--seed N")),
+            "--writers" => a.writers = Some(PathBuf::from(value())),
             _ => usage(&format!("unknown argument {flag}")),
         }
     }
@@ -102,7 +107,7 @@ fn parse_args() -> Args {
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("synth: {msg}\nusage: synth --tasks N --repetitions N --out DIR [--history N] [--fill F] [--spare N] [--blob-mb N --files N] [--seed N]");
+    eprintln!("synth: {msg}\nusage: synth --tasks N --repetitions N --out DIR [--history N] [--fill F] [--spare N] [--blob-mb N --files N] [--seed N] [--writers KEY]");
     std::process::exit(64)
 }
 
@@ -373,7 +378,21 @@ fn main() {
     std::fs::create_dir_all(&repo_dir).expect("mkdir");
     git(&repo_dir, &["init", "-q", "-b", "main"]);
     let corpus = write_harness(&a, &repo_dir);
-    let draft_bytes = git_ledger::json::canonical(&draft(&a));
+    let mut draft = draft(&a);
+    let key = a.writers.as_ref().map(|path| {
+        let key = ssh_key::PrivateKey::read_openssh_file(path).expect("read the --writers key");
+        let public = key
+            .public_key()
+            .to_openssh()
+            .expect("encode the public key");
+        write(
+            &repo_dir.join(WRITERS_PATH),
+            format!("synth@example.com {public}\n").as_bytes(),
+        );
+        draft["writers"] = json!({"path": WRITERS_PATH});
+        key
+    });
+    let draft_bytes = git_ledger::json::canonical(&draft);
     write(&repo_dir.join("campaign.draft.json"), &draft_bytes);
     git(&repo_dir, &["add", "-A"]);
     git(&repo_dir, &["commit", "-q", "-m", "harness"]);
@@ -494,7 +513,10 @@ fn main() {
     );
 
     // The ledger ref: root + one import commit per history row, through git fast-import.
-    let tips = fast_import(&repo_dir, &decl, &history, &converted);
+    let mut tips = fast_import(&repo_dir, &decl, &history, &converted);
+    if let Some(key) = &key {
+        tips = sign_chain(&repo_dir, &decl, &tips, key);
+    }
     write(&out.join("tips.txt"), tips.join("\n").as_bytes());
     eprintln!(
         "synth: {} with {} commits in {:.1} s",
@@ -554,6 +576,10 @@ fn fast_import(
         writeln!(w).unwrap();
     };
     let mut root_files = layout::template_files(decl);
+    if decl.writers.is_some() {
+        let bytes = std::fs::read(repo_dir.join(WRITERS_PATH)).expect("the writers file");
+        root_files.push((layout::WRITERS.to_owned(), bytes));
+    }
     let bytes = decl
         .bytes()
         .expect("synth parsed the declaration from its bytes");
@@ -593,4 +619,59 @@ fn fast_import(
         ids[m - 1] = id.to_owned();
     }
     ids
+}
+
+/// Where the writers file of a `--writers` campaign is.
+const WRITERS_PATH: &str = "policy/allowed_signers";
+
+/// Rewrite the chain `tips` (root first) with every commit signed by `key` as `git commit -S`
+/// signs (namespace git, SHA-512, the signature in the `gpgsig` header), in process; moves the
+/// ledger ref to the new tip, packs, and returns the new ids.
+fn sign_chain(
+    repo_dir: &Path,
+    decl: &Declaration,
+    tips: &[String],
+    key: &ssh_key::PrivateKey,
+) -> Vec<String> {
+    use gix::objs::{Find, Write as _};
+    let repo = git_ledger::git::open(Some(repo_dir)).expect("open harness");
+    let hash = repo.object_hash();
+    let mut out: Vec<String> = Vec::with_capacity(tips.len());
+    let mut buf = Vec::new();
+    for (k, id) in tips.iter().enumerate() {
+        let id: gix::ObjectId = id.parse().expect("an id");
+        let raw = repo
+            .objects
+            .try_find(&id, &mut buf)
+            .expect("read a commit")
+            .expect("the commit is there")
+            .data
+            .to_vec();
+        let mut payload = raw;
+        if k > 0 {
+            let old = format!("parent {}\n", tips[k - 1]);
+            let new = format!("parent {}\n", out[k - 1]);
+            let at = memchr::memmem::find(&payload, old.as_bytes()).expect("a parent line");
+            payload.splice(at..at + old.len(), new.bytes());
+        }
+        let sig = key
+            .sign("git", ssh_key::HashAlg::Sha512, &payload)
+            .expect("sign")
+            .to_pem(ssh_key::LineEnding::LF)
+            .expect("armor");
+        let signed = git_ledger::git::sign::with_signature(&payload, hash, &sig);
+        let new = repo
+            .objects
+            .write_buf(gix::objs::Kind::Commit, &signed)
+            .expect("write a commit");
+        out.push(new.to_string());
+    }
+    let refname = layout::ref_name(&decl.id);
+    git(
+        repo_dir,
+        &["update-ref", &refname, out.last().expect("a tip")],
+    );
+    git(repo_dir, &["repack", "-adq"]);
+    git(repo_dir, &["prune-packed"]);
+    out
 }

@@ -312,7 +312,8 @@ impl Harness {
         let tree = tree_of(&repo, &leaves, false);
         assert_eq!(
             tree,
-            layout::template_tree_id(repo.object_hash(), &decl, blob(&repo, CAMPAIGN)).unwrap(),
+            layout::template_tree_id(repo.object_hash(), &decl, blob(&repo, CAMPAIGN), None)
+                .unwrap(),
             "the harness writes the template tree as init does"
         );
         let root = commit(&repo, tree, &[], &message::root_message(&decl));

@@ -95,7 +95,7 @@ pub const COUNT_LIMITS: [&str; 4] = [
 ];
 
 /// Top-level keys of a declaration, in the order they are written.
-pub const TOP_KEYS: [&str; 14] = [
+pub const TOP_KEYS: [&str; 15] = [
     "format",
     "id",
     "title",
@@ -105,6 +105,7 @@ pub const TOP_KEYS: [&str; 14] = [
     "profile",
     "policy_files",
     "runner_tools",
+    "writers",
     "runtime_requirements",
     "acceptance",
     "attempt_fields",
@@ -354,6 +355,8 @@ pub struct Declaration {
     pub profile: Profile,
     pub policy_files: Vec<FilePin>,
     pub runner_tools: TreePin,
+    /// The allowed-signers file of the ledger's writers (`signing.md`), if declared.
+    pub writers: Option<FilePin>,
     pub runtime_requirements: Map<String, Value>,
     pub attempt_fields: Vec<String>,
     pub tasks: Vec<Task>,
@@ -380,6 +383,8 @@ struct CachedForm<'a> {
     profile: Cow<'a, Profile>,
     policy_files: Cow<'a, [FilePin]>,
     runner_tools: Cow<'a, TreePin>,
+    #[serde(default)]
+    writers: Cow<'a, Option<FilePin>>,
     runtime_requirements: Cow<'a, Map<String, Value>>,
     attempt_fields: Cow<'a, [String]>,
     tasks: Cow<'a, [Task]>,
@@ -486,6 +491,7 @@ impl Declaration {
             profile: Cow::Borrowed(&self.profile),
             policy_files: Cow::Borrowed(&self.policy_files),
             runner_tools: Cow::Borrowed(&self.runner_tools),
+            writers: Cow::Borrowed(&self.writers),
             runtime_requirements: Cow::Borrowed(&self.runtime_requirements),
             attempt_fields: Cow::Borrowed(&self.attempt_fields),
             tasks: Cow::Borrowed(&self.tasks),
@@ -535,6 +541,7 @@ impl Declaration {
             profile: form.profile.into_owned(),
             policy_files: form.policy_files.into_owned(),
             runner_tools: form.runner_tools.into_owned(),
+            writers: form.writers.into_owned(),
             runtime_requirements: form.runtime_requirements.into_owned(),
             attempt_fields,
             tasks,
@@ -948,7 +955,7 @@ fn validate(
             "tasks",
         ],
         // `acceptance` is required too; `validate_acceptance` reports its absence.
-        &["title", "status", "acceptance"],
+        &["title", "status", "acceptance", "writers"],
         &["source_revision", "schedule"],
     );
     match top.get("format") {
@@ -1006,6 +1013,8 @@ fn validate(
         None => Vec::new(),
     };
     let runner_tools = c.tree_pin("runner_tools", top.get("runner_tools"));
+    // `None`: not declared; `Some(None)`: declared but invalid (the reason is recorded).
+    let writers = top.get("writers").map(|v| c.file_pin("writers", Some(v)));
     let runtime_requirements = validate_runtime(&mut c, top.get("runtime_requirements"));
     validate_acceptance(&mut c, top.get("acceptance"));
     let attempt_fields = validate_attempt_fields(&mut c, top.get("attempt_fields"));
@@ -1061,6 +1070,10 @@ fn validate(
             profile: Cow::Owned(profile?),
             policy_files: Cow::Owned(policy_files),
             runner_tools: Cow::Owned(runner_tools?),
+            writers: Cow::Owned(match writers {
+                None => None,
+                Some(w) => Some(w?),
+            }),
             runtime_requirements: Cow::Owned(runtime_requirements?),
             attempt_fields: Cow::Owned(attempt_fields?),
             tasks: Cow::Owned(tasks),

@@ -449,7 +449,7 @@ fn replay(
             layout::T_FILLED, refname
         )));
     };
-    let (committer, _) = identity(repo)?;
+    let (_, committer) = identity(repo)?;
     let committer = committer
         .to_owned()
         .map_err(|e| Error::failed(format!("committer identity: {e}")))?;
@@ -568,16 +568,18 @@ fn replay(
             .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))?
             .to_owned()
             .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))?;
-        let new = repo
-            .new_commit_as(
-                committer.to_ref(&mut Default::default()),
-                author.to_ref(&mut Default::default()),
-                &message,
-                tree,
-                [tip],
-            )
-            .map_err(|e| Error::failed(format!("cannot write the replayed commit: {e}")))?
-            .id;
+        // Re-signed with the local writer's key, as every commit the tool writes.
+        let signing = crate::git::sign::config(repo, decl.writers.is_some())?;
+        let new = crate::git::sign::write_commit(
+            repo,
+            committer.to_ref(&mut Default::default()),
+            author.to_ref(&mut Default::default()),
+            &message,
+            tree,
+            vec![tip],
+            signing.as_ref(),
+        )
+        .map_err(|e| e.context("cannot write the replayed commit"))?;
         admission
             .step(tip, new)
             .map_err(|e| e.context(format!("replaying local commit {c}")))?;

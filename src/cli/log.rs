@@ -15,6 +15,52 @@ use crate::git::message;
 use crate::git::objects::{find_in_tree, read_commit, CommitInfo};
 use crate::ledger::Row;
 use crate::portfolio::classify;
+use crate::git::allowed_signers::AllowedSigners;
+use crate::git::signature;
+
+/// The writers file at the tip of a ledger, parsed (`None` when it holds none, or they do not
+/// parse: `verify` says why).
+fn tip_writers(repo: &gix::Repository, tip: gix::ObjectId) -> Result<Option<AllowedSigners>> {
+    let tree = read_commit(repo, tip)?.tree;
+    let Some((_, blob)) = find_in_tree(repo, tree, crate::git::layout::WRITERS)? else {
+        return Ok(None);
+    };
+    let bytes = crate::git::objects::read_blob_bounded_id(repo, blob, 1 << 20, "writers")?;
+    Ok(AllowedSigners::parse(&bytes).ok())
+}
+
+/// Who signed commit `id`, and on a ledger with writers why rule 8 does not hold for it.
+fn signer_of(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+    writers: Option<&AllowedSigners>,
+    buf: &mut Vec<u8>,
+) -> Result<(Option<Signer>, Option<String>)> {
+    let raw = gix::objs::Find::try_find(&repo.objects, &id, buf)
+        .map_err(|e| Error::failed(format!("cannot read commit {id}: {e}")))?
+        .map(|d| d.data)
+        .unwrap_or_default();
+    let hash = repo.object_hash();
+    Ok(match writers {
+        Some(w) => match signature::check(raw, hash, w) {
+            Ok(s) => (
+                Some(Signer {
+                    principal: Some(s.principal),
+                    fingerprint: s.fingerprint,
+                }),
+                None,
+            ),
+            Err(why) => (None, Some(why)),
+        },
+        None => (
+            signature::signature_key(raw, hash).map(|fingerprint| Signer {
+                principal: None,
+                fingerprint,
+            }),
+            None,
+        ),
+    })
+}
 
 /// One line per ledger commit: short id, date, author, and each attempt it filled with its
 /// native and portfolio outcome.
@@ -50,6 +96,18 @@ pub struct Entry {
     /// Whether the commit's message says exactly what its tree did (rule 7); when not, the
     /// subject is shown as written but the attempts, repairs and count are the trees'.
     pub message_admitted: bool,
+    /// Who signed it: on a ledger with writers, the writers line's principal and the key's
+    /// fingerprint when rule 8 holds; elsewhere the key's fingerprint (principal null).
+    pub signer: Option<Signer>,
+    /// On a ledger with writers, why rule 8 does not hold for this commit.
+    pub signature_refused: Option<String>,
+}
+
+/// A commit's signer, as `log` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Signer {
+    pub principal: Option<String>,
+    pub fingerprint: String,
 }
 
 /// A log entry for `info`, with what its trees say it did and `k` of `n` rows filled after it.
@@ -71,6 +129,8 @@ fn entry(
         repairs,
         filled: Some(format!("{k}/{n}")),
         message_admitted: true,
+        signer: None,
+        signature_refused: None,
     }
 }
 
@@ -157,6 +217,8 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
     let mut entries = Vec::new();
     let mut lies = Vec::new();
     let mut k = 0;
+    let writers = tip_writers(&repo, tip)?;
+    let mut buf = Vec::new();
     for (i, info) in chain.iter().enumerate() {
         let id = info.id;
         let at = format!("commit {id}");
@@ -193,6 +255,8 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
         };
         if let Some(last) = entries.last_mut() {
             last.message_admitted = why.is_empty();
+            (last.signer, last.signature_refused) =
+                signer_of(&repo, id, writers.as_ref(), &mut buf)?;
         }
         lies.extend(why);
     }
@@ -235,9 +299,17 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
         if !e.message_admitted {
             filled.push_str("  (its message says something else: not admitted, rule 7)");
         }
+        let signed = match (&e.signer, &e.signature_refused) {
+            (Some(s), _) => match &s.principal {
+                Some(p) => format!("  signed by {p} {}", s.fingerprint),
+                None => format!("  signed by key {}", s.fingerprint),
+            },
+            (None, Some(why)) => format!("  rule 8: {why}"),
+            (None, None) => String::new(),
+        };
         writeln!(
             io.out,
-            "{} {} {}  {what}{filled}",
+            "{} {} {}  {what}{filled}{signed}",
             &e.commit[..7],
             &e.date[..10.min(e.date.len())],
             e.author

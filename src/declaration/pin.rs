@@ -72,6 +72,14 @@ pub fn pin_with_progress(
         Err(e) => r.extend(e.entries()),
     }
     step(progress);
+    if let Some(w) = &draft.writers {
+        match writers_pin(repo, commit, w, max_input_bytes) {
+            Ok(v) => {
+                out.insert("writers".into(), v);
+            }
+            Err(e) => r.extend(e.entries()),
+        }
+    }
     let mut tasks = Vec::new();
     for (task, raw) in draft
         .tasks
@@ -172,6 +180,14 @@ pub fn check(
         rt,
         &mut r,
     );
+    if let Some(w) = &decl.writers {
+        compare(
+            format!("writers ({})", w.path),
+            &v["writers"],
+            writers_pin(repo, commit, w, max_input_bytes),
+            &mut r,
+        );
+    }
     for (i, t) in decl.tasks.iter().enumerate() {
         let def = tree_pin(repo, commit, &t.definition);
         files += count_files(&def);
@@ -218,6 +234,25 @@ fn tree_pin(repo: &gix::Repository, commit: ObjectId, pin: &TreePin) -> Result<V
 
 fn file_pin(repo: &gix::Repository, commit: ObjectId, pin: &FilePin) -> Result<Value> {
     Ok(json!({"path": pin.path, "sha256": git::blob_sha256(repo, commit, &pin.path)?}))
+}
+
+/// The writers file at the commit, parsed as an OpenSSH allowed-signers file (anything it does
+/// not support refused), pinned by the SHA-256 of its bytes.
+fn writers_pin(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    pin: &FilePin,
+    max_input_bytes: u64,
+) -> Result<Value> {
+    let bytes = git::read_blob_bounded(repo, commit, &pin.path, max_input_bytes)?;
+    git::allowed_signers::AllowedSigners::parse(&bytes).map_err(|r| {
+        Error::Refused(
+            r.into_iter()
+                .map(|s| format!("writers file {} (an allowed-signers file): {s}", pin.path))
+                .collect(),
+        )
+    })?;
+    Ok(json!({"path": pin.path, "sha256": crate::sha256_hex(&bytes)}))
 }
 
 /// The profile file at the commit, validated, plus its `source` (path and SHA-256).

@@ -22,9 +22,10 @@ use gix::objs::tree::EntryMode;
 use gix::ObjectId;
 
 use super::decl_cache;
-use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS};
+use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS, WRITERS};
 use super::message;
 use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit};
+use super::signature;
 use super::tree::{KeptTrees, RecentTrees};
 
 mod flat;
@@ -40,6 +41,9 @@ pub struct Known {
     /// The blob id of `campaign.json` it was parsed from.
     pub blob: ObjectId,
     dirs: HashSet<String>,
+    /// The ledger's writers and their blob, read once (see [`signature::writers_of`]).
+    pub(crate) writers: signature::WritersCell,
+    pub(crate) writers_blob: std::cell::OnceCell<ObjectId>,
 }
 
 impl Known {
@@ -59,7 +63,13 @@ impl Known {
             }
             dirs.insert(path);
         }
-        Known { decl, blob, dirs }
+        Known {
+            decl,
+            blob,
+            dirs,
+            writers: Default::default(),
+            writers_blob: Default::default(),
+        }
     }
 }
 
@@ -256,7 +266,10 @@ impl<'r> Admission<'r> {
         if let Some(name) = refname {
             Self::check_ref_name(name, &known.decl, &at)?;
         }
-        let expected = layout::template_tree_id(self.repo.object_hash(), &known.decl, known.blob)?;
+        let writers = signature::writers_of(self.repo, &known, info.tree, &at, self.max_bytes)?;
+        let writers = writers.map(|(blob, _)| blob);
+        let hash = self.repo.object_hash();
+        let expected = layout::template_tree_id(hash, &known.decl, known.blob, writers)?;
         if info.tree != expected {
             return Err(Error::Refused(
                 self.root_differences(&known, info.tree, &at)?,
@@ -264,6 +277,13 @@ impl<'r> Admission<'r> {
         }
         let mut r = Reasons::new();
         rule7(&info, &Ok(message::root_expected(&known.decl)), &at, &mut r);
+        r.extend(signature::rule8(
+            self.repo,
+            &known,
+            info.tree,
+            commit,
+            self.max_bytes,
+        )?);
         r.into_result()?;
         Ok(known)
     }
@@ -274,6 +294,9 @@ impl<'r> Admission<'r> {
         let hash = self.repo.object_hash();
         let mut expected: BTreeMap<String, ObjectId> = BTreeMap::new();
         expected.insert(CAMPAIGN.to_owned(), known.blob);
+        if let Some(&w) = known.writers_blob.get() {
+            expected.insert(WRITERS.to_owned(), w);
+        }
         for (path, bytes) in layout::template_files(&known.decl) {
             let id = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
                 .map_err(|e| Error::failed(format!("cannot hash: {e}")))?;
@@ -491,6 +514,13 @@ impl<'r> Admission<'r> {
             self.bound_records(records, &at)?;
         }
         let mut r = Reasons::new();
+        r.extend(signature::rule8(
+            self.repo,
+            &known,
+            p.tree,
+            child,
+            self.max_bytes,
+        )?);
         // Every tree C changed must be one Git writes: the diff reads entry modes as numbers
         // and pairs entries by name in order, so a zero-padded mode (`0100644`), entries out of
         // order or a duplicated name would pass unseen, and readers that look a path up could
@@ -553,7 +583,7 @@ impl<'r> Admission<'r> {
                 continue; // inside a directory already refused
             }
             let is_tree = |e: Option<(EntryMode, ObjectId)>| e.is_some_and(|(m, _)| m.is_tree());
-            if path == CAMPAIGN || path == HEADER {
+            if path == CAMPAIGN || path == HEADER || path == WRITERS {
                 let what = match (old, new) {
                     (None, _) => "was added",
                     (_, None) => "was removed",
@@ -561,7 +591,7 @@ impl<'r> Admission<'r> {
                     _ => "changed",
                 };
                 r.push(format!(
-                    "{at}: rule 2: {path} {what}; the declaration and the ledger header never change (same blob as the parent's)"
+                    "{at}: rule 2: {path} {what}; the declaration, the ledger header and the writers never change (same blob as the parent's)"
                 ));
                 continue;
             }

@@ -16,6 +16,9 @@ use crate::portfolio::Outcome;
 pub const REF_PREFIX: &str = "refs/ledgers/";
 /// The declaration's exact bytes.
 pub const CAMPAIGN: &str = "campaign.json";
+/// The declared writers' allowed-signers file, exact bytes (only when the declaration names
+/// writers; `signing.md`).
+pub const WRITERS: &str = "writers";
 /// The ledger header (`format` and `declaration`, no rows).
 pub const HEADER: &str = "ledger.json";
 /// One file per scheduled attempt below this directory.
@@ -137,22 +140,21 @@ pub fn build_tree(
     })
 }
 
-/// The tree id `init` writes for `decl`, whose bytes are the blob `campaign`, computed without
-/// writing any object.
+/// The tree id `init` writes for `decl`, whose bytes are the blob `campaign` (and whose
+/// writers file is the blob `writers`, when it names writers), computed without writing any
+/// object.
 pub fn template_tree_id(
     hash: gix::hash::Kind,
     decl: &Declaration,
     campaign: ObjectId,
+    writers: Option<ObjectId>,
 ) -> Result<ObjectId> {
-    build_tree(
-        hash,
-        &[(CAMPAIGN, campaign)],
-        &template_files(decl),
-        &mut |kind, data| {
-            gix::objs::compute_hash(hash, kind, data)
-                .map_err(|e| Error::failed(format!("cannot hash an object: {e}")))
-        },
-    )
+    let mut blobs = vec![(CAMPAIGN, campaign)];
+    blobs.extend(writers.map(|w| (WRITERS, w)));
+    build_tree(hash, &blobs, &template_files(decl), &mut |kind, data| {
+        gix::objs::compute_hash(hash, kind, data)
+            .map_err(|e| Error::failed(format!("cannot hash an object: {e}")))
+    })
 }
 
 /// One `Ledger-Attempt` trailer.

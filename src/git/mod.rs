@@ -8,6 +8,7 @@
 //! every thread.
 
 pub mod admit;
+pub mod allowed_signers;
 mod decl_cache;
 mod defhash;
 pub mod layout;
@@ -16,6 +17,8 @@ pub mod objects;
 pub mod quarantine;
 pub mod replace;
 mod revision;
+pub mod sign;
+pub mod signature;
 pub mod store;
 pub mod transport;
 mod tree;

@@ -223,7 +223,7 @@ pub(crate) fn move_ref(
 /// Write an object's bytes to the repository, unless it is there already (hashed first, once,
 /// as Git and `gix::Repository::write_object` do: compressing a 1 MB `records/` tree costs more
 /// than hashing it).
-fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> Result<ObjectId> {
+pub(crate) fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> Result<ObjectId> {
     use gix::objs::Write;
     let fail =
         |e: &dyn std::fmt::Display| Error::failed(format!("cannot write a {kind} object: {e}"));
@@ -256,18 +256,37 @@ pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, Objec
     let bytes = decl.bytes().ok_or_else(|| {
         Error::failed("init needs the declaration's bytes (it was read from a cache)")
     })?;
+    let writers = super::signature::declared_writers(repo, decl)?;
+    let signing = super::sign::config(repo, writers.is_some())?;
     let campaign = write_object(repo, Kind::Blob, bytes)?;
+    let mut blobs = vec![(layout::CAMPAIGN, campaign)];
+    if let Some((writers_bytes, _)) = &writers {
+        blobs.push((
+            layout::WRITERS,
+            write_object(repo, Kind::Blob, writers_bytes)?,
+        ));
+    }
     let tree = layout::build_tree(
         repo.object_hash(),
-        &[(layout::CAMPAIGN, campaign)],
+        &blobs,
         &layout::template_files(decl),
         &mut |kind, data| write_object(repo, kind, data),
     )?;
     let message = super::message::root_message(decl);
-    let commit = repo
-        .new_commit_as(committer, author, message, tree, Vec::<ObjectId>::new())
-        .map_err(|e| Error::failed(format!("cannot write the root commit: {e}")))?
-        .id;
+    let commit = super::sign::write_commit(
+        repo,
+        committer,
+        author,
+        &message,
+        tree,
+        Vec::new(),
+        signing.as_ref(),
+    )
+    .map_err(|e| e.context("cannot write the root commit"))?;
+    // Rule 8 before the ref moves (the tree is the template by construction).
+    if let Some((_, w)) = &writers {
+        super::signature::check_commit(repo, commit, w)?;
+    }
     match move_ref(
         repo,
         &name,
@@ -673,10 +692,17 @@ impl Store for RefStore {
             })?;
         debug_assert_eq!(filled, self.filled + newly);
         let (author, committer) = identity(repo)?;
-        let commit = repo
-            .new_commit_as(committer, author, &message, tree, [self.tip])
-            .map_err(|e| fail(&e))?
-            .id;
+        let signing = super::sign::config(repo, decl.writers.is_some())?;
+        let parents = vec![self.tip];
+        let commit = super::sign::write_commit(
+            repo,
+            committer,
+            author,
+            &message,
+            tree,
+            parents,
+            signing.as_ref(),
+        )?;
         // The one validator decides before the ref moves.
         Admission::new(repo, self.max_bytes)
             .with_known(self.known.clone())

@@ -25,7 +25,9 @@ mod refhooks;
 mod render;
 mod report;
 mod schemas;
+mod servers;
 mod shell;
+mod signing;
 mod sync;
 mod writers_agree;
 
