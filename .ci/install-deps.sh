@@ -3,6 +3,7 @@
 #   chromium  - renders the HTML report headless (screenshot + DOM) in tests/cli/render.rs
 #   man-db    - `man`, which `git ledger --help` runs (git help ledger) in tests/cli/shell.rs
 #   bsdutils  - `script`, a pseudo-terminal for the colour test (normally already present)
+#   python3, python3-venv - the venv .ci/inspect-venv.sh builds for the Inspect AI tests
 # With CI set, those tests fail instead of skipping when a tool is missing.
 set -euo pipefail
 
@@ -10,6 +11,8 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 man --version >/dev/null 2>&1 || need+=(man-db)
 command -v script >/dev/null 2>&1 || need+=(bsdutils)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
 
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""

@@ -1,0 +1,130 @@
+"""Inspect tasks for git-ledger's integration tests (tests/cli/inspect_runs.rs).
+
+Every task runs offline on Inspect's scripted `mockllm/model`: the model repeats the word after
+"Say:" in the last user message, with its token usage and cost set (so Inspect counts no
+tokens, which would download a tokenizer). Sample "a" passes, "b" fails (its target is another
+word), sample 7 (an integer id) passes. Each task exercises one way Inspect ends a sample.
+"""
+
+import os
+
+import anyio
+import re
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import json_dataset
+from inspect_ai.model import ChatMessageUser, ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import includes
+from inspect_ai.solver import Generate, TaskState, generate, solver
+
+DATASET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "samples.jsonl")
+WORD = re.compile(r"Say: (\w+)")
+
+# Tries of each (sample id, epoch) in this process, for the solver that fails only once.
+TRIES: dict[tuple[str, int], int] = {}
+
+
+def echo(input, tools, tool_choice, config) -> ModelOutput:
+    """Repeat the word after "Say:"; 3 input tokens, 1 output token, $0.002 a call."""
+    found = WORD.search(input[-1].text)
+    output = ModelOutput.from_content(
+        model="mockllm/model", content=found.group(1) if found else "what?"
+    )
+    output.usage = ModelUsage(
+        input_tokens=3, output_tokens=1, total_tokens=4, total_cost=0.002
+    )
+    return output
+
+
+def scripted():
+    return get_model("mockllm/model", custom_outputs=echo)
+
+
+def make(solvers, **kwargs) -> Task:
+    return Task(
+        dataset=json_dataset(DATASET),
+        solver=solvers,
+        scorer=includes(),
+        model=scripted(),
+        **kwargs,
+    )
+
+
+@solver
+def raise_on(sample_id: str, only_first_try: bool = False, env: str | None = None):
+    """Raise for one sample: always, on its first try only, or while `env` is set."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        key = (str(state.sample_id), state.epoch)
+        TRIES[key] = TRIES.get(key, 0) + 1
+        failing = str(state.sample_id) == sample_id
+        if only_first_try:
+            failing = failing and TRIES[key] == 1
+        if env is not None:
+            failing = failing and bool(os.environ.get(env))
+        if failing:
+            raise RuntimeError(f"scripted failure of sample {sample_id}\nsecond line")
+        return await generate(state)
+
+    return solve
+
+
+@solver
+def keep_asking():
+    """Generate, then ask again, until a limit ends the sample."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        for _ in range(50):
+            state = await generate(state)
+            state.messages.append(ChatMessageUser(content=state.input_text))
+        return state
+
+    return solve
+
+
+@task
+def echo_task() -> Task:
+    """Passing and failing samples."""
+    return make(generate())
+
+
+@task
+def raises() -> Task:
+    """Sample "b" raises on every try."""
+    return make(raise_on("b"))
+
+
+@task
+def raises_once() -> Task:
+    """Sample "b" raises on its first try only (run with --retry-on-error)."""
+    return make(raise_on("b", only_first_try=True))
+
+
+@task
+def flaky() -> Task:
+    """Sample "b" raises while FLAKY_FAIL is set (run, then eval-retry without it)."""
+    return make(raise_on("b", env="FLAKY_FAIL"))
+
+
+@task
+def limited() -> Task:
+    """Every sample asks until its message limit (declared: 4) fires."""
+    return make(keep_asking(), message_limit=4)
+
+
+@solver
+def stall_on(sample_id: str):
+    """Wait an hour in sample `sample_id`, so that the run can be interrupted."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if str(state.sample_id) == sample_id:
+            await anyio.sleep(3600)
+        return await generate(state)
+
+    return solve
+
+
+@task
+def stalls() -> Task:
+    """Sample "b" never finishes: the run is interrupted (cancelled) or killed."""
+    return make(stall_on("b"))
