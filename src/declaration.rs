@@ -72,11 +72,27 @@ pub const SCENARIO_OUTCOMES: [&str; 9] = [
     "PENDING_UNGRADED",
 ];
 
+/// Native outcomes an Inspect task may declare (`inspect.md`).
+pub const INSPECT_OUTCOMES: [&str; 4] = ["PASS", "FAIL", "ERROR", "UNSCORED"];
+
 /// The limits each kind declares, exactly.
 pub const ARENA_LIMITS: [&str; 3] = ["cli_invocation_seconds", "oracle_seconds", "max_iterations"];
 pub const SCENARIO_LIMITS: [&str; 2] = ["harness_minutes", "max_steps"];
+/// The limits an Inspect task may declare: at least one of them, nothing else.
+pub const INSPECT_LIMITS: [&str; 5] = [
+    "message_limit",
+    "token_limit",
+    "time_limit",
+    "working_limit",
+    "cost_limit",
+];
 /// Limits that are counts (integers).
-pub const COUNT_LIMITS: [&str; 2] = ["max_steps", "max_iterations"];
+pub const COUNT_LIMITS: [&str; 4] = [
+    "max_steps",
+    "max_iterations",
+    "message_limit",
+    "token_limit",
+];
 
 /// Top-level keys of a declaration, in the order they are written.
 pub const TOP_KEYS: [&str; 14] = [
@@ -96,12 +112,13 @@ pub const TOP_KEYS: [&str; 14] = [
     "schedule",
 ];
 /// Task keys, in the order they are written.
-pub const TASK_KEYS: [&str; 9] = [
+pub const TASK_KEYS: [&str; 10] = [
     "id",
     "kind",
     "evidence",
     "expects",
     "definition",
+    "inspect",
     "oracle",
     "upstream",
     "limits",
@@ -125,6 +142,7 @@ pub enum Mode {
 pub enum Kind {
     Arena,
     Scenario,
+    Inspect,
 }
 
 impl Kind {
@@ -132,34 +150,57 @@ impl Kind {
         match self {
             Kind::Arena => "arena",
             Kind::Scenario => "scenario",
+            Kind::Inspect => "inspect",
         }
     }
-    /// The status at which a PASS is a completion.
+    /// The status at which a PASS is a completion (for Inspect, the plain one: a PASS at
+    /// `limit:<type>` is a completion too, see [`Kind::is_completion_status`]).
     pub fn completion_status(self) -> &'static str {
         match self {
             Kind::Arena => "COMPLETED",
             Kind::Scenario => "COMPLETE",
+            Kind::Inspect => "completed",
         }
     }
-    /// The status at which a PASS is a stop.
-    pub fn stop_status(self) -> &'static str {
+    /// Whether a PASS at this status is a completion. Inspect scores a sample that hit a
+    /// limit, so `limit:<type>` is one too (the spend against the declared limit decides
+    /// whether it counts).
+    pub fn is_completion_status(self, status: &str) -> bool {
         match self {
-            Kind::Arena => "STOPPED",
-            Kind::Scenario => "BLOCKED",
+            Kind::Inspect => {
+                status == "completed"
+                    || status.strip_prefix("limit:").is_some_and(|t| !t.is_empty())
+            }
+            _ => status == self.completion_status(),
         }
+    }
+    /// The status at which a PASS is a stop; Inspect has none (an Inspect task expects
+    /// completion).
+    pub fn stop_status(self) -> Option<&'static str> {
+        match self {
+            Kind::Arena => Some("STOPPED"),
+            Kind::Scenario => Some("BLOCKED"),
+            Kind::Inspect => None,
+        }
+    }
+    /// Whether a PASS at this status is a stop.
+    pub fn is_stop_status(self, status: &str) -> bool {
+        self.stop_status() == Some(status)
     }
     /// The native outcomes this kind may declare.
     pub fn allowed_outcomes(self) -> &'static [&'static str] {
         match self {
             Kind::Arena => &ARENA_OUTCOMES,
             Kind::Scenario => &SCENARIO_OUTCOMES,
+            Kind::Inspect => &INSPECT_OUTCOMES,
         }
     }
-    /// The limits this kind declares.
+    /// The limits this kind declares (for Inspect: may declare, at least one).
     pub fn limit_names(self) -> &'static [&'static str] {
         match self {
             Kind::Arena => &ARENA_LIMITS,
             Kind::Scenario => &SCENARIO_LIMITS,
+            Kind::Inspect => &INSPECT_LIMITS,
         }
     }
 }
@@ -239,6 +280,22 @@ pub struct Upstream {
     pub checks: Vec<String>,
 }
 
+/// An Inspect task's `inspect` block: which sample of which Inspect task, and which score of
+/// which scorer is its verdict.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InspectSpec {
+    /// The task name as the log records it (`eval.task`).
+    pub task: String,
+    /// The dataset sample's id: a string or an integer, compared by JSON value.
+    pub sample_id: Value,
+    /// The score that is the verdict.
+    pub scorer: String,
+    /// The score values that are a PASS (strings or numbers, compared by value).
+    pub pass: Vec<Value>,
+    /// The declared task arguments (`{}` when not declared).
+    pub task_args: Map<String, Value>,
+}
+
 /// One declared task.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Task {
@@ -247,6 +304,9 @@ pub struct Task {
     pub evidence: Evidence,
     pub expects: Expects,
     pub definition: TreePin,
+    /// An Inspect task's sample, scorer and pass values.
+    #[serde(default)]
+    pub inspect: Option<InspectSpec>,
     pub oracle: Option<FilePin>,
     pub upstream: Option<Upstream>,
     /// Declared limits by name (finite, nonnegative).
@@ -1227,6 +1287,9 @@ fn validate_tasks(c: &mut Ctx, v: Option<&Value>) -> Option<Vec<Task>> {
     }
     let mut tasks = Vec::new();
     let mut ids = HashSet::new();
+    // (Inspect task, sample id as JSON text) → the task that declares it: a sample fixes its
+    // schedule id, so two tasks may not declare the same one.
+    let mut samples: HashMap<(String, String), String> = HashMap::new();
     let mut all_ok = true;
     for (i, item) in items.iter().enumerate() {
         match validate_task(c, i, item) {
@@ -1237,6 +1300,19 @@ fn validate_tasks(c: &mut Ctx, v: Option<&Value>) -> Option<Vec<Task>> {
                         format!("{:?} repeats an id", t.id),
                     );
                     all_ok = false;
+                }
+                if let Some(spec) = &t.inspect {
+                    let key = (spec.task.clone(), sample_key(&spec.sample_id));
+                    if let Some(other) = samples.insert(key, t.id.clone()) {
+                        c.bad(
+                            &format!("tasks[{i}].inspect"),
+                            format!(
+                                "{} declares sample {} of Inspect task {:?} as {other} does: a sample fills one task's rows",
+                                t.id, spec.sample_id, spec.task
+                            ),
+                        );
+                        all_ok = false;
+                    }
                 }
                 tasks.push(t);
             }
@@ -1259,10 +1335,11 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
     let kind = match c.string(&join(at, "kind"), m.get("kind")) {
         Some("arena") => Some(Kind::Arena),
         Some("scenario") => Some(Kind::Scenario),
+        Some("inspect") => Some(Kind::Inspect),
         Some(other) => {
             c.bad(
                 &join(at, "kind"),
-                format!("must be \"arena\" or \"scenario\", not {other:?}"),
+                format!("must be \"arena\", \"scenario\" or \"inspect\", not {other:?}"),
             );
             None
         }
@@ -1297,6 +1374,18 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
             ];
             c.keys(at, m, &common, &["limits"], &[]);
         }
+        Some(Kind::Inspect) => {
+            let common = [
+                "id",
+                "kind",
+                "evidence",
+                "expects",
+                "definition",
+                "inspect",
+                "native_outcomes",
+            ];
+            c.keys(at, m, &common, &["limits"], &[]);
+        }
         None => {}
     }
     let id = c.string(&join(at, "id"), m.get("id")).map(str::to_owned);
@@ -1321,6 +1410,13 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
     };
     let expects = match c.string(&join(at, "expects"), m.get("expects")) {
         Some("completion") => Some(Expects::Completion),
+        Some("stop") if kind == Some(Kind::Inspect) => {
+            c.bad(
+                &join(at, "expects"),
+                "an inspect task expects \"completion\": Inspect has no stop status, so a PASS could never be a stop",
+            );
+            None
+        }
         Some("stop") => Some(Expects::Stop),
         Some(s) => {
             c.bad(
@@ -1340,6 +1436,11 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
         )
     } else {
         (None, None)
+    };
+    let inspect = if kind == Some(Kind::Inspect) {
+        validate_inspect(c, &join(at, "inspect"), m.get("inspect"))
+    } else {
+        None
     };
     let limits = kind.and_then(|k| validate_limits(c, &join(at, "limits"), m.get("limits"), k));
     let native_outcomes = c.strings(&join(at, "native_outcomes"), m.get("native_outcomes"));
@@ -1378,6 +1479,7 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
         evidence: evidence?,
         expects: expects?,
         definition: definition?,
+        inspect,
         oracle,
         upstream,
         limits: limits?,
@@ -1430,6 +1532,9 @@ fn validate_limits(
     };
     let m = c.object(at, Some(v))?;
     let names = kind.limit_names();
+    if kind == Kind::Inspect {
+        return validate_inspect_limits(c, at, m);
+    }
     let mut out = BTreeMap::new();
     for k in m.keys() {
         if !names.contains(&k.as_str()) {
@@ -1468,6 +1573,170 @@ fn validate_limits(
         }
     }
     (out.len() == names.len()).then_some(out)
+}
+
+/// An Inspect task's limits: at least one of [`INSPECT_LIMITS`], nothing else; counts are
+/// integers, seconds and USD finite nonnegative numbers.
+fn validate_inspect_limits(
+    c: &mut Ctx,
+    at: &str,
+    m: &Map<String, Value>,
+) -> Option<BTreeMap<String, f64>> {
+    let before = c.r.len();
+    let mut out = BTreeMap::new();
+    for (k, v) in m {
+        let lat = join(at, k);
+        if !INSPECT_LIMITS.contains(&k.as_str()) {
+            c.bad(
+                &lat,
+                format!(
+                    "an inspect task declares only {} (at least one)",
+                    INSPECT_LIMITS.join(", ")
+                ),
+            );
+        } else if COUNT_LIMITS.contains(&k.as_str()) {
+            match json::count(v) {
+                Some(n) => {
+                    out.insert(k.clone(), n as f64);
+                }
+                None => c.bad(
+                    &lat,
+                    format!("must be a nonnegative integer (a count), not {v}"),
+                ),
+            }
+        } else {
+            match json::nonneg_number(v) {
+                Some(f) => {
+                    out.insert(k.clone(), f);
+                }
+                None => c.bad(
+                    &lat,
+                    format!("must be a finite nonnegative number, not {v}"),
+                ),
+            }
+        }
+    }
+    if m.is_empty() {
+        c.bad(
+            at,
+            format!(
+                "an inspect task declares at least one of {} (spend is compared with them)",
+                INSPECT_LIMITS.join(", ")
+            ),
+        );
+    }
+    (c.r.len() == before).then_some(out)
+}
+
+/// A sample id as a key compared by JSON value: a string and an integer differ, `1` and `1`
+/// are the same.
+pub fn sample_key(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("s:{s}"),
+        other => format!("n:{other}"),
+    }
+}
+
+/// Whether a JSON value may be an Inspect sample id: a string or an integer.
+pub fn is_sample_id(v: &Value) -> bool {
+    match v {
+        Value::String(s) => !s.is_empty(),
+        Value::Number(n) => n.is_i64() || n.is_u64(),
+        _ => false,
+    }
+}
+
+/// An Inspect task's `inspect` block.
+fn validate_inspect(c: &mut Ctx, at: &str, v: Option<&Value>) -> Option<InspectSpec> {
+    let m = c.object(at, v)?;
+    let before = c.r.len();
+    c.keys(
+        at,
+        m,
+        &["task", "sample_id", "scorer", "pass"],
+        &["task_args"],
+        &[],
+    );
+    let task = c
+        .string(&join(at, "task"), m.get("task"))
+        .map(str::to_owned);
+    let scorer = c
+        .string(&join(at, "scorer"), m.get("scorer"))
+        .map(str::to_owned);
+    let sample_id = match m.get("sample_id") {
+        Some(v) if is_sample_id(v) => Some(v.clone()),
+        Some(v) => {
+            c.bad(
+                &join(at, "sample_id"),
+                format!(
+                    "must be a non-empty string or an integer (the dataset sample's id), not {v}"
+                ),
+            );
+            None
+        }
+        None => None,
+    };
+    let pass = match m.get("pass") {
+        Some(Value::Array(items)) => {
+            let mut out: Vec<Value> = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let ok =
+                    matches!(item, Value::String(_)) || item.as_f64().is_some_and(f64::is_finite);
+                if !ok {
+                    c.bad(
+                        &format!("{}[{i}]", join(at, "pass")),
+                        format!("must be a string or a number (a score value), not {item}"),
+                    );
+                } else if out.iter().any(|o| json::value_eq(o, item)) {
+                    c.bad(
+                        &format!("{}[{i}]", join(at, "pass")),
+                        format!("{item} is listed twice"),
+                    );
+                } else {
+                    out.push(item.clone());
+                }
+            }
+            if items.is_empty() {
+                c.bad(
+                    &join(at, "pass"),
+                    "must list at least one score value that is a PASS",
+                );
+            }
+            Some(out)
+        }
+        Some(other) => {
+            c.bad(
+                &join(at, "pass"),
+                format!(
+                    "must be a list of score values (strings or numbers), not {}",
+                    json::type_name(other)
+                ),
+            );
+            None
+        }
+        None => None,
+    };
+    let task_args = match m.get("task_args") {
+        None => Some(Map::new()),
+        Some(Value::Object(a)) => Some(a.clone()),
+        Some(other) => {
+            c.bad(
+                &join(at, "task_args"),
+                format!("must be an object, not {}", json::type_name(other)),
+            );
+            None
+        }
+    };
+    if c.r.len() != before {
+        return None;
+    }
+    Some(InspectSpec {
+        task: task?,
+        sample_id: sample_id?,
+        scorer: scorer?,
+        pass: pass?,
+        task_args: task_args?,
+    })
 }
 
 fn validate_schedule(

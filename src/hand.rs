@@ -63,6 +63,7 @@ pub fn put<S: Store + ?Sized>(
     Ok(Change {
         kind: ChangeKind::Put,
         rows: vec![RowWrite {
+            notes: Vec::new(),
             row,
             record: Some(row_bytes.to_vec()),
             source: source.to_owned(),
@@ -95,6 +96,7 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
     Ok(Change {
         kind: ChangeKind::Repair,
         rows: vec![RowWrite {
+            notes: Vec::new(),
             row,
             record: None,
             source: String::new(),

@@ -27,7 +27,7 @@ pub const DEFERRED: &str = "DEFERRED";
 pub const NOT_ATTEMPTED: &str = "not attempted";
 
 /// The kinds of native record a row can be filled from.
-pub const RECORD_KINDS: [&str; 3] = ["scenario", "arena", "hand"];
+pub const RECORD_KINDS: [&str; 4] = ["scenario", "arena", "inspect", "hand"];
 
 /// One checked row (an object holding exactly the declared attempt fields).
 #[derive(Debug, Clone, PartialEq)]
@@ -350,7 +350,15 @@ pub(crate) fn check_members<'a, O: Obj>(
         J::Null => {}
         J::Object(u) => {
             for (k, v) in u.iter() {
-                check_amount(&mut r, &label, &format_args!("usage.{k}"), v.view());
+                match v.view() {
+                    // An Inspect row's usage is `model_usage` as recorded: model → counts.
+                    J::Object(counts) if task.kind == crate::declaration::Kind::Inspect => {
+                        for (c, n) in counts.iter() {
+                            check_amount(&mut r, &label, &format_args!("usage.{k}.{c}"), n.view());
+                        }
+                    }
+                    v => check_amount(&mut r, &label, &format_args!("usage.{k}"), v),
+                }
             }
         }
         other => bad(
@@ -414,16 +422,26 @@ pub(crate) fn check_members<'a, O: Obj>(
         }
         Some("PASS") => {
             let status = get(Field::NativeStatus).as_str();
+            let kind = task.kind;
             let want = match task.expects {
-                Expects::Completion => task.kind.completion_status(),
-                Expects::Stop => task.kind.stop_status(),
+                Expects::Completion => kind.completion_status(),
+                Expects::Stop => kind.stop_status().unwrap_or_default(),
             };
-            if status != Some(want) {
+            let fits = status.is_some_and(|s| match task.expects {
+                Expects::Completion => kind.is_completion_status(s),
+                Expects::Stop => kind.is_stop_status(s),
+            });
+            if !fits {
+                let want = if kind == crate::declaration::Kind::Inspect {
+                    "completed or limit:<type>"
+                } else {
+                    want
+                };
                 let what = match status {
-                    Some(s) if s == task.kind.stop_status() => {
+                    Some(s) if kind.is_stop_status(s) => {
                         format!("a stop ({s}) on a task that expects completion")
                     }
-                    Some(s) if s == task.kind.completion_status() => {
+                    Some(s) if kind.is_completion_status(s) => {
                         format!("a completion ({s}) on a task that expects a stop")
                     }
                     Some(s) => format!("status {s:?} is neither completion nor stop"),
@@ -761,7 +779,7 @@ fn check_native_record<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>, tas
                     .as_str()
                     .is_some_and(crate::declaration::is_sha256);
             if !shape {
-                r.push(format!("{label}: native_record: must be {{\"kind\": \"scenario\", \"arena\" or \"hand\", \"id\": string, \"sha256\": hex}} or null"));
+                r.push(format!("{label}: native_record: must be {{\"kind\": \"scenario\", \"arena\", \"inspect\" or \"hand\", \"id\": string, \"sha256\": hex}} or null"));
             } else {
                 let kind = kind.unwrap_or_default();
                 if kind != "hand" && kind != task.kind.as_str() {

@@ -145,12 +145,15 @@ pub fn classify_view<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> Classif
         "STOPPED" | "HONEST_BLOCKER" => Some(Outcome::StoppedUnestablished),
         "FAIL" => Some(Outcome::EndedWithoutCompleting),
         "ERROR" => Some(Outcome::Error),
+        "UNSCORED" => Some(Outcome::Ungraded),
         "SKIPPED" | "NOT_EXERCISED" => Some(Outcome::Skipped),
         _ => Some(Outcome::Ungraded), // RUNNING, INTERRUPTED_UNGRADED, PENDING_UNGRADED
     };
     let mut gaps = Vec::new();
     let outcome = outcome.unwrap_or_else(|| {
-        let at_stop = row.native_status() == Some(task.kind.stop_status());
+        let at_stop = row
+            .native_status()
+            .is_some_and(|s| task.kind.is_stop_status(s));
         gaps = evidence_gaps(task, row, at_stop);
         gaps.extend(deviations.iter().cloned());
         gaps.extend(over.iter().cloned());

@@ -27,6 +27,8 @@ pub struct RowWrite {
     pub record: Option<Vec<u8>>,
     /// Where the row came from, for messages (`from <path>`).
     pub source: String,
+    /// What the commit message says about the row besides its source (an edited score).
+    pub notes: Vec<String>,
 }
 
 /// What kind of write a change is (it decides the commit message).
@@ -111,6 +113,11 @@ pub fn apply<S: Store + ?Sized>(
     for attempt in 0..MAX_ATTEMPTS {
         let change = build(store)?;
         check_change(store, &change)?;
+        // Nothing to write (an import whose every Inspect sample is already in the ledger):
+        // no commit, no rewritten file.
+        if change.rows.is_empty() {
+            return Ok(change);
+        }
         match store.write(&change) {
             Ok(()) => return Ok(change),
             Err(WriteError::Moved) => moved = true,

@@ -453,6 +453,7 @@ fn replay(
                 }
             }
             rows.push(RowWrite {
+                notes: Vec::new(),
                 source: sources.get(sid).cloned().unwrap_or_default(),
                 row,
                 record: None,

@@ -217,7 +217,7 @@ pub(crate) fn complete_pass(decl: &Declaration, schedule_id: &str) -> Value {
     let task = decl.task_of(schedule_id).expect("scheduled");
     let status = match task.expects {
         Expects::Completion => task.kind.completion_status(),
-        Expects::Stop => task.kind.stop_status(),
+        Expects::Stop => task.kind.stop_status().unwrap_or_default(),
     };
     let checks: Vec<Value> = match (&task.kind, &task.upstream) {
         (Kind::Arena, Some(up)) => up
@@ -330,4 +330,32 @@ pub(crate) fn git(dir: &std::path::Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
+}
+
+// --- Inspect tasks -------------------------------------------------------------------------
+
+/// An Inspect task as `inspect.md` shows it: one sample (`add-1`) of the Inspect task `arith`,
+/// scored by `match`, `C` a PASS, with a message and a token limit.
+pub(crate) fn inspect_task_value(name: &str, sample_id: Value, evidence: &str) -> Value {
+    json!({
+        "id": format!("inspect/{name}"),
+        "kind": "inspect",
+        "evidence": evidence,
+        "expects": "completion",
+        "definition": { "path": "evals/arith", "sha256": hex('5', 64), "files": 3 },
+        "inspect": { "task": "arith", "sample_id": sample_id, "scorer": "match", "pass": ["C"], "task_args": {} },
+        "limits": { "message_limit": 10, "token_limit": 200000 },
+        "native_outcomes": ["PASS", "FAIL", "ERROR", "UNSCORED"]
+    })
+}
+
+/// [`declaration_value`] plus a live Inspect task (`inspect/arith-add-1`, sample `"add-1"`)
+/// and a fixture one (`inspect/arith-2`, sample `2`).
+pub(crate) fn inspect_declaration_value() -> Value {
+    let mut v = declaration_value();
+    let tasks = v["tasks"].as_array_mut().expect("tasks");
+    tasks.push(inspect_task_value("arith-add-1", json!("add-1"), "live"));
+    tasks.push(inspect_task_value("arith-2", json!(2), "fixture"));
+    v["schedule"] = schedule_for(&v);
+    v
 }

@@ -24,6 +24,9 @@ pub struct ImportArgs {
     /// every row this call imports.
     #[arg(long, value_name = "FILE")]
     pub runtime_identity: Option<PathBuf>,
+    /// Skip (and list) Inspect samples that no declared task names, instead of refusing them.
+    #[arg(long)]
+    pub skip_undeclared: bool,
     /// Print a JSON summary.
     #[arg(long)]
     pub json: bool,
@@ -55,6 +58,15 @@ impl clap::Args for Records {
                 .value_parser(clap::value_parser!(String))
                 .help("Fill schedule id ID from attempt ATTEMPT of the Arena store directory STORE (repeatable)"),
         )
+        .arg(
+            Arg::new("inspect")
+                .long("inspect")
+                .num_args(1..)
+                .value_name("LOG.eval|LOG.json|DIR")
+                .action(ArgAction::Append)
+                .value_parser(clap::value_parser!(String))
+                .help("Fill the rows the declaration fixes for each sample of these Inspect logs (a directory: every .eval and .json log directly in it, in name order; repeatable)"),
+        )
     }
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         Self::augment_args(cmd)
@@ -64,6 +76,19 @@ impl clap::Args for Records {
 impl FromArgMatches for Records {
     fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
         let mut out: Vec<(usize, Source)> = Vec::new();
+        if let (Some(values), Some(indices)) = (
+            m.get_many::<String>("inspect"),
+            m.indices_of("inspect"),
+        ) {
+            for (v, i) in values.zip(indices) {
+                out.push((
+                    i,
+                    Source::Inspect {
+                        path: PathBuf::from(v),
+                    },
+                ));
+            }
+        }
         for name in ["scenario", "arena"] {
             let (Some(occurrences), Some(indices)) = (
                 m.get_occurrences::<String>(name),
@@ -130,6 +155,11 @@ pub struct ImportedRow {
     pub record: String,
     /// What else the reader should know about this row.
     pub notes: Vec<String>,
+    /// An Inspect row's reason and option deviations (as the row records them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub option_deviations: Option<Vec<String>>,
 }
 
 /// What an import did.
@@ -140,6 +170,13 @@ pub struct Summary {
     /// Rows holding an attempt after the import, and rows scheduled.
     pub filled: usize,
     pub scheduled: usize,
+    /// Rows still DEFERRED after the import (with Inspect logs: the samples no log held).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<usize>,
+    /// Inspect samples not imported (already in the ledger; undeclared, with
+    /// `--skip-undeclared`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<crate::import::inspect::Skipped>,
     /// Notes about the whole call.
     pub notes: Vec<String>,
 }
@@ -151,7 +188,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     let sources = &args.records.0;
     if sources.is_empty() {
         return Err(Error::Usage(
-            "import needs at least one record: --scenario <ID> <RUN-DIR|result.json> or --arena <ID> <STORE> <ATTEMPT> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
+            "import needs at least one record: --scenario <ID> <RUN-DIR|result.json>, --arena <ID> <STORE> <ATTEMPT> or --inspect <LOG.eval|LOG.json|DIR> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
         ));
     }
     let mut store = super::open_store(&args.target, &args.input, "import")?;
@@ -204,10 +241,25 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         }
         _ => None,
     };
+    // Each clean Inspect revision prefix, resolved once among the local repository's commits.
+    let revisions: std::collections::HashMap<String, crate::import::inspect::Resolved> = loaded
+        .inspect
+        .iter()
+        .map(|(_, l)| l)
+        .collect::<Vec<_>>()
+        .iter()
+        .flat_map(|l| crate::import::inspect::revision_prefixes(std::slice::from_ref(*l)))
+        .map(|p| {
+            let r = crate::import::inspect::resolve_prefix(repo.as_ref(), &p);
+            (p, r)
+        })
+        .collect();
     let ctx = Context {
         repo_root: repo_root.as_deref(),
         runtime_identity: runtime.as_ref(),
         pins: pins.as_ref(),
+        inspect_revisions: Some(&revisions),
+        skip_undeclared: args.skip_undeclared,
     };
     let mut imported = None;
     let change = store::apply(&mut *store, |s| {
@@ -215,8 +267,14 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         imported = Some(rows);
         Ok(change)
     })?;
-    let imported = imported.map(|i| i.rows).unwrap_or_default();
-    let summary = summarise(&mut *store, &change, &imported)?;
+    let (imported, skipped) = imported
+        .map(|i| (i.rows, i.skipped))
+        .unwrap_or_default();
+    let mut summary = summarise(&mut *store, &change, &imported)?;
+    if !loaded.inspect.is_empty() {
+        summary.deferred = Some(summary.scheduled - summary.filled);
+        summary.skipped = Some(skipped);
+    }
     print(&summary, args.json, io)?;
     Ok(0)
 }
@@ -237,6 +295,7 @@ fn summarise(
             .find(|w| w.row.schedule_id() == c.row.schedule_id())
             .map_or(&c.row, |w| &w.row);
         any_scenario |= c.key.starts_with("scenario:");
+        let inspect = c.key.starts_with("inspect:");
         let cl = crate::portfolio::classify(decl, row);
         let over_limits = cl
             .limits
@@ -256,6 +315,8 @@ fn summarise(
             source: c.source.clone(),
             record: c.key.clone(),
             notes: c.notes.clone(),
+            reason: inspect.then(|| row.reason().map(str::to_owned)).flatten(),
+            option_deviations: inspect.then(|| row.option_deviations().map(str::to_owned).collect()),
         });
     }
     let mut notes = Vec::new();
@@ -267,6 +328,8 @@ fn summarise(
         imported: out,
         filled,
         scheduled,
+        deferred: None,
+        skipped: None,
         notes,
     })
 }
@@ -291,6 +354,12 @@ fn print(summary: &Summary, json: bool, io: &mut Io) -> Result<()> {
             r.label.to_lowercase()
         )?;
         writeln!(io.out, "  from {}", r.source)?;
+        if let Some(reason) = &r.reason {
+            writeln!(io.out, "  reason: {reason}")?;
+        }
+        if let Some(d) = r.option_deviations.as_ref().filter(|d| !d.is_empty()) {
+            writeln!(io.out, "  option deviations: {}", d.join("; "))?;
+        }
         if !r.gaps.is_empty() {
             writeln!(io.out, "  gaps: {}", r.gaps.join("; "))?;
         } else {
@@ -313,6 +382,21 @@ fn print(summary: &Summary, json: bool, io: &mut Io) -> Result<()> {
         summary.filled,
         summary.scheduled
     )?;
+    if let Some(skipped) = &summary.skipped {
+        for s in &skipped.already_in_ledger {
+            writeln!(io.out, "skipped {s}")?;
+        }
+        for s in &skipped.undeclared {
+            writeln!(io.out, "skipped {s}: undeclared (--skip-undeclared)")?;
+        }
+    }
+    if let Some(n) = summary.deferred {
+        writeln!(
+            io.out,
+            "{n} row{} still DEFERRED (not in any log imported)",
+            if n == 1 { "" } else { "s" }
+        )?;
+    }
     for n in &summary.notes {
         writeln!(io.out, "note: {n}")?;
     }

@@ -1295,3 +1295,283 @@ fn commit_ids_and_hashes_are_lowercase_hex_of_their_lengths() {
     }
     assert!(!is_sha256(&format!("{}é", "a".repeat(62))));
 }
+
+// --- inspect tasks ---------------------------------------------------------------------------
+
+mod inspect {
+    use super::*;
+    use crate::testutil::inspect_declaration_value;
+
+    /// The live Inspect task of [`inspect_declaration_value`] is task 3.
+    const T: usize = 3;
+
+    fn iwith(f: impl FnOnce(&mut Value)) -> Value {
+        let mut v = inspect_declaration_value();
+        f(&mut v["tasks"][T]);
+        v["schedule"] = schedule_for(&v);
+        v
+    }
+
+    #[test]
+    fn an_inspect_task_parses_with_its_block() {
+        let d = parse(&inspect_declaration_value());
+        let t = d.task("inspect/arith-add-1").unwrap();
+        assert_eq!(t.kind, Kind::Inspect);
+        let spec = t.inspect.as_ref().unwrap();
+        assert_eq!(spec.task, "arith");
+        assert_eq!(spec.sample_id, json!("add-1"));
+        assert_eq!(spec.scorer, "match");
+        assert_eq!(spec.pass, vec![json!("C")]);
+        assert!(spec.task_args.is_empty());
+        assert_eq!(t.limits.len(), 2);
+        let t2 = d.task("inspect/arith-2").unwrap();
+        assert_eq!(t2.inspect.as_ref().unwrap().sample_id, json!(2));
+        assert_eq!(d.schedule_len(), 10);
+    }
+
+    #[test]
+    fn task_args_default_to_empty_and_pass_takes_numbers() {
+        let d = parse(&iwith(|t| {
+            t["inspect"].as_object_mut().unwrap().remove("task_args");
+            t["inspect"]["pass"] = json!([1, 0.5, "C"]);
+        }));
+        let spec = d
+            .task("inspect/arith-add-1")
+            .unwrap()
+            .inspect
+            .clone()
+            .unwrap();
+        assert!(spec.task_args.is_empty());
+        assert_eq!(spec.pass.len(), 3);
+        let d = parse(&iwith(|t| t["inspect"]["task_args"] = json!({"n": 3})));
+        let spec = d
+            .task("inspect/arith-add-1")
+            .unwrap()
+            .inspect
+            .clone()
+            .unwrap();
+        assert_eq!(spec.task_args["n"], json!(3));
+    }
+
+    #[test]
+    fn the_inspect_block_is_required_and_closed() {
+        refused_once(
+            &iwith(|t| {
+                t.as_object_mut().unwrap().remove("inspect");
+            }),
+            &["tasks[3]", "inspect", "missing"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"] = json!("arith")),
+            &["tasks[3]", "inspect", "must be an object"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"]["epochs"] = json!(2)),
+            &["inspect.epochs", "unknown key"],
+        );
+        for k in ["task", "sample_id", "scorer", "pass"] {
+            refused_once(
+                &iwith(|t| {
+                    t["inspect"].as_object_mut().unwrap().remove(k);
+                }),
+                &[&format!("inspect.{k}"), "missing"],
+            );
+        }
+        refused_once(
+            &iwith(|t| t["inspect"]["task"] = json!("")),
+            &["inspect.task", "empty"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"]["scorer"] = json!(3)),
+            &["inspect.scorer", "string"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"]["task_args"] = json!([])),
+            &["inspect.task_args", "object"],
+        );
+    }
+
+    #[test]
+    fn an_arena_or_scenario_task_carries_no_inspect_block() {
+        refused_once(
+            &task_with(1, |t| t["inspect"] = json!({"task": "x"})),
+            &["tasks[1]", "inspect", "unknown key"],
+        );
+    }
+
+    #[test]
+    fn sample_id_is_a_string_or_an_integer() {
+        for ok in [json!("a/b c"), json!(0), json!(-3), json!(12345678901u64)] {
+            parse(&iwith(|t| t["inspect"]["sample_id"] = ok.clone()));
+        }
+        for bad in [
+            json!(""),
+            json!(1.5),
+            json!(null),
+            json!(true),
+            json!([1]),
+            json!({"id": 1}),
+        ] {
+            refused_once(
+                &iwith(|t| t["inspect"]["sample_id"] = bad.clone()),
+                &["inspect.sample_id", "string or an integer"],
+            );
+        }
+    }
+
+    #[test]
+    fn pass_lists_strings_or_numbers_once() {
+        for bad in [json!(null), json!(true), json!([1]), json!({})] {
+            refused_once(
+                &iwith(|t| t["inspect"]["pass"] = json!([bad.clone()])),
+                &["inspect.pass[0]", "string or a number"],
+            );
+        }
+        refused_once(
+            &iwith(|t| t["inspect"]["pass"] = json!([])),
+            &["inspect.pass", "at least one"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"]["pass"] = json!("C")),
+            &["inspect.pass", "list"],
+        );
+        // Compared by value: 1 and 1.0 are the same score value.
+        refused_once(
+            &iwith(|t| t["inspect"]["pass"] = json!([1, 1.0])),
+            &["inspect.pass[1]", "twice"],
+        );
+    }
+
+    #[test]
+    fn inspect_limits_are_at_least_one_of_five_and_nothing_else() {
+        for (k, v) in [
+            ("message_limit", json!(10)),
+            ("token_limit", json!(5000)),
+            ("time_limit", json!(1.5)),
+            ("working_limit", json!(60)),
+            ("cost_limit", json!(0.25)),
+        ] {
+            let d = parse(&iwith(|t| t["limits"] = json!({ k: v })));
+            assert_eq!(
+                d.task("inspect/arith-add-1")
+                    .unwrap()
+                    .limits
+                    .keys()
+                    .collect::<Vec<_>>(),
+                vec![k]
+            );
+        }
+        refused_once(
+            &iwith(|t| t["limits"] = json!({})),
+            &["tasks[3]", "limits", "at least one"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["harness_minutes"] = json!(5)),
+            &["limits.harness_minutes", "declares only"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["message_limit"] = json!(2.5)),
+            &["limits.message_limit", "integer"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["token_limit"] = json!(-1)),
+            &["limits.token_limit", "integer"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["time_limit"] = json!("60")),
+            &["limits.time_limit", "finite nonnegative"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["cost_limit"] = json!(-0.5)),
+            &["limits.cost_limit", "finite nonnegative"],
+        );
+        refused_once(
+            &iwith(|t| {
+                t.as_object_mut().unwrap().remove("limits");
+            }),
+            &["tasks[3]", "limits", "missing"],
+        );
+    }
+
+    #[test]
+    fn inspect_native_outcomes_are_closed() {
+        parse(&iwith(|t| t["native_outcomes"] = json!(["PASS", "FAIL"])));
+        for bad in ["STOPPED", "FALSE_COMPLETE", "RUNNING", "SKIPPED"] {
+            refused_once(
+                &iwith(|t| t["native_outcomes"] = json!(["PASS", bad])),
+                &["native_outcomes", bad, "no portfolio outcome"],
+            );
+        }
+        // UNSCORED is an Inspect outcome only.
+        refused_once(
+            &task_with(1, |t| t["native_outcomes"] = json!(["PASS", "UNSCORED"])),
+            &["tasks[1]", "UNSCORED", "no portfolio outcome"],
+        );
+    }
+
+    #[test]
+    fn two_tasks_may_not_declare_the_same_sample() {
+        let mut v = inspect_declaration_value();
+        let mut t = v["tasks"][T].clone();
+        t["id"] = json!("inspect/arith-again");
+        v["tasks"].as_array_mut().unwrap().push(t.clone());
+        v["schedule"] = schedule_for(&v);
+        refused_once(&v, &["tasks[5].inspect", "as inspect/arith-add-1 does"]);
+        // Another Inspect task, or the same id as an integer rather than a string, is another
+        // sample.
+        for (task, id) in [("arith-2", json!("add-1")), ("arith", json!(7))] {
+            let mut v = inspect_declaration_value();
+            let mut t2 = t.clone();
+            t2["inspect"]["task"] = json!(task);
+            t2["inspect"]["sample_id"] = id;
+            v["tasks"].as_array_mut().unwrap().push(t2);
+            v["schedule"] = schedule_for(&v);
+            parse(&v);
+        }
+        let mut v = inspect_declaration_value();
+        v["tasks"][4]["inspect"]["sample_id"] = json!("2");
+        v["schedule"] = schedule_for(&v);
+        parse(&v);
+    }
+
+    #[test]
+    fn an_inspect_task_expects_completion() {
+        refused_once(
+            &iwith(|t| t["expects"] = json!("stop")),
+            &["tasks[3]", "expects", "no stop status"],
+        );
+    }
+
+    #[test]
+    fn an_inspect_id_is_inspect_slash_name() {
+        refused_once(
+            &iwith(|t| t["id"] = json!("scenario/arith")),
+            &["tasks[3]", "id", "inspect/<name>"],
+        );
+    }
+
+    #[test]
+    fn inspect_follows_definition_in_the_canonical_order() {
+        let v = inspect_declaration_value();
+        let bytes = pin::canonical(&v);
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let task = &text[text.find("\"inspect/arith-add-1\"").unwrap()..];
+        let def = task.find("\"definition\"").unwrap();
+        let insp = task.find("\"inspect\":").unwrap();
+        let lim = task.find("\"limits\"").unwrap();
+        assert!(def < insp && insp < lim, "{task}");
+        // The canonical bytes parse (the fast paths agree with the ordinary path).
+        let d = Declaration::parse(&bytes, DEFAULT_MAX_INPUT_BYTES).unwrap();
+        assert_eq!(d.task("inspect/arith-add-1").unwrap().kind, Kind::Inspect);
+        let slow = parse(&v);
+        assert_eq!(d.tasks, slow.tasks);
+    }
+
+    #[test]
+    fn the_cached_form_keeps_the_inspect_block() {
+        let d = parse(&inspect_declaration_value());
+        let (parts, doc) = d.cached_form().unwrap();
+        let back = Declaration::from_cached_form(&parts, &doc).unwrap();
+        assert_eq!(back.tasks, d.tasks);
+    }
+}

@@ -198,6 +198,9 @@ pub fn change_message(decl: &Declaration, change: &Change, filled: usize) -> Str
         } else if !w.source.is_empty() {
             body.push_str(&format!("  from {}\n", one_line(&w.source)));
         }
+        for n in &w.notes {
+            body.push_str(&format!("  note: {}\n", one_line(n)));
+        }
     }
     let mut trailers = format!("{T_DECLARATION}: {} sha256:{}\n", decl.id, decl.sha256);
     for w in &change.rows {

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::inspect::{InspectLog, SampleIndex, Skipped, Target};
 use super::rows::{arena_row, scenario_row, Context, Converted};
 use super::{ArenaAttempt, ScenarioRecord};
 use crate::declaration::Kind;
@@ -28,6 +29,9 @@ pub enum Source {
         store: PathBuf,
         attempt: String,
     },
+    /// `--inspect PATH`: an Inspect log (`.eval`, `.json`) or a directory of them; each
+    /// sample's schedule id is the declaration's.
+    Inspect { path: PathBuf },
 }
 
 impl Source {
@@ -35,6 +39,7 @@ impl Source {
     pub fn schedule_id(&self) -> &str {
         match self {
             Source::Scenario { schedule_id, .. } | Source::Arena { schedule_id, .. } => schedule_id,
+            Source::Inspect { .. } => "",
         }
     }
     /// The kind of record.
@@ -42,6 +47,7 @@ impl Source {
         match self {
             Source::Scenario { .. } => Kind::Scenario,
             Source::Arena { .. } => Kind::Arena,
+            Source::Inspect { .. } => Kind::Inspect,
         }
     }
 }
@@ -69,6 +75,8 @@ pub struct Loaded {
     /// Why records were refused as they were read (a record that breaks its format, a run
     /// never graded, a RUNNING attempt, a changed case, …).
     pub refused: Vec<String>,
+    /// The Inspect logs read, with the position of the `--inspect` argument that named them.
+    pub inspect: Vec<(usize, InspectLog)>,
 }
 
 /// Read every record, in the order given. Refusals are collected across all records (and
@@ -87,11 +95,22 @@ pub fn load_with_progress(
     let mut reasons = Reasons::new();
     let mut stores: HashMap<PathBuf, super::ArenaStore> = HashMap::new();
     let mut out = Vec::with_capacity(sources.len());
+    let mut inspect = Vec::new();
     for (i, source) in sources.iter().enumerate() {
+        if let Source::Inspect { path } = source {
+            match super::inspect::load(path, max_input_bytes) {
+                Ok(logs) => inspect.extend(logs.into_iter().map(|l| (i + 1, l))),
+                Err(Error::Refused(r)) => reasons.extend(r),
+                Err(e) => return Err(e),
+            }
+            progress(i + 1, sources.len());
+            continue;
+        }
         let read = match source {
             Source::Scenario { path, .. } => {
                 super::scenario::load(path, max_input_bytes).map(|r| Record::Scenario(r.into()))
             }
+            Source::Inspect { .. } => unreachable!("read above"),
             Source::Arena { store, attempt, .. } => {
                 let opened = match stores.get(store) {
                     Some(s) => s,
@@ -120,6 +139,7 @@ pub fn load_with_progress(
     Ok(Loaded {
         requests: out,
         refused: reasons.into_vec(),
+        inspect,
     })
 }
 
@@ -142,6 +162,8 @@ pub(crate) fn for_schedule_id(entry: String, schedule_id: &str) -> String {
 pub struct Imported {
     /// The converted rows, in the order the records were given.
     pub rows: Vec<Converted>,
+    /// Inspect samples not imported: already in the ledger, or undeclared and skipped.
+    pub skipped: Skipped,
 }
 
 /// Build the import's change from the store's current state: convert every record. What the
@@ -156,7 +178,7 @@ pub fn build<S: Store + ?Sized>(
     let requests = &loaded.requests;
     let mut reasons = Reasons::new();
     reasons.extend(loaded.refused.iter().cloned());
-    let mut converted = Vec::with_capacity(requests.len());
+    let mut converted: Vec<(usize, Converted)> = Vec::with_capacity(requests.len());
     {
         let decl = store.declaration();
         for req in requests {
@@ -165,12 +187,16 @@ pub fn build<S: Store + ?Sized>(
                 Record::Arena(att) => arena_row(decl, ctx, &req.schedule_id, att),
             };
             match c {
-                Ok(c) => converted.push(c),
+                Ok(c) => converted.push((req.position, c)),
                 Err(Error::Refused(r)) => reasons.extend(r),
                 Err(e) => return Err(e),
             }
         }
     }
+    let skipped = inspect_rows(store, loaded, ctx, &mut converted, &mut reasons)?;
+    // In the order the records were given (a stable sort keeps a log's samples in order).
+    converted.sort_by_key(|(p, _)| *p);
+    let converted: Vec<Converted> = converted.into_iter().map(|(_, c)| c).collect();
     reasons.into_result()?;
     let decl = store.declaration();
     let mut rows: Vec<RowWrite> = converted
@@ -179,6 +205,7 @@ pub fn build<S: Store + ?Sized>(
             row: c.row.clone(),
             record: Some(c.record.clone()),
             source: c.source.clone(),
+            notes: c.message_notes.clone(),
         })
         .collect();
     rows.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
@@ -187,8 +214,112 @@ pub fn build<S: Store + ?Sized>(
             kind: ChangeKind::Import,
             rows,
         },
-        Imported { rows: converted },
+        Imported {
+            rows: converted,
+            skipped,
+        },
     ))
+}
+
+/// Convert every sample of the Inspect logs read: each to the row the declaration fixes for
+/// it. A sample already in the ledger from the same record (a second log's copy), or a copy
+/// of one this call already converts, is skipped and listed; an undeclared sample is refused
+/// (skipped and listed with `--skip-undeclared`); an epoch beyond `repetitions` is refused.
+/// What is left — a row already filled from another record, two samples for one row — is the
+/// write path's to refuse, as for every kind.
+fn inspect_rows<S: Store + ?Sized>(
+    store: &mut S,
+    loaded: &Loaded,
+    ctx: &Context,
+    converted: &mut Vec<(usize, Converted)>,
+    reasons: &mut Reasons,
+) -> Result<Skipped> {
+    let mut skipped = Skipped::default();
+    if loaded.inspect.is_empty() {
+        return Ok(skipped);
+    }
+    let no_revisions = HashMap::new();
+    let revisions = ctx.inspect_revisions.unwrap_or(&no_revisions);
+    let lookup = |prefix: &str| {
+        revisions.get(prefix).cloned().unwrap_or_else(|| {
+            super::inspect::Resolved::Not(
+                "no local repository to resolve it in (--repo)".to_owned(),
+            )
+        })
+    };
+    let env = super::inspect::Env {
+        repo_root: ctx.repo_root,
+        runtime_identity: ctx.runtime_identity,
+        lookup: &lookup,
+    };
+    // Record key → schedule id, of the samples this call converts.
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for (position, log) in &loaded.inspect {
+        let decl = store.declaration();
+        let index = SampleIndex::new(decl);
+        let mut rows = Vec::new();
+        for sample in &log.samples {
+            let label = super::inspect::label(log, sample);
+            let task_name = log.eval.get("task").display();
+            match index.target(decl, log, sample) {
+                Target::Undeclared if ctx.skip_undeclared => skipped.undeclared.push(label),
+                Target::Undeclared => reasons.push(format!(
+                    "{label}: sample {} (epoch {}) of Inspect task {task_name:?} is not declared                      (no task of declaration {} has this inspect.task and inspect.sample_id);                      --skip-undeclared skips it",
+                    sample.id.display(),
+                    sample.epoch.display(),
+                    decl.id
+                )),
+                Target::Unscheduled { task, epoch } => reasons.push(format!(
+                    "{label}: epoch {epoch} of sample {} is not scheduled: task {} has {}                      repetitions (an unscheduled attempt; a retry needs a new declared schedule)",
+                    sample.id.display(),
+                    task.id,
+                    decl.repetitions
+                )),
+                Target::Scheduled { task, schedule_id } => {
+                    match super::inspect::sample_row(decl, &env, task, &schedule_id, log, sample) {
+                        Ok(b) => rows.push((schedule_id, label, sample, b)),
+                        Err(r) => reasons.extend(r),
+                    }
+                }
+            }
+        }
+        for (schedule_id, label, sample, b) in rows {
+            let current = store.row(&schedule_id)?;
+            let same_record = !current.is_deferred()
+                && current.native_record().is_some_and(|rec| rec.key() == b.key);
+            if same_record {
+                skipped
+                    .already_in_ledger
+                    .push(format!("{label}: already in the ledger ({schedule_id}, record {})", b.key));
+                continue;
+            }
+            if seen.get(&b.key) == Some(&schedule_id) {
+                skipped.already_in_ledger.push(format!(
+                    "{label}: a copy of a sample this import already reads ({schedule_id}, record {})",
+                    b.key
+                ));
+                continue;
+            }
+            seen.insert(b.key.clone(), schedule_id.clone());
+            let decl = store.declaration();
+            let mut r = Reasons::new();
+            match super::rows::check_row(decl, &b.row, &format!("{label} (for {schedule_id})"), &mut r) {
+                Some(row) if r.is_empty() => converted.push((
+                    *position,
+                    Converted {
+                        row,
+                        record: sample.bytes.clone(),
+                        key: b.key,
+                        source: label,
+                        notes: b.notes,
+                        message_notes: b.message_notes,
+                    },
+                )),
+                _ => reasons.extend(r.into_vec()),
+            }
+        }
+    }
+    Ok(skipped)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! [`GitPins`].
 
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use super::options::{DeclaredProfile, OptionsAnalysis, RoleSpec};
@@ -84,6 +84,10 @@ pub struct Context<'a> {
     pub runtime_identity: Option<&'a Value>,
     /// The Git pins (needed for Arena records only).
     pub pins: Option<&'a GitPins>,
+    /// Inspect revision prefixes resolved in the local repository.
+    pub inspect_revisions: Option<&'a HashMap<String, super::inspect::Resolved>>,
+    /// `--skip-undeclared`: skip (and list) Inspect samples no task declares.
+    pub skip_undeclared: bool,
 }
 
 /// A record converted into a checked row, with what the write and the output need.
@@ -99,6 +103,8 @@ pub struct Converted {
     pub source: String,
     /// Notes the output shows beside the row.
     pub notes: Vec<String>,
+    /// Notes the commit message carries too (an edited Inspect score).
+    pub message_notes: Vec<String>,
 }
 
 /// The declared configuration the forwarded options are compared with.
@@ -223,7 +229,12 @@ fn row_value(decl: &Declaration, fields: Vec<(&str, Value)>) -> Value {
 }
 
 /// Check the built row with the one row check, naming the record in every reason.
-fn check_row(decl: &Declaration, value: &Value, label: &str, r: &mut Reasons) -> Option<Row> {
+pub(crate) fn check_row(
+    decl: &Declaration,
+    value: &Value,
+    label: &str,
+    r: &mut Reasons,
+) -> Option<Row> {
     match Row::check(decl, value, label) {
         Ok(row) => Some(row),
         Err(reasons) => {
@@ -327,6 +338,7 @@ pub fn scenario_row(
                 key: format!("scenario:{}", rec.run_id),
                 source: super::relative_to_repo(&rec.result_path, ctx.repo_root),
                 notes,
+                message_notes: Vec::new(),
             })
         }
         _ => Err(Error::Refused(r.into_vec())),
@@ -463,6 +475,7 @@ pub fn arena_row(
                 att.attempt_id
             ),
             notes,
+            message_notes: Vec::new(),
         }),
         _ => Err(Error::Refused(r.into_vec())),
     }

@@ -1223,3 +1223,66 @@ fn no_panic_on_wrongly_shaped_rows() {
         let _ = parse_ledger(&d, &l);
     }
 }
+
+// --- inspect rows ----------------------------------------------------------------------------
+
+mod inspect_rows {
+    use super::*;
+    use crate::testutil::{complete_pass, inspect_declaration_value, parse};
+
+    const LIVE: &str = "inspect/arith-add-1/01";
+
+    #[test]
+    fn an_inspect_pass_is_a_completion_at_completed_or_at_a_limit() {
+        let d = parse(&inspect_declaration_value());
+        let mut row = complete_pass(&d, LIVE);
+        assert_eq!(row["native_status"], json!("completed"));
+        row_ok(&d, &row);
+        for status in ["limit:message", "limit:token", "limit:time"] {
+            row["native_status"] = json!(status);
+            row_ok(&d, &row);
+        }
+        for status in ["error", "limit:", "COMPLETED", "started"] {
+            row["native_status"] = json!(status);
+            row_refused_once(
+                &d,
+                &row,
+                &[
+                    "native_status",
+                    "neither completion nor stop",
+                    "completed or limit:<type>",
+                ],
+            );
+        }
+    }
+
+    #[test]
+    fn an_inspect_record_fills_only_an_inspect_row() {
+        let d = parse(&inspect_declaration_value());
+        let mut row = complete_pass(&d, LIVE);
+        row["native_record"]["kind"] = json!("arena");
+        row_refused_once(
+            &d,
+            &row,
+            &["native_record.kind", "arena record", "inspect task"],
+        );
+        let mut row = complete_pass(&d, "scenario/bugfix-iso-weeks/01");
+        row["native_record"]["kind"] = json!("inspect");
+        row_refused_once(
+            &d,
+            &row,
+            &["native_record.kind", "inspect record", "scenario task"],
+        );
+    }
+
+    #[test]
+    fn unscored_is_an_inspect_outcome_with_a_reason() {
+        let d = parse(&inspect_declaration_value());
+        let mut row = complete_pass(&d, LIVE);
+        row["native_outcome"] = json!("UNSCORED");
+        row["oracle_checks"] = json!(null);
+        row_refused_once(&d, &row, &["reason", "states a reason"]);
+        row["reason"] = json!("match: no score");
+        row_ok(&d, &row);
+    }
+}

@@ -857,3 +857,39 @@ fn limit_states_are_written_by_their_serialised_names() {
         assert_eq!(serde_json::to_value(state).unwrap(), state.as_str());
     }
 }
+
+mod inspect_outcomes {
+    use super::*;
+    use crate::testutil::{attempted, checked, complete_pass, inspect_declaration_value, parse};
+
+    const LIVE: &str = "inspect/arith-add-1/01";
+
+    #[test]
+    fn inspect_native_outcomes_land_in_their_portfolio_outcomes() {
+        let d = parse(&inspect_declaration_value());
+        for (native, status, outcome) in [
+            ("FAIL", "completed", Outcome::EndedWithoutCompleting),
+            ("ERROR", "error", Outcome::Error),
+            ("UNSCORED", "completed", Outcome::Ungraded),
+        ] {
+            let row = checked(&d, &attempted(&d, LIVE, native, Some(status)));
+            assert_eq!(classify(&d, &row).outcome, outcome, "{native}");
+        }
+        let row = checked(&d, &complete_pass(&d, LIVE));
+        assert_eq!(classify(&d, &row).outcome, Outcome::VerifiedDelivery);
+    }
+
+    #[test]
+    fn a_pass_at_a_limit_is_verified_within_the_limit_and_not_over_it() {
+        let d = parse(&inspect_declaration_value());
+        let mut v = complete_pass(&d, LIVE);
+        v["native_status"] = json!("limit:message");
+        v["spent_budget"] = json!({"message_limit": 10, "token_limit": 100});
+        let c = classify(&d, &checked(&d, &v));
+        assert_eq!(c.outcome, Outcome::VerifiedDelivery);
+        v["spent_budget"] = json!({"message_limit": 11, "token_limit": 100});
+        let c = classify(&d, &checked(&d, &v));
+        assert_eq!(c.outcome, Outcome::PassWithoutCompleteEvidence);
+        assert_eq!(c.gaps, vec!["over limit message_limit".to_owned()]);
+    }
+}
