@@ -47,4 +47,5 @@ def arith() -> Task:
         scorer=match(numeric=True),
         model=get_model("mockllm/model", custom_outputs=scripted_answer),
         message_limit=10,
+        token_limit=200,
     )
