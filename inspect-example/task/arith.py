@@ -34,7 +34,7 @@ def scripted_answer(input, tools, tool_choice, config) -> ModelOutput:
         input_tokens=prompt_tokens,
         output_tokens=1,
         total_tokens=prompt_tokens + 1,
-        total_cost=0.0001 * (prompt_tokens + 1),
+        total_cost=0.002 * (prompt_tokens + 1),
     )
     return output
 
