@@ -1137,3 +1137,92 @@ fn a_cancelled_and_a_killed_run() {
         }
     }
 }
+
+/// The example campaign (inspect-example/): its declaration is what `pin` makes of its draft at
+/// its source revision and checks against this repository's objects; its committed ledger is
+/// exactly what importing its committed log (with its runtime identity) produces; and `report`
+/// works on it from a fresh clone. Needs no Python: the log is committed.
+#[test]
+fn the_example_campaign_reports_from_a_fresh_clone() {
+    let root = project_root();
+    let ex = "inspect-example";
+    ledger(&root, &["check", &format!("{ex}/campaign.json")]).ok();
+    let pinned = std::fs::read(root.join(ex).join("campaign.json")).unwrap();
+    let decl: Value = serde_json::from_slice(&pinned).unwrap();
+    let rev = decl["source_revision"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let draft = dir.path().join("draft.json");
+    let at_rev = Command::new("git")
+        .current_dir(&root)
+        .args(["show", &format!("{rev}:{ex}/campaign.draft.json")])
+        .output()
+        .unwrap();
+    assert!(at_rev.status.success());
+    std::fs::write(&draft, &at_rev.stdout).unwrap();
+    let r = ledger(&root, &["pin", draft.to_str().unwrap(), "--revision", rev]);
+    r.ok();
+    assert!(
+        r.stdout.as_bytes() == &pinned[..],
+        "{ex}/campaign.json is not what pin writes"
+    );
+
+    // The committed ledger is the import of the committed log.
+    let work = dir.path().join("ledger.json");
+    let t = ledger(&root, &["template", &format!("{ex}/campaign.json")]);
+    t.ok();
+    std::fs::write(&work, &t.stdout).unwrap();
+    let r = ledger(
+        &root,
+        &[
+            "import",
+            &format!("{ex}/campaign.json"),
+            work.to_str().unwrap(),
+            "--inspect",
+            &format!("{ex}/logs"),
+            "--runtime-identity",
+            &format!("{ex}/runtime.json"),
+        ],
+    );
+    r.ok();
+    assert!(
+        std::fs::read(&work).unwrap() == std::fs::read(root.join(ex).join("ledger.json")).unwrap(),
+        "{ex}/ledger.json is not what importing {ex}/logs produces: run {ex}/runner-tools/run.sh"
+    );
+
+    // A fresh clone has everything `report` needs.
+    let clone = dir.path().join("clone");
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--no-hardlinks",
+            root.to_str().unwrap(),
+            "clone",
+        ],
+    );
+    let r = ledger(
+        &clone,
+        &[
+            "report",
+            &format!("{ex}/campaign.json"),
+            &format!("{ex}/ledger.json"),
+            "--json",
+        ],
+    );
+    r.ok();
+    let v = r.json();
+    let fixture = &v["sections"]["fixture"];
+    assert_eq!(fixture["attempted"], 8);
+    assert_eq!(fixture["outcomes"]["verified_delivery"]["count"], 6);
+    assert_eq!(
+        fixture["outcomes"]["ended_without_completing"]["rows"],
+        json!(["inspect/arith-mul-1/01", "inspect/arith-mul-1/02"])
+    );
+    assert_eq!(
+        fixture["limits"],
+        json!({"over": 0, "unknown": 0, "within": 8})
+    );
+    assert_eq!(fixture["comparison"]["blocked"], false);
+    ledger(&clone, &["check", &format!("{ex}/campaign.json")]).ok();
+}
