@@ -6,6 +6,7 @@
 //! bench/run            # full size: 100,000 rows, 10,000-commit history, 200 MB / 20,000 files
 //! bench/run --quick    # 10,000 rows, 1,000 commits, 20 MB / 2,000 files
 //! bench/run --keep DIR # build the campaigns in DIR and leave them there
+//! bench/run --inspect  # only the Inspect import (1,000 samples × 2 epochs) beside read_eval_log
 //! ```
 //!
 //! Times are the best of several runs (the machine is shared); memory is the maximum resident
@@ -13,6 +14,8 @@
 
 #[path = "common/cat_file.rs"]
 mod cat_file;
+#[path = "common/inspect_bench.rs"]
+mod inspect_bench;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -672,16 +675,75 @@ fn bench_history(t: &mut Table, big: &Campaign) {
     );
 }
 
+/// Import one Inspect log of 1,000 samples × 2 epochs, beside Inspect's own `read_eval_log`.
+fn bench_inspect(t: &mut Table, root: &Path) {
+    let dir = root.join("inspect");
+    let (log, decl, template) = inspect_bench::generate(&dir);
+    let n = inspect_bench::SAMPLES * inspect_bench::EPOCHS as usize;
+    let size = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+    let (ours, ours_cpu) = inspect_bench::import(
+        &release_dir().join("git-ledger"),
+        &dir,
+        &log,
+        &decl,
+        &template,
+        3,
+    );
+    let what = format!("{n} samples ({:.1} MB .eval)", size as f64 / 1e6);
+    match inspect_bench::venv_python() {
+        Some(py) => {
+            let (call, call_cpu, whole_cpu) = inspect_bench::read_eval_log(&py, &log, 3);
+            t.add(
+                &format!("import an Inspect log of {what} vs read_eval_log, wall"),
+                secs(ours),
+                secs(call),
+                x(ours.as_secs_f64() / call.as_secs_f64()),
+                "well under 1x",
+            );
+            t.add(
+                "  the same, CPU time (the whole import vs the read_eval_log call)",
+                secs(ours_cpu),
+                secs(call_cpu),
+                x(ours_cpu.as_secs_f64() / call_cpu.as_secs_f64()),
+                "well under 1x",
+            );
+            t.add(
+                "  read_eval_log's whole process, CPU (Python start and imports included)",
+                secs(ours_cpu),
+                secs(whole_cpu),
+                x(ours_cpu.as_secs_f64() / whole_cpu.as_secs_f64()),
+                "(reported)",
+            );
+            t.verdict(
+                &format!("importing {n} Inspect samples takes under a fifth of read_eval_log's CPU time on the same file"),
+                ours_cpu.as_secs_f64() < 0.2 * call_cpu.as_secs_f64(),
+            );
+        }
+        None => {
+            println!("  (no Inspect venv: set GIT_LEDGER_INSPECT_VENV or run .ci/inspect-venv.sh to measure read_eval_log beside it)");
+            t.add(
+                &format!("import an Inspect log of {what}, wall / CPU"),
+                secs(ours),
+                secs(ours_cpu),
+                "-".into(),
+                "(no Inspect venv)",
+            );
+        }
+    }
+}
+
 fn main() {
     let mut quick = false;
+    let mut inspect_only = false;
     let mut keep: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => quick = true,
+            "--inspect" => inspect_only = true,
             "--keep" => keep = Some(PathBuf::from(args.next().expect("--keep DIR"))),
             _ => {
-                eprintln!("usage: bench [--quick] [--keep DIR]");
+                eprintln!("usage: bench [--quick] [--keep DIR] [--inspect]");
                 std::process::exit(64);
             }
         }
@@ -702,6 +764,13 @@ fn main() {
         if quick { "--quick" } else { "full size" },
         git(&root, &["version"]).trim_start_matches("git version ")
     );
+    if inspect_only {
+        let mut t = Table::default();
+        println!();
+        bench_inspect(&mut t, &root);
+        t.print();
+        return;
+    }
     let rows = sizes.tasks * sizes.repetitions;
     let big = synth(&root.join("big"), sizes);
     let small = synth(&root.join("small"), &SMALL);
@@ -722,6 +791,7 @@ fn main() {
     bench_import(&mut t, &big, &small, rows);
     bench_admission(&mut t, &big, &root);
     bench_history(&mut t, &big);
+    bench_inspect(&mut t, &root);
     t.print();
     println!(
         "\n  total {:.0} s (generation included){}",

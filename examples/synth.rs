@@ -428,6 +428,7 @@ fn main() {
         repo_root: Some(&repo_dir),
         runtime_identity: Some(&runtime),
         pins: None,
+        ..Context::default()
     };
     let mut converted: Vec<Option<git_ledger::import::rows::Converted>> = vec![None; n];
     let mut spare_list = String::new();
@@ -566,6 +567,7 @@ fn fast_import(
                 row: c.row.clone(),
                 record: Some(c.record.clone()),
                 source: c.source.clone(),
+                notes: Vec::new(),
             }],
         };
         let message = layout::change_message(decl, &change, k + 1);

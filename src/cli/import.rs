@@ -76,10 +76,9 @@ impl clap::Args for Records {
 impl FromArgMatches for Records {
     fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
         let mut out: Vec<(usize, Source)> = Vec::new();
-        if let (Some(values), Some(indices)) = (
-            m.get_many::<String>("inspect"),
-            m.indices_of("inspect"),
-        ) {
+        if let (Some(values), Some(indices)) =
+            (m.get_many::<String>("inspect"), m.indices_of("inspect"))
+        {
             for (v, i) in values.zip(indices) {
                 out.push((
                     i,
@@ -267,9 +266,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         imported = Some(rows);
         Ok(change)
     })?;
-    let (imported, skipped) = imported
-        .map(|i| (i.rows, i.skipped))
-        .unwrap_or_default();
+    let (imported, skipped) = imported.map(|i| (i.rows, i.skipped)).unwrap_or_default();
     let mut summary = summarise(&mut *store, &change, &imported)?;
     if !loaded.inspect.is_empty() {
         summary.deferred = Some(summary.scheduled - summary.filled);
@@ -287,13 +284,14 @@ fn summarise(
     let decl = store.declaration();
     let mut out = Vec::with_capacity(imported.len());
     let mut any_scenario = false;
+    // The rows as written (the change holds the same rows, in schedule order).
+    let written: std::collections::HashMap<&str, &crate::ledger::Row> = change
+        .rows
+        .iter()
+        .map(|w| (w.row.schedule_id(), &w.row))
+        .collect();
     for c in imported {
-        // The row as written (the change holds the same rows, in schedule order).
-        let row = change
-            .rows
-            .iter()
-            .find(|w| w.row.schedule_id() == c.row.schedule_id())
-            .map_or(&c.row, |w| &w.row);
+        let row = written.get(c.row.schedule_id()).copied().unwrap_or(&c.row);
         any_scenario |= c.key.starts_with("scenario:");
         let inspect = c.key.starts_with("inspect:");
         let cl = crate::portfolio::classify(decl, row);
@@ -316,7 +314,8 @@ fn summarise(
             record: c.key.clone(),
             notes: c.notes.clone(),
             reason: inspect.then(|| row.reason().map(str::to_owned)).flatten(),
-            option_deviations: inspect.then(|| row.option_deviations().map(str::to_owned).collect()),
+            option_deviations: inspect
+                .then(|| row.option_deviations().map(str::to_owned).collect()),
         });
     }
     let mut notes = Vec::new();

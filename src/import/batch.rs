@@ -264,13 +264,13 @@ fn inspect_rows<S: Store + ?Sized>(
             match index.target(decl, log, sample) {
                 Target::Undeclared if ctx.skip_undeclared => skipped.undeclared.push(label),
                 Target::Undeclared => reasons.push(format!(
-                    "{label}: sample {} (epoch {}) of Inspect task {task_name:?} is not declared                      (no task of declaration {} has this inspect.task and inspect.sample_id);                      --skip-undeclared skips it",
+                    "{label}: sample {} (epoch {}) of Inspect task {task_name:?} is not declared (no task of declaration {} has this inspect.task and inspect.sample_id); --skip-undeclared skips it",
                     sample.id.display(),
                     sample.epoch.display(),
                     decl.id
                 )),
                 Target::Unscheduled { task, epoch } => reasons.push(format!(
-                    "{label}: epoch {epoch} of sample {} is not scheduled: task {} has {}                      repetitions (an unscheduled attempt; a retry needs a new declared schedule)",
+                    "{label}: epoch {epoch} of sample {} is not scheduled: task {} has {} repetitions (an unscheduled attempt; a retry needs a new declared schedule)",
                     sample.id.display(),
                     task.id,
                     decl.repetitions
@@ -286,11 +286,14 @@ fn inspect_rows<S: Store + ?Sized>(
         for (schedule_id, label, sample, b) in rows {
             let current = store.row(&schedule_id)?;
             let same_record = !current.is_deferred()
-                && current.native_record().is_some_and(|rec| rec.key() == b.key);
+                && current
+                    .native_record()
+                    .is_some_and(|rec| rec.key() == b.key);
             if same_record {
-                skipped
-                    .already_in_ledger
-                    .push(format!("{label}: already in the ledger ({schedule_id}, record {})", b.key));
+                skipped.already_in_ledger.push(format!(
+                    "{label}: already in the ledger ({schedule_id}, record {})",
+                    b.key
+                ));
                 continue;
             }
             if seen.get(&b.key) == Some(&schedule_id) {
@@ -303,7 +306,12 @@ fn inspect_rows<S: Store + ?Sized>(
             seen.insert(b.key.clone(), schedule_id.clone());
             let decl = store.declaration();
             let mut r = Reasons::new();
-            match super::rows::check_row(decl, &b.row, &format!("{label} (for {schedule_id})"), &mut r) {
+            match super::rows::check_row(
+                decl,
+                &b.row,
+                &format!("{label} (for {schedule_id})"),
+                &mut r,
+            ) {
                 Some(row) if r.is_empty() => converted.push((
                     *position,
                     Converted {

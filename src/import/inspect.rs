@@ -104,7 +104,11 @@ const SAMPLE_FIELDS: [&str; 11] = [
 ];
 
 /// Read one sample object selectively, from the reader's position.
-fn read_sample(r: &mut Reader<'_>, member: String, bytes: Vec<u8>) -> std::result::Result<InspectSample, String> {
+fn read_sample(
+    r: &mut Reader<'_>,
+    member: String,
+    bytes: Vec<u8>,
+) -> std::result::Result<InspectSample, String> {
     let mut fields: HashMap<&'static str, IVal> = HashMap::new();
     let mut messages = None;
     let mut approvals = Vec::new();
@@ -130,7 +134,10 @@ fn read_sample(r: &mut Reader<'_>, member: String, bytes: Vec<u8>) -> std::resul
                     }
                     let mut ev: Vec<(String, IVal)> = Vec::new();
                     r.object(|r, k| {
-                        if matches!(&*k, "event" | "approver" | "decision" | "call" | "explanation") {
+                        if matches!(
+                            &*k,
+                            "event" | "approver" | "decision" | "call" | "explanation"
+                        ) {
                             ev.push((k.into_owned(), r.value()?));
                             Ok(())
                         } else {
@@ -194,7 +201,10 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<Vec<InspectLog>> {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 p.is_file()
-                    && matches!(p.extension().and_then(|e| e.to_str()), Some("eval" | "json"))
+                    && matches!(
+                        p.extension().and_then(|e| e.to_str()),
+                        Some("eval" | "json")
+                    )
             })
             .collect();
         files.sort();
@@ -217,10 +227,8 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<Vec<InspectLog>> {
 pub fn read_log(path: &Path, max_input_bytes: u64) -> Result<InspectLog> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("eval") => {
-            let bytes = crate::json::read_bounded(
-                path,
-                max_input_bytes.saturating_mul(ARCHIVE_FACTOR),
-            )?;
+            let bytes =
+                crate::json::read_bounded(path, max_input_bytes.saturating_mul(ARCHIVE_FACTOR))?;
             read_eval(path, &bytes, max_input_bytes)
         }
         Some("json") => {
@@ -250,7 +258,11 @@ pub fn read_eval(path: &Path, bytes: &[u8], max_input_bytes: u64) -> Result<Insp
     };
     let header = member("header.json")?;
     let (eval, status, has_header) = match &header {
-        Some(h) => (h.get("eval").clone(), h.get("status").as_str().map(str::to_owned), true),
+        Some(h) => (
+            h.get("eval").clone(),
+            h.get("status").as_str().map(str::to_owned),
+            true,
+        ),
         None => match member("_journal/start.json")? {
             Some(start) => (start.get("eval").clone(), None, false),
             None => {
@@ -286,7 +298,8 @@ pub fn read_eval(path: &Path, bytes: &[u8], max_input_bytes: u64) -> Result<Insp
         let data = archive
             .read(i, max_input_bytes)
             .map_err(|err| bad(path, format_args!("{}: {err}", e.name)))?;
-        let mut r = Reader::new(&data).map_err(|err| bad(path, format_args!("{}: {err}", e.name)))?;
+        let mut r =
+            Reader::new(&data).map_err(|err| bad(path, format_args!("{}: {err}", e.name)))?;
         let s = read_sample(&mut r, e.name.clone(), Vec::new())
             .and_then(|s| r.end().map(|()| s))
             .map_err(|err| bad(path, format_args!("{}: not a valid sample: {err}", e.name)))?;
@@ -404,11 +417,17 @@ pub fn resolve_prefix(repo: Option<&gix::Repository>, prefix: &str) -> Resolved 
 
 /// The sample's attempt in the declaration: its task and schedule id, or why it has none.
 pub enum Target<'d> {
-    Scheduled { task: &'d Task, schedule_id: String },
+    Scheduled {
+        task: &'d Task,
+        schedule_id: String,
+    },
     /// No declared task has this Inspect task and sample id.
     Undeclared,
     /// A declared sample's epoch that the schedule does not have.
-    Unscheduled { task: &'d Task, epoch: String },
+    Unscheduled {
+        task: &'d Task,
+        epoch: String,
+    },
 }
 
 /// Declared Inspect samples by (Inspect task, sample id key).
@@ -430,12 +449,21 @@ impl<'d> SampleIndex<'d> {
     }
 
     /// Where `sample` of `log` belongs.
-    pub fn target(&self, decl: &Declaration, log: &InspectLog, sample: &InspectSample) -> Target<'d> {
+    pub fn target(
+        &self,
+        decl: &Declaration,
+        log: &InspectLog,
+        sample: &InspectSample,
+    ) -> Target<'d> {
         let task_name = log.eval.get("task").as_str().unwrap_or_default();
         let Some(id) = sample.id.to_json().filter(crate::declaration::is_sample_id) else {
             return Target::Undeclared;
         };
-        let Some(task) = self.tasks.get(&(task_name.to_owned(), sample_key(&id))).copied() else {
+        let Some(task) = self
+            .tasks
+            .get(&(task_name.to_owned(), sample_key(&id)))
+            .copied()
+        else {
             return Target::Undeclared;
         };
         match sample.epoch.as_count() {
@@ -531,7 +559,9 @@ fn verdict(scores: &IVal, scorer: &str) -> Verdict {
                 v => v.clone(),
             };
             let explanation = match first.get("explanation") {
-                IVal::Str(s) if s == "UNCHANGED" => score.get("explanation").as_str().map(str::to_owned),
+                IVal::Str(s) if s == "UNCHANGED" => {
+                    score.get("explanation").as_str().map(str::to_owned)
+                }
                 v => v.as_str().map(str::to_owned),
             };
             let edit = (history.len() > 1).then(|| {
@@ -545,7 +575,11 @@ fn verdict(scores: &IVal, scorer: &str) -> Verdict {
                     current.display()
                 )
             });
-            Verdict { value: Some(value), explanation, edit }
+            Verdict {
+                value: Some(value),
+                explanation,
+                edit,
+            }
         }
         // The score was created by an edit: the scorer recorded none.
         Some(first) => {
@@ -555,7 +589,11 @@ fn verdict(scores: &IVal, scorer: &str) -> Verdict {
                 explanation: None,
                 edit: Some(format!(
                     "score {scorer} was added by an edit after the run{}: the scorer recorded none",
-                    if d.is_empty() { String::new() } else { format!(" ({d})") }
+                    if d.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({d})")
+                    }
                 )),
             }
         }
@@ -570,7 +608,9 @@ fn in_pass(value: &IVal, pass: &[Value]) -> bool {
 /// A nonnegative finite amount, else null (NaN and infinities are unknown).
 fn amount(v: &IVal) -> Value {
     match v.as_num() {
-        Some(n) if n.finite().is_some_and(|f| f >= 0.0) => n.to_json().map_or(Value::Null, Value::Number),
+        Some(n) if n.finite().is_some_and(|f| f >= 0.0) => {
+            n.to_json().map_or(Value::Null, Value::Number)
+        }
         _ => Value::Null,
     }
 }
@@ -599,7 +639,10 @@ fn usage(model_usage: &IVal) -> (Value, Value, Value) {
         }
         out.insert(model.clone(), Value::Object(c));
     }
-    let num = |x: Option<f64>| x.and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number);
+    let num = |x: Option<f64>| {
+        x.and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number)
+    };
     let tokens = match tokens {
         // A count stays an integer when it is one.
         Some(t) if t.fract() == 0.0 && t <= u64::MAX as f64 => Value::from(t as u64),
@@ -627,11 +670,17 @@ fn option_deviations(decl: &Declaration, task: &Task, eval: &IVal) -> Vec<String
         let ran = config.get(name);
         match (task.limits.get(name), ran) {
             (None, IVal::Null) => {}
-            (Some(d), IVal::Null) => out.push(format!("{name}: declared {}, eval set none", show(*d))),
+            (Some(d), IVal::Null) => {
+                out.push(format!("{name}: declared {}, eval set none", show(*d)))
+            }
             (None, r) => out.push(format!("{name}: not declared, eval set {}", r.display())),
             (Some(d), r) => {
                 if r.as_f64() != Some(*d) {
-                    out.push(format!("{name}: declared {}, eval set {}", show(*d), r.display()));
+                    out.push(format!(
+                        "{name}: declared {}, eval set {}",
+                        show(*d),
+                        r.display()
+                    ));
                 }
             }
         }
@@ -642,15 +691,19 @@ fn option_deviations(decl: &Declaration, task: &Task, eval: &IVal) -> Vec<String
     for (k, v) in declared {
         match ran_m.iter().find(|(rk, _)| rk == k) {
             None => out.push(format!("task_args.{k}: declared {v}, eval ran none")),
-            Some((_, rv)) if !json::same(rv, v) => {
-                out.push(format!("task_args.{k}: declared {v}, eval ran {}", rv.display()))
-            }
+            Some((_, rv)) if !json::same(rv, v) => out.push(format!(
+                "task_args.{k}: declared {v}, eval ran {}",
+                rv.display()
+            )),
             Some(_) => {}
         }
     }
     for (k, rv) in ran_m {
         if !declared.contains_key(k) {
-            out.push(format!("task_args.{k}: not declared, eval ran {}", rv.display()));
+            out.push(format!(
+                "task_args.{k}: not declared, eval ran {}",
+                rv.display()
+            ));
         }
     }
     out
@@ -672,7 +725,12 @@ fn models_and_efforts(decl: &Declaration, eval: &IVal) -> Value {
     let mut roles = Map::new();
     for name in decl.profile.roles.keys() {
         let (model, effort) = if name == "default" {
-            (main, eval.get("model_generate_config").get("reasoning_effort").as_str())
+            (
+                main,
+                eval.get("model_generate_config")
+                    .get("reasoning_effort")
+                    .as_str(),
+            )
         } else {
             let r = eval.get("model_roles").get(name);
             (
@@ -709,7 +767,10 @@ fn is_scripted(eval: &IVal, sample: &InspectSample) -> bool {
 pub fn revision_of(eval: &IVal, lookup: &dyn Fn(&str) -> Resolved) -> (Value, Option<String>) {
     let rev = eval.get("revision");
     if rev.is_null() {
-        return (Value::Null, Some("source_revision null: the log records no revision (eval.revision)".into()));
+        return (
+            Value::Null,
+            Some("source_revision null: the log records no revision (eval.revision)".into()),
+        );
     }
     let commit = rev.get("commit").as_str().unwrap_or_default();
     match rev.get("dirty") {
@@ -743,6 +804,7 @@ pub struct Env<'a> {
 }
 
 /// A converted sample: the row value and what the output says about it.
+#[derive(Debug)]
 pub struct Built {
     pub row: Value,
     pub key: String,
@@ -775,7 +837,9 @@ pub fn sample_row(
         _ => {}
     }
     let Some(record) = record_id(log, sample) else {
-        r.push(format!("{label}: the sample has no uuid and the log no eval_id or run_id: no record id"));
+        r.push(format!(
+            "{label}: the sample has no uuid and the log no eval_id or run_id: no record id"
+        ));
         return Err(r);
     };
     let mut notes = Vec::new();
@@ -794,7 +858,11 @@ pub fn sample_row(
         (
             "ERROR",
             "error".to_owned(),
-            if msg.is_empty() { "the first try ended in an error (the log records no message)".to_owned() } else { msg.to_owned() },
+            if msg.is_empty() {
+                "the first try ended in an error (the log records no message)".to_owned()
+            } else {
+                msg.to_owned()
+            },
             Value::Null,
         )
     } else if !sample.error.is_null() {
@@ -802,7 +870,11 @@ pub fn sample_row(
         (
             "ERROR",
             "error".to_owned(),
-            if msg.is_empty() { "the sample ended in an error (the log records no message)".to_owned() } else { msg.to_owned() },
+            if msg.is_empty() {
+                "the sample ended in an error (the log records no message)".to_owned()
+            } else {
+                msg.to_owned()
+            },
             Value::Null,
         )
     } else {
@@ -837,7 +909,12 @@ pub fn sample_row(
                     ("PASS", status, String::new(), checks)
                 } else {
                     let mut reason = format!("{} scored {}", spec.scorer, value.display());
-                    if let Some(e) = v.explanation.as_deref().map(first_line).filter(|e| !e.is_empty()) {
+                    if let Some(e) = v
+                        .explanation
+                        .as_deref()
+                        .map(first_line)
+                        .filter(|e| !e.is_empty())
+                    {
                         reason.push_str(": ");
                         reason.push_str(e);
                     }
@@ -853,15 +930,23 @@ pub fn sample_row(
     if !sample.invalidation.is_null() {
         notes.push(format!(
             "the sample is invalidated in the log{}: it keeps its verdict",
-            sample.invalidation.get("reason").as_str().map(|r| format!(" ({})", first_line(r))).unwrap_or_default()
+            sample
+                .invalidation
+                .get("reason")
+                .as_str()
+                .map(|r| format!(" ({})", first_line(r)))
+                .unwrap_or_default()
         ));
     }
     let (source_revision, rev_note) = revision_of(&log.eval, env.lookup);
     notes.extend(rev_note);
     if !log.ended() {
-        notes.push(match &log.status {
-            Some(s) => format!("the run had not ended (status {s}) when the log was read"),
-            None => "the run had not ended (the log has no header yet) when the log was read".to_owned(),
+        notes.push(match (&log.status, log.has_header) {
+            (Some(s), _) => format!("the run had not ended (status {s}) when the log was read"),
+            (None, false) => {
+                "the run had not ended (the log has no header yet) when the log was read".to_owned()
+            }
+            (None, true) => "the log records no status: the run may not have ended".to_owned(),
         });
     }
     notes.push(DEFINITION_NOTE.to_owned());
@@ -870,7 +955,11 @@ pub fn sample_row(
     } else {
         usage(&sample.model_usage)
     };
-    let elapsed = if retried { Value::Null } else { amount(&sample.total_time) };
+    let elapsed = if retried {
+        Value::Null
+    } else {
+        amount(&sample.total_time)
+    };
     let mut spent = Map::new();
     for name in task.limits.keys() {
         let v = if retried {
@@ -895,7 +984,12 @@ pub fn sample_row(
                 "human approval of tool call {} ({}): {}",
                 a.function, a.call_id, a.decision
             );
-            if let Some(e) = a.explanation.as_deref().map(first_line).filter(|e| !e.is_empty()) {
+            if let Some(e) = a
+                .explanation
+                .as_deref()
+                .map(first_line)
+                .filter(|e| !e.is_empty())
+            {
                 note.push_str(": ");
                 note.push_str(e);
             }
@@ -903,8 +997,15 @@ pub fn sample_row(
         })
         .collect();
     let log_path = super::relative_to_repo(&log.path, env.repo_root);
-    let mut m: Map<String, Value> = decl.attempt_fields.iter().map(|f| (f.clone(), Value::Null)).collect();
-    let (entry_task, repetition) = (task.id.clone(), decl.schedule_entry(schedule_id).map(|e| e.repetition));
+    let mut m: Map<String, Value> = decl
+        .attempt_fields
+        .iter()
+        .map(|f| (f.clone(), Value::Null))
+        .collect();
+    let (entry_task, repetition) = (
+        task.id.clone(),
+        decl.schedule_entry(schedule_id).map(|e| e.repetition),
+    );
     for (k, v) in [
         ("schedule_id", Value::from(schedule_id)),
         ("task_id", Value::from(entry_task)),
@@ -912,19 +1013,41 @@ pub fn sample_row(
         ("evidence", Value::from(task.evidence.as_str())),
         ("native_outcome", Value::from(outcome)),
         ("native_status", Value::from(status)),
-        ("reason", if outcome == "PASS" { Value::Null } else { Value::from(reason) }),
+        (
+            "reason",
+            if outcome == "PASS" {
+                Value::Null
+            } else {
+                Value::from(reason)
+            },
+        ),
         ("source_revision", source_revision),
-        ("runtime_identity", env.runtime_identity.cloned().unwrap_or(Value::Null)),
-        ("actual_models_and_efforts", models_and_efforts(decl, &log.eval)),
+        (
+            "runtime_identity",
+            env.runtime_identity.cloned().unwrap_or(Value::Null),
+        ),
+        (
+            "actual_models_and_efforts",
+            models_and_efforts(decl, &log.eval),
+        ),
         ("runner_options", Value::Null),
-        ("option_deviations", json!(option_deviations(decl, task, &log.eval))),
+        (
+            "option_deviations",
+            json!(option_deviations(decl, task, &log.eval)),
+        ),
         ("oracle_checks", checks),
-        ("evidence_refs", json!([format!("{log_path}#{}", sample.member)])),
+        (
+            "evidence_refs",
+            json!([format!("{log_path}#{}", sample.member)]),
+        ),
         ("elapsed_seconds", elapsed),
         ("usage", usage),
         ("estimated_usd", cost),
         ("spent_budget", Value::Object(spent)),
-        ("interventions_decision_or_repair", Value::Array(interventions)),
+        (
+            "interventions_decision_or_repair",
+            Value::Array(interventions),
+        ),
         (
             "native_record",
             json!({"kind": "inspect", "id": record, "sha256": crate::sha256_hex(&sample.bytes)}),

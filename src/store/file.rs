@@ -18,6 +18,9 @@ pub struct FileStore {
     max_input_bytes: u64,
     bytes: Vec<u8>,
     ledger: Ledger,
+    /// Record key parts (kind, id) → row position, built when first asked for (an import of
+    /// thousands of Inspect samples asks once per sample) and dropped when the ledger changes.
+    records: Option<HashMap<(String, String), usize>>,
 }
 
 impl FileStore {
@@ -38,6 +41,7 @@ impl FileStore {
             max_input_bytes,
             bytes,
             ledger: parsed,
+            records: None,
         })
     }
 
@@ -69,19 +73,23 @@ impl Store for FileStore {
     }
 
     fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
-        // `<kind>:<id>`, compared in parts: no key is built per row of the ledger.
+        // `<kind>:<id>`, compared in parts.
         let Some((kind, id)) = key.split_once(':') else {
             return Ok(None);
         };
-        Ok(self
-            .ledger
-            .rows
-            .iter()
-            .find(|r| {
-                r.native_record()
-                    .is_some_and(|n| n.kind == kind && n.id == id)
-            })
-            .map(|r| format!("row {}", r.schedule_id())))
+        let ledger = &self.ledger;
+        let index = self.records.get_or_insert_with(|| {
+            let mut m = HashMap::new();
+            for (i, r) in ledger.rows.iter().enumerate() {
+                if let Some(n) = r.native_record() {
+                    m.entry((n.kind.to_owned(), n.id.to_owned())).or_insert(i);
+                }
+            }
+            m
+        });
+        Ok(index
+            .get(&(kind.to_owned(), id.to_owned()))
+            .map(|&i| format!("row {}", self.ledger.rows[i].schedule_id())))
     }
 
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError> {
@@ -114,6 +122,7 @@ impl Store for FileStore {
         write_atomically(&self.path, &bytes)?;
         self.bytes = bytes;
         self.ledger = next;
+        self.records = None;
         Ok(())
     }
 
@@ -122,6 +131,7 @@ impl Store for FileStore {
         self.ledger = Ledger::parse(&self.decl, &bytes, self.max_input_bytes)
             .map_err(|e| e.context(self.path.display()))?;
         self.bytes = bytes;
+        self.records = None;
         Ok(())
     }
 }

@@ -13,6 +13,7 @@ mod hooks;
 mod hostile;
 mod hostile_git;
 mod import;
+mod inspect;
 mod inspect_runs;
 mod messages;
 mod pin;

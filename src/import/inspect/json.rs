@@ -67,10 +67,7 @@ impl IVal {
     /// The member `key` of an object; [`NULL`] when absent or not an object.
     pub fn get(&self, key: &str) -> &IVal {
         match self {
-            IVal::Obj(m) => m
-                .iter()
-                .find(|(k, _)| k == key)
-                .map_or(&NULL, |(_, v)| v),
+            IVal::Obj(m) => m.iter().find(|(k, _)| k == key).map_or(&NULL, |(_, v)| v),
             _ => &NULL,
         }
     }
@@ -295,7 +292,10 @@ impl<'a> Reader<'a> {
 
     /// An object, calling `member(reader, key)` at each member's value (which it must read).
     /// Duplicate keys are refused.
-    pub fn object(&mut self, mut member: impl FnMut(&mut Self, Cow<'a, str>) -> Res<()>) -> Res<()> {
+    pub fn object(
+        &mut self,
+        mut member: impl FnMut(&mut Self, Cow<'a, str>) -> Res<()>,
+    ) -> Res<()> {
         self.ws();
         if self.peek() != Some(b'{') {
             return self.err("expected an object");
@@ -638,9 +638,29 @@ mod tests {
     #[test]
     fn nothing_else_that_is_not_json_is_a_number() {
         for text in [
-            "nan", "NAN", "inf", "-inf", "+Infinity", "infinity", "-NaN", "+1", "Infinit",
-            "NaNa", "Infinity1", "01", "1.", ".5", "1e", "1e+", "0x10", "- 1", "--1", "+NaN",
-            "undefined", "None", "True",
+            "nan",
+            "NAN",
+            "inf",
+            "-inf",
+            "+Infinity",
+            "infinity",
+            "-NaN",
+            "+1",
+            "Infinit",
+            "NaNa",
+            "Infinity1",
+            "01",
+            "1.",
+            ".5",
+            "1e",
+            "1e+",
+            "0x10",
+            "- 1",
+            "--1",
+            "+NaN",
+            "undefined",
+            "None",
+            "True",
         ] {
             bad(text, "");
             bad(&format!("[{text}]"), "");
@@ -652,7 +672,10 @@ mod tests {
     #[test]
     fn the_ordinary_parser_still_refuses_them() {
         for text in ["NaN", "Infinity", "-Infinity", r#"{"a": NaN}"#] {
-            assert!(crate::json::parse_strict(text.as_bytes()).is_err(), "{text}");
+            assert!(
+                crate::json::parse_strict(text.as_bytes()).is_err(),
+                "{text}"
+            );
             assert!(
                 crate::json::parse_document(text.as_bytes(), "x", 1 << 20).is_err(),
                 "{text}"
@@ -667,7 +690,10 @@ mod tests {
         bad(r#"{"a": 1, "\u0061": 2}"#, "duplicate key");
         let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\": {i}")).collect();
         ok(&format!("{{{}}}", many.join(",")));
-        bad(&format!("{{{}, \"k7\": 0}}", many.join(",")), "duplicate key");
+        bad(
+            &format!("{{{}, \"k7\": 0}}", many.join(",")),
+            "duplicate key",
+        );
     }
 
     #[test]
@@ -691,7 +717,10 @@ mod tests {
 
     #[test]
     fn strings_escapes_and_numbers_read_as_json() {
-        assert_eq!(ok(r#""a\"b\\c\/\n\u00e9\ud83d\ude00""#).as_str(), Some("a\"b\\c/\né😀"));
+        assert_eq!(
+            ok(r#""a\"b\\c\/\n\u00e9\ud83d\ude00""#).as_str(),
+            Some("a\"b\\c/\né😀")
+        );
         assert_eq!(ok(r#""\ud800x""#).as_str(), Some("\u{FFFD}x"));
         assert_eq!(ok("-3"), IVal::Num(Num::Int(-3)));
         assert_eq!(ok("18446744073709551615"), IVal::Num(Num::UInt(u64::MAX)));

@@ -89,8 +89,7 @@ impl<'a> Archive<'a> {
             i -= 1;
         }
         let eocd = at.ok_or_else(|| {
-            "not a zip archive: no end of central directory record (a truncated .eval?)"
-                .to_owned()
+            "not a zip archive: no end of central directory record (a truncated .eval?)".to_owned()
         })?;
         let mut count = u16_at(bytes, eocd + 10)? as u64;
         let mut size = u32_at(bytes, eocd + 12)? as u64;
@@ -148,7 +147,9 @@ impl<'a> Archive<'a> {
             while e + 4 <= extra.len() {
                 let id = u16_at(extra, e)?;
                 let len = u16_at(extra, e + 2)? as usize;
-                let body = extra.get(e + 4..e + 4 + len).ok_or("truncated extra field")?;
+                let body = extra
+                    .get(e + 4..e + 4 + len)
+                    .ok_or("truncated extra field")?;
                 if id == 0x0001 {
                     let mut q = 0;
                     for v in [&mut uncompressed, &mut compressed, &mut local_offset] {
@@ -245,7 +246,9 @@ fn zstd(mut data: &[u8], limit: u64, out: &mut Vec<u8>) -> Res<()> {
         // A skippable frame: magic 0x184D2A5?, then its length.
         if data.len() >= 8 && u32_at(data, 0)? & 0xFFFF_FFF0 == 0x184D_2A50 {
             let len = u32_at(data, 4)? as usize;
-            data = data.get(8 + len..).ok_or("truncated zstd skippable frame")?;
+            data = data
+                .get(8 + len..)
+                .ok_or("truncated zstd skippable frame")?;
             continue;
         }
         let budget = (limit + 1).saturating_sub(out.len() as u64);
@@ -264,4 +267,64 @@ fn zstd(mut data: &[u8], limit: u64, out: &mut Vec<u8>) -> Res<()> {
         }
     }
     Ok(())
+}
+
+/// Write a zip archive of `members` (name, bytes, method: 0 stored, 8 deflate, 93 zstd), in
+/// order, repeated names kept: what Inspect writes, for the tests and the benchmark (which
+/// generate `.eval` logs without Inspect).
+pub fn write_archive(members: &[(&str, &[u8], u16)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, data, method) in members {
+        let packed = match method {
+            8 => {
+                let mut e =
+                    flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+                e.write_all(data).expect("in memory");
+                e.finish().expect("in memory")
+            }
+            93 => ruzstd::encoding::compress_to_vec(
+                *data,
+                ruzstd::encoding::CompressionLevel::Fastest,
+            ),
+            _ => data.to_vec(),
+        };
+        let crc = crc32fast::hash(data);
+        let offset = out.len() as u32;
+        let header = |sig: u32, out: &mut Vec<u8>, central: bool| {
+            out.extend_from_slice(&sig.to_le_bytes());
+            if central {
+                out.extend_from_slice(&20u16.to_le_bytes()); // made by
+            }
+            out.extend_from_slice(&20u16.to_le_bytes()); // needed
+            out.extend_from_slice(&0u16.to_le_bytes()); // flags
+            out.extend_from_slice(&method.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes()); // time, date
+            out.extend_from_slice(&crc.to_le_bytes());
+            out.extend_from_slice(&(packed.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            out.extend_from_slice(&0u16.to_le_bytes()); // extra
+            if central {
+                out.extend_from_slice(&[0u8; 6]); // comment length, disk, internal attributes
+                out.extend_from_slice(&0u32.to_le_bytes()); // external attributes
+                out.extend_from_slice(&offset.to_le_bytes());
+            }
+            out.extend_from_slice(name.as_bytes());
+        };
+        header(LOCAL, &mut out, false);
+        out.extend_from_slice(&packed);
+        header(CENTRAL, &mut central, true);
+    }
+    let cd_offset = out.len() as u32;
+    out.extend_from_slice(&central);
+    out.extend_from_slice(&EOCD.to_le_bytes());
+    out.extend_from_slice(&[0u8; 4]); // disk numbers
+    out.extend_from_slice(&(members.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(members.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
+    out.extend_from_slice(&cd_offset.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out
 }

@@ -334,6 +334,7 @@ fn the_runtime_identity_goes_on_the_row() {
         repo_root: Some(dir.path()),
         runtime_identity: Some(&runtime),
         pins: None,
+        ..Context::default()
     };
     let c = scenario_row(&declaration(), &ctx, LIVE, &rec).unwrap();
     assert_eq!(c.row.get("runtime_identity"), &runtime);
