@@ -14,7 +14,7 @@ import re
 from inspect_ai import Task, task
 from inspect_ai.dataset import json_dataset
 from inspect_ai.model import ChatMessageUser, ModelOutput, ModelUsage, get_model
-from inspect_ai.scorer import includes
+from inspect_ai.scorer import Score, Target, accuracy, includes, scorer
 from inspect_ai.solver import Generate, TaskState, generate, solver
 
 DATASET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "samples.jsonl")
@@ -128,3 +128,53 @@ def stall_on(sample_id: str):
 def stalls() -> Task:
     """Sample "b" never finishes: the run is interrupted (cancelled) or killed."""
     return make(stall_on("b"))
+
+
+@scorer(metrics=[accuracy()])
+def nan_for_b():
+    """`includes`, except that sample "b" is unscored (NaN, Inspect's unscored sentinel)."""
+    inner = includes()
+
+    async def score(state: TaskState, target: Target) -> Score:
+        if str(state.sample_id) == "b":
+            return Score(value=float("nan"), explanation="not gradable")
+        return await inner(state, target)
+
+    return score
+
+
+@task
+def unscored() -> Task:
+    """Sample "b" gets a NaN score from the declared scorer."""
+    return Task(
+        dataset=json_dataset(DATASET),
+        solver=generate(),
+        scorer=nan_for_b(),
+        model=scripted(),
+    )
+
+
+def unpriced(input, tools, tool_choice, config) -> ModelOutput:
+    """A second scripted model that reports tokens but no cost."""
+    output = ModelOutput.from_content(model="mockllm/unpriced", content="noted")
+    output.usage = ModelUsage(input_tokens=5, output_tokens=1, total_tokens=6)
+    return output
+
+
+@solver
+def ask_unpriced_too(sample_id: str):
+    """For one sample, also call a model that reports no cost, then generate as usual."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if str(state.sample_id) == sample_id:
+            other = get_model("mockllm/unpriced", custom_outputs=unpriced)
+            await other.generate(state.input_text)
+        return await generate(state)
+
+    return solve
+
+
+@task
+def partly_priced() -> Task:
+    """Sample "a" uses two models, one of them unpriced: its cost is unknown."""
+    return make(ask_unpriced_too("a"))
