@@ -289,7 +289,12 @@ impl Scratch {
         let mut v: Vec<PathBuf> = std::fs::read_dir(self.dir().join(logs))
             .map(|d| d.map(|e| e.unwrap().path()).collect())
             .unwrap_or_default();
-        v.retain(|p| p.extension().is_some_and(|e| e == "eval" || e == "json"));
+        // eval-set also writes its manifests (eval-set.json, logs.json) beside the logs.
+        v.retain(|p| {
+            p.extension().is_some_and(|e| e == "eval" || e == "json")
+                && !p.ends_with("eval-set.json")
+                && !p.ends_with("logs.json")
+        });
         v.sort();
         v
     }
@@ -1577,4 +1582,61 @@ fn an_edited_score_never_replaces_the_scorer_s_own() {
     assert!(!imported(&r)[&sid("edited", "a", 1)]["notes"]
         .to_string()
         .contains("edit"));
+}
+
+/// `inspect eval-set` with the hook: eval_set 0.3.285 retries the errored sample inside the
+/// task (its failure goes to `error_retries`, the log says `success` and holds the retry's
+/// score); the hook imports that log as soon as the task ends, and the row is still the first
+/// try's ERROR.
+#[test]
+fn an_eval_set_retry_is_the_first_try_s_error() {
+    let venv = need_venv!();
+    let s = Scratch::new(venv);
+    let decl = s.declare(
+        "set",
+        "raises_once",
+        &SAMPLES,
+        1,
+        json!({"message_limit": 10}),
+    );
+    ledger(s.dir(), &["init", decl.to_str().unwrap()]).ok();
+    let bin_s = bin().to_str().unwrap().to_owned();
+    let r = s.inspect(
+        &[
+            "eval-set",
+            "evals/tasks.py@raises_once",
+            "--log-dir",
+            "logs",
+            "--retry-attempts",
+            "2",
+            "--retry-wait",
+            "0",
+            "--message-limit",
+            "10",
+        ],
+        &[
+            ("GIT_LEDGER_REF", "set"),
+            ("GIT_LEDGER_BIN", bin_s.as_str()),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let log = s.new_log("logs", &[]);
+    assert!(
+        r.stderr.contains("git-ledger-inspect: imported"),
+        "{}",
+        r.stderr
+    );
+    let samples = s.samples(&log);
+    let show = ledger(s.dir(), &["show", "--at", "refs/ledgers/set"]);
+    show.ok();
+    let rows: serde_json::Map<String, Value> = show.json()["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["schedule_id"].as_str().unwrap().to_owned(), r.clone()))
+        .collect();
+    let b = &rows[&sid("set", "b", 1)];
+    assert_common(b, &s.rel(&log), entry(&samples, "b", 1));
+    assert_error(b, B_ERROR);
+    assert_scored(&rows[&sid("set", "a", 1)], "PASS", Value::Null);
 }
