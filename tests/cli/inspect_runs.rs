@@ -1640,3 +1640,19 @@ fn an_eval_set_retry_is_the_first_try_s_error() {
     assert_error(b, B_ERROR);
     assert_scored(&rows[&sid("set", "a", 1)], "PASS", Value::Null);
 }
+
+/// The hook's configuration rules, each from both sides (tests/inspect/test_hook.py, run with
+/// the venv's Python against the installed hook).
+#[test]
+fn the_hook_s_configuration_rules() {
+    let venv = need_venv!();
+    let out = Command::new(venv.join("bin/python"))
+        .current_dir(project_root().join("tests/inspect"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .args(["-m", "unittest", "-v", "test_hook"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("Ran 9 tests"), "{stderr}");
+}
