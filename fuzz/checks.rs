@@ -201,7 +201,7 @@ pub fn scenario_record(decl: &Declaration, data: &[u8]) {
                     k.clone(),
                     RoleSpec {
                         model: r.model.clone(),
-                        effort: r.effort.clone(),
+                        effort: r.effort.clone().unwrap_or_default(),
                     },
                 )
             })

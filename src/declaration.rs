@@ -257,7 +257,9 @@ pub struct FilePin {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Role {
     pub model: String,
-    pub effort: String,
+    /// `None` (JSON null) only in a declaration of Inspect tasks alone: a model run without a
+    /// `reasoning_effort` (the harnesses' effort flags need a value).
+    pub effort: Option<String>,
 }
 
 /// The selected profile as declared (absent content in a draft).
@@ -1034,6 +1036,16 @@ fn validate(
         implied
     };
 
+    if let (Some(p), Some(tasks)) = (&profile, &tasks) {
+        if let Some(t) = tasks.iter().find(|t| t.kind != Kind::Inspect) {
+            for (name, _) in p.roles.iter().filter(|(_, r)| r.effort.is_none()) {
+                c.bad(
+                    &format!("profile.roles.{name}.effort"),
+                    format!("null (no reasoning effort) is only for a declaration of inspect tasks; {} is an {} task, whose harness forwards an effort flag", t.id, t.kind.as_str()),
+                );
+            }
+        }
+    }
     let tasks = tasks?;
     if !schedule_ok {
         return None;
@@ -1118,13 +1130,20 @@ fn parse_roles(c: &mut Ctx, at: &str, v: Option<&Value>) -> Option<BTreeMap<Stri
         };
         c.keys(&rat, spec, &["model", "effort"], &[], &[]);
         let model = c.string(&format!("{rat}.model"), spec.get("model"));
-        let effort = c.string(&format!("{rat}.effort"), spec.get("effort"));
+        // A null effort is a model run without one (Inspect); whether the declaration may say
+        // so is checked against its tasks.
+        let effort = match spec.get("effort") {
+            Some(Value::Null) => Some(None),
+            v => c
+                .string(&format!("{rat}.effort"), v)
+                .map(|e| Some(e.to_owned())),
+        };
         if let (Some(model), Some(effort)) = (model, effort) {
             roles.insert(
                 name.clone(),
                 Role {
                     model: model.to_owned(),
-                    effort: effort.to_owned(),
+                    effort,
                 },
             );
         }

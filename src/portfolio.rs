@@ -287,7 +287,7 @@ fn profile_matches<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> bool {
             roles.get(name).is_some_and(|r| {
                 let r = r.view();
                 r.get("model").and_then(J::as_str) == Some(role.model.as_str())
-                    && r.get("effort").and_then(J::as_str) == Some(role.effort.as_str())
+                    && r.get("effort").and_then(J::as_str) == role.effort.as_deref()
             })
         })
 }

@@ -16,7 +16,7 @@ pub fn declared_argv(decl: &Declaration, extra: &[&str]) -> Vec<String> {
     argv.extend(p.extra_options.iter().cloned());
     if let Some(b) = p.roles.get("builder") {
         argv.push("--reasoning-effort".into());
-        argv.push(b.effort.clone());
+        argv.push(b.effort.clone().unwrap_or_default());
     }
     for (role, spec) in &p.roles {
         argv.push(format!("--{role}-model"));
@@ -24,7 +24,7 @@ pub fn declared_argv(decl: &Declaration, extra: &[&str]) -> Vec<String> {
     }
     for (role, spec) in p.roles.iter().filter(|(r, _)| *r != "builder") {
         argv.push(format!("--{role}-reasoning-effort"));
-        argv.push(spec.effort.clone());
+        argv.push(spec.effort.clone().unwrap_or_default());
     }
     argv.extend(extra.iter().map(|s| s.to_string()));
     argv

@@ -268,9 +268,13 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     })?;
     let (imported, skipped) = imported.map(|i| (i.rows, i.skipped)).unwrap_or_default();
     let mut summary = summarise(&mut *store, &change, &imported)?;
-    if !loaded.inspect.is_empty() {
+    if sources
+        .iter()
+        .any(|s| s.kind() == crate::declaration::Kind::Inspect)
+    {
         summary.deferred = Some(summary.scheduled - summary.filled);
         summary.skipped = Some(skipped);
+        summary.notes.extend(loaded.inspect_notes.iter().cloned());
     }
     print(&summary, args.json, io)?;
     Ok(0)

@@ -1535,6 +1535,38 @@ mod inspect {
     }
 
     #[test]
+    fn a_null_effort_is_for_inspect_declarations_alone() {
+        // Only inspect tasks: a role run without a reasoning effort may say so.
+        let mut v = inspect_declaration_value();
+        let tasks: Vec<Value> = v["tasks"].as_array().unwrap()[3..].to_vec();
+        v["tasks"] = Value::Array(tasks);
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = schedule_for(&v);
+        let d = parse(&v);
+        assert_eq!(d.profile.roles["builder"].effort, None);
+        assert_eq!(
+            d.profile.roles["reviewer"].effort.as_deref(),
+            Some("medium")
+        );
+        // Beside an arena or scenario task, whose harness forwards an effort flag: refused.
+        let mut v = inspect_declaration_value();
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = schedule_for(&v);
+        refused_once(
+            &v,
+            &[
+                "profile.roles.builder.effort",
+                "only for a declaration of inspect tasks",
+            ],
+        );
+        // An empty or non-string effort is refused as before.
+        let mut v = inspect_declaration_value();
+        v["profile"]["roles"]["builder"]["effort"] = json!(3);
+        v["schedule"] = schedule_for(&v);
+        refused_once(&v, &["profile.roles.builder.effort", "string"]);
+    }
+
+    #[test]
     fn an_inspect_task_expects_completion() {
         refused_once(
             &iwith(|t| t["expects"] = json!("stop")),

@@ -77,6 +77,8 @@ pub struct Loaded {
     pub refused: Vec<String>,
     /// The Inspect logs read, with the position of the `--inspect` argument that named them.
     pub inspect: Vec<(usize, InspectLog)>,
+    /// What the output says about the Inspect directories read (manifests left out).
+    pub inspect_notes: Vec<String>,
 }
 
 /// Read every record, in the order given. Refusals are collected across all records (and
@@ -96,10 +98,14 @@ pub fn load_with_progress(
     let mut stores: HashMap<PathBuf, super::ArenaStore> = HashMap::new();
     let mut out = Vec::with_capacity(sources.len());
     let mut inspect = Vec::new();
+    let mut inspect_notes = Vec::new();
     for (i, source) in sources.iter().enumerate() {
         if let Source::Inspect { path } = source {
             match super::inspect::load(path, max_input_bytes) {
-                Ok(logs) => inspect.extend(logs.into_iter().map(|l| (i + 1, l))),
+                Ok((logs, manifests)) => {
+                    inspect.extend(logs.into_iter().map(|l| (i + 1, l)));
+                    inspect_notes.extend(manifests);
+                }
                 Err(Error::Refused(r)) => reasons.extend(r),
                 Err(e) => return Err(e),
             }
@@ -140,6 +146,7 @@ pub fn load_with_progress(
         requests: out,
         refused: reasons.into_vec(),
         inspect,
+        inspect_notes,
     })
 }
 

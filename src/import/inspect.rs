@@ -4,7 +4,7 @@
 //! model as the other kinds. This module adds no admission rule of its own: what the ledger
 //! refuses (a row already filled, a record filling two rows, …) is the one write path's.
 //!
-//! [`json`] is the reader that accepts `NaN`/`Infinity`/`-Infinity` (for Inspect logs only);
+//! [`json`](mod@json) is the reader that accepts `NaN`/`Infinity`/`-Infinity` (for Inspect logs only);
 //! [`zip`] the bounded archive reader.
 
 use serde_json::{json, Map, Value};
@@ -189,28 +189,46 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::refused(format!("{}: {what}", path.display()))
 }
 
+/// The manifests `eval_set` writes beside its logs (not logs themselves).
+pub const MANIFESTS: [&str; 2] = ["logs.json", "eval-set.json"];
+
 /// Read every log a `--inspect` argument names: a log file, or every `.eval` and `.json` log
-/// directly in a directory, in name order. A path that cannot be read is a failure (exit 1);
-/// a log that breaks its format is refused (exit 2).
-pub fn load(path: &Path, max_input_bytes: u64) -> Result<Vec<InspectLog>> {
+/// directly in a directory, in name order (the manifests `eval_set` writes there,
+/// [`MANIFESTS`], are left out and named in the second list). A path that cannot be read is a
+/// failure (exit 1); a log that breaks its format is refused (exit 2).
+pub fn load(path: &Path, max_input_bytes: u64) -> Result<(Vec<InspectLog>, Vec<String>)> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
     if meta.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|e| Error::failed(format!("{}: cannot list: {e}", path.display())))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.is_file()
-                    && matches!(
-                        p.extension().and_then(|e| e.to_str()),
-                        Some("eval" | "json")
-                    )
-            })
-            .collect();
+        let mut files: Vec<PathBuf> = Vec::new();
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| Error::failed(format!("{}: cannot list: {e}", path.display())))?;
+        for e in entries {
+            let e =
+                e.map_err(|e| Error::failed(format!("{}: cannot list: {e}", path.display())))?;
+            let p = e.path();
+            if p.is_file()
+                && matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("eval" | "json")
+                )
+            {
+                files.push(p);
+            }
+        }
         files.sort();
         let mut out = Vec::with_capacity(files.len());
+        let mut manifests = Vec::new();
         let mut r = Reasons::new();
         for f in files {
+            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if MANIFESTS.contains(&name) {
+                manifests.push(format!(
+                    "{}: an eval_set manifest, not a log (left out)",
+                    f.display()
+                ));
+                continue;
+            }
             match read_log(&f, max_input_bytes) {
                 Ok(l) => out.push(l),
                 Err(Error::Refused(reasons)) => r.extend(reasons),
@@ -218,9 +236,9 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<Vec<InspectLog>> {
             }
         }
         r.into_result()?;
-        return Ok(out);
+        return Ok((out, manifests));
     }
-    read_log(path, max_input_bytes).map(|l| vec![l])
+    read_log(path, max_input_bytes).map(|l| (vec![l], Vec::new()))
 }
 
 /// Read one log file by its extension.
@@ -772,7 +790,12 @@ pub fn revision_of(eval: &IVal, lookup: &dyn Fn(&str) -> Resolved) -> (Value, Op
             Some("source_revision null: the log records no revision (eval.revision)".into()),
         );
     }
-    let commit = rev.get("commit").as_str().unwrap_or_default();
+    let Some(commit) = rev.get("commit").as_str().filter(|c| !c.is_empty()) else {
+        return (
+            Value::Null,
+            Some("source_revision null: the log's revision names no commit".into()),
+        );
+    };
     match rev.get("dirty") {
         IVal::Bool(false) => {}
         IVal::Bool(true) => {
@@ -890,12 +913,24 @@ pub fn sample_row(
                 format!("no {} score from the scorer", spec.scorer),
                 Value::Null,
             ),
-            Some(IVal::Num(Num::NaN)) => (
-                "UNSCORED",
-                status,
-                format!("{} scored NaN (unscored)", spec.scorer),
-                Value::Null,
-            ),
+            Some(IVal::Num(Num::NaN)) => {
+                // The scorer's own reason for not scoring (`Score.unscored(reason=…)`, or the
+                // older `metadata.unscored_reason`), when it gave one.
+                let score = sample.scores.get(&spec.scorer);
+                let why = (score.get("reason").as_str())
+                    .or_else(|| score.get("metadata").get("unscored_reason").as_str())
+                    .map(first_line)
+                    .filter(|w| !w.is_empty());
+                (
+                    "UNSCORED",
+                    status,
+                    match why {
+                        Some(w) => format!("{} scored NaN (unscored): {w}", spec.scorer),
+                        None => format!("{} scored NaN (unscored)", spec.scorer),
+                    },
+                    Value::Null,
+                )
+            }
             Some(IVal::Null) => (
                 "UNSCORED",
                 status,

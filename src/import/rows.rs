@@ -121,7 +121,8 @@ pub fn declared_profile(decl: &Declaration) -> DeclaredProfile {
                     name.clone(),
                     RoleSpec {
                         model: r.model.clone(),
-                        effort: r.effort.clone(),
+                        // Null only in a declaration of Inspect tasks alone.
+                        effort: r.effort.clone().unwrap_or_default(),
                     },
                 )
             })

@@ -880,6 +880,25 @@ mod inspect_outcomes {
     }
 
     #[test]
+    fn a_declared_null_effort_matches_a_run_without_one() {
+        let mut v = inspect_declaration_value();
+        let tasks: Vec<Value> = v["tasks"].as_array().unwrap()[3..].to_vec();
+        v["tasks"] = Value::Array(tasks);
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = crate::testutil::schedule_for(&v);
+        let d = parse(&v);
+        let mut row = complete_pass(&d, LIVE);
+        row["actual_models_and_efforts"]["roles"]["builder"]["effort"] = json!(null);
+        assert_eq!(
+            classify(&d, &checked(&d, &row)).outcome,
+            Outcome::VerifiedDelivery
+        );
+        row["actual_models_and_efforts"]["roles"]["builder"]["effort"] = json!("high");
+        let c = classify(&d, &checked(&d, &row));
+        assert_eq!(c.gaps, vec!["profile differs".to_owned()]);
+    }
+
+    #[test]
     fn a_pass_at_a_limit_is_verified_within_the_limit_and_not_over_it() {
         let d = parse(&inspect_declaration_value());
         let mut v = complete_pass(&d, LIVE);

@@ -75,6 +75,11 @@ impl Harness {
     }
 
     fn with_model(tasks: Vec<Value>, repetitions: u64, model: &str) -> Harness {
+        Self::with_profile(tasks, repetitions, model, json!("high"))
+    }
+
+    /// A harness whose profile's one role (`default`) runs `model` at `effort` (null: none).
+    fn with_profile(tasks: Vec<Value>, repetitions: u64, model: &str, effort: Value) -> Harness {
         let dir = new_repo();
         let d = dir.path();
         write(d, "evals/pop/task.py", "# the task\n");
@@ -85,7 +90,7 @@ impl Harness {
             "h/profile.json",
             serde_json::to_string_pretty(&json!({
                 "name": "inspect", "provider": provider, "joint_planning": false,
-                "roles": {"default": {"model": model, "effort": "high"}},
+                "roles": {"default": {"model": model, "effort": effort}},
                 "extra_options": []
             }))
             .unwrap(),
@@ -330,6 +335,13 @@ fn a_directory_means_its_logs_in_name_order_and_header_only_logs_add_nothing() {
     let h = Harness::with_model(popularity(&[1, 2, 3]), 1, "openai/gpt-4o-mini");
     h.log("2025-05-12T20-28-13-04-00_popularity.json");
     h.log("2025-05-12T20-28-13-04-00_no-samples.json");
+    // The manifests eval_set writes beside its logs are not logs.
+    write(h.path(), "logs/logs.json", "{\"x.eval\": {}}");
+    write(
+        h.path(),
+        "logs/eval-set.json",
+        "{\"eval_set_id\": \"s\", \"tasks\": []}",
+    );
     let r = h.import(&["--inspect", "logs", "--skip-undeclared"]);
     r.ok();
     assert!(
@@ -339,6 +351,13 @@ fn a_directory_means_its_logs_in_name_order_and_header_only_logs_add_nothing() {
     );
     assert_eq!(h.row("inspect/popularity-3/01")["native_outcome"], "FAIL");
     assert_eq!(h.row("inspect/popularity-1/01")["native_outcome"], "PASS");
+    assert!(
+        r.stdout
+            .contains("logs/eval-set.json: an eval_set manifest, not a log (left out)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("logs/logs.json: an eval_set manifest"));
     // A cancelled run is a run that ended: no "had not ended" note.
     assert!(!r.stdout.contains("had not ended"));
     // The abbreviated commit says nothing about a dirty tree here.
@@ -463,9 +482,17 @@ fn a_clean_revision_resolves_to_the_full_commit_and_a_dirty_one_is_null() {
         &[sample(1, 1, "U1", json!("C"))],
         true,
     );
-    let r = h.import(&["--inspect", &log]);
+    let runtime = json!({"python": "3.12.7", "psutil": "6.1.0", "native_provider": "azureai 1",
+                         "packages": {"inspect_ai": "0.3.285"}, "dependencies": ["inspect_ai==0.3.285"]});
+    write(
+        h.path(),
+        "runtime.json",
+        serde_json::to_vec(&runtime).unwrap(),
+    );
+    let r = h.import(&["--inspect", &log, "--runtime-identity", "runtime.json"]);
     r.ok();
     let row = h.row("inspect/popularity-1/01");
+    assert_eq!(row["runtime_identity"], runtime);
     assert_eq!(row["source_revision"], json!(h.head));
     assert_eq!(row["estimated_usd"], json!(0.5));
     assert_eq!(row["option_deviations"], json!([]));
@@ -627,6 +654,25 @@ fn ref_mode_one_commit_records_hold_the_samples_bytes_and_the_message_names_an_e
         r.stderr
     );
     assert_eq!(git(d, &["rev-parse", "refs/ledgers/inspect-small"]), tip);
+    // The chain verifies, and a server's pre-receive hook admits it.
+    ledger(d, &["verify"]).ok();
+    let servers = tempfile::tempdir().unwrap();
+    let server = crate::common::hooked_server(servers.path(), "server.git");
+    let push = crate::common::git_hooked(
+        d,
+        &[
+            "push",
+            "--porcelain",
+            server.to_str().unwrap(),
+            "refs/ledgers/inspect-small:refs/ledgers/inspect-small",
+        ],
+        None,
+    );
+    assert_eq!(push.code, 0, "{}{}", push.stdout, push.stderr);
+    assert_eq!(
+        git(&server, &["rev-parse", "refs/ledgers/inspect-small"]),
+        tip
+    );
 }
 
 #[test]
@@ -874,4 +920,79 @@ fn each_shared_log_imports_to_its_rows() {
     r.ok();
     assert!(r.stdout.contains("imported 0 attempts"), "{}", r.stdout);
     assert_eq!(h.ledger_bytes(), before);
+}
+
+/// A live Inspect run whose every pin holds is a verified delivery: the declared revision
+/// (resolved from the log's clean abbreviated commit), the runtime, the profile (a model run
+/// without a reasoning effort, declared as null), no option deviation, spend within the limit.
+#[test]
+fn a_live_inspect_pass_with_every_pin_is_a_verified_delivery() {
+    let h = Harness::with_profile(popularity(&[1]), 2, MODEL, Value::Null);
+    let d = h.path();
+    let decl: Value =
+        serde_json::from_slice(&std::fs::read(d.join("campaign.json")).unwrap()).unwrap();
+    let pinned = decl["source_revision"].as_str().unwrap().to_owned();
+    assert_eq!(pinned, h.head);
+    let rev = json!({"type": "git", "origin": "o", "commit": &pinned[..7], "dirty": false});
+    let log = eval_log(
+        d,
+        "logs/v.eval",
+        &eval_spec(MODEL, rev),
+        &[
+            sample(1, 1, "U1", json!("C")),
+            sample(1, 2, "U2", json!("I")),
+        ],
+        true,
+    );
+    write(
+        d,
+        "runtime.json",
+        serde_json::to_vec(
+            &json!({"python": "3.12.7", "psutil": "6.1.0", "native_provider": "azureai",
+                                   "packages": {}, "dependencies": ["inspect_ai==0.3.285"]}),
+        )
+        .unwrap(),
+    );
+    let r = h.import(&[
+        "--inspect",
+        &log,
+        "--runtime-identity",
+        "runtime.json",
+        "--json",
+    ]);
+    r.ok();
+    let v = r.json();
+    assert_eq!(v["imported"][0]["outcome"], "verified_delivery", "{v}");
+    assert_eq!(v["imported"][0]["gaps"], json!([]));
+    assert_eq!(v["imported"][1]["outcome"], "ended_without_completing");
+    let rep = ledger(d, &["report", "campaign.json", "ledger.json", "--json"]);
+    rep.ok();
+    let rv = rep.json();
+    assert_eq!(
+        rv["sections"]["live"]["outcomes"]["verified_delivery"]["count"],
+        1
+    );
+    assert_eq!(rv["sections"]["live"]["cost"]["known_usd"], json!(1.0));
+    assert_eq!(
+        rv["sections"]["live"]["comparison"]["blocked"],
+        json!(false),
+        "{rv}"
+    );
+    // A run with a reasoning effort the profile does not declare is not.
+    let h = Harness::with_profile(popularity(&[1]), 2, MODEL, Value::Null);
+    let mut e = eval_spec(MODEL, Value::Null);
+    e["model_generate_config"] = json!({"reasoning_effort": "high"});
+    let log = eval_log(
+        h.path(),
+        "logs/w.eval",
+        &e,
+        &[sample(1, 1, "U1", json!("C"))],
+        true,
+    );
+    let r = h.import(&["--inspect", &log, "--json"]);
+    r.ok();
+    assert!(r.json()["imported"][0]["gaps"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("profile differs")));
 }

@@ -40,20 +40,22 @@ pub struct Archive<'a> {
 
 type Res<T> = std::result::Result<T, String>;
 
-fn u16_at(b: &[u8], at: usize) -> Res<u16> {
-    b.get(at..at + 2)
-        .map(|s| u16::from_le_bytes([s[0], s[1]]))
+/// `N` bytes of `b` at `at`, if they are all there (offsets come from the archive: no
+/// arithmetic on them may overflow).
+fn bytes_at<const N: usize>(b: &[u8], at: usize) -> Res<[u8; N]> {
+    at.checked_add(N)
+        .and_then(|end| b.get(at..end))
+        .map(|s| s.try_into().expect("N bytes"))
         .ok_or_else(|| "truncated".to_owned())
+}
+fn u16_at(b: &[u8], at: usize) -> Res<u16> {
+    bytes_at::<2>(b, at).map(u16::from_le_bytes)
 }
 fn u32_at(b: &[u8], at: usize) -> Res<u32> {
-    b.get(at..at + 4)
-        .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-        .ok_or_else(|| "truncated".to_owned())
+    bytes_at::<4>(b, at).map(u32::from_le_bytes)
 }
 fn u64_at(b: &[u8], at: usize) -> Res<u64> {
-    b.get(at..at + 8)
-        .map(|s| u64::from_le_bytes(s.try_into().expect("eight bytes")))
-        .ok_or_else(|| "truncated".to_owned())
+    bytes_at::<8>(b, at).map(u64::from_le_bytes)
 }
 
 const EOCD: u32 = 0x0605_4b50;
@@ -103,9 +105,10 @@ impl<'a> Archive<'a> {
             if u32_at(bytes, rec)? != ZIP64_EOCD {
                 return Err("bad ZIP64 end of central directory record".into());
             }
-            count = u64_at(bytes, rec + 32)?;
-            size = u64_at(bytes, rec + 40)?;
-            offset = u64_at(bytes, rec + 48)?;
+            let field = |k: usize| rec.checked_add(k).ok_or("bad ZIP64 offset");
+            count = u64_at(bytes, field(32)?)?;
+            size = u64_at(bytes, field(40)?)?;
+            offset = u64_at(bytes, field(48)?)?;
         }
         if count > MAX_ENTRIES {
             return Err(format!("{count} members: more than {MAX_ENTRIES}"));
@@ -196,9 +199,9 @@ impl<'a> Archive<'a> {
         if u32_at(self.bytes, lo).ok() != Some(LOCAL) {
             return Err("the member's local header is damaged".into());
         }
-        let n = u16_at(self.bytes, lo + 26)? as usize;
-        let x = u16_at(self.bytes, lo + 28)? as usize;
-        let data_at = lo + 30 + n + x;
+        let n = u16_at(self.bytes, lo.saturating_add(26))? as usize;
+        let x = u16_at(self.bytes, lo.saturating_add(28))? as usize;
+        let data_at = lo.saturating_add(30 + n + x);
         let data = usize::try_from(e.compressed)
             .ok()
             .and_then(|c| self.bytes.get(data_at..data_at.checked_add(c)?))
