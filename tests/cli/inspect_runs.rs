@@ -92,7 +92,7 @@ impl Scratch {
             d,
             "h/profile.json",
             r#"{"name": "scripted", "provider": "mockllm", "joint_planning": false,
- "roles": {"default": {"model": "mockllm/model", "effort": "none"}}, "extra_options": []}
+ "roles": {"default": {"model": "mockllm/model", "effort": null}}, "extra_options": []}
 "#,
         );
         write(d, "h/policy.md", "Scripted models only: no live spend.\n");
@@ -186,6 +186,21 @@ impl Scratch {
         repetitions: u32,
         limits: Value,
     ) -> PathBuf {
+        self.declare_full(name, task, scorer, "fixture", samples, repetitions, limits)
+    }
+
+    /// [`Scratch::declare`] with a scorer and an evidence kind.
+    #[allow(clippy::too_many_arguments)]
+    fn declare_full(
+        &self,
+        name: &str,
+        task: &str,
+        scorer: &str,
+        evidence: &str,
+        samples: &[&str],
+        repetitions: u32,
+        limits: Value,
+    ) -> PathBuf {
         let rules = [
             "one_row_per_schedule_id",
             "retry_needs_new_schedule",
@@ -206,7 +221,7 @@ impl Scratch {
                 json!({
                     "id": format!("inspect/{name}-{s}"),
                     "kind": "inspect",
-                    "evidence": "fixture",
+                    "evidence": evidence,
                     "expects": "completion",
                     "definition": {"path": "evals"},
                     "inspect": {"task": task, "sample_id": sample_id(s), "scorer": scorer, "pass": ["C"]},
@@ -571,6 +586,26 @@ fn two_epochs_of_passing_and_failing_samples() {
     r.expect_code(2);
     assert!(r.stderr.contains("epoch 3"), "{}", r.stderr);
     assert_eq!(s.ledger_bytes("echo3"), before);
+
+    // Declared live: a scripted (mockllm) model is fixture evidence and fills no live row.
+    s.declare_full(
+        "live",
+        "echo_task",
+        "includes",
+        "live",
+        &SAMPLES,
+        2,
+        json!({"message_limit": 10}),
+    );
+    let before = s.ledger_bytes("live");
+    let r = s.import("live", &[&log], &[]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("mockllm") && r.stderr.contains("cannot fill live row inspect/live-a/01"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s.ledger_bytes("live"), before);
 
     // Sample "b" undeclared: refused, unless --skip-undeclared (then listed).
     s.declare(
