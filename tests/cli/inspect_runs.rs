@@ -275,6 +275,7 @@ impl Scratch {
         cmd.env("HF_HUB_OFFLINE", "1")
             .env("INSPECT_DISPLAY", "none")
             .env("INSPECT_LOG_LEVEL", "warning")
+            .env("COLUMNS", "200")
             .env_remove("PYTEST_CURRENT_TEST")
             .current_dir(self.dir())
             .args(args)
@@ -1429,6 +1430,9 @@ fn the_hook_imports_each_log_when_its_task_ends() {
                 "logs",
                 "--message-limit",
                 "10",
+                // A display that shows Inspect's log messages (`none` hides them).
+                "--display",
+                "plain",
             ],
             &env,
         );
@@ -1440,6 +1444,14 @@ fn the_hook_imports_each_log_when_its_task_ends() {
             r.stderr
         );
         assert!(r.stderr.contains(says), "{}", r.stderr);
+        // And through Inspect's logger, as a warning.
+        assert!(
+            r.stderr
+                .lines()
+                .any(|l| l.contains("WARNING") && l.contains("git-ledger-inspect:")),
+            "{}",
+            r.stderr
+        );
     }
     assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/hooked"]), tip);
 
