@@ -131,14 +131,29 @@ pub fn generate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (log, decl_path, template)
 }
 
-/// The Inspect venv's python, if there is one.
+/// The Inspect venv's python, if there is one: `GIT_LEDGER_INSPECT_VENV`, else `inspect-venv`
+/// in the target directory this benchmark was built in (where `.ci/inspect-venv.sh` puts it),
+/// else in `target/` of the repository.
 pub fn venv_python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let venv = std::env::var_os("GIT_LEDGER_INSPECT_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/inspect-venv"));
-    let py = venv.join("bin/python");
-    py.is_file().then_some(py)
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(v) = std::env::var_os("GIT_LEDGER_INSPECT_VENV") {
+        candidates.push(PathBuf::from(v));
+    }
+    // target/release/examples/bench -> target
+    if let Some(target) = std::env::current_exe()
+        .ok()
+        .as_deref()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+    {
+        candidates.push(target.join("inspect-venv"));
+    }
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/inspect-venv"));
+    candidates
+        .into_iter()
+        .map(|v| v.join("bin/python"))
+        .find(|py| py.is_file())
 }
 
 /// Wall and CPU (user + system) time of a command, under `/usr/bin/time` (the machine may be

@@ -11,9 +11,11 @@ use crate::import::rows::{self, Context, GitPins, SCENARIO_DEFINITION_NOTE};
 use crate::store;
 
 /// Fill DEFERRED rows from native records: scenario runs (`result.json` or its evidence
-/// directory) and Arena attempts (a store directory holding `results.sqlite3`, and an attempt
-/// id). Each record names the schedule id it fills; nothing is matched by guessing. All or
-/// nothing: any refusal leaves the ledger unchanged (exit 2).
+/// directory), Arena attempts (a store directory holding `results.sqlite3`, and an attempt
+/// id) and Inspect AI logs (`.eval`, `.json`, or a directory of them). A scenario or Arena
+/// record names the schedule id it fills; an Inspect sample fills the row its declared task
+/// and epoch fix; nothing is matched by guessing. All or nothing: any refusal leaves the ledger
+/// unchanged (exit 2).
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     #[command(flatten)]

@@ -103,6 +103,47 @@ const SAMPLE_FIELDS: [&str; 11] = [
     "invalidation",
 ];
 
+/// Read a list of transcript events, keeping the approvals by a person; the events nested in
+/// an event (an older Inspect's `subtask` events) are read the same way.
+fn read_events(
+    r: &mut Reader<'_>,
+    approvals: &mut Vec<Approval>,
+) -> std::result::Result<(), String> {
+    r.array(|r| {
+        if !r.at_object() {
+            return r.skip();
+        }
+        let mut ev: Vec<(String, IVal)> = Vec::new();
+        r.object(|r, k| {
+            if matches!(
+                &*k,
+                "event" | "approver" | "decision" | "call" | "explanation"
+            ) {
+                ev.push((k.into_owned(), r.value()?));
+                Ok(())
+            } else if &*k == "events" && r.at_array() {
+                read_events(r, approvals)
+            } else {
+                r.skip()
+            }
+        })?;
+        let ev = IVal::Obj(ev);
+        if ev.get("event").as_str() == Some("approval")
+            && ev.get("approver").as_str() == Some("human")
+        {
+            let call = ev.get("call");
+            approvals.push(Approval {
+                function: call.get("function").as_str().unwrap_or("?").to_owned(),
+                call_id: call.get("id").as_str().unwrap_or("?").to_owned(),
+                decision: ev.get("decision").as_str().unwrap_or("?").to_owned(),
+                explanation: ev.get("explanation").as_str().map(str::to_owned),
+            });
+        }
+        Ok(())
+    })
+    .map(|_| ())
+}
+
 /// Read one sample object selectively, from the reader's position.
 fn read_sample(
     r: &mut Reader<'_>,
@@ -127,38 +168,7 @@ fn read_sample(
         };
         match take {
             Take::Count => messages = Some(r.array(|r| r.skip())?),
-            Take::Value => {
-                r.array(|r| {
-                    if !r.at_object() {
-                        return r.skip();
-                    }
-                    let mut ev: Vec<(String, IVal)> = Vec::new();
-                    r.object(|r, k| {
-                        if matches!(
-                            &*k,
-                            "event" | "approver" | "decision" | "call" | "explanation"
-                        ) {
-                            ev.push((k.into_owned(), r.value()?));
-                            Ok(())
-                        } else {
-                            r.skip()
-                        }
-                    })?;
-                    let ev = IVal::Obj(ev);
-                    if ev.get("event").as_str() == Some("approval")
-                        && ev.get("approver").as_str() == Some("human")
-                    {
-                        let call = ev.get("call");
-                        approvals.push(Approval {
-                            function: call.get("function").as_str().unwrap_or("?").to_owned(),
-                            call_id: call.get("id").as_str().unwrap_or("?").to_owned(),
-                            decision: ev.get("decision").as_str().unwrap_or("?").to_owned(),
-                            explanation: ev.get("explanation").as_str().map(str::to_owned),
-                        });
-                    }
-                    Ok(())
-                })?;
-            }
+            Take::Value => read_events(r, &mut approvals)?,
             Take::Skip => r.skip()?,
         }
         Ok(())
@@ -305,12 +315,16 @@ pub fn read_eval(path: &Path, bytes: &[u8], max_input_bytes: u64) -> Result<Insp
     }
     // Each sample member name once, the last entry of a repeated name counting, in the order
     // of those last entries.
+    let mut last: HashMap<&str, usize> = HashMap::with_capacity(archive.entries.len());
+    for (i, e) in archive.entries.iter().enumerate() {
+        last.insert(&e.name, i);
+    }
     let mut samples = Vec::new();
     for (i, e) in archive.entries.iter().enumerate() {
         if !(e.name.starts_with("samples/") && e.name.ends_with(".json")) {
             continue;
         }
-        if archive.last(&e.name) != Some(i) {
+        if last.get(e.name.as_str()) != Some(&i) {
             continue;
         }
         let data = archive
@@ -975,6 +989,15 @@ pub fn sample_row(
     }
     let (source_revision, rev_note) = revision_of(&log.eval, env.lookup);
     notes.extend(rev_note);
+    if let Some(s) = log
+        .status
+        .as_deref()
+        .filter(|s| log.ended() && *s != "success")
+    {
+        notes.push(format!(
+            "the run ended with status {s}: declared samples it did not reach stay DEFERRED"
+        ));
+    }
     if !log.ended() {
         notes.push(match (&log.status, log.has_header) {
             (Some(s), _) => format!("the run had not ended (status {s}) when the log was read"),

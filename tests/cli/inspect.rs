@@ -358,8 +358,13 @@ fn a_directory_means_its_logs_in_name_order_and_header_only_logs_add_nothing() {
         r.stdout
     );
     assert!(r.stdout.contains("logs/logs.json: an eval_set manifest"));
-    // A cancelled run is a run that ended: no "had not ended" note.
+    // A cancelled run is a run that ended: no "had not ended" note, but its status is named.
     assert!(!r.stdout.contains("had not ended"));
+    assert!(
+        r.stdout.contains("the run ended with status cancelled"),
+        "{}",
+        r.stdout
+    );
     // The abbreviated commit says nothing about a dirty tree here.
     assert!(r
         .stdout
@@ -995,4 +1000,118 @@ fn a_live_inspect_pass_with_every_pin_is_a_verified_delivery() {
         .as_array()
         .unwrap()
         .contains(&json!("profile differs")));
+}
+
+/// Compare (or, with `UPDATE_SNAPSHOTS=1`, write) `tests/snapshots/inspect/<name>.txt`: the exact
+/// output a user sees for `git ledger <shown>`.
+#[track_caller]
+fn snapshot(name: &str, shown: &str, r: &Run) {
+    let text = format!(
+        "$ git ledger {shown}\n--- exit status {}\n--- stdout\n{}--- stderr\n{}",
+        r.code, r.stdout, r.stderr
+    );
+    let path = project_root()
+        .join("tests/snapshots/inspect")
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| !v.is_empty()) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "no snapshot {} (UPDATE_SNAPSHOTS=1 cargo test inspect)\n{text}",
+            path.display()
+        )
+    });
+    assert!(
+        want == text,
+        "output {name} changed (UPDATE_SNAPSHOTS=1 cargo test inspect rewrites it)\n--- snapshot\n{want}--- now\n{text}"
+    );
+}
+
+#[test]
+fn what_a_user_sees() {
+    let h = Harness::new(popularity(&[1]), 2);
+    let log = h.log("log_streaming.eval");
+    let args = ["--inspect", log.as_str()];
+    snapshot(
+        "import-undeclared-refused",
+        "import campaign.json ledger.json --inspect logs/log_streaming.eval",
+        &h.import(&args),
+    );
+    snapshot(
+        "import-skip-undeclared",
+        "import campaign.json ledger.json --inspect logs/log_streaming.eval --skip-undeclared",
+        &h.import(&["--inspect", &log, "--skip-undeclared"]),
+    );
+    snapshot(
+        "import-again-json",
+        "import campaign.json ledger.json --inspect logs/log_streaming.eval --skip-undeclared --json",
+        &h.import(&["--inspect", &log, "--skip-undeclared", "--json"]),
+    );
+    // A retried sample and an edited score, as a current Inspect writes them.
+    let h = Harness::new(popularity(&[1]), 2);
+    let mut retried = sample(1, 1, "U1", json!("C"));
+    retried["error_retries"] = json!([{"message": "RuntimeError('flaky')", "traceback": "…"}]);
+    let mut edited = sample(1, 2, "U2", json!("C"));
+    edited["scores"]["match"]["history"] = json!([
+        {"value": "I", "explanation": "wrong", "provenance": null},
+        {"value": "C", "provenance": {"author": "alice", "reason": "regrade", "timestamp": "2026-01-01T00:00:00"}}
+    ]);
+    let log = eval_log(
+        h.path(),
+        "logs/r.eval",
+        &eval_spec(MODEL, Value::Null),
+        &[retried, edited],
+        true,
+    );
+    snapshot(
+        "import-retried-and-edited",
+        "import campaign.json ledger.json --inspect logs/r.eval",
+        &h.import(&["--inspect", &log]),
+    );
+}
+
+/// Truncated and bit-flipped copies of every shared log through the real binary: each import
+/// ends in a result or a refusal (exit 0 or 2, never a panic's 101), and a refusal leaves the
+/// ledger as it was.
+#[test]
+fn damaged_copies_of_every_shared_log_never_crash_the_import() {
+    let h = Harness::with_model(popularity(&[1, 2, 3]), 2, "openai/gpt-4o-mini");
+    let d = h.path();
+    let mut n = 0;
+    for entry in std::fs::read_dir(shared("")).unwrap() {
+        let p = entry.unwrap().path();
+        let ext = match p.extension().and_then(|e| e.to_str()) {
+            Some(e @ ("eval" | "json")) => e.to_owned(),
+            _ => continue,
+        };
+        let bytes = std::fs::read(&p).unwrap();
+        for k in 1..=6u64 {
+            let mut b = bytes.clone();
+            if k % 2 == 0 {
+                b.truncate(bytes.len() * k as usize / 7);
+            } else {
+                let at = (bytes.len() as u64 * k / 7) as usize;
+                b[at] ^= 0x08;
+            }
+            let rel = format!("logs/v{n}.{ext}");
+            n += 1;
+            write(d, &rel, &b);
+            std::fs::copy(d.join("ledger.json"), d.join("before.json")).unwrap();
+            let r = h.import(&["--inspect", &rel, "--skip-undeclared"]);
+            assert!(r.code == 0 || r.code == 2, "{}: {r:?}", p.display());
+            if r.code == 2 {
+                assert_eq!(
+                    h.ledger_bytes(),
+                    std::fs::read(d.join("before.json")).unwrap()
+                );
+            }
+            // Start each variant from the template again.
+            let t = ledger(d, &["template", "campaign.json"]);
+            write(d, "ledger.json", &t.stdout);
+        }
+    }
+    assert_eq!(n, 17 * 6);
 }

@@ -886,12 +886,19 @@ fn human_approvals_become_decisions() {
         {"event": "approval", "message": "m", "call": {"id": "call_1", "function": "bash", "arguments": {"cmd": "ls"}},
          "approver": "human", "decision": "approve", "explanation": "fine"},
         {"event": "approval", "message": "m", "call": {"id": "call_2", "function": "bash", "arguments": {}},
-         "approver": "auto", "decision": "approve"}
+         "approver": "auto", "decision": "approve"},
+        {"event": "subtask", "name": "s", "events": [
+            {"event": "approval", "message": "m", "call": {"id": "call_3", "function": "python"},
+             "approver": "human", "decision": "reject"}
+        ]}
     ]);
     let r = row_of(dir.path(), s);
     assert_eq!(
         r["interventions_decision_or_repair"],
-        json!([{"kind": "decision", "note": "human approval of tool call bash (call_1): approve: fine"}])
+        json!([
+            {"kind": "decision", "note": "human approval of tool call bash (call_1): approve: fine"},
+            {"kind": "decision", "note": "human approval of tool call python (call_3): reject"}
+        ])
     );
 }
 
@@ -1082,4 +1089,26 @@ fn zip64_offsets_near_the_end_of_the_address_space_are_refused() {
     bad[cd + 42..cd + 46].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
     let a = Archive::open(&bad).unwrap();
     assert!(a.read(0, 100).is_err());
+}
+
+#[test]
+fn an_archive_of_many_members_reads_in_linear_time() {
+    // 60,000 tiny samples, each name once: finding the last entry of each name is not a scan
+    // of the directory per member (1.8e9 name comparisons).
+    let names: Vec<String> = (0..60_000).map(|i| format!("samples/{i}.json")).collect();
+    let mut members: Vec<(&str, &[u8], u16)> =
+        names.iter().map(|n| (n.as_str(), &b"{}"[..], 0)).collect();
+    let e = text(&json!({"eval": eval_spec("acme/m-large")}));
+    members.push(("_journal/start.json", &e, 0));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("many.eval");
+    std::fs::write(&p, write_archive(&members)).unwrap();
+    let start = std::time::Instant::now();
+    let log = read_log(&p, 1 << 20).unwrap();
+    assert_eq!(log.samples.len(), 60_000);
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
 }

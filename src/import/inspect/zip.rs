@@ -185,7 +185,7 @@ impl<'a> Archive<'a> {
 
     /// Entry `i`'s decompressed bytes, refused beyond `limit` bytes, with its CRC-32 checked.
     pub fn read(&self, i: usize, limit: u64) -> Res<Vec<u8>> {
-        let e = &self.entries[i];
+        let e = self.entries.get(i).ok_or("no such member")?;
         if e.flags & 1 != 0 {
             return Err("encrypted member".into());
         }
