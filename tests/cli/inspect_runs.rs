@@ -1085,9 +1085,10 @@ fn the_revision_of_a_run_inside_a_git_repository() {
     }
 }
 
-/// A cancelled run (SIGINT) and a killed one (SIGKILL, the log still being written): the
-/// cancelled samples are ERROR rows; the killed log has no header, its flushed samples are
-/// imported with a note that the run had not ended, the others stay DEFERRED.
+/// A cancelled run (SIGINT) and its eval-retry, and a killed run (SIGKILL, the log still being
+/// written): the cancelled samples are ERROR rows and the retry's re-run of them is refused;
+/// the killed log has no header, its flushed samples are imported with a note that the run had
+/// not ended, the others stay DEFERRED.
 #[test]
 fn a_cancelled_and_a_killed_run() {
     let venv = need_venv!();
@@ -1124,6 +1125,7 @@ fn a_cancelled_and_a_killed_run() {
                 "10",
             ])
             .args(["--log-buffer", "1", "--log-dir", &logs])
+            .env("STALL", "1")
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let mut child = cmd.spawn().unwrap();
@@ -1182,6 +1184,28 @@ fn a_cancelled_and_a_killed_run() {
                     "{a:#}"
                 );
             }
+        }
+        if name == "cancel" {
+            // eval-retry of the cancelled log (b no longer stalls): Inspect 0.3.285 records no
+            // error_retries for a cancelled sample, so only the imported first log shows that
+            // b's scheduled attempt was cancelled; the re-run is a retry and refused.
+            let before = s.logs(&logs);
+            let r = s.inspect(
+                &["eval-retry", log.to_str().unwrap(), "--log-dir", &logs],
+                &[],
+            );
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            let retry = s.new_log(&logs, &before);
+            let filled = s.ledger_bytes(name);
+            let r = s.import(name, &[&retry], &[]);
+            r.expect_code(2);
+            assert!(r.stderr.contains("retry"), "{}", r.stderr);
+            assert!(r.stderr.contains(&sid(name, "b", 1)), "{}", r.stderr);
+            assert_eq!(
+                s.ledger_bytes(name),
+                filled,
+                "a refused import moved the ledger"
+            );
         }
         if name == "killed" {
             let text = s.import(name, &[&log], &[]);

@@ -113,11 +113,11 @@ def limited() -> Task:
 
 
 @solver
-def stall_on(sample_id: str):
-    """Wait an hour in sample `sample_id`, so that the run can be interrupted."""
+def stall_on(sample_id: str, env: str):
+    """While `env` is set, wait an hour in sample `sample_id`, so that the run can be stopped."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if str(state.sample_id) == sample_id:
+        if str(state.sample_id) == sample_id and os.environ.get(env):
             await anyio.sleep(3600)
         return await generate(state)
 
@@ -126,8 +126,8 @@ def stall_on(sample_id: str):
 
 @task
 def stalls() -> Task:
-    """Sample "b" never finishes: the run is interrupted (cancelled) or killed."""
-    return make(stall_on("b"))
+    """While STALL is set, sample "b" never finishes: the run is interrupted or killed."""
+    return make(stall_on("b", env="STALL"))
 
 
 @scorer(metrics=[accuracy()])
