@@ -1710,6 +1710,22 @@ fn an_eval_set_retry_is_the_first_try_s_error() {
     assert_common(b, &s.rel(&log), entry(&samples, "b", 1));
     assert_error(b, B_ERROR);
     assert_scored(&rows[&sid("set", "a", 1)], "PASS", Value::Null);
+
+    // The eval-set's log directory, manifests (eval-set.json, logs.json) and all, in file mode.
+    s.declare(
+        "setdir",
+        "raises_once",
+        &SAMPLES,
+        1,
+        json!({"message_limit": 10}),
+    );
+    assert!(
+        s.dir().join("logs/eval-set.json").is_file() && s.dir().join("logs/logs.json").is_file()
+    );
+    let r = s.import("setdir", &[&s.dir().join("logs")], &["--json"]);
+    r.ok();
+    assert_eq!(imported(&r).len(), 3, "{}", r.stdout);
+    assert_error(&s.rows("setdir")[&sid("setdir", "b", 1)], B_ERROR);
 }
 
 /// The hook's configuration rules, each from both sides (tests/inspect/test_hook.py, run with
