@@ -11,6 +11,7 @@
 #   openssh-client - `ssh-keygen` (keys and signatures in tests/cli/signing.rs) and `ssh`
 #   openssh-server - `sshd` on 127.0.0.1, the SSH push test in tests/cli/servers.rs
 #   lighttpd  - the web server in front of `git http-backend`, the smart HTTP push test
+#   python3, python3-venv - the venv .ci/inspect-venv.sh builds for the Inspect AI tests
 # With CI set, those tests fail instead of skipping when a tool is missing.
 set -euo pipefail
 
@@ -24,6 +25,8 @@ command -v mount >/dev/null 2>&1 || need+=(mount)
 command -v ssh-keygen >/dev/null 2>&1 && command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 [ -x /usr/sbin/lighttpd ] || command -v lighttpd >/dev/null 2>&1 || need+=(lighttpd)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need+=(python3-venv)
 
 if [ "${#need[@]}" -gt 0 ]; then
   sudo=""

@@ -18,6 +18,7 @@ mod inputs;
 mod links;
 mod message_rule;
 mod inspect;
+mod inspect_runs;
 mod messages;
 mod pin;
 mod progress;
