@@ -24,7 +24,7 @@ use super::layout::{self, CAMPAIGN, HEADER, RECORDS, REF_PREFIX, ROWS};
 use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit};
 use super::tree::{KeptTrees, RecentTrees};
 
-mod flat;
+mod fanout;
 use crate::admission::{row_transition, RowChange};
 use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
@@ -455,7 +455,7 @@ impl<'r> Admission<'r> {
         let known = self.declaration_of_tree(p.tree, &format!("commit {parent}"))?;
         let decl = &known.decl;
 
-        let (changes, records_checked) = self.step_changes(p.tree, c.tree)?;
+        let (changes, checked) = self.step_changes(p.tree, c.tree)?;
         if let Some(b) = self.budget {
             let rows = changes
                 .iter()
@@ -486,8 +486,8 @@ impl<'r> Admission<'r> {
             }
         }
         for (dir, id) in new_trees {
-            if dir == RECORDS && records_checked == Some(id) {
-                continue; // its changed run was checked as the diff read it
+            if checked.contains(&id) {
+                continue; // `records/` or a fan-out directory, checked as the diff read it
             }
             let data = self.trees.tree(&id, || format!("tree {dir}"))?;
             if let Some(bad) = noncanonical_entry(&data, self.repo.object_hash().len_in_bytes()) {
@@ -532,17 +532,24 @@ impl<'r> Admission<'r> {
             // implies; a removed one shows as removed rows.
             if is_tree(new) || (new.is_none() && is_tree(old)) {
                 if let (None, Some((m, _))) = (old.filter(|_| is_tree(old)), new) {
-                    let known_dir = path == RECORDS || known.dirs.contains(&path);
+                    let known_dir = path == RECORDS
+                        || layout::is_fanout_dir(&path)
+                        || known.dirs.contains(&path);
                     if !known_dir {
                         let what = match layout::schedule_id_of(&path) {
                             Some(sid) if decl.schedule_position(sid).is_some() => {
                                 let _ = m;
                                 format!("row {sid}: {path} is a directory (a tree entry), not a row file")
                             }
-                            _ => format!("{path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<sha256>.json)"),
+                            _ => format!("{path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<hh>/<rest>.json)"),
                         };
                         r.push(format!("{at}: {rule3}: {what}"));
                         bad_dirs.push(path.clone());
+                    }
+                }
+                if let Some((_, id)) = new.filter(|_| old.is_none() && layout::is_fanout_dir(&path)) {
+                    if id == ObjectId::empty_tree(self.repo.object_hash()) {
+                        r.push(format!("{at}: {rule3}: {path} is an empty directory (Git writes no empty trees; a fan-out directory holds record files)"));
                     }
                 }
                 if !is_tree(old) {
@@ -599,11 +606,28 @@ impl<'r> Admission<'r> {
                 }
                 continue;
             }
+            if let Some(name) = path.strip_prefix("records/").filter(|n| !n.contains('/')) {
+                // Directly in `records/`, only fan-out directories belong.
+                if new.is_some() {
+                    let what = if layout::is_fanout_name(name.as_bytes()) {
+                        format!("{path} is not a directory; a fan-out directory records/<hh>/ is a tree of record files")
+                    } else if name
+                        .strip_suffix(".json")
+                        .is_some_and(crate::declaration::is_sha256)
+                    {
+                        format!("{path} is outside the ledger layout: a record file is records/<hh>/<rest>.json, fanned out after the first two hex digits of its key's SHA-256 (a flat records/<sha256>.json is the layout before 2026-12)")
+                    } else {
+                        format!("{path} is outside the ledger layout: records/ holds only fan-out directories records/<hh>/ (two lowercase hex digits)")
+                    };
+                    r.push(format!("{at}: {rule3}: {what}"));
+                }
+                continue;
+            }
             if path.starts_with("records/") {
                 match (old, new) {
                     (None, Some((mode, oid))) => {
                         if !layout::is_record_path(&path) {
-                            r.push(format!("{at}: rule 5: {path} is not a record file name (records/<sha256 of the record key>.json)"));
+                            r.push(format!("{at}: rule 5: {path} is not a record file name (records/<hh>/<rest>.json: the record key's SHA-256, 64 lowercase hex digits, split after the first two)"));
                         } else if !is_regular(mode) {
                             r.push(format!(
                                 "{at}: rule 5: {path} has mode {}; every entry is a regular file (100644)",
@@ -624,7 +648,7 @@ impl<'r> Admission<'r> {
                 continue;
             }
             if new.is_some() {
-                r.push(format!("{at}: {rule3}: {path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<sha256>.json)"));
+                r.push(format!("{at}: {rule3}: {path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<hh>/<rest>.json)"));
             }
         }
 
@@ -691,16 +715,12 @@ impl<'r> Admission<'r> {
         Ok((change, child))
     }
 
-    /// The changes from P's tree `a` to C's tree `b`, in the general diff's order. When at the
-    /// top only `records/` and `rows/` changed (as trees), `records/` is compared as bytes
-    /// ([`flat::changes`]: P's tree is admitted, so only the run of entries that changed is read
-    /// and checked) and its id returned as already checked for Git's order; anything else goes
-    /// to the general diff.
-    fn step_changes(
-        &mut self,
-        a: ObjectId,
-        b: ObjectId,
-    ) -> Result<(Vec<TreeChange>, Option<ObjectId>)> {
+    /// The changes from P's tree `a` to C's tree `b`, in the general diff's order, and the ids
+    /// of C's trees already checked as Git writes them. When at the top only `records/` and
+    /// `rows/` changed (as trees), `records/` is compared by [`fanout::changes`] (P's tree is
+    /// admitted, so unchanged fan-out directories are skipped and only the run of entries that
+    /// changed in each other one is read and checked); anything else goes to the general diff.
+    fn step_changes(&mut self, a: ObjectId, b: ObjectId) -> Result<(Vec<TreeChange>, Vec<ObjectId>)> {
         use gix::objs::TreeRefIter;
         let hash = self.repo.object_hash();
         let read = |trees: &RecentTrees<'_>, id: &ObjectId| trees.tree(id, || "tree".into());
@@ -713,7 +733,7 @@ impl<'r> Admission<'r> {
                 })
                 .collect()
         };
-        let general = |s: &mut Self| Ok((s.tree_changes(a, b)?, None));
+        let general = |s: &mut Self| Ok((s.tree_changes(a, b)?, Vec::new()));
         let (Some(ea), Some(eb)) = (top(&top_a), top(&top_b)) else {
             return general(self);
         };
@@ -747,9 +767,14 @@ impl<'r> Admission<'r> {
         };
         let data_a = read(&self.trees, &records_a)?;
         let data_b = read(&self.trees, &records_b)?;
-        let Some(flat) = flat::changes(&data_a, &data_b, hash.len_in_bytes()) else {
+        let trees = &self.trees;
+        let found = fanout::changes(&data_a, &data_b, hash.len_in_bytes(), &mut |id| {
+            read(trees, id).ok()
+        });
+        let Some((fanned, mut checked)) = found else {
             return general(self);
         };
+        checked.push(records_b);
         fn under(dir: &'static str, changes: Vec<TreeChange>) -> impl Iterator<Item = TreeChange> {
             changes.into_iter().map(move |mut ch| {
                 let mut path = gix::bstr::BString::from(format!("{dir}/"));
@@ -758,14 +783,15 @@ impl<'r> Admission<'r> {
                 ch
             })
         }
-        // The general diff's order: the top level, then each changed directory's entries
-        // (`records` before `rows`), level by level.
-        changed.extend(under(RECORDS, flat));
+        // The general diff's order: breadth first, level by level, and within a level
+        // `records` before `rows` (the order their trees were queued in).
+        let mut below: Vec<TreeChange> = under(RECORDS, fanned).collect();
         if let Some((rows_a, rows_b)) = rows {
-            let below = self.tree_changes(rows_a, rows_b)?;
-            changed.extend(under(ROWS, below));
+            below.extend(under(ROWS, self.tree_changes(rows_a, rows_b)?));
         }
-        Ok((changed, Some(records_b)))
+        below.sort_by_key(|ch| ch.path.iter().filter(|&&c| c == b'/').count());
+        changed.extend(below);
+        Ok((changed, checked))
     }
 
     /// The changes between two trees, skipping unchanged subtrees.

@@ -853,7 +853,8 @@ impl Tamper {
 
 fn record_path(key: &str) -> String {
     use sha2_free::hex_sha256;
-    format!("records/{}.json", hex_sha256(key.as_bytes()))
+    let hex = hex_sha256(key.as_bytes());
+    format!("records/{}/{}.json", &hex[..2], &hex[2..])
 }
 
 mod sha2_free {
