@@ -339,9 +339,21 @@ mod tests {
         // The flat layout of version 1, and names that are not the fan-out's shape.
         assert!(!is_record_path(&format!("records/{hex}.json")));
         assert!(!is_record_path("records/abc.json"));
-        assert!(!is_record_path(&format!("records/{}/{}.json", &hex[..2], &hex[..62].to_uppercase())));
-        assert!(!is_record_path(&format!("records/{}/{}.json", &hex[..3], &hex[3..])));
-        assert!(!is_record_path(&format!("records/{}/{}.JSON", &hex[..2], &hex[2..])));
+        assert!(!is_record_path(&format!(
+            "records/{}/{}.json",
+            &hex[..2],
+            &hex[..62].to_uppercase()
+        )));
+        assert!(!is_record_path(&format!(
+            "records/{}/{}.json",
+            &hex[..3],
+            &hex[3..]
+        )));
+        assert!(!is_record_path(&format!(
+            "records/{}/{}.JSON",
+            &hex[..2],
+            &hex[2..]
+        )));
         assert!(!is_fanout_dir("records/AB") && !is_fanout_dir("records/abc"));
         assert_eq!(schedule_id_of("rows/a/b/01.json"), Some("a/b/01"));
     }

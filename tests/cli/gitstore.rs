@@ -1137,3 +1137,158 @@ fn the_validator_refuses_deletion_and_rewrites_and_passes_other_refs() {
         "{wrong_name:?}"
     );
 }
+
+/// The message the tool writes for a commit that fills `sid` by hand (as `put` would), with
+/// `filled` rows filled after it, so that a commit written by plumbing says what it did.
+fn put_message(files: &Files, sid: &str, filled: usize) -> String {
+    use git_ledger::store::{Change, ChangeKind, RowWrite};
+    let decl = git_ledger::declaration::Declaration::parse_vec(
+        files["campaign.json"].bytes.clone(),
+        1 << 26,
+    )
+    .unwrap();
+    let value: Value = serde_json::from_slice(&files[&Tamper::row_path(sid)].bytes).unwrap();
+    let row = git_ledger::ledger::Row::check(&decl, &value, "row").unwrap();
+    let change = Change {
+        kind: ChangeKind::Put,
+        rows: vec![RowWrite {
+            row,
+            record: None,
+            source: String::new(),
+        }],
+    };
+    git_ledger::git::layout::change_message(&decl, &change, filled)
+}
+
+/// `git.md`: a record file is `records/<hh>/<rest>.json`, the SHA-256 of its key split after
+/// two hex digits. The tool writes that; a plumbing commit that does so is admitted, in a new
+/// fan-out directory or in one that already holds a record; a flat record path (the layout
+/// before 2026-12), a record in another fan-out directory than its hash's, a record name that
+/// is not 62 hex digits and `.json`, a fan-out entry that is not a directory, and a directory
+/// in `records/` that is not two hex digits are each refused by `verify` and by the validator,
+/// naming the path and the rule.
+#[test]
+fn records_are_fanned_out_and_every_other_record_path_is_refused() {
+    let t = Tamper::new();
+    let dir = t.f.dir();
+    let tip = t.tip.as_str();
+    let filled = "scenario/bugfix-iso-weeks/01";
+    let deferred = "scenario/bugfix-iso-weeks/02";
+    let hex = |key: &str| git_ledger::sha256_hex(key.as_bytes());
+
+    // `put` wrote its record fanned out, `records/<hh>` a tree.
+    let put_key = format!("hand:{filled}");
+    let h = hex(&put_key);
+    assert_eq!(
+        t.record_paths(),
+        [format!("records/{}/{}.json", &h[..2], &h[2..])]
+    );
+    let hh = h[..2].to_owned();
+    let top = git(dir, &["ls-tree", tip, "records/"]);
+    assert!(
+        top.starts_with("040000 tree ") && top.ends_with(&format!("\trecords/{hh}")),
+        "{top}"
+    );
+
+    // The row `deferred` filled by hand, naming record `hand:<id>` of bytes `rec`.
+    let rec = b"the record\n".to_vec();
+    let fill = |id: &str| -> Files {
+        let mut row = t.row(deferred);
+        row["native_outcome"] = json!("ERROR");
+        row["reason"] = json!("crashed");
+        row["native_record"] =
+            json!({"kind": "hand", "id": id, "sha256": git_ledger::sha256_hex(&rec)});
+        t.with(&Tamper::row_path(deferred), canonical_row(&row))
+    };
+    // Record ids whose key lands in put's fan-out directory, and in another one.
+    let ids = |same: bool| {
+        (0..)
+            .map(|i| format!("fan-{i}"))
+            .find(|id| hex(&format!("hand:{id}")).starts_with(&hh) == same)
+            .unwrap()
+    };
+    for (what, id) in [
+        ("a new fan-out directory", ids(false)),
+        ("put's fan-out directory", ids(true)),
+    ] {
+        let mut files = fill(&id);
+        files.insert(record_path(&format!("hand:{id}")), regular(rec.clone()));
+        let good = state_commit(dir, &files, &[tip], &put_message(&files, deferred, 2));
+        git(dir, &["update-ref", REF, &good]);
+        let v = t.f.run(&["verify"]);
+        git(dir, &["update-ref", REF, tip]);
+        assert_eq!(v.code, 0, "{what}: admitted\n{}{}", v.stdout, v.stderr);
+        let listed = git(dir, &["ls-tree", "-r", "--name-only", &good, "records/"]);
+        assert_eq!(listed.lines().count(), 2, "{what}: {listed}");
+    }
+
+    let id = ids(false);
+    let key = format!("hand:{id}");
+    let k = hex(&key);
+    let refuse = |what: &str, path: String, needles: &[&str]| {
+        let mut files = fill(&id);
+        files.insert(path.clone(), regular(rec.clone()));
+        let mut all = vec![path.as_str()];
+        all.extend_from_slice(needles);
+        t.refused(what, &files, &[tip], &all)
+    };
+    let flat = refuse(
+        "flat record path",
+        format!("records/{k}.json"),
+        &[
+            "rule 3",
+            "outside the ledger layout",
+            "records/<hh>/<rest>.json",
+        ],
+    );
+    assert!(flat.contains(&format!("row {deferred}")), "{flat}");
+    // In another fan-out directory: not the row's record file, and the row has none.
+    let wrong = if k.starts_with("00") { "01" } else { "00" };
+    refuse(
+        "record in the wrong fan-out directory",
+        format!("records/{wrong}/{}.json", &k[2..]),
+        &[
+            "rule 5",
+            "no row this commit fills names it",
+            "no record file",
+        ],
+    );
+    for (what, name) in [
+        (
+            "64 hex digits below a fan-out directory",
+            format!("{k}.json"),
+        ),
+        ("61 hex digits", format!("{}.json", &k[3..])),
+        ("upper-case hex", format!("{}.json", k[2..].to_uppercase())),
+        ("not .json", format!("{}.JSON", &k[2..])),
+        ("not hex", format!("{}g.json", &k[3..])),
+    ] {
+        refuse(
+            what,
+            format!("records/{}/{name}", &k[..2]),
+            &["rule 5", "is not a record file name"],
+        );
+    }
+    refuse(
+        "a fan-out entry that is a file",
+        format!("records/{}", &k[..2]),
+        &["rule 3", "is not a directory"],
+    );
+    for d in [k[..2].to_uppercase(), k[..3].to_owned(), "x".into()] {
+        let mut files = fill(&id);
+        files.insert(
+            format!("records/{d}/{}.json", &k[2..]),
+            regular(rec.clone()),
+        );
+        t.refused(
+            "a directory in records/ that is not two hex digits",
+            &files,
+            &[tip],
+            &[
+                "rule 3",
+                &format!("records/{d} is outside the ledger layout"),
+            ],
+        );
+    }
+    assert_eq!(t.f.tip(), t.tip, "nothing moved");
+}
