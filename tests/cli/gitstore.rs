@@ -314,7 +314,7 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
     let report = f.run(&["report", "--json"]).ok().stdout.clone();
     let kept = std::fs::read_to_string(&entry).expect("report kept the declaration it parsed");
     assert!(
-        kept.starts_with("git-ledger declaration cache 2\n"),
+        kept.starts_with("git-ledger declaration cache 3\n"),
         "{kept}"
     );
     assert!(kept.contains(&format!("\nblob {blob} ")), "{kept}");
@@ -345,7 +345,7 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
         "{head}\ncheck {}\n\n{forged_body}",
         git_ledger::sha256_hex(forged_body.as_bytes())
     );
-    std::fs::write(&entry, forged).unwrap();
+    std::fs::write(&entry, &forged).unwrap();
     let shown = f.run(&["show", "--row", "scenario/bugfix-iso-weeks/02"]);
     shown.expect_code(2);
     assert!(
@@ -354,6 +354,25 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
         shown.stderr
     );
     f.run(&["verify"]).ok();
+    // The same forged entry, as a build with other rules would have written it (another
+    // rules fingerprint): not trusted. The blob is parsed, the row shown, the entry rewritten
+    // under this build's rules.
+    let rules = kept
+        .lines()
+        .find_map(|l| l.strip_prefix("rules "))
+        .expect("an entry names the rules it was written under")
+        .to_owned();
+    assert_eq!(rules.len(), 64, "{kept}");
+    let other = forged.replacen(
+        &format!("\nrules {rules}\n"),
+        &format!("\nrules {}\n", "0".repeat(64)),
+        1,
+    );
+    assert_ne!(other, forged);
+    std::fs::write(&entry, &other).unwrap();
+    f.run(&["show", "--row", "scenario/bugfix-iso-weeks/02"])
+        .ok();
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
 }
 
 #[test]
