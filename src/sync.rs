@@ -21,10 +21,12 @@ use gix::refs::Target;
 use gix::ObjectId;
 
 use crate::error::{Error, Result};
-use crate::git::admit::{read_row, tree_changes, Admission};
+use crate::git::admit::{read_row, tree_changes, Admission, Admitted};
 use crate::git::layout::{self, REF_PREFIX};
 use crate::git::objects::{find_in_tree, read_commit, short};
-use crate::git::store::{count_filled, identity, ledger_refs, move_ref, ref_target};
+use crate::git::store::{
+    count_filled, identity, ledger_refs, move_ref, move_tracking_ref, ref_target,
+};
 use crate::git::transport::{self, Pushed};
 use crate::store::{Change, ChangeKind, RowWrite, WriteError};
 
@@ -145,8 +147,8 @@ fn sync_one(
                 return Err(Error::failed(format!("{refname}: no such ledger here or on {remote}")))
             }
             (None, Some(r)) => {
-                let n = Admission::new(repo, max_bytes).chain(Some(&refname), r, &mut |_, _| {})?;
-                match move_ref(repo, &refname, PreviousValue::MustNotExist, r, "ledger: sync (create)") {
+                let (n, admitted) = Admission::new(repo, max_bytes).admit(&refname, None, r, &mut |_, _| {})?;
+                match move_ref(repo, &refname, PreviousValue::MustNotExist, admitted, "ledger: sync (create)") {
                     Ok(()) => {
                         return Ok(Synced {
                             refname,
@@ -173,12 +175,12 @@ fn sync_one(
                     )))
                 }
                 Some(base) if base == l => {
-                    let n = Admission::new(repo, max_bytes).update(&refname, Some(l), Some(r), &mut |_, _| {})?;
+                    let (n, admitted) = Admission::new(repo, max_bytes).admit(&refname, Some(l), r, &mut |_, _| {})?;
                     match move_ref(
                         repo,
                         &refname,
                         PreviousValue::MustExistAndMatch(Target::Object(l)),
-                        r,
+                        admitted,
                         "ledger: sync (fast-forward)",
                     ) {
                         Ok(()) => {
@@ -215,7 +217,7 @@ fn sync_one(
                     } else {
                         String::new()
                     };
-                    if replay.tip == r {
+                    if replay.tip.id() == r {
                         return Ok(Synced {
                             refname,
                             tip: r,
@@ -223,7 +225,7 @@ fn sync_one(
                         });
                     }
                     (
-                        replay.tip,
+                        replay.tip.id(),
                         format!(
                             "replayed {} local commit{} on {remote}'s tip {}{skipped}, pushed",
                             replay.commits,
@@ -237,7 +239,7 @@ fn sync_one(
         match transport::push_ledger(dir, remote, &to_push.to_string(), &refname)? {
             Pushed::Done => {
                 // What the remote now holds, as `git push` records it with a fetch refspec.
-                if let Err(WriteError::Other(e)) = move_ref(
+                if let Err(WriteError::Other(e)) = move_tracking_ref(
                     repo,
                     &tracking,
                     PreviousValue::Any,
@@ -319,7 +321,8 @@ pub fn first_parent_base(
 
 /// The result of replaying local commits.
 struct Replayed {
-    tip: ObjectId,
+    /// The replayed tip (the remote's when nothing was replayed), admitted.
+    tip: Admitted,
     commits: usize,
     skipped_rows: usize,
 }
@@ -363,7 +366,12 @@ fn replay(
     }
     local_chain.reverse();
 
+    // The remote's commits since the base are admitted before anything is replayed on them:
+    // the local ref moves to the replayed tip, and so to them.
     let mut admission = Admission::new(repo, max_bytes);
+    let (_, mut admitted) = admission
+        .admit(refname, Some(base), remote, &mut |_, _| {})
+        .map_err(|e| e.context(format!("{refname} (the remote's commits since {base})")))?;
     let remote_info = read_commit(repo, remote)?;
     let known = admission.declaration_of_tree(remote_info.tree, &format!("commit {remote}"))?;
     let decl = &known.decl;
@@ -386,7 +394,7 @@ fn replay(
     let mut tip = remote;
     let mut tip_tree = remote_info.tree;
     let mut out = Replayed {
-        tip,
+        tip: admitted,
         commits: 0,
         skipped_rows: 0,
     };
@@ -500,8 +508,8 @@ fn replay(
             )
             .map_err(|e| Error::failed(format!("cannot write the replayed commit: {e}")))?
             .id;
-        admission
-            .step(tip, new)
+        (_, admitted) = admission
+            .admit_step(tip, new)
             .map_err(|e| e.context(format!("replaying local commit {c}")))?;
         tip = new;
         tip_tree = tree;
@@ -510,7 +518,7 @@ fn replay(
     if !reasons.is_empty() {
         return Err(Error::Refused(reasons));
     }
-    out.tip = tip;
+    out.tip = admitted;
     Ok(out)
 }
 

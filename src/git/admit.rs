@@ -40,7 +40,8 @@ pub struct Known {
 }
 
 impl Known {
-    fn new(decl: Declaration, blob: ObjectId) -> Self {
+    /// The declaration `decl`, parsed from the blob `blob` (the caller's own parse).
+    pub(crate) fn new(decl: Declaration, blob: ObjectId) -> Self {
         // Row paths are `rows/<task id>/<repetition>.json` (the schedule is exactly tasks ×
         // repetitions), so the directories are `rows` and every prefix of `rows/<task id>`:
         // one pass over the tasks, not over every scheduled row.
@@ -67,6 +68,20 @@ pub struct Step {
     pub filled: Vec<String>,
     /// Rows that gained repair interventions.
     pub repaired: Vec<String>,
+}
+
+/// A commit the validator admitted on a ledger ref: the root of its chain, or a commit that
+/// follows an admitted one by admitted steps. Only this module makes one (the field is
+/// private), and the only way to move a `refs/ledgers/*` ref ([`super::store::move_ref`])
+/// takes one: a ref cannot move to a commit admission did not decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted(ObjectId);
+
+impl Admitted {
+    /// The admitted commit.
+    pub fn id(&self) -> ObjectId {
+        self.0
+    }
 }
 
 /// The admission validator, with a cache of the last declaration it parsed (a chain keeps the
@@ -426,6 +441,37 @@ impl<'r> Admission<'r> {
             parent = child;
         }
         Ok(total)
+    }
+
+    /// [`Self::step`], with `child` as [`Admitted`]. `parent` must itself be admitted (the tip
+    /// of the ref the caller moves, or a commit this validator admitted).
+    pub fn admit_step(&mut self, parent: ObjectId, child: ObjectId) -> Result<(Step, Admitted)> {
+        let step = self.step(parent, child)?;
+        Ok((step, Admitted(child)))
+    }
+
+    /// Admit the ref update `old → new` of `refname` (see [`Self::update`]; `None`: a
+    /// creation, which admits the whole chain from the root), with `new` as [`Admitted`].
+    pub fn admit(
+        &mut self,
+        refname: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(usize, Admitted)> {
+        if !refname.starts_with(REF_PREFIX) {
+            return Err(Error::failed(format!(
+                "{refname} is not a ledger ref ({REF_PREFIX}<declaration id>); only ledger refs are admitted"
+            )));
+        }
+        let n = self.update(refname, old, Some(new), progress)?;
+        Ok((n, Admitted(new)))
+    }
+
+    /// [`Self::root`] for `init`'s root commit on `refname`, as [`Admitted`].
+    pub fn admit_root(&mut self, commit: ObjectId, refname: &str) -> Result<Admitted> {
+        self.root(commit, Some(refname))?;
+        Ok(Admitted(commit))
     }
 
     /// Rules 1–6 for one commit `child` following `parent`.
