@@ -1309,5 +1309,47 @@ fn records_are_fanned_out_and_every_other_record_path_is_refused() {
             ],
         );
     }
+    // An empty fan-out directory (Git writes no empty trees), built with plumbing.
+    let empty = crate::common::git_run(
+        dir,
+        &["hash-object", "-t", "tree", "-w", "--stdin"],
+        Some(b""),
+    );
+    let empty = empty.stdout.trim().to_owned();
+    let eh = if hh == "00" { "01" } else { "00" };
+    let mktree = |listing: String| {
+        let r = crate::common::git_run(dir, &["mktree"], Some(listing.as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout.trim().to_owned()
+    };
+    let records = mktree(format!(
+        "{}\n040000 tree {empty}\t{eh}\n",
+        git(dir, &["ls-tree", &format!("{tip}:records")])
+    ));
+    let root = mktree(
+        git(dir, &["ls-tree", tip])
+            .lines()
+            .map(|l| match l.strip_suffix("\trecords") {
+                Some(_) => format!("040000 tree {records}\trecords\n"),
+                None => format!("{l}\n"),
+            })
+            .collect(),
+    );
+    let commit = git(
+        dir,
+        &[
+            "commit-tree",
+            &root,
+            "-p",
+            tip,
+            "-m",
+            "empty fan-out directory",
+        ],
+    );
+    t.expect_refused(
+        "an empty fan-out directory",
+        &commit,
+        &["rule 3", &format!("records/{eh} is an empty directory")],
+    );
     assert_eq!(t.f.tip(), t.tip, "nothing moved");
 }
