@@ -428,7 +428,7 @@ pub struct RefStore {
     max_bytes: u64,
     /// How many times the tip was re-read after a lost race.
     retries: usize,
-    /// Large trees read or written (the flat `records/` above all), shared with the admission
+    /// Large trees read or written (the `rows/` directories above all), shared with the admission
     /// of each write.
     trees: KeptTrees,
 }
@@ -583,7 +583,7 @@ impl Store for RefStore {
         };
         // The object-level editor reads through the kept trees, and each tree it writes is
         // kept for the admission below. (`gix::Repository::edit_tree` would also look up every
-        // entry of each tree it writes: 10,000 lookups for `records/` at 10,000 filled rows.)
+        // entry of each tree it writes, `rows/` with one entry per task among them.)
         let trees = RecentTrees::sharing(&repo.objects, self.trees.clone());
         let mut buf = Vec::new();
         let root = read_object(
