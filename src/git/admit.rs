@@ -72,7 +72,7 @@ pub struct Step {
 
 /// A commit the validator admitted on a ledger ref: the root of its chain, or a commit that
 /// follows an admitted one by admitted steps. Only this module makes one (the field is
-/// private), and the only way to move a `refs/ledgers/*` ref ([`super::store::move_ref`])
+/// private), and the only way to move a `refs/ledgers/*` ref (`git::store::move_ref`)
 /// takes one: a ref cannot move to a commit admission did not decide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Admitted(ObjectId);
