@@ -592,7 +592,10 @@ impl Harness {
                         1 => format!("rows/{}/03.json", decl.schedule_at(0).task).into_bytes(),
                         2 => b"README.md".to_vec(),
                         3 => b"records/not-a-record".to_vec(),
-                        4 => format!("records/{}.json", sha256_hex(input.bytes())).into_bytes(),
+                        4 => {
+                            let h = sha256_hex(input.bytes());
+                            format!("records/{}/{}.json", &h[..2], &h[2..]).into_bytes()
+                        }
                         5 => format!(
                             "{}/x.json",
                             layout::row_path(&decl.schedule_at(sel as usize % n).id)
@@ -600,6 +603,8 @@ impl Harness {
                         .into_bytes(),
                         6 => b"records/sub/x.json".to_vec(),
                         7 => format!("records/{}.JSON", sha256_hex(b"x")).into_bytes(),
+                        // The flat layout before the fan-out.
+                        8 => format!("records/{}.json", sha256_hex(input.bytes())).into_bytes(),
                         _ => input.bytes().to_vec(),
                     };
                     if path.is_empty() || path.split(|&b| b == b'/').any(<[u8]>::is_empty) {
@@ -910,9 +915,12 @@ impl Harness {
                     .strip_prefix(b"records/")
                     .and_then(|r| r.strip_suffix(b".json"))
                     .is_some_and(|h| {
-                        h.len() == 64
-                            && h.iter()
-                                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+                        // `<hh>/<62 hex>`: the fan-out of the record key's SHA-256.
+                        h.len() == 65
+                            && h[2] == b'/'
+                            && h.iter().enumerate().all(|(i, b)| {
+                                i == 2 || b.is_ascii_digit() || (b'a'..=b'f').contains(b)
+                            })
                     });
             assert!(
                 ok,
@@ -955,10 +963,8 @@ impl Harness {
                         "admitted: {show}: a hand record named after another row"
                     );
                 }
-                let rpath = format!(
-                    "records/{}.json",
-                    sha256_hex(format!("{kind}:{id}").as_bytes())
-                );
+                let h = sha256_hex(format!("{kind}:{id}").as_bytes());
+                let rpath = format!("records/{}/{}.json", &h[..2], &h[2..]);
                 assert!(
                     !pmap.contains_key(rpath.as_bytes()),
                     "admitted: {show}: its record {rpath} was already in the parent"

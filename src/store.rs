@@ -22,7 +22,7 @@ pub const MAX_ATTEMPTS: usize = 64;
 #[derive(Debug, Clone)]
 pub struct RowWrite {
     pub row: Row,
-    /// The bytes of the record file (`records/<sha256 of key>.json` in a ledger ref); `None`
+    /// The bytes of the record file (`records/<hh>/<rest>.json` in a ledger ref); `None`
     /// for a repair.
     pub record: Option<Vec<u8>>,
     /// Where the row came from, for messages (`from <path>`).

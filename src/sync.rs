@@ -21,10 +21,10 @@ use gix::refs::Target;
 use gix::ObjectId;
 
 use crate::error::{Error, Result};
-use crate::git::admit::{read_row, tree_changes, Admission};
+use crate::git::admit::{read_row, tree_changes, Admission, Admitted};
 use crate::git::layout::{self, REF_PREFIX};
 use crate::git::objects::{find_in_tree, read_commit, short};
-use crate::git::store::{identity, ledger_refs, move_ref, ref_target};
+use crate::git::store::{identity, ledger_refs, move_ref, move_tracking_ref, ref_target};
 use crate::git::transport::{self, Pushed};
 use crate::store::{Change, ChangeKind, RowWrite, WriteError};
 
@@ -215,8 +215,8 @@ fn sync_one(
                 return Err(Error::failed(format!("{refname}: no such ledger here or on {remote}")))
             }
             (None, Some(r)) => {
-                let n = Admission::new(repo, max_bytes).chain(Some(&refname), r, &mut |_, _| {})?;
-                match move_ref(repo, &refname, PreviousValue::MustNotExist, r, "ledger: sync (create)") {
+                let (n, admitted) = Admission::new(repo, max_bytes).admit(&refname, None, r, &mut |_, _| {})?;
+                match move_ref(repo, &refname, PreviousValue::MustNotExist, admitted, "ledger: sync (create)") {
                     Ok(()) => {
                         return Ok(Synced {
                             refname,
@@ -243,12 +243,12 @@ fn sync_one(
                     )))
                 }
                 Some(base) if base == l => {
-                    let n = Admission::new(repo, max_bytes).update(&refname, Some(l), Some(r), &mut |_, _| {})?;
+                    let (n, admitted) = Admission::new(repo, max_bytes).admit(&refname, Some(l), r, &mut |_, _| {})?;
                     match move_ref(
                         repo,
                         &refname,
                         PreviousValue::MustExistAndMatch(Target::Object(l)),
-                        r,
+                        admitted,
                         "ledger: sync (fast-forward)",
                     ) {
                         Ok(()) => {
@@ -285,7 +285,7 @@ fn sync_one(
                     } else {
                         String::new()
                     };
-                    if replay.tip == r {
+                    if replay.tip.id() == r {
                         return Ok(Synced {
                             refname,
                             tip: r,
@@ -293,7 +293,7 @@ fn sync_one(
                         });
                     }
                     (
-                        replay.tip,
+                        replay.tip.id(),
                         format!(
                             "replayed {} local commit{} on {remote}'s tip {}{skipped}, pushed",
                             replay.commits,
@@ -311,7 +311,7 @@ fn sync_one(
                 // rewrites it is seen (see `tracking_rewritten`).
                 let mut logged = repo.clone();
                 logged.refs.write_reflog = gix::refs::store::WriteReflog::Always;
-                if let Err(WriteError::Other(e)) = move_ref(
+                if let Err(WriteError::Other(e)) = move_tracking_ref(
                     &logged,
                     &tracking,
                     PreviousValue::Any,
@@ -393,7 +393,8 @@ pub fn first_parent_base(
 
 /// The result of replaying local commits.
 struct Replayed {
-    tip: ObjectId,
+    /// The replayed tip (the remote's when nothing was replayed), admitted.
+    tip: Admitted,
     commits: usize,
     skipped_rows: usize,
 }
@@ -437,7 +438,12 @@ fn replay(
     }
     local_chain.reverse();
 
+    // The remote's commits since the base are admitted before anything is replayed on them:
+    // the local ref moves to the replayed tip, and so to them.
     let mut admission = Admission::new(repo, max_bytes);
+    let (_, mut admitted) = admission
+        .admit(refname, Some(base), remote, &mut |_, _| {})
+        .map_err(|e| e.context(format!("{refname} (the remote's commits since {base})")))?;
     let remote_info = read_commit(repo, remote)?;
     let known = admission.declaration_of_tree(remote_info.tree, &format!("commit {remote}"))?;
     let decl = &known.decl;
@@ -457,7 +463,7 @@ fn replay(
     let mut tip = remote;
     let mut tip_tree = remote_info.tree;
     let mut out = Replayed {
-        tip,
+        tip: admitted,
         commits: 0,
         skipped_rows: 0,
     };
@@ -580,8 +586,8 @@ fn replay(
             signing.as_ref(),
         )
         .map_err(|e| e.context("cannot write the replayed commit"))?;
-        admission
-            .step(tip, new)
+        (_, admitted) = admission
+            .admit_step(tip, new)
             .map_err(|e| e.context(format!("replaying local commit {c}")))?;
         tip = new;
         tip_tree = tree;
@@ -590,7 +596,7 @@ fn replay(
     if !reasons.is_empty() {
         return Err(Error::Refused(reasons));
     }
-    out.tip = tip;
+    out.tip = admitted;
     Ok(out)
 }
 

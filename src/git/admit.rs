@@ -28,7 +28,7 @@ use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_
 use super::signature;
 use super::tree::{KeptTrees, RecentTrees};
 
-mod flat;
+mod fanout;
 use crate::admission::{row_transition, RowChange};
 use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
@@ -47,7 +47,8 @@ pub struct Known {
 }
 
 impl Known {
-    fn new(decl: Declaration, blob: ObjectId) -> Self {
+    /// The declaration `decl`, parsed from the blob `blob` (the caller's own parse).
+    pub(crate) fn new(decl: Declaration, blob: ObjectId) -> Self {
         // Row paths are `rows/<task id>/<repetition>.json` (the schedule is exactly tasks ×
         // repetitions), so the directories are `rows` and every prefix of `rows/<task id>`:
         // one pass over the tasks, not over every scheduled row.
@@ -80,6 +81,20 @@ pub struct Step {
     pub filled: Vec<String>,
     /// Rows that gained repair interventions.
     pub repaired: Vec<String>,
+}
+
+/// A commit the validator admitted on a ledger ref: the root of its chain, or a commit that
+/// follows an admitted one by admitted steps. Only this module makes one (the field is
+/// private), and the only way to move a `refs/ledgers/*` ref (`git::store::move_ref`)
+/// takes one: a ref cannot move to a commit admission did not decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted(ObjectId);
+
+impl Admitted {
+    /// The admitted commit.
+    pub fn id(&self) -> ObjectId {
+        self.0
+    }
 }
 
 /// The admission validator, with a cache of the last declaration it parsed (a chain keeps the
@@ -462,7 +477,38 @@ impl<'r> Admission<'r> {
         Ok(total)
     }
 
-    /// Rules 1–7 for one commit `child` following `parent`.
+    /// [`Self::step`], with `child` as [`Admitted`]. `parent` must itself be admitted (the tip
+    /// of the ref the caller moves, or a commit this validator admitted).
+    pub fn admit_step(&mut self, parent: ObjectId, child: ObjectId) -> Result<(Step, Admitted)> {
+        let step = self.step(parent, child)?;
+        Ok((step, Admitted(child)))
+    }
+
+    /// Admit the ref update `old → new` of `refname` (see [`Self::update`]; `None`: a
+    /// creation, which admits the whole chain from the root), with `new` as [`Admitted`].
+    pub fn admit(
+        &mut self,
+        refname: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(usize, Admitted)> {
+        if !refname.starts_with(REF_PREFIX) {
+            return Err(Error::failed(format!(
+                "{refname} is not a ledger ref ({REF_PREFIX}<declaration id>); only ledger refs are admitted"
+            )));
+        }
+        let n = self.update(refname, old, Some(new), progress)?;
+        Ok((n, Admitted(new)))
+    }
+
+    /// [`Self::root`] for `init`'s root commit on `refname`, as [`Admitted`].
+    pub fn admit_root(&mut self, commit: ObjectId, refname: &str) -> Result<Admitted> {
+        self.root(commit, Some(refname))?;
+        Ok(Admitted(commit))
+    }
+
+    /// Rules 1–8 for one commit `child` following `parent`.
     pub fn step(&mut self, parent: ObjectId, child: ObjectId) -> Result<Step> {
         let c = read_commit(self.repo, child)?;
         let at = format!("commit {child}");
@@ -490,11 +536,10 @@ impl<'r> Admission<'r> {
         let decl = &known.decl;
 
         self.bound_records_before_diff(p.tree, c.tree, &at)?;
-        let (changes, records_checked) =
-            self.step_changes(p.tree, c.tree).map_err(|e| match e {
-                Error::Refused(_) => e.context(&at),
-                e => e,
-            })?;
+        let (changes, checked) = self.step_changes(p.tree, c.tree).map_err(|e| match e {
+            Error::Refused(_) => e.context(&at),
+            e => e,
+        })?;
         if let Some(b) = self.budget {
             let rows = changes
                 .iter()
@@ -540,8 +585,8 @@ impl<'r> Admission<'r> {
         // names may spell paths that are not in the commit.
         let mut bad_trees: Vec<String> = Vec::new();
         for (dir, id) in new_trees {
-            if dir == RECORDS && records_checked == Some(id) {
-                continue; // its changed run was checked as the diff read it
+            if checked.contains(&id) {
+                continue; // `records/` or a fan-out directory, checked as the diff read it
             }
             let data = self.trees.tree(&id, || format!("tree {dir}"))?;
             if let Some(bad) = noncanonical_entry(&data, self.repo.object_hash().len_in_bytes()) {
@@ -599,17 +644,25 @@ impl<'r> Admission<'r> {
             // implies; a removed one shows as removed rows.
             if is_tree(new) || (new.is_none() && is_tree(old)) {
                 if let (None, Some((m, _))) = (old.filter(|_| is_tree(old)), new) {
-                    let known_dir = path == RECORDS || known.dirs.contains(&path);
+                    let known_dir = path == RECORDS
+                        || layout::is_fanout_dir(&path)
+                        || known.dirs.contains(&path);
                     if !known_dir {
                         let what = match layout::schedule_id_of(&path) {
                             Some(sid) if decl.schedule_position(sid).is_some() => {
                                 let _ = m;
                                 format!("row {sid}: {path} is a directory (a tree entry), not a row file")
                             }
-                            _ => format!("{path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<sha256>.json)"),
+                            _ => format!("{path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<hh>/<rest>.json)"),
                         };
                         r.push(format!("{at}: {rule3}: {what}"));
                         bad_dirs.push(path.clone());
+                    }
+                }
+                if let Some((_, id)) = new.filter(|_| old.is_none() && layout::is_fanout_dir(&path))
+                {
+                    if id == ObjectId::empty_tree(self.repo.object_hash()) {
+                        r.push(format!("{at}: {rule3}: {path} is an empty directory (Git writes no empty trees; a fan-out directory holds record files)"));
                     }
                 }
                 if !is_tree(old) {
@@ -670,11 +723,28 @@ impl<'r> Admission<'r> {
                 }
                 continue;
             }
+            if let Some(name) = path.strip_prefix("records/").filter(|n| !n.contains('/')) {
+                // Directly in `records/`, only fan-out directories belong.
+                if new.is_some() {
+                    let what = if layout::is_fanout_name(name.as_bytes()) {
+                        format!("{path} is not a directory; a fan-out directory records/<hh>/ is a tree of record files")
+                    } else if name
+                        .strip_suffix(".json")
+                        .is_some_and(crate::declaration::is_sha256)
+                    {
+                        format!("{path} is outside the ledger layout: a record file is records/<hh>/<rest>.json, fanned out after the first two hex digits of its key's SHA-256 (a flat records/<sha256>.json is the layout before 2026-12)")
+                    } else {
+                        format!("{path} is outside the ledger layout: records/ holds only fan-out directories records/<hh>/ (two lowercase hex digits)")
+                    };
+                    r.push(format!("{at}: {rule3}: {what}"));
+                }
+                continue;
+            }
             if path.starts_with("records/") {
                 match (old, new) {
                     (None, Some((mode, oid))) => {
                         if !layout::is_record_path(&path) {
-                            r.push(format!("{at}: rule 5: {path} is not a record file name (records/<sha256 of the record key>.json)"));
+                            r.push(format!("{at}: rule 5: {path} is not a record file name (records/<hh>/<rest>.json: the record key's SHA-256, 64 lowercase hex digits, split after the first two)"));
                         } else if !is_regular(mode) {
                             r.push(format!(
                                 "{at}: rule 5: {path} has mode {}; every entry is a regular file (100644)",
@@ -695,7 +765,7 @@ impl<'r> Admission<'r> {
                 continue;
             }
             if new.is_some() {
-                r.push(format!("{at}: {rule3}: {path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<sha256>.json)"));
+                r.push(format!("{at}: {rule3}: {path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<hh>/<rest>.json)"));
             }
         }
 
@@ -780,19 +850,40 @@ impl<'r> Admission<'r> {
             return Ok(());
         };
         let hash = self.repo.object_hash();
-        let count = |s: &Self, top: ObjectId| -> Result<usize> {
+        // The fan-out directories of `records/` in a top tree: name → (tree id, entry count
+        // read later). Entries that are not trees count as one file each.
+        let dirs = |s: &Self, top: ObjectId| -> Result<BTreeMap<Vec<u8>, (ObjectId, bool)>> {
             let data = s.trees.tree(&top, || "tree".into())?;
             let records = gix::objs::TreeRefIter::from_bytes(&data, hash)
                 .filter_map(|e| e.ok())
                 .find(|e| e.filename == RECORDS.as_bytes() && e.mode.is_tree())
                 .map(|e| e.oid.to_owned());
             let Some(records) = records else {
-                return Ok(0);
+                return Ok(BTreeMap::new());
             };
             let data = s.trees.tree(&records, || format!("tree {RECORDS}"))?;
+            Ok(gix::objs::TreeRefIter::from_bytes(&data, hash)
+                .filter_map(|e| e.ok())
+                .map(|e| (e.filename.to_vec(), (e.oid.to_owned(), e.mode.is_tree())))
+                .collect())
+        };
+        let entries = |s: &Self, (id, is_tree): (ObjectId, bool)| -> Result<usize> {
+            if !is_tree {
+                return Ok(1);
+            }
+            let data = s.trees.tree(&id, || format!("tree {RECORDS}/"))?;
             Ok(gix::objs::TreeRefIter::from_bytes(&data, hash).count())
         };
-        let grown = count(self, b)?.saturating_sub(count(self, a)?);
+        let (before, after) = (dirs(self, a)?, dirs(self, b)?);
+        let mut grown = 0usize;
+        for (name, dir) in &after {
+            let old = before.get(name).copied();
+            if old == Some(*dir) {
+                continue; // unchanged fan-out directory
+            }
+            let old = old.map_or(Ok(0), |d| entries(self, d))?;
+            grown = grown.saturating_add(entries(self, *dir)?.saturating_sub(old));
+        }
         if self.records_read.saturating_add(grown) > budget.max_rows {
             return Err(Error::refused(format!(
                 "{at}: bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
@@ -826,16 +917,16 @@ impl<'r> Admission<'r> {
         Ok((change, child))
     }
 
-    /// The changes from P's tree `a` to C's tree `b`, in the general diff's order. When at the
-    /// top only `records/` and `rows/` changed (as trees), `records/` is compared as bytes
-    /// ([`flat::changes`]: P's tree is admitted, so only the run of entries that changed is read
-    /// and checked) and its id returned as already checked for Git's order; anything else goes
-    /// to the general diff.
+    /// The changes from P's tree `a` to C's tree `b`, in the general diff's order, and the ids
+    /// of C's trees already checked as Git writes them. When at the top only `records/` and
+    /// `rows/` changed (as trees), `records/` is compared by [`fanout::changes`] (P's tree is
+    /// admitted, so unchanged fan-out directories are skipped and only the run of entries that
+    /// changed in each other one is read and checked); anything else goes to the general diff.
     fn step_changes(
         &mut self,
         a: ObjectId,
         b: ObjectId,
-    ) -> Result<(Vec<TreeChange>, Option<ObjectId>)> {
+    ) -> Result<(Vec<TreeChange>, Vec<ObjectId>)> {
         use gix::objs::TreeRefIter;
         let hash = self.repo.object_hash();
         let read = |trees: &RecentTrees<'_>, id: &ObjectId| trees.tree(id, || "tree".into());
@@ -848,7 +939,7 @@ impl<'r> Admission<'r> {
                 })
                 .collect()
         };
-        let general = |s: &mut Self| Ok((s.tree_changes(a, b, true)?, None));
+        let general = |s: &mut Self| Ok((s.tree_changes(a, b, true)?, Vec::new()));
         let (Some(ea), Some(eb)) = (top(&top_a), top(&top_b)) else {
             return general(self);
         };
@@ -882,9 +973,14 @@ impl<'r> Admission<'r> {
         };
         let data_a = read(&self.trees, &records_a)?;
         let data_b = read(&self.trees, &records_b)?;
-        let Some(flat) = flat::changes(&data_a, &data_b, hash.len_in_bytes()) else {
+        let trees = &self.trees;
+        let found = fanout::changes(&data_a, &data_b, hash.len_in_bytes(), &mut |id| {
+            read(trees, id).ok()
+        });
+        let Some((fanned, mut checked)) = found else {
             return general(self);
         };
+        checked.push(records_b);
         fn under(dir: &'static str, changes: Vec<TreeChange>) -> impl Iterator<Item = TreeChange> {
             changes.into_iter().map(move |mut ch| {
                 let mut path = gix::bstr::BString::from(format!("{dir}/"));
@@ -893,14 +989,15 @@ impl<'r> Admission<'r> {
                 ch
             })
         }
-        // The general diff's order: the top level, then each changed directory's entries
-        // (`records` before `rows`), level by level.
-        changed.extend(under(RECORDS, flat));
+        // The general diff's order: breadth first, level by level, and within a level
+        // `records` before `rows` (the order their trees were queued in).
+        let mut below: Vec<TreeChange> = under(RECORDS, fanned).collect();
         if let Some((rows_a, rows_b)) = rows {
-            let below = self.tree_changes(rows_a, rows_b, false)?;
-            changed.extend(under(ROWS, below));
+            below.extend(under(ROWS, self.tree_changes(rows_a, rows_b, false)?));
         }
-        Ok((changed, Some(records_b)))
+        below.sort_by_key(|ch| ch.path.iter().filter(|&&c| c == b'/').count());
+        changed.extend(below);
+        Ok((changed, checked))
     }
 
     /// The changes between two trees, skipping unchanged subtrees. Under a budget the diff
@@ -1412,6 +1509,120 @@ mod tests {
         assert!(noncanonical_entry(b"100644 a", 20).is_some());
         assert!(noncanonical_entry(b"100644 a\0short", 20).is_some());
         assert!(noncanonical_entry(b"100644a\0", 20).is_some());
+    }
+
+    /// A small seeded generator (xorshift64*), so a failing case can be replayed from its seed.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn shown(changes: &[TreeChange]) -> Vec<String> {
+        changes
+            .iter()
+            .map(|c| format!("{} {:?} {:?}", c.path, c.old, c.new))
+            .collect()
+    }
+
+    /// The fast `records/` diff ([`Admission::step_changes`]) against gix's tree diff of the
+    /// same two trees, for many seeded random changes: record files added (in new and in
+    /// existing fan-out directories), changed and removed, rows changed, and now and then an
+    /// entry the layout does not allow (which the fast diff leaves to the general one). Both
+    /// must give the same changes in the same order.
+    #[test]
+    fn the_fast_records_diff_agrees_with_the_tree_diff() {
+        use gix::objs::Write;
+        let dir = tempfile::tempdir().unwrap();
+        crate::testutil::git(dir.path(), &["init", "-q", "--bare"]);
+        let mut repo = crate::git::open(Some(dir.path())).unwrap();
+        repo.objects.enable_object_memory(); // nothing needs to reach the disk
+        let hash = repo.object_hash();
+        let mut write = |kind, data: &[u8]| {
+            repo.objects
+                .write_buf(kind, data)
+                .map_err(|e| Error::failed(e.to_string()))
+        };
+        let tree = |files: &BTreeMap<String, Vec<u8>>, write: &mut dyn FnMut(_, &[u8]) -> _| {
+            let files: Vec<(String, Vec<u8>)> =
+                files.iter().map(|(p, b)| (p.clone(), b.clone())).collect();
+            layout::build_tree(hash, &[], &files, write).unwrap()
+        };
+        let mut fast_cases = 0;
+        for seed in 1..=200u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            let mut a: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+            a.insert(CAMPAIGN.into(), b"{}".to_vec());
+            for i in 0..8 {
+                a.insert(
+                    format!("rows/t{}/{i:02}.json", i % 3),
+                    format!("{i}").into(),
+                );
+            }
+            for i in 0..rng.below(300) {
+                a.insert(
+                    layout::record_path(&format!("hand:{seed}-{i}")),
+                    vec![i as u8],
+                );
+            }
+            let mut b = a.clone();
+            let records: Vec<String> = a
+                .keys()
+                .filter(|p| p.starts_with("records/"))
+                .cloned()
+                .collect();
+            for _ in 0..rng.below(6) {
+                let key = format!("hand:{seed}-new-{}", rng.next());
+                b.insert(layout::record_path(&key), b"new".to_vec());
+            }
+            if !records.is_empty() {
+                for _ in 0..rng.below(3) {
+                    let p = &records[rng.below(records.len())];
+                    if rng.below(2) == 0 {
+                        b.insert(p.clone(), b"changed".to_vec());
+                    } else {
+                        b.remove(p);
+                    }
+                }
+            }
+            for _ in 0..rng.below(3) {
+                let i = rng.below(8);
+                b.insert(format!("rows/t{}/{i:02}.json", i % 3), b"filled".to_vec());
+            }
+            if rng.below(8) == 0 {
+                let hex = crate::sha256_hex(&rng.next().to_le_bytes());
+                let odd = [
+                    format!("records/{hex}.json"),
+                    format!("records/{}", &hex[..2]),
+                    format!("records/{}/x.json", &hex[..2]),
+                    format!("records/{}/{}/{}.json", &hex[..2], &hex[2..4], &hex[4..]),
+                    format!("records/{}/{}.json", &hex[..3], &hex[3..]),
+                    "notes.txt".to_owned(),
+                ];
+                let path = odd[rng.below(odd.len())].clone();
+                if !b.keys().any(|k| k.starts_with(&format!("{path}/"))) {
+                    b.insert(path, b"odd".to_vec());
+                }
+            }
+            let (ta, tb) = (tree(&a, &mut write), tree(&b, &mut write));
+            let mut admission = Admission::new(&repo, 1 << 20);
+            let (fast, checked) = admission.step_changes(ta, tb).unwrap();
+            let general = admission.tree_changes(ta, tb, true).unwrap();
+            assert_eq!(shown(&fast), shown(&general), "seed {seed}");
+            fast_cases += usize::from(!checked.is_empty());
+        }
+        // Most cases went through the fast diff, not only the general one.
+        assert!(
+            fast_cases > 100,
+            "{fast_cases} of 200 cases took the fast diff"
+        );
     }
 
     #[test]

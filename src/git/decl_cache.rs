@@ -10,8 +10,12 @@
 //!
 //! The cache is derived data, like Git's index or commit-graph: nothing is lost when it is
 //! deleted, and a clone starts without it. An entry is used only when it is whole (a SHA-256 of
-//! its body) and was written by this version of git-ledger for the same blob (same id, same
-//! size); it is then trusted as the parse it records, without validating it again. Anything
+//! its body) and was written by this version of git-ledger, built with the same rules, for the
+//! same blob (same id, same size); it is then trusted as the parse it records, without
+//! validating it again. "The same rules" is [`RULES`], a fingerprint of the source files that
+//! hold the declaration and row rules (`build.rs`): a build whose rules differ in any way
+//! treats every entry an older build wrote as a miss, so stricter rules are never answered
+//! with what laxer ones let through. Anything
 //! else is a miss, and the blob is parsed as if there were no cache. Writing an entry is best
 //! effort: a repository that cannot be written (read-only, another user's) is read as before.
 //! Only repositories git-ledger fully trusts (owned by the current user, as Git's
@@ -27,7 +31,11 @@ use sha2::Digest;
 use crate::declaration::Declaration;
 
 /// The first line of an entry; a change of the entry's layout changes it.
-const MAGIC: &str = "git-ledger declaration cache 2";
+const MAGIC: &str = "git-ledger declaration cache 3";
+
+/// The rules fingerprint of this build: a SHA-256 over the source files that hold the
+/// declaration and row rules (see `build.rs`). An entry is trusted only when it carries it.
+pub const RULES: &str = env!("GIT_LEDGER_RULES");
 
 /// Where the entry for `blob` lives, if this repository may have entries at all.
 fn entry_path(repo: &gix::Repository, blob: ObjectId) -> Option<PathBuf> {
@@ -54,11 +62,12 @@ pub fn load(repo: &gix::Repository, blob: ObjectId, size: u64) -> Option<Declara
     let (head, body) = split_head(&bytes)?;
     let mut lines = head.split('\n');
     let mut field = |name: &str| lines.next()?.strip_prefix(name);
-    let (magic, version) = (field("")?, field("version ")?);
+    let (magic, version, rules) = (field("")?, field("version ")?, field("rules ")?);
     let (id, length) = field("blob ")?.split_once(' ')?;
     let (parts, check) = (field("parts ")?.parse().ok()?, field("check ")?);
     if magic != MAGIC
         || version != env!("CARGO_PKG_VERSION")
+        || rules != RULES
         || *id != blob
         || length != size.to_string()
         || parts > body.len()
@@ -89,7 +98,7 @@ pub fn store(repo: &gix::Repository, blob: ObjectId, size: u64, decl: &Declarati
     check.update(&parts);
     check.update(&document);
     let head = format!(
-        "{MAGIC}\nversion {}\nblob {blob} {size}\nparts {}\ncheck {}\n\n",
+        "{MAGIC}\nversion {}\nrules {RULES}\nblob {blob} {size}\nparts {}\ncheck {}\n\n",
         env!("CARGO_PKG_VERSION"),
         parts.len(),
         crate::hex(&check.finalize())
@@ -227,7 +236,7 @@ mod tests {
             .next()
             .unwrap();
         let edits: Vec<String> = vec![
-            good.replacen("cache 2", "cache 3", 1),
+            good.replacen("cache 3", "cache 4", 1),
             good.replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1),
             good.replacen("\nparts ", "\nparts 1", 1),
             good.replacen("\ncheck ", "\ncheck 0", 1),
@@ -262,6 +271,82 @@ mod tests {
             "the forging keeps the layout"
         );
         // Rewriting the entry makes it usable again.
+        store_parsed(&repo, blob, &bytes);
+        assert!(load(&repo, blob, size).is_some());
+    }
+
+    /// The build script's own code, to recompute the fingerprint from the sources.
+    #[allow(dead_code)]
+    mod build_script {
+        include!(concat!(env!("CARGO_MANIFEST_DIR"), "/build.rs"));
+    }
+
+    #[test]
+    fn the_rules_fingerprint_is_the_hash_of_the_rule_sources() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(RULES.len(), 64);
+        assert_eq!(
+            build_script::fingerprint(root),
+            RULES,
+            "this build's fingerprint is the hash of the rule sources it was built from"
+        );
+        let files: Vec<String> = build_script::rule_files(root)
+            .into_iter()
+            .map(|(rel, _)| rel)
+            .collect();
+        for f in ["declaration.rs", "ledger.rs", "admission.rs", "json.rs"] {
+            assert!(
+                files.iter().any(|r| r == f),
+                "{f} is a rule source: {files:?}"
+            );
+        }
+        assert!(
+            !files.iter().any(|r| r.ends_with("tests.rs")),
+            "tests hold no rules: {files:?}"
+        );
+        // A change of any rule file, however small, is another fingerprint.
+        let copy = tempfile::tempdir().unwrap();
+        for (rel, path) in build_script::rule_files(root) {
+            let to = copy.path().join("src").join(&rel);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(path, to).unwrap();
+        }
+        assert_eq!(build_script::fingerprint(copy.path()), RULES);
+        let rule = copy.path().join("src/admission.rs");
+        let mut bytes = std::fs::read(&rule).unwrap();
+        bytes.push(b'\n');
+        std::fs::write(&rule, bytes).unwrap();
+        assert_ne!(build_script::fingerprint(copy.path()), RULES);
+    }
+
+    /// An entry written by a build with other rules (another fingerprint) is a miss, however
+    /// whole it is; the same entry under this build's fingerprint is used.
+    #[test]
+    fn an_entry_written_under_other_rules_is_a_miss() {
+        let (_dir, repo, blob, bytes) = repo_with_declaration();
+        let size = bytes.len() as u64;
+        store_parsed(&repo, blob, &bytes);
+        let path = entry(&repo, blob);
+        let good = std::fs::read_to_string(&path).unwrap();
+        assert!(good.contains(&format!("\nrules {RULES}\n")), "{good}");
+        assert!(load(&repo, blob, size).is_some(), "same rules: a hit");
+        let older = good.replacen(
+            &format!("\nrules {RULES}\n"),
+            &format!("\nrules {}\n", "0".repeat(64)),
+            1,
+        );
+        std::fs::write(&path, &older).unwrap();
+        assert!(load(&repo, blob, size).is_none(), "other rules: a miss");
+        // An entry from before the fingerprint (no rules line at all) is a miss too.
+        let before =
+            good.replacen("cache 3", "cache 2", 1)
+                .replacen(&format!("rules {RULES}\n"), "", 1);
+        std::fs::write(&path, &before).unwrap();
+        assert!(
+            load(&repo, blob, size).is_none(),
+            "an entry without rules: a miss"
+        );
+        // The next parse writes an entry this build trusts.
         store_parsed(&repo, blob, &bytes);
         assert!(load(&repo, blob, size).is_some());
     }

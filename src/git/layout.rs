@@ -74,9 +74,12 @@ pub fn row_path(schedule_id: &str) -> String {
     format!("{ROWS}/{schedule_id}.json")
 }
 
-/// `records/<sha256 of "<kind>:<id>">.json`.
+/// `records/<hh>/<rest>.json`: the SHA-256 of the record key `"<kind>:<id>"`, split after its
+/// first two hex digits (as Git fans out `.git/objects`), so that no tree grows with every
+/// filled row.
 pub fn record_path(key: &str) -> String {
-    format!("{RECORDS}/{}.json", crate::sha256_hex(key.as_bytes()))
+    let hex = crate::sha256_hex(key.as_bytes());
+    format!("{RECORDS}/{}/{}.json", &hex[..2], &hex[2..])
 }
 
 /// The schedule id a `rows/…` path names (not checked against a schedule).
@@ -84,11 +87,31 @@ pub fn schedule_id_of(path: &str) -> Option<&str> {
     path.strip_prefix("rows/")?.strip_suffix(".json")
 }
 
-/// Whether `path` has the shape of a record file: `records/<64 lowercase hex>.json`.
+/// Whether `name` is a fan-out directory's name below `records/`: two lowercase hex digits.
+pub fn is_fanout_name(name: &[u8]) -> bool {
+    name.len() == 2 && name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Whether `name` is a record file's name inside a fan-out directory: 62 lowercase hex digits
+/// (the rest of the key's SHA-256) and `.json`.
+pub fn is_record_name(name: &[u8]) -> bool {
+    name.strip_suffix(b".json").is_some_and(|stem| {
+        stem.len() == 62 && stem.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+/// Whether `path` is a fan-out directory: `records/<2 lowercase hex>`.
+pub fn is_fanout_dir(path: &str) -> bool {
+    path.strip_prefix("records/")
+        .is_some_and(|hh| is_fanout_name(hh.as_bytes()))
+}
+
+/// Whether `path` has the shape of a record file: `records/<2 hex>/<62 hex>.json` (lowercase).
+/// Which fan-out directory a key belongs in is [`record_path`]'s answer, checked by rule 5.
 pub fn is_record_path(path: &str) -> bool {
     path.strip_prefix("records/")
-        .and_then(|p| p.strip_suffix(".json"))
-        .is_some_and(crate::declaration::is_sha256)
+        .and_then(|p| p.split_once('/'))
+        .is_some_and(|(hh, rest)| is_fanout_name(hh.as_bytes()) && is_record_name(rest.as_bytes()))
 }
 
 /// The canonical bytes of `ledger.json`: `{"format", "declaration": {"id", "sha256"}}`, keys
@@ -272,7 +295,28 @@ mod tests {
     fn record_paths_have_the_spec_shape() {
         let p = record_path("hand:x/01");
         assert!(is_record_path(&p));
+        let hex = crate::sha256_hex(b"hand:x/01");
+        assert_eq!(p, format!("records/{}/{}.json", &hex[..2], &hex[2..]));
+        assert!(is_fanout_dir(p.rsplit_once('/').unwrap().0));
+        // The flat layout of version 1, and names that are not the fan-out's shape.
+        assert!(!is_record_path(&format!("records/{hex}.json")));
         assert!(!is_record_path("records/abc.json"));
+        assert!(!is_record_path(&format!(
+            "records/{}/{}.json",
+            &hex[..2],
+            &hex[..62].to_uppercase()
+        )));
+        assert!(!is_record_path(&format!(
+            "records/{}/{}.json",
+            &hex[..3],
+            &hex[3..]
+        )));
+        assert!(!is_record_path(&format!(
+            "records/{}/{}.JSON",
+            &hex[..2],
+            &hex[2..]
+        )));
+        assert!(!is_fanout_dir("records/AB") && !is_fanout_dir("records/abc"));
         assert_eq!(schedule_id_of("rows/a/b/01.json"), Some("a/b/01"));
     }
 }

@@ -118,10 +118,10 @@ pub fn open_any_ref_storage(repo_dir: Option<&Path>) -> Result<gix::Repository> 
     Ok(repo)
 }
 
-/// Bytes of delta bases kept per object-store handle. A ledger ref's `records/` tree is one
-/// flat directory (`git.md`) that each commit rewrites, so a pack stores it as long delta
-/// chains; without a cache every read of it inflates the whole chain again (`verify` of
-/// 10,000 commits: 73 s without, 9.5 s with). A general cache of decoded objects was measured
+/// Bytes of delta bases kept per object-store handle. A ledger ref's trees that each commit
+/// rewrites (`rows/` directories, `records/` and its fan-out directories) are stored in a pack
+/// as delta chains; without a cache every read of one inflates the whole chain again (`verify`
+/// of 10,000 commits with the flat `records/` of layout version 1: 73 s without, 9.5 s with). A general cache of decoded objects was measured
 /// too and left out: copying each 1 MB tree in and out of it cost more than it saved. What
 /// admission keeps instead is the last few large trees, shared rather than copied
 /// (`tree::RecentTrees::tree`).

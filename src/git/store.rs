@@ -24,7 +24,7 @@ use gix::refs::transaction::{Change as RefChange, LogChange, PreviousValue, RefE
 use gix::refs::Target;
 use gix::ObjectId;
 
-use super::admit::{read_row, Admission, Known};
+use super::admit::{read_row, Admission, Admitted, Known};
 use super::layout::{self, CAMPAIGN, HEADER, REF_PREFIX};
 use super::objects::{find_in_tree, find_in_tree_of, is_regular, read_commit};
 use super::tree::{read_object, KeptTrees, RecentTrees};
@@ -173,8 +173,38 @@ fn signature<'a>(
     }
 }
 
-/// Move `name` from `expected` to `new` with compare-and-swap.
+/// Move the ledger ref `name` from `expected` to `new`, a commit admission admitted, with
+/// compare-and-swap. This is the only way the tool moves a `refs/ledgers/*` ref.
 pub(crate) fn move_ref(
+    repo: &gix::Repository,
+    name: &str,
+    expected: PreviousValue,
+    new: Admitted,
+    message: &str,
+) -> std::result::Result<(), WriteError> {
+    edit_ref(repo, name, expected, new.id(), message)
+}
+
+/// Move `name`, a ref outside `refs/ledgers/` (a remote-tracking ref of ledgers), from
+/// `expected` to `new` with compare-and-swap. A ledger ref is refused: it moves only through
+/// [`move_ref`].
+pub(crate) fn move_tracking_ref(
+    repo: &gix::Repository,
+    name: &str,
+    expected: PreviousValue,
+    new: ObjectId,
+    message: &str,
+) -> std::result::Result<(), WriteError> {
+    if name.starts_with(REF_PREFIX) {
+        return Err(WriteError::Other(Error::failed(format!(
+            "{name} is a ledger ref; it moves only to a commit admission admitted"
+        ))));
+    }
+    edit_ref(repo, name, expected, new, message)
+}
+
+/// Move `name` from `expected` to `new` with compare-and-swap.
+fn edit_ref(
     repo: &gix::Repository,
     name: &str,
     expected: PreviousValue,
@@ -283,10 +313,12 @@ pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, Objec
         signing.as_ref(),
     )
     .map_err(|e| e.context("cannot write the root commit"))?;
-    // Rule 8 before the ref moves (the tree is the template by construction).
-    if let Some((_, w)) = &writers {
-        super::signature::check_commit(repo, commit, w)?;
-    }
+    // Root admission decides, as for any other writer (rules 1, 7 and 8; the declaration is
+    // the caller's parse of the bytes just written, not parsed again).
+    let known = std::rc::Rc::new(Known::new(decl.clone(), campaign));
+    let commit = Admission::new(repo, bytes.len() as u64)
+        .with_known(known)
+        .admit_root(commit, &name)?;
     match move_ref(
         repo,
         &name,
@@ -294,7 +326,7 @@ pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, Objec
         commit,
         &format!("ledger: declare {}", decl.id),
     ) {
-        Ok(()) => Ok((name, commit)),
+        Ok(()) => Ok((name, commit.id())),
         Err(WriteError::Moved) => Err(Error::refused(format!(
             "{name} already exists (created concurrently); init creates a ledger once"
         ))),
@@ -428,7 +460,7 @@ pub struct RefStore {
     max_bytes: u64,
     /// How many times the tip was re-read after a lost race.
     retries: usize,
-    /// Large trees read or written (the flat `records/` above all), shared with the admission
+    /// Large trees read or written (the `rows/` directories above all), shared with the admission
     /// of each write.
     trees: KeptTrees,
 }
@@ -606,7 +638,7 @@ impl Store for RefStore {
         };
         // The object-level editor reads through the kept trees, and each tree it writes is
         // kept for the admission below. (`gix::Repository::edit_tree` would also look up every
-        // entry of each tree it writes: 10,000 lookups for `records/` at 10,000 filled rows.)
+        // entry of each tree it writes, `rows/` with one entry per task among them.)
         let trees = RecentTrees::sharing(&repo.objects, self.trees.clone());
         let mut buf = Vec::new();
         let root = read_object(
@@ -704,16 +736,16 @@ impl Store for RefStore {
             signing.as_ref(),
         )?;
         // The one validator decides before the ref moves.
-        Admission::new(repo, self.max_bytes)
+        let (_, admitted) = Admission::new(repo, self.max_bytes)
             .with_known(self.known.clone())
             .with_trees(self.trees.clone())
-            .step(self.tip, commit)?;
+            .admit_step(self.tip, commit)?;
         let subject = message.lines().next().unwrap_or_default();
         move_ref(
             repo,
             &self.refname,
             PreviousValue::MustExistAndMatch(Target::Object(self.tip)),
-            commit,
+            admitted,
             &format!("ledger: {subject}"),
         )?;
         self.tip = commit;
@@ -759,5 +791,57 @@ impl Store for RefStore {
         self.filled = filled;
         self.retries += 1;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::git;
+
+    /// Only admission makes an [`Admitted`] and only for a ledger ref; the one mover that takes
+    /// a bare commit id refuses ledger refs and moves the others.
+    #[test]
+    fn a_ledger_ref_moves_only_to_an_admitted_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"]);
+        std::fs::write(dir.path().join("a"), "a\n").unwrap();
+        git(dir.path(), &["add", "a"]);
+        git(
+            dir.path(),
+            &[
+                "-c",
+                "user.name=T",
+                "-c",
+                "user.email=t@e",
+                "commit",
+                "-qm",
+                "a",
+            ],
+        );
+        let id = ObjectId::from_hex(git(dir.path(), &["rev-parse", "HEAD"]).as_bytes()).unwrap();
+        let repo = super::super::open(Some(dir.path())).unwrap();
+        let refused =
+            Admission::new(&repo, 1 << 20).admit("refs/heads/x", None, id, &mut |_, _| {});
+        assert!(matches!(refused, Err(Error::Failed { .. })), "{refused:?}");
+        // Not a ledger commit: admission refuses to admit it on a ledger ref.
+        let refused =
+            Admission::new(&repo, 1 << 20).admit("refs/ledgers/x", None, id, &mut |_, _| {});
+        assert!(matches!(refused, Err(Error::Refused(_))), "{refused:?}");
+        let moved = move_tracking_ref(&repo, "refs/ledgers/x", PreviousValue::Any, id, "m");
+        assert!(matches!(moved, Err(WriteError::Other(_))));
+        assert_eq!(ref_target(&repo, "refs/ledgers/x").unwrap(), None);
+        move_tracking_ref(
+            &repo,
+            "refs/remotes/o/ledgers/x",
+            PreviousValue::Any,
+            id,
+            "m",
+        )
+        .unwrap();
+        assert_eq!(
+            ref_target(&repo, "refs/remotes/o/ledgers/x").unwrap(),
+            Some(id)
+        );
     }
 }

@@ -264,8 +264,8 @@ pub fn blob_sha256(repo: &gix::Repository, commit: ObjectId, path: &str) -> Resu
 /// An object store that keeps the last few large trees it read. One admission step reads its
 /// parent's and its child's changed trees (the diff) and the child's again (the canonical-tree
 /// check), and the next step's parent is this step's child: without it each version of the
-/// flat `records/` tree (~100 bytes per filled row) was inflated three times by `verify`. A
-/// writer shares what it keeps with the admission of its write ([`RecentTrees::sharing`]):
+/// flat `records/` tree of layout version 1 (~100 bytes per filled row) was inflated three
+/// times by `verify`. A writer shares what it keeps with the admission of its write ([`RecentTrees::sharing`]):
 /// the trees it read to edit, and the ones it wrote, are then not read again.
 pub(crate) struct RecentTrees<'r> {
     objects: &'r gix::OdbHandle,

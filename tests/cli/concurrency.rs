@@ -260,10 +260,8 @@ fn plumbing_fill(dir: &Path, index: &Path, sid: &str, template: &Value) -> Resul
     };
     let row_blob = hash(&row_bytes);
     let rec_blob = hash(&record);
-    let rec_path = format!(
-        "records/{}.json",
-        git_ledger::sha256_hex(format!("hand:{sid}").as_bytes())
-    );
+    let key_hash = git_ledger::sha256_hex(format!("hand:{sid}").as_bytes());
+    let rec_path = format!("records/{}/{}.json", &key_hash[..2], &key_hash[2..]);
     let with_index = |args: &[&str]| {
         let mut cmd = Command::new("git");
         pin_env(&mut cmd)

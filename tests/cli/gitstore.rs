@@ -343,7 +343,7 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
     let report = f.run(&["report", "--json"]).ok().stdout.clone();
     let kept = std::fs::read_to_string(&entry).expect("report kept the declaration it parsed");
     assert!(
-        kept.starts_with("git-ledger declaration cache 2\n"),
+        kept.starts_with("git-ledger declaration cache 3\n"),
         "{kept}"
     );
     assert!(kept.contains(&format!("\nblob {blob} ")), "{kept}");
@@ -374,7 +374,7 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
         "{head}\ncheck {}\n\n{forged_body}",
         git_ledger::sha256_hex(forged_body.as_bytes())
     );
-    std::fs::write(&entry, forged).unwrap();
+    std::fs::write(&entry, &forged).unwrap();
     let shown = f.run(&["show", "--row", "scenario/bugfix-iso-weeks/02"]);
     shown.expect_code(2);
     assert!(
@@ -383,6 +383,25 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
         shown.stderr
     );
     f.run(&["verify"]).ok();
+    // The same forged entry, as a build with other rules would have written it (another
+    // rules fingerprint): not trusted. The blob is parsed, the row shown, the entry rewritten
+    // under this build's rules.
+    let rules = kept
+        .lines()
+        .find_map(|l| l.strip_prefix("rules "))
+        .expect("an entry names the rules it was written under")
+        .to_owned();
+    assert_eq!(rules.len(), 64, "{kept}");
+    let other = forged.replacen(
+        &format!("\nrules {rules}\n"),
+        &format!("\nrules {}\n", "0".repeat(64)),
+        1,
+    );
+    assert_ne!(other, forged);
+    std::fs::write(&entry, &other).unwrap();
+    f.run(&["show", "--row", "scenario/bugfix-iso-weeks/02"])
+        .ok();
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
 }
 
 #[test]
@@ -882,7 +901,8 @@ impl Tamper {
 
 fn record_path(key: &str) -> String {
     use sha2_free::hex_sha256;
-    format!("records/{}.json", hex_sha256(key.as_bytes()))
+    let hex = hex_sha256(key.as_bytes());
+    format!("records/{}/{}.json", &hex[..2], &hex[2..])
 }
 
 mod sha2_free {
@@ -1169,4 +1189,205 @@ fn the_validator_refuses_deletion_and_rewrites_and_passes_other_refs() {
         wrong_name.reasons()[0].contains("belongs on"),
         "{wrong_name:?}"
     );
+}
+
+/// The message the tool writes for a commit that fills `sid` by hand (as `put` would), with
+/// `filled` rows filled after it, so that a commit written by plumbing says what it did.
+fn put_message(files: &Files, sid: &str, filled: usize) -> String {
+    use git_ledger::store::{Change, ChangeKind, RowWrite};
+    let decl = git_ledger::declaration::Declaration::parse_vec(
+        files["campaign.json"].bytes.clone(),
+        1 << 26,
+    )
+    .unwrap();
+    let value: Value = serde_json::from_slice(&files[&Tamper::row_path(sid)].bytes).unwrap();
+    let row = git_ledger::ledger::Row::check(&decl, &value, "row").unwrap();
+    let change = Change {
+        kind: ChangeKind::Put,
+        rows: vec![RowWrite {
+            row,
+            record: None,
+            source: String::new(),
+            notes: Vec::new(),
+        }],
+    };
+    let (message, after) =
+        git_ledger::git::message::change_message(&decl, &change, filled - 1).unwrap();
+    assert_eq!(after, filled);
+    message
+}
+
+/// `git.md`: a record file is `records/<hh>/<rest>.json`, the SHA-256 of its key split after
+/// two hex digits. The tool writes that; a plumbing commit that does so is admitted, in a new
+/// fan-out directory or in one that already holds a record; a flat record path (the layout
+/// before 2026-12), a record in another fan-out directory than its hash's, a record name that
+/// is not 62 hex digits and `.json`, a fan-out entry that is not a directory, and a directory
+/// in `records/` that is not two hex digits are each refused by `verify` and by the validator,
+/// naming the path and the rule.
+#[test]
+fn records_are_fanned_out_and_every_other_record_path_is_refused() {
+    let t = Tamper::new();
+    let dir = t.f.dir();
+    let tip = t.tip.as_str();
+    let filled = "scenario/bugfix-iso-weeks/01";
+    let deferred = "scenario/bugfix-iso-weeks/02";
+    let hex = |key: &str| git_ledger::sha256_hex(key.as_bytes());
+
+    // `put` wrote its record fanned out, `records/<hh>` a tree.
+    let put_key = format!("hand:{filled}");
+    let h = hex(&put_key);
+    assert_eq!(
+        t.record_paths(),
+        [format!("records/{}/{}.json", &h[..2], &h[2..])]
+    );
+    let hh = h[..2].to_owned();
+    let top = git(dir, &["ls-tree", tip, "records/"]);
+    assert!(
+        top.starts_with("040000 tree ") && top.ends_with(&format!("\trecords/{hh}")),
+        "{top}"
+    );
+
+    // The row `deferred` filled by hand, naming record `hand:<id>` of bytes `rec`.
+    let rec = b"the record\n".to_vec();
+    let fill = |id: &str| -> Files {
+        let mut row = t.row(deferred);
+        row["native_outcome"] = json!("ERROR");
+        row["reason"] = json!("crashed");
+        row["native_record"] =
+            json!({"kind": "hand", "id": id, "sha256": git_ledger::sha256_hex(&rec)});
+        t.with(&Tamper::row_path(deferred), canonical_row(&row))
+    };
+    // Record ids whose key lands in put's fan-out directory, and in another one.
+    let ids = |same: bool| {
+        (0..)
+            .map(|i| format!("fan-{i}"))
+            .find(|id| hex(&format!("hand:{id}")).starts_with(&hh) == same)
+            .unwrap()
+    };
+    for (what, id) in [
+        ("a new fan-out directory", ids(false)),
+        ("put's fan-out directory", ids(true)),
+    ] {
+        let mut files = fill(&id);
+        files.insert(record_path(&format!("hand:{id}")), regular(rec.clone()));
+        let good = state_commit(dir, &files, &[tip], &put_message(&files, deferred, 2));
+        git(dir, &["update-ref", REF, &good]);
+        let v = t.f.run(&["verify"]);
+        git(dir, &["update-ref", REF, tip]);
+        assert_eq!(v.code, 0, "{what}: admitted\n{}{}", v.stdout, v.stderr);
+        let listed = git(dir, &["ls-tree", "-r", "--name-only", &good, "records/"]);
+        assert_eq!(listed.lines().count(), 2, "{what}: {listed}");
+    }
+
+    let id = ids(false);
+    let key = format!("hand:{id}");
+    let k = hex(&key);
+    let refuse = |what: &str, path: String, needles: &[&str]| {
+        let mut files = fill(&id);
+        files.insert(path.clone(), regular(rec.clone()));
+        let mut all = vec![path.as_str()];
+        all.extend_from_slice(needles);
+        t.refused(what, &files, &[tip], &all)
+    };
+    let flat = refuse(
+        "flat record path",
+        format!("records/{k}.json"),
+        &[
+            "rule 3",
+            "outside the ledger layout",
+            "records/<hh>/<rest>.json",
+        ],
+    );
+    assert!(flat.contains(&format!("row {deferred}")), "{flat}");
+    // In another fan-out directory: not the row's record file, and the row has none.
+    let wrong = if k.starts_with("00") { "01" } else { "00" };
+    refuse(
+        "record in the wrong fan-out directory",
+        format!("records/{wrong}/{}.json", &k[2..]),
+        &[
+            "rule 5",
+            "no row this commit fills names it",
+            "no record file",
+        ],
+    );
+    for (what, name) in [
+        (
+            "64 hex digits below a fan-out directory",
+            format!("{k}.json"),
+        ),
+        ("61 hex digits", format!("{}.json", &k[3..])),
+        ("upper-case hex", format!("{}.json", k[2..].to_uppercase())),
+        ("not .json", format!("{}.JSON", &k[2..])),
+        ("not hex", format!("{}g.json", &k[3..])),
+    ] {
+        refuse(
+            what,
+            format!("records/{}/{name}", &k[..2]),
+            &["rule 5", "is not a record file name"],
+        );
+    }
+    refuse(
+        "a fan-out entry that is a file",
+        format!("records/{}", &k[..2]),
+        &["rule 3", "is not a directory"],
+    );
+    for d in [k[..2].to_uppercase(), k[..3].to_owned(), "x".into()] {
+        let mut files = fill(&id);
+        files.insert(
+            format!("records/{d}/{}.json", &k[2..]),
+            regular(rec.clone()),
+        );
+        t.refused(
+            "a directory in records/ that is not two hex digits",
+            &files,
+            &[tip],
+            &[
+                "rule 3",
+                &format!("records/{d} is outside the ledger layout"),
+            ],
+        );
+    }
+    // An empty fan-out directory (Git writes no empty trees), built with plumbing.
+    let empty = crate::common::git_run(
+        dir,
+        &["hash-object", "-t", "tree", "-w", "--stdin"],
+        Some(b""),
+    );
+    let empty = empty.stdout.trim().to_owned();
+    let eh = if hh == "00" { "01" } else { "00" };
+    let mktree = |listing: String| {
+        let r = crate::common::git_run(dir, &["mktree"], Some(listing.as_bytes()));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout.trim().to_owned()
+    };
+    let records = mktree(format!(
+        "{}\n040000 tree {empty}\t{eh}\n",
+        git(dir, &["ls-tree", &format!("{tip}:records")])
+    ));
+    let root = mktree(
+        git(dir, &["ls-tree", tip])
+            .lines()
+            .map(|l| match l.strip_suffix("\trecords") {
+                Some(_) => format!("040000 tree {records}\trecords\n"),
+                None => format!("{l}\n"),
+            })
+            .collect(),
+    );
+    let commit = git(
+        dir,
+        &[
+            "commit-tree",
+            &root,
+            "-p",
+            tip,
+            "-m",
+            "empty fan-out directory",
+        ],
+    );
+    t.expect_refused(
+        "an empty fan-out directory",
+        &commit,
+        &["rule 3", &format!("records/{eh} is an empty directory")],
+    );
+    assert_eq!(t.f.tip(), t.tip, "nothing moved");
 }

@@ -104,7 +104,8 @@ fn row_path(sid: &str) -> String {
 }
 
 fn record_path(key: &str) -> String {
-    format!("records/{}.json", git_ledger::sha256_hex(key.as_bytes()))
+    let hex = git_ledger::sha256_hex(key.as_bytes());
+    format!("records/{}/{}.json", &hex[..2], &hex[2..])
 }
 
 const FILLED: &str = "scenario/bugfix-iso-weeks/01";

@@ -422,3 +422,53 @@ fn a_replayed_repair_is_admitted_with_a_regenerated_message() {
     );
     ledger(&server, &["verify", REF]).ok();
 }
+
+/// A ref moves only to an admitted commit: when both sides moved, `sync` admits the remote's
+/// commits since the common base before it replays local commits on them. A server without
+/// the hook holds a commit that changes `ledger.json` (rule 2); the machine that also filled a
+/// row refuses to sync, naming that commit and the rule, and its ledger ref stays where it was
+/// (before, the local commits were replayed on it and the ref moved there).
+#[test]
+fn sync_does_not_replay_onto_remote_commits_admission_refuses() {
+    let base = tempfile::tempdir().unwrap();
+    git(base.path(), &["init", "-q", "--bare", "plain.git"]);
+    let url = base.path().join("plain.git");
+    let url = url.to_str().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    let decl_path = files.path().join("decl.json");
+    std::fs::write(&decl_path, pretty(&declaration_value(ID, 1))).unwrap();
+    let a = machine(url);
+    ledger(a.path(), &["init", decl_path.to_str().unwrap()]).ok();
+    sync(a.path()).ok();
+    let b = machine(url);
+    sync(b.path()).ok();
+
+    // On A, by plumbing (no hook here, none on the server): a commit that changes the header.
+    let tip = git(a.path(), &["rev-parse", REF]);
+    let tampered = crate::gitstore::read_files(a.path(), &tip);
+    let mut tampered = tampered.clone();
+    tampered.insert(
+        "ledger.json".into(),
+        crate::gitstore::regular(b"{}\n".to_vec()),
+    );
+    let bad = crate::gitstore::state_commit(a.path(), &tampered, &[&tip], "edit the header");
+    git(a.path(), &["update-ref", REF, &bad]);
+    git(a.path(), &["push", "-q", "origin", &format!("{REF}:{REF}")]);
+
+    // B filled a row meanwhile; its sync must not build on the refused commit.
+    let sid = "scenario/bugfix-iso-weeks/01";
+    let p = row_file(b.path(), files.path(), sid, "ERROR");
+    ledger(b.path(), &["put", sid, p.to_str().unwrap()]).ok();
+    let before = git(b.path(), &["rev-parse", REF]);
+    let r = sync(b.path());
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains(&format!("commit {bad}")) && r.stderr.contains("rule 2"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(b.path(), &["rev-parse", REF]), before, "nothing moved");
+    ledger(b.path(), &["verify"]).ok();
+    let server = base.path().join("plain.git");
+    assert_eq!(git(&server, &["rev-parse", REF]), bad, "nothing pushed");
+}

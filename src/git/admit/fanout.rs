@@ -1,29 +1,116 @@
-//! The flat `records/` tree, compared as bytes.
+//! The fanned-out `records/` tree, compared as bytes.
 //!
-//! `git.md` keeps every record file in one directory, so each import rewrites a tree of one
-//! entry per filled row and each admitted step compares two of them: entry by entry, that is
-//! linear in the records filled (`verify` of 10,000 commits spent most of its time there).
-//! Between an admitted parent and its child, the two versions share their bytes up to the
-//! first entry that changed and from the last one on; only the run between needs reading.
+//! `git.md` fans record files out as `records/<hh>/<rest>.json`: `records/` holds up to 256
+//! fan-out directories, each of about 1/256 of the record files. Between an admitted parent
+//! and its child, a step compares the two `records/` trees (at most 256 entries), skips every
+//! fan-out directory whose id did not change, and in each one that changed reads only the run
+//! of entries between the bytes the two versions share at their start and at their end. What
+//! an import costs here grows with the records it adds, not with the records filled.
 
 use gix::objs::tree::EntryKind;
 use gix::ObjectId;
 
 use super::TreeChange;
+use crate::git::layout::{is_fanout_name, is_record_name};
 
-/// What precedes each entry's object id: `100644 `, 64 hex digits, `.json`, NUL.
-const HEAD: usize = 7 + 64 + 5 + 1;
+/// What precedes each record entry's object id: `100644 `, 62 hex digits, `.json`, NUL.
+const HEAD: usize = 7 + 62 + 5 + 1;
+/// What precedes each fan-out entry's object id: `40000 `, 2 hex digits, NUL.
+const DIR_HEAD: usize = 6 + 2 + 1;
 
 /// The changes from `a`, the parent's `records/` tree, to `b`, the child's, with paths relative
-/// to the tree, when `b` differs from `a` in one run of record-file entries.
+/// to `records/` in the general diff's order (each level before the next: every changed
+/// fan-out directory, then the record files below them), and the ids of the child's trees
+/// this already checked as Git writes them (each changed or added fan-out directory; `b` itself
+/// is checked too, and its id is the caller's).
 ///
-/// `a` is admitted (every entry of it is a record file `100644 <sha256>.json`, in Git's order:
+/// `read` gives a tree's bytes (`None` when it cannot: the general diff then says why). `None`
+/// when `b` is not what an admitted step can hold
+/// (an entry that is not a fan-out directory, a fan-out directory removed, a name out of
+/// order, a record run that is not record files in order): the general diff and checks then
+/// decide, and name what is wrong.
+pub(super) fn changes(
+    a: &[u8],
+    b: &[u8],
+    hash_len: usize,
+    read: &mut dyn FnMut(&ObjectId) -> Option<std::rc::Rc<Vec<u8>>>,
+) -> Option<(Vec<TreeChange>, Vec<ObjectId>)> {
+    let (top_a, top_b) = (dirs(a, hash_len)?, dirs(b, hash_len)?);
+    let tree = || EntryKind::Tree.into();
+    let (mut level, mut below, mut checked) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while j < top_b.len() {
+        let (name, new) = top_b[j];
+        let old = match top_a.get(i) {
+            Some(&(n, _)) if n < name => return None, // a fan-out directory removed
+            Some(&(n, o)) if n == name => {
+                i += 1;
+                Some(o)
+            }
+            _ => None,
+        };
+        j += 1;
+        if old == Some(new) {
+            continue;
+        }
+        let data_b = read(&new)?;
+        let found = match old {
+            Some(o) => records(&read(&o)?, &data_b, hash_len)?,
+            None => records(&[], &data_b, hash_len)?,
+        };
+        level.push(TreeChange {
+            path: name.into(),
+            old: old.map(|o| (tree(), o)),
+            new: Some((tree(), new)),
+        });
+        below.extend(found.into_iter().map(|mut ch| {
+            let mut path = gix::bstr::BString::from(name);
+            path.push(b'/');
+            path.extend_from_slice(&ch.path);
+            ch.path = path;
+            ch
+        }));
+        checked.push(new);
+    }
+    if i < top_a.len() {
+        return None; // a fan-out directory removed
+    }
+    level.extend(below);
+    Some((level, checked))
+}
+
+/// The entries of a `records/` tree, each `40000 <hh>\0<id>` in strictly increasing order;
+/// `None` when it holds anything else.
+fn dirs(data: &[u8], hash_len: usize) -> Option<Vec<(&[u8], ObjectId)>> {
+    let w = DIR_HEAD + hash_len;
+    if data.len() % w != 0 {
+        return None;
+    }
+    let mut out: Vec<(&[u8], ObjectId)> = Vec::with_capacity(data.len() / w);
+    for e in data.chunks_exact(w) {
+        let rest = e.strip_prefix(b"40000 ")?;
+        let (name, rest) = rest.split_at(2);
+        if !is_fanout_name(name) || rest.first() != Some(&0) {
+            return None;
+        }
+        if out.last().is_some_and(|&(last, _)| last >= name) {
+            return None;
+        }
+        out.push((name, ObjectId::try_from(&rest[1..]).ok()?));
+    }
+    Some(out)
+}
+
+/// The changes from `a`, the parent's version of one fan-out directory (empty when it is new),
+/// to `b`, the child's, with paths relative to the directory, when `b` differs from `a` in one
+/// run of record-file entries.
+///
+/// `a` is admitted (every entry of it is a record file `100644 <62 hex>.json`, in Git's order:
 /// rules 3 and 5), so the bytes `b` shares with it at the start and at the end are entries
 /// already admitted, at the same boundaries. The run between is parsed strictly: record file
 /// names only, in Git's order with the entries before and after it. `None` when `b` is not
-/// that (another kind of entry, a name out of order, bytes that are not whole entries): the
-/// general diff and checks then decide, and name what is wrong.
-pub(super) fn changes(a: &[u8], b: &[u8], hash_len: usize) -> Option<Vec<TreeChange>> {
+/// that (another kind of entry, a name out of order, bytes that are not whole entries).
+fn records(a: &[u8], b: &[u8], hash_len: usize) -> Option<Vec<TreeChange>> {
     let w = HEAD + hash_len;
     if a.len() % w != 0 || b.len() % w != 0 {
         return None;
@@ -86,16 +173,14 @@ fn entries(run: &[u8], w: usize) -> Option<Vec<(&[u8], ObjectId)>> {
     run.chunks_exact(w).map(|e| entry(e, w)).collect()
 }
 
-/// One record-file entry: `100644 <64 lowercase hex>.json\0<id>`, its name and object id.
+/// One record-file entry: `100644 <62 lowercase hex>.json\0<id>`, its name and object id.
 fn entry(e: &[u8], w: usize) -> Option<(&[u8], ObjectId)> {
     if e.len() != w {
         return None;
     }
     let rest = e.strip_prefix(b"100644 ")?;
     let (name, rest) = rest.split_at(HEAD - 8);
-    let stem = name.strip_suffix(b".json")?;
-    let stem = std::str::from_utf8(stem).ok()?;
-    if rest.first() != Some(&0) || !crate::declaration::is_sha256(stem) {
+    if rest.first() != Some(&0) || !is_record_name(name) {
         return None;
     }
     Some((name, ObjectId::try_from(&rest[1..]).ok()?))
@@ -139,7 +224,7 @@ mod tests {
 
     /// A record-file name from a number, and an object id from another.
     fn name(i: u32) -> String {
-        format!("{}.json", crate::sha256_hex(&i.to_le_bytes()))
+        format!("{}.json", &crate::sha256_hex(&i.to_le_bytes())[2..])
     }
     fn oid(v: u8) -> ObjectId {
         ObjectId::from_bytes_or_panic(&[v; 20])
@@ -188,8 +273,8 @@ mod tests {
         let base: BTreeMap<String, ObjectId> = (0..40).map(|i| (name(i), oid(1))).collect();
         let keys: Vec<String> = base.keys().cloned().collect();
         let mut cases: Vec<BTreeMap<String, ObjectId>> = vec![base.clone()];
-        let first = format!("{}.json", "0".repeat(64));
-        let last = format!("{}.json", "f".repeat(64));
+        let first = format!("{}.json", "0".repeat(62));
+        let last = format!("{}.json", "f".repeat(62));
         for (i, k) in [0, 1, 20, 39].into_iter().enumerate() {
             // One record added (first, last, anywhere), one modified, one removed.
             for n in [first.clone(), last.clone(), name(1000 + i as u32)] {
@@ -215,7 +300,7 @@ mod tests {
         cases.push(BTreeMap::new());
         for a in [&base, &BTreeMap::new()] {
             for b in &cases {
-                let found = changes(&raw(a), &raw(b), 20).expect("record entries in order");
+                let found = records(&raw(a), &raw(b), 20).expect("record entries in order");
                 assert_eq!(got(found), expected(a, b));
             }
         }
@@ -241,24 +326,24 @@ mod tests {
             // Each of these sorts first, so only its own fault is at stake.
             (
                 "not lowercase hex",
-                at_start(entry("100644", &format!("{}g.json", "0".repeat(63)))),
+                at_start(entry("100644", &format!("{}g.json", "0".repeat(61)))),
             ),
             (
                 "another mode",
-                at_start(entry("100755", &format!("{}.json", "0".repeat(64)))),
+                at_start(entry("100755", &format!("{}.json", "0".repeat(62)))),
             ),
             // (as long as a record entry: `40000 ` is one byte shorter than `100644 `)
             (
                 "a directory",
-                at_start(entry("40000", &format!("{}.jsonx", "0".repeat(64)))),
+                at_start(entry("40000", &format!("{}.jsonx", "0".repeat(62)))),
             ),
             ("not whole entries", [a.clone(), b"x".to_vec()].concat()),
         ] {
-            assert!(changes(&a, &b, 20).is_none(), "{what}");
+            assert!(records(&a, &b, 20).is_none(), "{what}");
         }
         // The same place with a record entry is found.
-        let good = at_start(entry("100644", &format!("{}.json", "0".repeat(64))));
-        assert_eq!(changes(&a, &good, 20).map(|c| c.len()), Some(1));
+        let good = at_start(entry("100644", &format!("{}.json", "0".repeat(62))));
+        assert_eq!(records(&a, &good, 20).map(|c| c.len()), Some(1));
     }
 
     #[test]
