@@ -215,7 +215,7 @@ fn sync_one(
                 return Err(Error::failed(format!("{refname}: no such ledger here or on {remote}")))
             }
             (None, Some(r)) => {
-                let n = Admission::new(repo, max_bytes).chain(Some(&refname), r, &mut |_, _| {})?;
+                let n = Admission::new(repo, max_bytes).without_cache().chain(Some(&refname), r, &mut |_, _| {})?;
                 match move_ref(repo, &refname, PreviousValue::MustNotExist, r, "ledger: sync (create)") {
                     Ok(()) => {
                         return Ok(Synced {
@@ -243,7 +243,7 @@ fn sync_one(
                     )))
                 }
                 Some(base) if base == l => {
-                    let n = Admission::new(repo, max_bytes).update(&refname, Some(l), Some(r), &mut |_, _| {})?;
+                    let n = Admission::new(repo, max_bytes).without_cache().update(&refname, Some(l), Some(r), &mut |_, _| {})?;
                     match move_ref(
                         repo,
                         &refname,
@@ -437,7 +437,9 @@ fn replay(
     }
     local_chain.reverse();
 
-    let mut admission = Admission::new(repo, max_bytes);
+    // Remote commits are admitted from their blobs, never from the cache of checked
+    // declarations (a forged entry must not change what sync lets in).
+    let mut admission = Admission::new(repo, max_bytes).without_cache();
     let remote_info = read_commit(repo, remote)?;
     let known = admission.declaration_of_tree(remote_info.tree, &format!("commit {remote}"))?;
     let decl = &known.decl;
