@@ -15,6 +15,8 @@ use crate::error::{Error, Result};
 pub const PRE_RECEIVE: &str = include_str!("../../hooks/pre-receive");
 pub const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-transaction");
 pub const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
+/// `git merge` runs pre-merge-commit instead of pre-commit; it runs the same check.
+pub const PRE_MERGE_COMMIT: &str = include_str!("../../hooks/pre-merge-commit");
 
 /// SHA-256 of each earlier shipped version of a script: an installed hook that is one of them
 /// is ours, and `install` replaces it without `--force` (an upgrade, not a foreign hook).
@@ -45,6 +47,7 @@ pub fn scripts(server: bool) -> Vec<(&'static str, &'static str)> {
             ("pre-receive", PRE_RECEIVE),
             ("reference-transaction", REFERENCE_TRANSACTION),
             ("pre-commit", PRE_COMMIT),
+            ("pre-merge-commit", PRE_MERGE_COMMIT),
         ]
     }
 }

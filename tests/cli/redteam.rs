@@ -379,3 +379,97 @@ fn a_forged_cache_entry_does_not_change_what_sync_admits() {
     r.expect_code(2);
     assert!(r.stderr.contains("VERIFIED"), "{}", r.stderr);
 }
+
+/// A ledger file on a branch, edited by `git merge`: a side branch from before a row was filled
+/// fills it the same way and also sets a field the main line left null; the two merge without
+/// conflict into a filled row that was edited. `git merge` runs `pre-merge-commit`, not
+/// `pre-commit`, so the merge was committed before this review; the installed
+/// `pre-merge-commit` runs the same check. The other side: a merge whose result is admitted
+/// (the side branch fills another row) commits.
+#[test]
+fn a_merge_that_edits_a_filled_row_is_refused() {
+    use crate::common::write;
+    let repo = crate::common::new_repo();
+    let dir = repo.path();
+    ledger(dir, &["hooks", "install"]).ok();
+    assert!(dir.join(".git/hooks/pre-merge-commit").is_file());
+    write(
+        dir,
+        "eval/campaign.json",
+        crate::gitstore::pretty(&crate::gitstore::declaration_value(crate::gitstore::ID, 2)),
+    );
+    let template = ledger(dir, &["template", "eval/campaign.json"])
+        .ok()
+        .stdout
+        .clone();
+    write(dir, "eval/ledger.json", &template);
+    git(dir, &["add", "-A"]);
+    git_hooked(dir, &["commit", "-q", "-m", "declare"], None).ok();
+    let put = |sid: &str| {
+        let l: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("eval/ledger.json")).unwrap()).unwrap();
+        let mut row = l["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["schedule_id"] == sid)
+            .unwrap()
+            .clone();
+        row["native_outcome"] = "INTERRUPTED_UNGRADED".into();
+        row["native_status"] = "INCOMPLETE".into();
+        row["reason"] = "by hand".into();
+        let p = dir.join("../row.json");
+        std::fs::write(&p, crate::gitstore::pretty(&row)).unwrap();
+        let p = p.to_str().unwrap().to_owned();
+        ledger(
+            dir,
+            &["put", sid, &p, "eval/campaign.json", "eval/ledger.json"],
+        )
+        .ok();
+    };
+    let commit = |what: &str| {
+        git(dir, &["add", "-A"]);
+        git_hooked(dir, &["commit", "-q", "-m", what], None)
+    };
+    put(D);
+    commit("fill").ok();
+    let main = git(dir, &["rev-parse", "HEAD"]);
+    let filled = std::fs::read_to_string(dir.join("eval/ledger.json")).unwrap();
+    // The side branch: the same fill, and a field the main line left null.
+    let at = filled.find(&format!("\"schedule_id\": \"{D}\"")).unwrap();
+    let e = at + filled[at..].find("\"elapsed_seconds\": null").unwrap();
+    let side = format!(
+        "{}\"elapsed_seconds\": 99.0{}",
+        &filled[..e],
+        &filled[e + "\"elapsed_seconds\": null".len()..]
+    );
+    git(dir, &["checkout", "-q", "-b", "side", "HEAD~1"]);
+    write(dir, "eval/ledger.json", &side);
+    commit("side fill").ok();
+    git(dir, &["checkout", "-q", "main"]);
+    let r = git_hooked(dir, &["merge", "--no-edit", "side"], None);
+    assert_ne!(r.code, 0, "the merge must be refused\n{}", r.stdout);
+    assert!(
+        r.stderr.contains("eval/ledger.json (against HEAD)")
+            && r.stderr.contains("elapsed_seconds"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        git(dir, &["rev-parse", "HEAD"]),
+        main,
+        "a merge commit was written"
+    );
+    git(dir, &["merge", "--abort"]);
+    // The other side: the side branch fills another row; the merge is admitted.
+    git(
+        dir,
+        &["checkout", "-q", "-b", "other", &format!("{main}~1")],
+    );
+    put(crate::message_rule::FILLED);
+    commit("other fill").ok();
+    git(dir, &["checkout", "-q", "main"]);
+    let r = git_hooked(dir, &["merge", "--no-edit", "other"], None);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_ne!(git(dir, &["rev-parse", "HEAD"]), main);
+}
