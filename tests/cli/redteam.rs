@@ -473,3 +473,31 @@ fn a_merge_that_edits_a_filled_row_is_refused() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_ne!(git(dir, &["rev-parse", "HEAD"]), main);
 }
+
+/// A WAL store opened through a symbolic link to its database: SQLite keeps the `-wal` beside
+/// the file the link points to. Before this review the import looked for `-wal` beside the
+/// link, found none, and read the database without its committed transactions (the attempt
+/// only in the WAL was not found); now it copies the target's `-wal`, and neither directory
+/// changes.
+#[test]
+fn a_wal_store_behind_a_symlinked_database_is_read_whole() {
+    use crate::inputs::{dir_state, wal_store, ARENA_ROW};
+    let c = crate::import::Campaign::new();
+    let writer = wal_store(&c, "real-store");
+    let real = c.root().join("real-store");
+    let link = c.root().join("link-store");
+    std::fs::create_dir(&link).unwrap();
+    std::os::unix::fs::symlink(real.join("results.sqlite3"), link.join("results.sqlite3")).unwrap();
+    let (real_before, link_before) = (dir_state(&real), dir_state(&link));
+    c.reset_ledger();
+    let r = c.import(&["--arena", ARENA_ROW, "link-store", "att-0001"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(c.row(ARENA_ROW)["native_outcome"], "PASS");
+    assert_eq!(dir_state(&real), real_before, "the store changed");
+    assert_eq!(
+        dir_state(&link),
+        link_before,
+        "the link's directory changed"
+    );
+    drop(writer);
+}
