@@ -501,3 +501,71 @@ fn a_wal_store_behind_a_symlinked_database_is_read_whole() {
     );
     drop(writer);
 }
+
+/// cite's text output with hostile run lines: a field name holding a newline and a terminal
+/// escape, a field name with a bidirectional override, an envelope value with an OSC sequence
+/// and a newline followed by a fake verdict. Before this review the summary lines and the
+/// envelope list printed them raw (a line `not citeable: fake` of the attacker's, the
+/// terminal's title set); now each is one line with the characters escaped. `--json` keeps
+/// the values as they were.
+#[test]
+fn cite_text_escapes_hostile_field_names_and_values() {
+    let d = tempfile::tempdir().unwrap();
+    let h = |s: &str| git_ledger::sha256_hex(s.as_bytes());
+    let mut lines = String::new();
+    for (i, t) in ["hello-world", "fix-git"].iter().enumerate() {
+        let mut row = serde_json::json!({
+            "task_id": t,
+            "prompt_sha256": h(&format!("p {t}")),
+            "hidden_tests_sha256": h(&format!("t {t}")),
+            "access_class": "api_model",
+            "server_class": "docker_local",
+            "timeout_s": 1800,
+            "token_budget": 200000,
+            "attempt": 1,
+            "stop_reason": "pass",
+            "patch_sha256": h(&format!("x {t}")),
+            "weird\nnot citeable: forged\u{1b}[2J": 1,
+            "stop_reason\u{202e}": "x",
+        });
+        if i == 1 {
+            row["access_class"] = "\u{1b}]0;pwned\u{7}evil\nnot citeable: fake".into();
+        }
+        lines.push_str(&serde_json::to_string(&row).unwrap());
+        lines.push('\n');
+    }
+    crate::common::write(d.path(), "runs.jsonl", &lines);
+    let r = ledger(d.path(), &["cite", "runs.jsonl"]);
+    r.expect_code(2);
+    for out in [&r.stdout, &r.stderr] {
+        assert!(
+            !out.contains('\u{1b}'),
+            "an escape sequence went out raw:\n{out}"
+        );
+        assert!(
+            !out.contains('\u{202e}'),
+            "a bidi override went out raw:\n{out}"
+        );
+        assert!(!out.contains('\u{7}'), "a BEL went out raw:\n{out}");
+    }
+    let own: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("not citeable"))
+        .collect();
+    assert_eq!(own.len(), 1, "a forged line of its own:\n{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("weird\\u{a}not citeable: forged\\u{1b}[2J: invalid in 2 of 2 rows"),
+        "{}",
+        r.stdout
+    );
+    // The other side: under --json the field names are kept as they were.
+    let r = ledger(d.path(), &["cite", "--json", "runs.jsonl"]);
+    r.expect_code(2);
+    assert!(
+        r.stdout.contains("weird\\nnot citeable: forged\\u001b[2J"),
+        "{}",
+        r.stdout
+    );
+}
