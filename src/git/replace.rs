@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 use gix::ObjectId;
 
 use super::admit::tree_changes;
-use super::layout::{folds_to_replace_ref, REPLACE_PREFIX};
+use super::layout::{folds_to_replace_ref, NOTES_PREFIX, REPLACE_PREFIX};
 use super::objects::read_commit;
 use crate::error::{Error, Result};
 
@@ -48,6 +48,53 @@ pub fn existing(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
         let name = r.name().as_bstr().to_string();
         if let Some(id) = replaced(&name, repo.object_hash()) {
             out.push((name, id));
+        }
+    }
+    Ok(out)
+}
+
+/// The objects the notes commit `notes` annotates (`git notes`): the names of the blobs of its
+/// tree, each path's components put together (`ab/cdef…` is fan-out) being a full object id in
+/// hex, as Git reads a notes tree. `git log` shows a commit's note below its message, so a note
+/// on a ledger commit is text a reviewer reads as part of it.
+pub fn noted(repo: &gix::Repository, notes: ObjectId) -> Result<Vec<ObjectId>> {
+    let hash = repo.object_hash();
+    let tree = match super::objects::read_commit(repo, notes) {
+        Ok(c) => c.tree,
+        Err(_) => return Ok(Vec::new()), // not a commit: Git shows no note from it
+    };
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    let mut stack = vec![(tree, String::new())];
+    while let Some((t, prefix)) = stack.pop() {
+        let entries = super::tree::tree_entries(&repo.objects, hash, &t, "", &mut buf)?;
+        for (name, mode, id) in entries {
+            let path = format!("{prefix}{}", String::from_utf8_lossy(&name));
+            if !path.bytes().all(|b| b.is_ascii_hexdigit()) || path.len() > hash.len_in_hex() {
+                continue;
+            }
+            if mode.is_tree() {
+                stack.push((id, path));
+            } else if path.len() == hash.len_in_hex() {
+                if let Ok(noted) = ObjectId::from_hex(path.to_ascii_lowercase().as_bytes()) {
+                    out.push(noted);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every notes ref of the repository (name, tip).
+pub fn notes_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+    let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot list notes refs: {e}"));
+    let platform = repo.references().map_err(|e| fail(&e))?;
+    let mut out = Vec::new();
+    for r in platform.prefixed(NOTES_PREFIX).map_err(|e| fail(&e))? {
+        let mut r = r.map_err(|e| fail(&e))?;
+        let name = r.name().as_bstr().to_string();
+        if let Ok(id) = r.peel_to_id() {
+            out.push((name, id.detach()));
         }
     }
     Ok(out)

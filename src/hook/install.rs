@@ -30,6 +30,15 @@ const EARLIER: &[(&str, &str)] = &[
         "reference-transaction",
         "4f6c919e2cbed756394b1c7b052e11cdd590632df2d8884e0040d6aa2cc2cdba",
     ),
+    // Before refs/notes/ was passed to the binary (red-team review of issue 15).
+    (
+        "pre-receive",
+        "2a7ab4e74f4ff4418e4b366d0e15b6cec56165908b278834860e5a7c743160fa",
+    ),
+    (
+        "reference-transaction",
+        "272fb0b6599eff4ae01d03398eb9da20ce60253abda40cfb77dbcf4da8c79b74",
+    ),
 ];
 
 /// Whether `bytes` are an earlier shipped version of the hook `name`.

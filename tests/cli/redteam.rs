@@ -569,3 +569,92 @@ fn cite_text_escapes_hostile_field_names_and_values() {
         r.stdout
     );
 }
+
+/// `git notes` on a ledger commit: `git log` shows the note under the commit's message
+/// (`Notes:` with whatever text the pusher chose), on the server and in every clone that
+/// fetches the notes ref. A pushed `refs/notes/commits` annotating a ledger commit was admitted
+/// before this review; now pre-receive and reference-transaction refuse it as they refuse a
+/// replace ref, and refuse a ledger update that an existing note would then annotate. The
+/// other side: a note on a commit no ledger holds, and removing a note, pass.
+#[test]
+fn notes_on_ledger_commits_are_refused() {
+    let c = Case::new();
+    let dir = c.f.dir();
+    let url = c.server.to_str().unwrap().to_owned();
+    let push = |spec: &str| git_hooked(dir, &["push", "--porcelain", &url, spec], None);
+    let server_notes = || git_run(&c.server, &["for-each-ref", "refs/notes/"], None).stdout;
+    // Written without our hooks (plain Git in another clone would do the same).
+    let plain = |args: &[&str]| {
+        let mut a = vec!["-c", "core.hooksPath=/dev/null"];
+        a.extend_from_slice(args);
+        git(dir, &a)
+    };
+    plain(&[
+        "notes",
+        "add",
+        "-m",
+        "Ledger-Attempt: x PASS verified_delivery",
+        &c.tip,
+    ]);
+    let shown = git(dir, &["log", "-1", &c.tip]);
+    assert!(shown.contains("Notes:"), "{shown}");
+    let r = push("refs/notes/commits:refs/notes/commits");
+    assert_ne!(r.code, 0, "the notes push must be refused\n{}", r.stdout);
+    assert!(
+        r.stderr.contains(&format!(
+            "refs/notes/commits: it holds a note on commit {}",
+            c.tip
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(server_notes(), "");
+    // Another spelling of refs/notes/ is guarded too.
+    let r = push("refs/notes/commits:refs/NOTES/commits");
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    // A note on a commit no ledger holds passes.
+    plain(&["notes", "remove", &c.tip]);
+    let other = git(dir, &["commit-tree", "-m", "other", &git(dir, &["mktree"])]);
+    plain(&["notes", "add", "-m", "fine", &other]);
+    let r = push(&format!("{other}:refs/heads/other"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = push("refs/notes/commits:refs/notes/commits");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A note made before its commit is pushed: the ledger update that would be annotated is
+    // refused, naming the note.
+    let fill = c.commit(
+        &c.fill(&[D]),
+        &message(
+            &format!("put {D}: ERROR -> error"),
+            "",
+            &[c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()],
+        ),
+    );
+    plain(&["notes", "add", "-m", "PASS", &fill]);
+    let r = push("refs/notes/commits:refs/notes/commits");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = push(&format!("{fill}:{REF}"));
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stderr.contains(&format!(
+            "commit {fill} of this ledger has a note in the existing refs/notes/commits"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(c.server_tip(), c.tip);
+    // Removing the note lets the ledger move.
+    plain(&["notes", "remove", &fill]);
+    let r = push("+refs/notes/commits:refs/notes/commits");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    c.admitted("the fill once its note is gone", &fill);
+    // In a clone with the hooks, `git notes add` on a ledger commit is refused.
+    ledger(dir, &["hooks", "install"]).ok();
+    let r = git_hooked(dir, &["notes", "add", "-f", "-m", "PASS", &c.tip], None);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("it holds a note on commit"),
+        "{}",
+        r.stderr
+    );
+}

@@ -124,6 +124,11 @@ pub fn schema_for(args: &[&str], code: i32, out: &Value) -> Option<&'static str>
         if command == "cite" && (code == 0 || out.get("citeable").is_some()) {
             return Some("cite-verdict");
         }
+        // `log --json` over a commit whose message was not admitted prints the log (each
+        // entry with `message_admitted`) and exits 2.
+        if command == "log" && out.is_array() {
+            return Some("log");
+        }
         if code != 0 {
             return Some("refusal");
         }
