@@ -176,7 +176,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let hooks = dir.path().join("hooks");
         let out = install(&hooks, false, false).unwrap();
-        assert_eq!(out.len(), 3);
+        assert_eq!(out.len(), 4);
         assert!(matches!(out[0], Outcome::Installed(_)));
         let again = install(&hooks, false, false).unwrap();
         assert!(again
