@@ -598,6 +598,19 @@ fn notes_on_ledger_commits_are_refused() {
     ]);
     let shown = git(dir, &["log", "-1", &c.tip]);
     assert!(shown.contains("Notes:"), "{shown}");
+    // verify names it, with how to remove it.
+    let r = ledger(dir, &["verify"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains(&format!(
+            "refs/notes/commits: it holds a note on commit {}",
+            c.tip
+        )) && r
+            .stderr
+            .contains("git notes --ref refs/notes/commits remove"),
+        "{}",
+        r.stderr
+    );
     let r = push("refs/notes/commits:refs/notes/commits");
     assert_ne!(r.code, 0, "the notes push must be refused\n{}", r.stdout);
     assert!(
