@@ -215,7 +215,7 @@ fn sync_one(
                 return Err(Error::failed(format!("{refname}: no such ledger here or on {remote}")))
             }
             (None, Some(r)) => {
-                let (n, admitted) = Admission::new(repo, max_bytes).admit(&refname, None, r, &mut |_, _| {})?;
+                let (n, admitted) = Admission::new(repo, max_bytes).without_cache().admit(&refname, None, r, &mut |_, _| {})?;
                 match move_ref(repo, &refname, PreviousValue::MustNotExist, admitted, "ledger: sync (create)") {
                     Ok(()) => {
                         return Ok(Synced {
@@ -243,7 +243,7 @@ fn sync_one(
                     )))
                 }
                 Some(base) if base == l => {
-                    let (n, admitted) = Admission::new(repo, max_bytes).admit(&refname, Some(l), r, &mut |_, _| {})?;
+                    let (n, admitted) = Admission::new(repo, max_bytes).without_cache().admit(&refname, Some(l), r, &mut |_, _| {})?;
                     match move_ref(
                         repo,
                         &refname,
@@ -440,7 +440,9 @@ fn replay(
 
     // The remote's commits since the base are admitted before anything is replayed on them:
     // the local ref moves to the replayed tip, and so to them.
-    let mut admission = Admission::new(repo, max_bytes);
+    // Remote commits are admitted from their blobs, never from the cache of checked
+    // declarations (a forged entry must not change what sync lets in).
+    let mut admission = Admission::new(repo, max_bytes).without_cache();
     let (_, mut admitted) = admission
         .admit(refname, Some(base), remote, &mut |_, _| {})
         .map_err(|e| e.context(format!("{refname} (the remote's commits since {base})")))?;

@@ -21,6 +21,31 @@ use std::io::BufRead;
 
 use crate::error::{Error, Result};
 
+/// Text a run line supplied (a field name, an envelope value), made safe for one line of the
+/// text output: control characters (newlines, the ESC of terminal escape sequences) and the
+/// Unicode marks that reorder a line (bidirectional overrides and isolates) are shown escaped,
+/// so a hostile run line cannot start a line of its own, fake a verdict or drive the terminal.
+/// `--json` keeps the text as it was.
+fn printable(text: impl std::fmt::Display) -> String {
+    let text = text.to_string();
+    let hostile = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hostile) {
+        return text;
+    }
+    text.chars()
+        .flat_map(|c| {
+            if hostile(c) {
+                c.escape_unicode().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
 /// The twelve fields every run line carries, in the seed's order.
 pub const RUN_FIELDS: [&str; 12] = [
     "task_id",
@@ -281,16 +306,16 @@ impl Citation {
         let _ = writeln!(
             s,
             "envelope: access {}, server {}, timeout {} s, budget {} tokens, {}",
-            e.access_class,
-            e.server_class,
-            e.timeout_s,
+            printable(&e.access_class),
+            printable(&e.server_class),
+            printable(&e.timeout_s),
             e.token_budget,
             e.card_sha256
                 .as_ref()
                 .map_or_else(|| "no card".to_string(), |h| format!("card sha256 {h}"))
         );
         if let Some(q) = &self.question {
-            let _ = writeln!(s, "question: {q}");
+            let _ = writeln!(s, "question: {}", printable(q));
         }
         for w in &self.warnings {
             let _ = writeln!(s, "warning: {w}");
@@ -334,7 +359,7 @@ impl Refusal {
             let _ = writeln!(
                 s,
                 "  {}: {} in {} of {} row{}",
-                f.field,
+                printable(&f.field),
                 verb(f.reason),
                 f.rows,
                 self.rows,
@@ -1130,9 +1155,9 @@ impl<'c> Gate<'c> {
             .map(|g| {
                 format!(
                     "[access {}, server {}, timeout {} s, budget {} tokens: {} row{} from line {}]",
-                    g.access_class,
-                    g.server_class,
-                    g.timeout_s,
+                    printable(&g.access_class),
+                    printable(&g.server_class),
+                    printable(&g.timeout_s),
                     g.token_budget,
                     g.rows,
                     if g.rows == 1 { "" } else { "s" },
@@ -1254,9 +1279,9 @@ impl<'c> Gate<'c> {
                 Some(c) => format!("card sha256 {}", &c.sha256[..12.min(c.sha256.len())]),
                 None => "no card".into(),
             },
-            envelope.access_class,
-            envelope.server_class,
-            envelope.timeout_s,
+            printable(&envelope.access_class),
+            printable(&envelope.server_class),
+            printable(&envelope.timeout_s),
             envelope.token_budget,
             counts.passed,
             rate(pass),

@@ -133,7 +133,8 @@ fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
     let b = super::show::ledger_commit(&repo, Some(&args.b), None)?;
     let ia = crate::git::objects::read_commit(&repo, a)?;
     let ib = crate::git::objects::read_commit(&repo, b)?;
-    let mut admission = crate::git::admit::Admission::new(&repo, max);
+    // A verdict (whether B follows A): the declaration from its blob, never from the cache.
+    let mut admission = crate::git::admit::Admission::new(&repo, max).without_cache();
     let ka =
         crate::git::store::declaration_at(&mut admission, &repo, ia.tree, &format!("commit {a}"))?;
     let kb =

@@ -208,7 +208,8 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
         chain.push(info);
     }
     chain.reverse();
-    let mut admission = Admission::new(&repo, crate::json::DEFAULT_MAX_INPUT_BYTES);
+    // A verdict (rule 7, exit 2): the declaration from its blob, never from the cache.
+    let mut admission = Admission::new(&repo, crate::json::DEFAULT_MAX_INPUT_BYTES).without_cache();
     let root = &chain[0];
     let known = admission.declaration_of_tree(root.tree, &format!("commit {}", root.id))?;
     let decl = &known.decl;

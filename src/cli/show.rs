@@ -59,7 +59,8 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
     let max = args.input.max_input_bytes;
     let info = crate::git::objects::read_commit(&repo, commit)?;
     let at = format!("commit {commit}");
-    let mut admission = crate::git::admit::Admission::new(&repo, max);
+    // What a reviewer reads: the declaration from its blob, never from the cache.
+    let mut admission = crate::git::admit::Admission::new(&repo, max).without_cache();
     if args.declaration {
         let known = crate::git::store::declaration_at(&mut admission, &repo, info.tree, &at)?;
         let what = format!("{at}: {}", crate::git::layout::CAMPAIGN);
@@ -94,7 +95,7 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
         io.out.write_all(&row.canonical(decl))?;
         return Ok(0);
     }
-    let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, true)?;
+    let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, false)?;
     io.out.write_all(&ledger.canonical(&known.decl))?;
     Ok(0)
 }

@@ -105,14 +105,23 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     }
 }
 
-/// The replace refs (`refs/replace/<id>`) that replace an object of the verified ledgers, each
-/// a reason: `git log` and `git show` follow them, so a reviewer reading those would see
+/// The replace refs (`refs/replace/<id>`) that replace an object of the verified ledgers, and
+/// the notes (`refs/notes/*`) that annotate one, each a reason: `git log` and `git show` follow them, so a reviewer reading those would see
 /// another object than the one admitted (`git ledger` reads objects with replacement off).
 fn replaced_objects(
     repo: &gix::Repository,
     refs: &[(String, gix::ObjectId)],
 ) -> Result<Vec<String>> {
-    let existing = crate::git::replace::existing(repo)?;
+    let mut existing = crate::git::replace::existing(repo)?;
+    // Notes (`git notes`): `git log` shows a commit's note under its message.
+    let mut noted = Vec::new();
+    for (name, tip) in crate::git::replace::notes_refs(repo)? {
+        for id in crate::git::replace::noted(repo, tip)? {
+            noted.push((name.clone(), id));
+        }
+    }
+    let notes_from = existing.len();
+    existing.extend(noted);
     if existing.is_empty() {
         return Ok(Vec::new());
     }
@@ -124,10 +133,16 @@ fn replaced_objects(
     )?;
     let mut reasons = Vec::new();
     for (id, (ledger, kind)) in found {
-        for (name, _) in existing.iter().filter(|(_, i)| *i == id) {
-            reasons.push(format!(
-                "{name}: it replaces {kind} {id} of {ledger}, so `git log` and `git show` show another object there than the one admitted; remove it with `git replace -d {id}`"
-            ));
+        for (i, (name, _)) in existing.iter().enumerate().filter(|(_, (_, i))| *i == id) {
+            reasons.push(if i >= notes_from {
+                format!(
+                    "{name}: it holds a note on {kind} {id} of {ledger}, which `git log` shows under its message as if it were part of what was admitted; remove it with `git notes --ref {name} remove {id}`"
+                )
+            } else {
+                format!(
+                    "{name}: it replaces {kind} {id} of {ledger}, so `git log` and `git show` show another object there than the one admitted; remove it with `git replace -d {id}`"
+                )
+            });
         }
     }
     Ok(reasons)

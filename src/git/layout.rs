@@ -54,6 +54,14 @@ pub fn folds_to_replace_ref(name: &str) -> bool {
     folds_to(name, REPLACE_PREFIX)
 }
 
+/// Where notes refs live (`git notes`; `git log` shows `refs/notes/commits` by default).
+pub const NOTES_PREFIX: &str = "refs/notes/";
+
+/// Whether `name` is a notes ref in some spelling.
+pub fn folds_to_notes_ref(name: &str) -> bool {
+    folds_to(name, NOTES_PREFIX)
+}
+
 /// Why `name` is refused when it is a ledger ref spelled other than in lowercase.
 pub fn misspelled_ledger_ref(name: &str) -> Option<String> {
     (folds_to_ledger_ref(name) && !name.starts_with(REF_PREFIX)).then(|| {

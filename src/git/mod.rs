@@ -59,9 +59,29 @@ pub const KEY_REF_STORAGE: &str = "extensions.refStorage";
 
 /// The ref backend `extensions.refStorage` names, when it is not the files backend (`files`, or
 /// unset) this tool reads and writes refs through.
+///
+/// Read as Git reads a repository's format: from the repository's own `config` file in the
+/// common Git directory, without its includes, and from nowhere else. The merged configuration
+/// would let a worktree's `config.worktree`, an include, `GIT_CONFIG_COUNT`/`-c`, or a global
+/// file say `files` for a repository Git keeps in reftable (red-team review of issue 15). A
+/// common directory holding `reftable/` is taken as reftable whatever the file says, and a
+/// config file that cannot be read as the merged one says: both fail closed.
 pub fn other_ref_storage(repo: &gix::Repository) -> Option<String> {
-    let v = repo.config_snapshot().string(KEY_REF_STORAGE)?.to_string();
-    (!v.eq_ignore_ascii_case("files")).then_some(v)
+    let common = repo.common_dir();
+    let own =
+        gix::config::File::from_path_no_includes(common.join("config"), gix::config::Source::Local);
+    let v = match own {
+        Ok(file) => file.string(KEY_REF_STORAGE).map(|v| v.to_string()),
+        Err(_) => repo
+            .config_snapshot()
+            .string(KEY_REF_STORAGE)
+            .map(|v| v.to_string()),
+    };
+    match v {
+        Some(v) if !v.eq_ignore_ascii_case("files") => Some(v),
+        _ if common.join("reftable").is_dir() => Some("reftable".to_owned()),
+        _ => None,
+    }
 }
 
 /// Refuse (exit 1) a repository whose refs live in another backend than files: gix reads and

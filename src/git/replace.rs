@@ -12,24 +12,30 @@ use std::collections::{BTreeMap, HashSet};
 use gix::ObjectId;
 
 use super::admit::tree_changes;
-use super::layout::{folds_to_replace_ref, REPLACE_PREFIX};
+use super::layout::{folds_to_replace_ref, NOTES_PREFIX, REPLACE_PREFIX};
 use super::objects::read_commit;
 use crate::error::{Error, Result};
 
 /// `git config` key: refuse every new or moved replace ref, whatever it replaces.
 pub const KEY_REFUSE: &str = "ledger.refuseReplaceRefs";
 
-/// The object a replace ref replaces: the object id its name ends with. `None` when the rest
-/// of the name is not a full object id (Git ignores such a ref).
+/// The object a replace ref replaces, read as Git reads it (`register_replace_ref` in Git's
+/// `replace-object.c`): the last `/`-separated component of the name, of which the first
+/// `hash.len_in_hex()` characters are the object id in hex of either case; whatever follows
+/// is ignored. So `refs/replace/<id>`, `refs/replace/<ID>`, `refs/replace/<id>x` and
+/// `refs/replace/any/<id>.y` all replace `<id>` in `git log`. `None` when that component does
+/// not start with a full object id (Git warns "bad replace ref name" and ignores the ref).
 pub fn replaced(name: &str, hash: gix::hash::Kind) -> Option<ObjectId> {
     if !folds_to_replace_ref(name) {
         return None;
     }
-    let hex = &name[REPLACE_PREFIX.len()..];
-    if hex.len() != hash.len_in_hex() {
+    let rest = &name[REPLACE_PREFIX.len()..];
+    let last = rest.rsplit('/').next().unwrap_or(rest);
+    let hex = last.as_bytes().get(..hash.len_in_hex())?;
+    if !hex.iter().all(u8::is_ascii_hexdigit) {
         return None;
     }
-    ObjectId::from_hex(hex.as_bytes()).ok()
+    ObjectId::from_hex(&hex.to_ascii_lowercase()).ok()
 }
 
 /// Every replace ref of the repository (name, replaced object).
@@ -42,6 +48,53 @@ pub fn existing(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
         let name = r.name().as_bstr().to_string();
         if let Some(id) = replaced(&name, repo.object_hash()) {
             out.push((name, id));
+        }
+    }
+    Ok(out)
+}
+
+/// The objects the notes commit `notes` annotates (`git notes`): the names of the blobs of its
+/// tree, each path's components put together (`ab/cdef…` is fan-out) being a full object id in
+/// hex, as Git reads a notes tree. `git log` shows a commit's note below its message, so a note
+/// on a ledger commit is text a reviewer reads as part of it.
+pub fn noted(repo: &gix::Repository, notes: ObjectId) -> Result<Vec<ObjectId>> {
+    let hash = repo.object_hash();
+    let tree = match super::objects::read_commit(repo, notes) {
+        Ok(c) => c.tree,
+        Err(_) => return Ok(Vec::new()), // not a commit: Git shows no note from it
+    };
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    let mut stack = vec![(tree, String::new())];
+    while let Some((t, prefix)) = stack.pop() {
+        let entries = super::tree::tree_entries(&repo.objects, hash, &t, "", &mut buf)?;
+        for (name, mode, id) in entries {
+            let path = format!("{prefix}{}", String::from_utf8_lossy(&name));
+            if !path.bytes().all(|b| b.is_ascii_hexdigit()) || path.len() > hash.len_in_hex() {
+                continue;
+            }
+            if mode.is_tree() {
+                stack.push((id, path));
+            } else if path.len() == hash.len_in_hex() {
+                if let Ok(noted) = ObjectId::from_hex(path.to_ascii_lowercase().as_bytes()) {
+                    out.push(noted);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every notes ref of the repository (name, tip).
+pub fn notes_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+    let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot list notes refs: {e}"));
+    let platform = repo.references().map_err(|e| fail(&e))?;
+    let mut out = Vec::new();
+    for r in platform.prefixed(NOTES_PREFIX).map_err(|e| fail(&e))? {
+        let mut r = r.map_err(|e| fail(&e))?;
+        let name = r.name().as_bstr().to_string();
+        if let Ok(id) = r.peel_to_id() {
+            out.push((name, id.detach()));
         }
     }
     Ok(out)
@@ -136,7 +189,7 @@ mod tests {
     #[test]
     fn a_replace_ref_names_the_object_it_replaces() {
         let sha1 = gix::hash::Kind::Sha1;
-        let hex = "1234567890123456789012345678901234567890";
+        let hex = "1234567890abcdef1234567890abcdef12345678";
         let id = ObjectId::from_hex(hex.as_bytes()).unwrap();
         assert_eq!(replaced(&format!("refs/replace/{hex}"), sha1), Some(id));
         assert_eq!(replaced(&format!("refs/REPLACE/{hex}"), sha1), Some(id));
@@ -145,6 +198,18 @@ mod tests {
             None
         );
         assert_eq!(replaced("refs/replace/not-an-id", sha1), None);
+        // Git reads the first 40 hex digits of the last component, of either case, and ignores
+        // what follows (red-team review of issue 15).
+        for name in [
+            format!("refs/replace/{}", hex.to_uppercase()),
+            format!("refs/replace/{hex}x"),
+            format!("refs/replace/{hex}.lock2"),
+            format!("refs/replace/a/{hex}"),
+            format!("refs/replace/a/b/{hex}zz"),
+        ] {
+            assert_eq!(replaced(&name, sha1), Some(id), "{name}");
+        }
+        assert_eq!(replaced(&format!("refs/replace/{hex}/x"), sha1), None);
         assert_eq!(replaced(&format!("refs/heads/{hex}"), sha1), None);
     }
 }

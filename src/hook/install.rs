@@ -15,6 +15,8 @@ use crate::error::{Error, Result};
 pub const PRE_RECEIVE: &str = include_str!("../../hooks/pre-receive");
 pub const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-transaction");
 pub const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
+/// `git merge` runs pre-merge-commit instead of pre-commit; it runs the same check.
+pub const PRE_MERGE_COMMIT: &str = include_str!("../../hooks/pre-merge-commit");
 
 /// SHA-256 of each earlier shipped version of a script: an installed hook that is one of them
 /// is ours, and `install` replaces it without `--force` (an upgrade, not a foreign hook).
@@ -27,6 +29,15 @@ const EARLIER: &[(&str, &str)] = &[
     (
         "reference-transaction",
         "4f6c919e2cbed756394b1c7b052e11cdd590632df2d8884e0040d6aa2cc2cdba",
+    ),
+    // Before refs/notes/ was passed to the binary (red-team review of issue 15).
+    (
+        "pre-receive",
+        "2a7ab4e74f4ff4418e4b366d0e15b6cec56165908b278834860e5a7c743160fa",
+    ),
+    (
+        "reference-transaction",
+        "272fb0b6599eff4ae01d03398eb9da20ce60253abda40cfb77dbcf4da8c79b74",
     ),
 ];
 
@@ -45,6 +56,7 @@ pub fn scripts(server: bool) -> Vec<(&'static str, &'static str)> {
             ("pre-receive", PRE_RECEIVE),
             ("reference-transaction", REFERENCE_TRANSACTION),
             ("pre-commit", PRE_COMMIT),
+            ("pre-merge-commit", PRE_MERGE_COMMIT),
         ]
     }
 }
@@ -164,7 +176,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let hooks = dir.path().join("hooks");
         let out = install(&hooks, false, false).unwrap();
-        assert_eq!(out.len(), 3);
+        assert_eq!(out.len(), 4);
         assert!(matches!(out[0], Outcome::Installed(_)));
         let again = install(&hooks, false, false).unwrap();
         assert!(again

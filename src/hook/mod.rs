@@ -86,7 +86,9 @@ pub fn parse_updates(input: &str, hash: gix::hash::Kind) -> Result<Vec<Update>> 
 
 /// Whether the hooks guard updates of `name`: a ledger ref or a replace ref, in any spelling.
 pub fn guards(name: &str) -> bool {
-    layout::folds_to_ledger_ref(name) || layout::folds_to_replace_ref(name)
+    layout::folds_to_ledger_ref(name)
+        || layout::folds_to_replace_ref(name)
+        || layout::folds_to_notes_ref(name)
 }
 
 /// How much work one hook run may do, so that a hostile push cannot exhaust the server.
@@ -243,7 +245,14 @@ fn replace_reasons(
         .filter(|u| layout::folds_to_replace_ref(&u.refname))
         .filter(|u| u.symbolic || (u.new.is_some() && u.new != u.old))
         .collect();
-    if pushed.is_empty() && admitted.is_empty() {
+    // Notes refs (`git notes`) show their text under a commit's message in `git log`: a note
+    // on a ledger object is refused like a replace ref (red-team review of issue 15).
+    let notes: Vec<&Update> = (updates.iter())
+        .filter(|u| layout::folds_to_notes_ref(&u.refname))
+        .filter(|u| !u.symbolic && u.new.is_some() && u.new != u.old)
+        .collect();
+    let pushed_notes = !notes.is_empty();
+    if pushed.is_empty() && !pushed_notes && admitted.is_empty() {
         return Ok(reasons);
     }
     // Replaced object → the replace refs that will name it, and whether this update makes them.
@@ -251,6 +260,18 @@ fn replace_reasons(
     for (name, id) in replace::existing(repo)? {
         if !updates.iter().any(|u| u.refname == name) {
             after.entry(id).or_default().push((name, false));
+        }
+    }
+    for (name, tip) in replace::notes_refs(repo)? {
+        if !updates.iter().any(|u| u.refname == name) {
+            for id in replace::noted(repo, tip)? {
+                after.entry(id).or_default().push((name.clone(), false));
+            }
+        }
+    }
+    for (u, new) in notes.iter().filter_map(|u| Some((u, u.new?))) {
+        for id in replace::noted(repo, new)? {
+            after.entry(id).or_default().push((u.refname.clone(), true));
         }
     }
     let refuse_all = replace::refuse_all(repo)?;
@@ -293,9 +314,15 @@ fn replace_reasons(
         let tips = tips.iter().map(|(n, id)| (n.as_str(), *id, None));
         for (id, (ledger, kind)) in replace::covered(repo, tips, &made)? {
             for (name, _) in after[&id].iter().filter(|(_, here)| *here) {
-                reasons.push(format!(
-                    "{name}: it replaces {kind} {id} of {ledger}; a replace ref makes `git log`, `git show` and every mirror clone show another object than the one admitted"
-                ));
+                reasons.push(if layout::folds_to_notes_ref(name) {
+                    format!(
+                        "{name}: it holds a note on {kind} {id} of {ledger}; `git log` shows a note under the commit's message, so a note would make the ledger's history say what was not admitted"
+                    )
+                } else {
+                    format!(
+                        "{name}: it replaces {kind} {id} of {ledger}; a replace ref makes `git log`, `git show` and every mirror clone show another object than the one admitted"
+                    )
+                });
             }
         }
     }
@@ -307,9 +334,15 @@ fn replace_reasons(
             .filter_map(|u| u.new.map(|new| (u.refname.as_str(), new, u.old)));
         for (id, (ledger, kind)) in replace::covered(repo, moved, &kept)? {
             for (name, _) in after[&id].iter().filter(|(_, here)| !*here) {
-                reasons.push(format!(
-                    "{ledger}: {kind} {id} of this ledger is replaced by the existing {name}, which makes `git log` and `git show` show another object; delete it first (`git update-ref -d {name}`)"
-                ));
+                reasons.push(if layout::folds_to_notes_ref(name) {
+                    format!(
+                        "{ledger}: {kind} {id} of this ledger has a note in the existing {name}, which `git log` shows under its message; remove it first (`git notes --ref {name} remove {id}`)"
+                    )
+                } else {
+                    format!(
+                        "{ledger}: {kind} {id} of this ledger is replaced by the existing {name}, which makes `git log` and `git show` show another object; delete it first (`git update-ref -d {name}`)"
+                    )
+                });
             }
         }
     }
@@ -339,7 +372,9 @@ pub fn reference_transaction(
     let mut resolved = Vec::with_capacity(updates.len());
     for u in updates {
         let mut u = u.clone();
-        if layout::folds_to_replace_ref(&u.refname) && !u.symbolic && u.old.is_none() {
+        let covering =
+            layout::folds_to_replace_ref(&u.refname) || layout::folds_to_notes_ref(&u.refname);
+        if covering && !u.symbolic && u.old.is_none() {
             // `git pack-refs` writes an existing replace ref into `packed-refs` as `0… <id>`:
             // with its current value read, that is no change (see `replace_reasons`).
             if u.new.is_some() {

@@ -233,14 +233,19 @@ pub fn open_store_with(dir: &Path, busy_timeout: Duration) -> Result<ArenaStore>
         )));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let copy = if is_wal_store(&db_path)? {
-        Some(private_copy(&db_path, busy_timeout)?)
+    // A database reached through a symbolic link keeps its `-wal` beside the file the link
+    // points to, where SQLite looks for it: judge and copy that one, not a `-wal` beside the
+    // link (which would read the store without its committed, not yet checkpointed
+    // transactions).
+    let real_db = std::fs::canonicalize(&db_path).unwrap_or_else(|_| db_path.clone());
+    let copy = if is_wal_store(&real_db)? {
+        Some(private_copy(&real_db, busy_timeout)?)
     } else {
         None
     };
     let open_path = match &copy {
         Some(c) => c.path().join(DB_FILE),
-        None => db_path.clone(),
+        None => real_db,
     };
     let conn = Connection::open_with_flags(&open_path, flags)
         .map_err(|e| sql_error(&db_path, busy_timeout, e))?;

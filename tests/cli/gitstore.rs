@@ -363,9 +363,11 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
     assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
     f.put("scenario/interrupted-reuse/02", "ERROR").ok();
     f.run(&["verify"]).ok();
-    // An entry that checks out is what the commands read, and `verify` never reads one: an
-    // entry forged whole (its checksum recomputed) claiming one repetition makes `show` refuse
-    // repetition 02, while `verify` parses the blob and admits the chain.
+    // An entry that checks out is what the writers read, and `verify`, `show`, `log`, `diff`
+    // and `sync` never read one (red-team review of issue 15): an entry forged whole (its
+    // checksum recomputed) claiming one repetition makes `put` count a schedule of 3 rows and refuse, while
+    // `show` and `verify` parse the blob.
+    let row = f.hand_row("scenario/bugfix-iso-weeks/02", "ERROR");
     let (head, body) = kept.split_once("\n\n").unwrap();
     let forged_body = body.replacen("\"repetitions\":2", "\"repetitions\":1", 1);
     assert_ne!(forged_body, body);
@@ -375,13 +377,12 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
         git_ledger::sha256_hex(forged_body.as_bytes())
     );
     std::fs::write(&entry, &forged).unwrap();
-    let shown = f.run(&["show", "--row", "scenario/bugfix-iso-weeks/02"]);
-    shown.expect_code(2);
-    assert!(
-        shown.stderr.contains("is not scheduled"),
-        "{}",
-        shown.stderr
-    );
+    let put = f.run(&["put", "scenario/bugfix-iso-weeks/02", row.to_str().unwrap()]);
+    put.expect_code(2);
+    // The forged schedule (3 rows, not 6) is what put read.
+    assert!(put.stderr.contains("of 3 rows"), "{}", put.stderr);
+    f.run(&["show", "--row", "scenario/bugfix-iso-weeks/02"])
+        .ok();
     f.run(&["verify"]).ok();
     // The same forged entry, as a build with other rules would have written it (another
     // rules fingerprint): not trusted. The blob is parsed, the row shown, the entry rewritten
@@ -399,9 +400,10 @@ fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_wh
     );
     assert_ne!(other, forged);
     std::fs::write(&entry, &other).unwrap();
-    f.run(&["show", "--row", "scenario/bugfix-iso-weeks/02"])
+    f.run(&["put", "scenario/bugfix-iso-weeks/02", row.to_str().unwrap()])
         .ok();
     assert_eq!(std::fs::read_to_string(&entry).unwrap(), kept);
+    f.run(&["verify"]).ok();
 }
 
 #[test]

@@ -416,10 +416,10 @@ fn the_default_push_bound_holds_for_records() {
 // ---------------------------------------------------------------------------------------------
 // Item 9: the Arena store is never written to.
 
-const ARENA_ROW: &str = "arena/sympy-matrix-derivatives/01";
+pub const ARENA_ROW: &str = "arena/sympy-matrix-derivatives/01";
 
 /// Every file of a directory: name, size, modification time and content hash.
-fn dir_state(dir: &Path) -> Vec<(String, u64, std::time::SystemTime, String)> {
+pub fn dir_state(dir: &Path) -> Vec<(String, u64, std::time::SystemTime, String)> {
     let mut out: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {
@@ -441,7 +441,7 @@ fn dir_state(dir: &Path) -> Vec<(String, u64, std::time::SystemTime, String)> {
 /// Make the example store at `rel` a WAL store whose attempt att-0001 is committed only in the
 /// WAL (not checkpointed), with a transaction still open that rewrites att-0001 as FAIL and
 /// has spilled uncommitted frames into the WAL. Returns the writer, which holds the store.
-fn wal_store(c: &crate::import::Campaign, rel: &str) -> rusqlite::Connection {
+pub fn wal_store(c: &crate::import::Campaign, rel: &str) -> rusqlite::Connection {
     c.store(rel, &c.arena_sql());
     let db = c.root().join(rel).join("results.sqlite3");
     let w = rusqlite::Connection::open(&db).unwrap();

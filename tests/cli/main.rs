@@ -36,3 +36,4 @@ mod writers_agree;
 #[allow(dead_code)]
 #[path = "../../examples/make_examples.rs"]
 mod make_examples;
+mod redteam;

@@ -517,7 +517,7 @@ fn walk(dir: &Path) -> Vec<(String, u64)> {
 
 /// Forge the (only) declaration-cache entry of `git_dir`: add `outcome` to the native outcomes
 /// of the scenario task, with the entry's checksum recomputed.
-fn forge_cache(git_dir: &Path, outcome: &str) {
+pub fn forge_cache(git_dir: &Path, outcome: &str) {
     let dir = git_dir.join("git-ledger/declarations");
     let entries: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
