@@ -226,7 +226,11 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
         let expected = if i == 0 {
             Ok(message::root_expected(decl))
         } else {
-            let (filled, repaired) = what_changed(&repo, decl, &mut state, &chain[i - 1], info)?;
+            let (mut filled, mut repaired) =
+                what_changed(&repo, decl, &mut state, &chain[i - 1], info)?;
+            // Schedule order, as the trailers list them (the diff yields path order).
+            filled.sort_by_key(|r| decl.schedule_position(r.schedule_id()));
+            repaired.sort_by_key(|r| decl.schedule_position(r.schedule_id()));
             let f: Vec<&Row> = filled.iter().collect();
             let r: Vec<&Row> = repaired.iter().collect();
             // Counted from the trees: a lying parent message cannot move the count.

@@ -525,11 +525,23 @@ impl RefStore {
         // The count is cross-checked with the tree: in an admitted ledger every filled row has
         // exactly one record file and no record file is without its row (rule 5), so a tip
         // whose message counts otherwise was not admitted, and nothing is written on it.
+        // Record files sit one level down, in the fan-out directories `records/<hh>/`.
         let records = match find_in_tree(repo, info.tree, layout::RECORDS)? {
             Some((mode, id)) if mode.is_tree() => {
-                let data = RecentTrees::sharing(&repo.objects, trees.clone())
-                    .tree(&id, || "tree records".into())?;
-                gix::objs::TreeRefIter::from_bytes(&data, repo.object_hash()).count()
+                let cache = RecentTrees::sharing(&repo.objects, trees.clone());
+                let hash = repo.object_hash();
+                let data = cache.tree(&id, || "tree records".into())?;
+                let mut count = 0usize;
+                for e in gix::objs::TreeRefIter::from_bytes(&data, hash).filter_map(|e| e.ok()) {
+                    if !e.mode.is_tree() {
+                        count += 1;
+                        continue;
+                    }
+                    let dir = e.oid.to_owned();
+                    let sub = cache.tree(&dir, || format!("tree records/{}", e.filename))?;
+                    count += gix::objs::TreeRefIter::from_bytes(&sub, hash).count();
+                }
+                count
             }
             _ => 0,
         };

@@ -257,21 +257,30 @@ fn unclaimed_records(f: &crate::gitstore::Fixture, n: usize) -> String {
     let tip = f.tip();
     let blob = crate::common::git_run(dir, &["hash-object", "-w", "--stdin"], Some(b"{}\n"));
     let blob = blob.stdout.trim().to_owned();
-    let mut records = git(dir, &["ls-tree", &format!("{tip}:records")]);
-    let mut names: Vec<String> = (0..n)
-        .map(|i| {
-            format!(
-                "{}.json",
-                git_ledger::sha256_hex(format!("unclaimed {i}").as_bytes())
-            )
-        })
-        .collect();
-    names.sort();
-    for name in names {
-        records.push_str(&format!("\n100644 blob {blob}\t{name}"));
+    // Fanned out as the layout says (`records/<hh>/<rest>.json`), merged into the fan-out
+    // directories the tip already has.
+    let mut dirs: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in git(dir, &["ls-tree", &format!("{tip}:records")]).lines() {
+        let (_, name) = line.split_once('\t').unwrap();
+        let listing = git(dir, &["ls-tree", &format!("{tip}:records/{name}")]);
+        dirs.entry(name.to_owned())
+            .or_default()
+            .extend(listing.lines().map(str::to_owned));
     }
-    records.push('\n');
-    let records = crate::common::git_run(dir, &["mktree"], Some(records.as_bytes()));
+    for i in 0..n {
+        let h = git_ledger::sha256_hex(format!("unclaimed {i}").as_bytes());
+        dirs.entry(h[..2].to_owned())
+            .or_default()
+            .push(format!("100644 blob {blob}\t{}.json", &h[2..]));
+    }
+    let mut top = String::new();
+    for (name, mut entries) in dirs {
+        entries.sort_by(|x, y| x.split('\t').nth(1).cmp(&y.split('\t').nth(1)));
+        let listing = entries.join("\n") + "\n";
+        let sub = crate::common::git_run(dir, &["mktree"], Some(listing.as_bytes()));
+        top.push_str(&format!("040000 tree {}\t{name}\n", sub.stdout.trim()));
+    }
+    let records = crate::common::git_run(dir, &["mktree"], Some(top.as_bytes()));
     let records = records.stdout.trim().to_owned();
     let mut root = String::new();
     for line in git(dir, &["ls-tree", &tip]).lines() {

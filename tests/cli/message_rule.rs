@@ -28,7 +28,7 @@ pub struct Case {
 }
 
 pub fn record_path(key: &str) -> String {
-    format!("records/{}.json", git_ledger::sha256_hex(key.as_bytes()))
+    git_ledger::git::layout::record_path(key)
 }
 
 impl Case {

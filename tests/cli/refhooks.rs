@@ -92,7 +92,7 @@ impl Setup {
         );
         let key = format!("hand:{DEFERRED}");
         files.insert(
-            format!("records/{}.json", git_ledger::sha256_hex(key.as_bytes())),
+            git_ledger::git::layout::record_path(&key),
             regular(rec),
         );
         let message = format!(
