@@ -10,13 +10,13 @@ use serde::Serialize;
 use super::Io;
 use crate::error::{Error, Result};
 use crate::git::admit::{read_row, tree_changes, Admission};
+use crate::git::allowed_signers::AllowedSigners;
 use crate::git::layout::{self, Attempt, ROWS};
 use crate::git::message;
 use crate::git::objects::{find_in_tree, read_commit, CommitInfo};
+use crate::git::signature;
 use crate::ledger::Row;
 use crate::portfolio::classify;
-use crate::git::allowed_signers::AllowedSigners;
-use crate::git::signature;
 
 /// The writers file at the tip of a ledger, parsed (`None` when it holds none, or they do not
 /// parse: `verify` says why).
