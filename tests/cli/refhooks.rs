@@ -91,10 +91,7 @@ impl Setup {
             regular(canonical_row(&fill)),
         );
         let key = format!("hand:{DEFERRED}");
-        files.insert(
-            git_ledger::git::layout::record_path(&key),
-            regular(rec),
-        );
+        files.insert(git_ledger::git::layout::record_path(&key), regular(rec));
         let message = format!(
             "put {DEFERRED}: {outcome}\n\nLedger-Attempt: {DEFERRED}\nLedger-Filled: 2/6\n"
         );

@@ -478,6 +478,174 @@ impl Tour {
     }
 }
 
+/// The model of the Inspect log the inspect tour imports (`log_streaming.eval`).
+const INSPECT_MODEL: &str = "azureai/Meta-Llama-3-1-405B-Instruct-jqf";
+
+/// A declaration of Inspect tasks with declared writers, pinned by the binary in a real
+/// repository from a draft, its template, and Inspect's own streaming log imported into it
+/// (`import --inspect --json`): the instances of every Inspect and writers construct.
+struct InspectTour {
+    dir: tempfile::TempDir,
+    draft: Value,
+    profile: Value,
+    declaration: Value,
+    ledger: Value,
+    summary: Value,
+}
+
+impl InspectTour {
+    fn new() -> InspectTour {
+        let dir = crate::common::new_repo();
+        let d = dir.path();
+        write(d, "evals/pop/task.py", "# the task\n");
+        write(d, "evals/pop/dataset.jsonl", "{}\n");
+        let profile = json!({
+            "name": "inspect", "provider": "azureai", "joint_planning": false,
+            "roles": {"default": {"model": INSPECT_MODEL, "effort": null}},
+            "extra_options": []
+        });
+        write(
+            d,
+            "h/profile.json",
+            serde_json::to_vec_pretty(&profile).unwrap(),
+        );
+        write(d, "h/policy.md", "spend nothing\n");
+        write(d, "h/tools/run.sh", "#!/bin/sh\n");
+        write(
+            d,
+            "h/allowed_signers",
+            "ledger@example.com namespaces=\"git\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICZMJxa+vKfwWJVhmRWswp5JuL2smjbxrQOIU1nmfOoZ\n",
+        );
+        std::fs::create_dir_all(d.join("logs")).unwrap();
+        std::fs::copy(
+            project_root().join("tests/data/inspect-logs/log_streaming.eval"),
+            d.join("logs/log_streaming.eval"),
+        )
+        .unwrap();
+        write(d, ".gitignore", "/ledger.json\n/campaign.json\n/logs/\n");
+        crate::common::commit_all(d, "harness");
+        let task = |i: u64| {
+            json!({
+                "id": format!("inspect/popularity-{i}"),
+                "kind": "inspect",
+                "evidence": "live",
+                "expects": "completion",
+                "definition": {"path": "evals/pop"},
+                "inspect": {"task": "popularity", "sample_id": i, "scorer": "match", "pass": ["C", 1], "task_args": {}},
+                "limits": {"message_limit": 10, "token_limit": 200000, "time_limit": 600, "working_limit": 300.5, "cost_limit": 2.5},
+                "native_outcomes": ["PASS", "FAIL", "ERROR", "UNSCORED"]
+            })
+        };
+        let rules: serde_json::Map<String, Value> =
+            read_json(&project_root().join("arena/campaign.json"))["acceptance"]
+                .as_object()
+                .unwrap()
+                .clone();
+        let draft = json!({
+            "format": "campaign-declaration/1",
+            "id": "inspect-schemas",
+            "repetitions": 2,
+            "profile": {"source": {"path": "h/profile.json"}},
+            "policy_files": [{"path": "h/policy.md"}],
+            "runner_tools": {"path": "h/tools"},
+            "writers": {"path": "h/allowed_signers"},
+            "runtime_requirements": {"python": "3.12.7"},
+            "acceptance": rules,
+            "attempt_fields": read_json(&project_root().join("arena/campaign.json"))["attempt_fields"]
+                .as_array()
+                .unwrap()[..20]
+                .to_vec(),
+            "tasks": [task(1), task(2)]
+        });
+        write(d, "draft.json", serde_json::to_vec_pretty(&draft).unwrap());
+        // To standard output (validated as a declaration by check_output), then to a file.
+        ledger(d, &["pin", "draft.json"]).ok();
+        ledger(d, &["pin", "draft.json", "-o", "campaign.json"]).ok();
+        let t = ledger(d, &["template", "campaign.json"]);
+        t.ok();
+        write(d, "ledger.json", &t.stdout);
+        let summary = ledger(
+            d,
+            &[
+                "import",
+                "campaign.json",
+                "ledger.json",
+                "--inspect",
+                "logs/log_streaming.eval",
+                "--json",
+            ],
+        );
+        summary.ok();
+        let summary = summary.json();
+        InspectTour {
+            declaration: read_json(&d.join("campaign.json")),
+            ledger: read_json(&d.join("ledger.json")),
+            dir,
+            draft,
+            profile,
+            summary,
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The Inspect instances, as (schema, instance, what).
+    fn examples(&self) -> Vec<(&'static str, Value, String)> {
+        let mut out = vec![
+            (
+                "campaign-draft",
+                self.draft.clone(),
+                "inspect draft".to_owned(),
+            ),
+            (
+                "profile",
+                self.profile.clone(),
+                "inspect profile".to_owned(),
+            ),
+            (
+                "campaign-declaration",
+                self.declaration.clone(),
+                "inspect declaration".to_owned(),
+            ),
+            ("ledger", self.ledger.clone(), "inspect ledger".to_owned()),
+            (
+                "import-summary",
+                self.summary.clone(),
+                "import --inspect --json".to_owned(),
+            ),
+        ];
+        for row in self.ledger["rows"].as_array().unwrap() {
+            out.push((
+                "row",
+                row.clone(),
+                format!("inspect row {}", row["schedule_id"]),
+            ));
+        }
+        out
+    }
+}
+
+/// The Inspect and writers instances validate; each construct is really there (a writers pin,
+/// a null effort, an Inspect row with model → counts, a limit status, the Inspect keys of
+/// the import summary).
+#[test]
+fn the_inspect_and_writers_instances_validate() {
+    let t = InspectTour::new();
+    for (schema, value, what) in t.examples() {
+        assert_valid(schema, &value, &what);
+    }
+    assert!(t.declaration["writers"]["sha256"].is_string());
+    assert!(t.declaration["profile"]["roles"]["default"]["effort"].is_null());
+    let rows = t.ledger["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["native_record"]["kind"] == "inspect"));
+    assert!(rows.iter().any(|r| r["usage"][INSPECT_MODEL].is_object()));
+    assert!(t.summary["imported"][0]["option_deviations"].is_array());
+    assert!(t.summary["skipped"]["undeclared"].is_array());
+    assert_eq!(t.summary["deferred"], 0);
+}
+
 /// (b, d) The files of a ledger ref (header, declaration, rows, every kind of record) and one
 /// output of each JSON-printing command validate against their schemas.
 #[test]
@@ -734,12 +902,124 @@ fn broken_cases(t: &Tour) -> Vec<Broken> {
     ]
 }
 
+/// The Inspect and writers constructs, each broken on purpose (the instances of
+/// [`InspectTour`] and, for a null effort beside other kinds, the arena declaration).
+fn inspect_broken_cases(t: &InspectTour) -> Vec<Broken> {
+    let decl = t.declaration.clone();
+    let draft = t.draft.clone();
+    let row = t.ledger["rows"][0].clone();
+    let arena = read_json(&project_root().join("arena/campaign.json"));
+    vec![
+        (
+            "campaign-declaration",
+            decl.clone(),
+            "/tasks/0/limits/retry_limit",
+            Some(json!(3)),
+            "retry_limit",
+        ),
+        (
+            "campaign-declaration",
+            decl.clone(),
+            "/tasks/0/limits/message_limit",
+            Some(json!(2.5)),
+            "integer",
+        ),
+        (
+            "campaign-declaration",
+            decl.clone(),
+            "/tasks/0/inspect/sample_id",
+            Some(json!(1.5)),
+            "1.5",
+        ),
+        (
+            "campaign-declaration",
+            decl.clone(),
+            "/tasks/0/native_outcomes/0",
+            Some(json!("STOPPED")),
+            "STOPPED",
+        ),
+        (
+            "campaign-declaration",
+            decl.clone(),
+            "/writers/sha256",
+            None,
+            "sha256",
+        ),
+        (
+            "campaign-declaration",
+            arena,
+            "/profile/roles/builder/effort",
+            Some(json!(null)),
+            "null",
+        ),
+        (
+            "campaign-draft",
+            draft.clone(),
+            "/tasks/0/limits",
+            Some(json!({})),
+            "/tasks/0/limits",
+        ),
+        (
+            "campaign-draft",
+            draft.clone(),
+            "/tasks/0/inspect/pass",
+            Some(json!([])),
+            "/tasks/0/inspect/pass",
+        ),
+        ("campaign-draft", draft, "/writers/path", None, "path"),
+        (
+            "row",
+            row.clone(),
+            "/native_record/kind",
+            Some(json!("scenario")),
+            "scenario",
+        ),
+        (
+            "row",
+            row.clone(),
+            "/usage/azureai~1Meta-Llama-3-1-405B-Instruct-jqf/total_tokens",
+            Some(json!(-1)),
+            "-1",
+        ),
+        (
+            "ledger",
+            t.ledger.clone(),
+            "/rows/0/schedule_id",
+            Some(json!("inspect/popularity-1/1")),
+            "inspect/popularity-1/1",
+        ),
+        (
+            "import-summary",
+            t.summary.clone(),
+            "/imported/0/option_deviations",
+            None,
+            "option_deviations",
+        ),
+        (
+            "import-summary",
+            t.summary.clone(),
+            "/skipped/undeclared",
+            None,
+            "undeclared",
+        ),
+        (
+            "import-summary",
+            t.summary.clone(),
+            "/imported/0/record",
+            Some(json!("inspectx:U1")),
+            "inspectx:U1",
+        ),
+    ]
+}
+
 /// (c) For every schema, a valid example edited to break it fails validation, with an error
 /// that names what was broken.
 #[test]
 fn an_example_broken_on_purpose_fails_its_schema() {
     let t = Tour::new();
-    let cases = broken_cases(&t);
+    let it = InspectTour::new();
+    let mut cases = broken_cases(&t);
+    cases.extend(inspect_broken_cases(&it));
     let mut covered: Vec<&str> = Vec::new();
     for (schema, valid, pointer, with, needle) in &cases {
         assert_valid(schema, valid, &format!("{schema} example"));
@@ -770,7 +1050,26 @@ fn the_tool_refuses_the_inputs_broken_on_purpose() {
     let ok_runs = project.join("tests/fuzz_corpus/cite_line/ok.jsonl");
     let ok_runs = ok_runs.to_str().unwrap();
     let mut checked = std::collections::BTreeSet::new();
-    for (i, (schema, valid, pointer, with, _)) in broken_cases(&t).into_iter().enumerate() {
+    // The Inspect cases run in the Inspect tour's repository, against its declaration.
+    let it = InspectTour::new();
+    let mut all: Vec<(bool, Broken)> = broken_cases(&t).into_iter().map(|c| (false, c)).collect();
+    all.extend(inspect_broken_cases(&it).into_iter().map(|c| (true, c)));
+    let main_root = root.clone();
+    for (i, (inspect, (schema, valid, pointer, with, _))) in all.into_iter().enumerate() {
+        let root = if inspect {
+            it.root().to_path_buf()
+        } else {
+            main_root.clone()
+        };
+        let (report_dir, report_decl, doc) = if inspect {
+            (root.clone(), "campaign.json", it.ledger.clone())
+        } else {
+            (
+                project.clone(),
+                "arena/campaign.json",
+                read_json(&project.join("arena/examples/ledger.json")),
+            )
+        };
         let bad = broken(&valid, pointer, with);
         let field = pointer
             .rsplit('/')
@@ -796,15 +1095,15 @@ fn the_tool_refuses_the_inputs_broken_on_purpose() {
             }
             "ledger" | "row" => {
                 if schema == "row" {
-                    let mut doc = read_json(&project.join("arena/examples/ledger.json"));
+                    let mut doc = doc;
                     doc["rows"][0] = bad.clone();
                     std::fs::write(&path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
                 }
                 (
-                    project.as_path(),
+                    report_dir.as_path(),
                     vec![
                         "report".into(),
-                        "arena/campaign.json".into(),
+                        report_decl.into(),
                         path.display().to_string(),
                     ],
                 )
@@ -866,11 +1165,7 @@ fn the_tool_refuses_the_inputs_broken_on_purpose() {
             args.join(" "),
             r.code
         );
-        let needle = if field == "native_outcomes" {
-            "DEFERRED"
-        } else {
-            field
-        };
+        let needle = field;
         assert!(
             out.contains(needle),
             "{schema} with {pointer} broken: the refusal does not name {needle:?}:\n{out}"
@@ -927,7 +1222,13 @@ fn python_jsonschema_agrees() {
         };
         case(schema, value, format!("output {key}"), true);
     }
-    for (schema, valid, pointer, with, _) in broken_cases(&t) {
+    let it = InspectTour::new();
+    for (schema, value, what) in it.examples() {
+        case(schema, &value, what, true);
+    }
+    let mut all = broken_cases(&t);
+    all.extend(inspect_broken_cases(&it));
+    for (schema, valid, pointer, with, _) in all {
         let bad = broken(&valid, pointer, with);
         case(
             schema,
