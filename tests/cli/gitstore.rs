@@ -1249,21 +1249,22 @@ fn records_are_fanned_out_and_every_other_record_path_is_refused() {
         "{top}"
     );
 
-    // The row `deferred` filled by hand, naming record `hand:<id>` of bytes `rec`.
+    // The row `deferred` filled by plumbing from a scenario record `scenario:<id>` of bytes
+    // `rec` (a hand record must be named after its own row, so its key is fixed).
     let rec = b"the record\n".to_vec();
     let fill = |id: &str| -> Files {
         let mut row = t.row(deferred);
         row["native_outcome"] = json!("ERROR");
         row["reason"] = json!("crashed");
         row["native_record"] =
-            json!({"kind": "hand", "id": id, "sha256": git_ledger::sha256_hex(&rec)});
+            json!({"kind": "scenario", "id": id, "sha256": git_ledger::sha256_hex(&rec)});
         t.with(&Tamper::row_path(deferred), canonical_row(&row))
     };
     // Record ids whose key lands in put's fan-out directory, and in another one.
     let ids = |same: bool| {
         (0..)
             .map(|i| format!("fan-{i}"))
-            .find(|id| hex(&format!("hand:{id}")).starts_with(&hh) == same)
+            .find(|id| hex(&format!("scenario:{id}")).starts_with(&hh) == same)
             .unwrap()
     };
     for (what, id) in [
@@ -1271,7 +1272,7 @@ fn records_are_fanned_out_and_every_other_record_path_is_refused() {
         ("put's fan-out directory", ids(true)),
     ] {
         let mut files = fill(&id);
-        files.insert(record_path(&format!("hand:{id}")), regular(rec.clone()));
+        files.insert(record_path(&format!("scenario:{id}")), regular(rec.clone()));
         let good = state_commit(dir, &files, &[tip], &put_message(&files, deferred, 2));
         git(dir, &["update-ref", REF, &good]);
         let v = t.f.run(&["verify"]);
@@ -1282,7 +1283,7 @@ fn records_are_fanned_out_and_every_other_record_path_is_refused() {
     }
 
     let id = ids(false);
-    let key = format!("hand:{id}");
+    let key = format!("scenario:{id}");
     let k = hex(&key);
     let refuse = |what: &str, path: String, needles: &[&str]| {
         let mut files = fill(&id);
@@ -1333,7 +1334,8 @@ fn records_are_fanned_out_and_every_other_record_path_is_refused() {
         format!("records/{}", &k[..2]),
         &["rule 3", "is not a directory"],
     );
-    for d in [k[..2].to_uppercase(), k[..3].to_owned(), "x".into()] {
+    // Upper-case hex ("AB": the key's own digits may have no letter to upper-case).
+    for d in ["AB".to_owned(), k[..3].to_owned(), "x".into()] {
         let mut files = fill(&id);
         files.insert(
             format!("records/{d}/{}.json", &k[2..]),

@@ -22,6 +22,7 @@ mod message_rule;
 mod messages;
 mod pin;
 mod progress;
+mod redteam;
 mod refhooks;
 mod render;
 mod report;
@@ -36,4 +37,3 @@ mod writers_agree;
 #[allow(dead_code)]
 #[path = "../../examples/make_examples.rs"]
 mod make_examples;
-mod redteam;
