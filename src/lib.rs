@@ -16,6 +16,7 @@ pub mod json;
 pub mod ledger;
 pub mod ledger_diff;
 pub mod portfolio;
+pub mod refusal;
 pub mod render;
 pub mod report;
 pub mod store;
