@@ -1,15 +1,36 @@
 //! Admission: which ledger state may follow which.
 //!
-//! This module is the one place where the transition rules of `git.md` live. A row transition
-//! ([`row_transition`]) is what import, put and repair produce and what every hook and `verify`
-//! re-check: a DEFERRED row becoming a valid attempted row, or a filled row gaining only
-//! appended `repair` interventions. Everything else is refused, naming the row and the field.
+//! This module is the one place where the transition rules of `git.md` live (rules 4 and 5 as
+//! they apply to rows and records). Every path that changes or judges a ledger reduces what it
+//! holds to a [`LedgerChange`] — each changed row before and after, each record file added,
+//! changed or removed — and [`admit`] decides: the writers in both modes (`store::check_change`),
+//! the commit validator (`git::admit`, which keeps only what is about Git objects and the
+//! layout), `pre-commit`, `diff --files` and, through the validator, `init`, `sync`, the hooks,
+//! `verify` and `diff`'s "follows". Each refusal is a [`Reason`] naming the row, the field and
+//! the rule.
+//!
+//! The rules, in the order [`admit`] applies them:
+//!
+//! - **one row, once** (rule 4): a change names each scheduled attempt at most once;
+//! - **a retry** (rule 4): a row that holds an attempt is never filled again — a change that
+//!   fills it (a writer's import or put) or gives it another record or native outcome is refused;
+//! - **the transition** (rule 4, [`transition`]): a DEFERRED row becomes a valid attempted row
+//!   that names its record (a hand record named after its own row), or a filled row gains only
+//!   appended `repair` interventions, each with a note;
+//! - **records** (rule 5), for every row the change fills (and every retry, whose record is
+//!   checked too): one record fills one row — not two rows of this change, not one the ledger
+//!   already holds ([`LedgerState::record_owner`]); where the change carries record files
+//!   ([`Records::Files`]), each filled row brings its file, whose bytes hash to
+//!   `native_record.sha256`, no file is added that no filled row names, and no file changes or
+//!   disappears.
 
 use serde_json::Value;
 
 use crate::declaration::Declaration;
+use crate::error::Error;
 use crate::json;
 use crate::ledger::Row;
+use crate::refusal::{Reason, Rule};
 
 /// What a changed row did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,43 +45,358 @@ pub enum RowChange {
 pub const REPAIR_NOTE_EMPTY: &str =
     "a repair's note is empty; it must say what the person fixed (`git ledger repair <ID> --note TEXT`)";
 
-/// Decide whether `child` may follow `parent` for one scheduled attempt. Both rows have
-/// already passed [`Row::check`]. `at` names where the change was found (a commit, a file).
-/// A row filled from a hand record names that record after itself; an appended repair says
-/// what was fixed (a note that is not blank).
+/// The hint that comes with a retry.
+pub const RETRY_HINT: &str = "to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration; this row keeps its attempt";
+
+const ROW_RULE: Rule = Rule::Admission(4);
+const RECORD_RULE: Rule = Rule::Admission(5);
+
+/// One changed row of a [`LedgerChange`]: its state before and after (both passed
+/// [`Row::check`]).
+#[derive(Debug, Clone)]
+pub struct RowEdit {
+    pub before: Row,
+    pub after: Row,
+    /// Where the new row came from, for messages (the record path a writer was given); empty
+    /// when the change was read from two states (commits, files).
+    pub from: String,
+}
+
+/// What happened to one record file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordEdit {
+    /// A new record file, with the SHA-256 of its bytes (`None`: its bytes could not be read,
+    /// which the reduction reported).
+    Added {
+        sha256: Option<String>,
+    },
+    Changed,
+    Removed,
+}
+
+/// One record file a change touches.
+#[derive(Debug, Clone)]
+pub struct RecordFile {
+    /// The SHA-256 (64 hex) of the record key `<kind>:<id>` it holds ([`record_id`]).
+    pub id: String,
+    /// How messages name it (`record file records/…`, `the record's bytes (<path>)`).
+    pub shown: String,
+    pub edit: RecordEdit,
+}
+
+/// The record files of a change.
+#[derive(Debug, Clone)]
+pub enum Records {
+    /// The change carries record files (a ledger ref's `records/`, a writer's record bytes).
+    /// `name`, when set, names the file a record key belongs at (for "no record file … was
+    /// added").
+    Files {
+        files: Vec<RecordFile>,
+        name: Option<fn(&str) -> String>,
+    },
+    /// The form holds no record files (a ledger document): a filled row's record is its
+    /// `native_record` key, and only "one record, one row" applies.
+    Keys,
+}
+
+/// A ledger change: what every path that writes or judges a ledger reduces its input to.
+#[derive(Debug, Clone)]
+pub struct LedgerChange {
+    /// The changed rows, in the order reasons are listed (schedule order, or a writer's).
+    pub rows: Vec<RowEdit>,
+    pub records: Records,
+    /// A writer's import or put: every row it names is to be filled, so a row that already
+    /// holds an attempt is a retry whatever its new state.
+    pub fills: bool,
+}
+
+/// What [`admit`] asks of the ledger state a change applies to.
+pub trait LedgerState {
+    /// Where record key `<kind>:<id>` is already in the ledger (`row X`, a record file's path),
+    /// if it is.
+    fn record_owner(&mut self, key: &str) -> crate::Result<Option<String>>;
+}
+
+/// A ledger state whose records are those its rows name (a ledger document).
+pub struct RowsState<'a>(pub &'a [Row]);
+
+impl LedgerState for RowsState<'_> {
+    fn record_owner(&mut self, key: &str) -> crate::Result<Option<String>> {
+        Ok(self
+            .0
+            .iter()
+            .find(|r| r.native_record().is_some_and(|n| n.key() == key))
+            .map(|r| format!("row {}", r.schedule_id())))
+    }
+}
+
+/// A refusal of [`admit`]: every reason, and the next steps a person may take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub reasons: Vec<Reason>,
+    pub hints: Vec<String>,
+}
+
+impl Refusal {
+    /// Each reason in its text form (today's `Error::Refused` entries), hints last.
+    pub fn texts(&self) -> Vec<String> {
+        texts(&self.reasons)
+            .into_iter()
+            .chain(
+                self.hints
+                    .iter()
+                    .map(|h| format!("{}{h}", crate::error::HINT_PREFIX)),
+            )
+            .collect()
+    }
+}
+
+/// Reasons as the text entries `Error::Refused` holds (the one place they are turned into text).
+pub fn texts(reasons: &[Reason]) -> Vec<String> {
+    reasons.iter().map(Reason::to_string).collect()
+}
+
+impl From<Refusal> for Error {
+    fn from(r: Refusal) -> Self {
+        Error::Refused(r.texts())
+    }
+}
+
+/// The identity of a record: the SHA-256 (64 hex) of its key `<kind>:<id>`, which names its
+/// file in a ledger ref.
+pub fn record_id(key: &str) -> String {
+    crate::sha256_hex(key.as_bytes())
+}
+
+/// Decide a ledger change against the state it applies to: `Ok` with what each row did (in
+/// the order of `change.rows`), or every reason it is refused. `Err` of the outer result is a
+/// failure to read the state.
+pub fn admit(
+    decl: &Declaration,
+    change: &LedgerChange,
+    state: &mut dyn LedgerState,
+) -> crate::Result<Result<Vec<RowChange>, Refusal>> {
+    let mut reasons = Vec::new();
+    let mut hints = Vec::new();
+    let mut done = Vec::new();
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    // Rows that claim a record: (schedule id, record key, declared sha256, where from).
+    let mut claims: Vec<(&str, String, &str, &str)> = Vec::new();
+    for e in &change.rows {
+        let id = e.after.schedule_id();
+        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+            reasons.push(
+                Reason::new(format!(
+                    "is filled twice by this change ({first} and {}); one row holds one attempt",
+                    e.from
+                ))
+                .row(id)
+                .rule(ROW_RULE),
+            );
+            continue;
+        }
+        seen.push((id, &e.from));
+        if let Some(r) = retry(&e.before, &e.after, change.fills) {
+            reasons.push(r);
+            if !hints.iter().any(|h| h == RETRY_HINT) {
+                hints.push(RETRY_HINT.to_owned());
+            }
+        } else {
+            match transition(decl, &e.before, &e.after) {
+                Ok(c) => {
+                    done.push(c);
+                    if c != RowChange::Filled {
+                        continue;
+                    }
+                }
+                Err(r) => {
+                    reasons.extend(r);
+                    continue;
+                }
+            }
+        }
+        if let Some(rec) = e.after.native_record() {
+            claims.push((id, rec.key(), rec.sha256, &e.from));
+        }
+    }
+    records(change, state, &claims, &mut reasons)?;
+    Ok(if reasons.is_empty() {
+        Ok(done)
+    } else {
+        Err(Refusal { reasons, hints })
+    })
+}
+
+/// Rule 5 for the rows that claim a record (see the module documentation).
+fn records(
+    change: &LedgerChange,
+    state: &mut dyn LedgerState,
+    claims: &[(&str, String, &str, &str)],
+    reasons: &mut Vec<Reason>,
+) -> crate::Result<()> {
+    let (files, name) = match &change.records {
+        Records::Files { files, name } => (Some(files.as_slice()), *name),
+        Records::Keys => (None, None),
+    };
+    let mut claimed: Vec<(&str, &str)> = Vec::new();
+    let mut used = vec![false; files.map_or(0, <[_]>::len)];
+    for &(id, ref key, sha, from) in claims {
+        let bad = |s: String, field: &str| Reason::new(s).row(id).field(field).rule(RECORD_RULE);
+        let from = if from.is_empty() {
+            String::new()
+        } else {
+            format!(" ({from})")
+        };
+        if let Some((other, _)) = claimed.iter().find(|(_, k)| *k == key.as_str()) {
+            reasons.push(bad(
+                format!("record {key}{from} would fill two rows ({other} and {id}); one record cannot fill two rows"),
+                "native_record",
+            ));
+            continue;
+        }
+        claimed.push((id, key));
+        if let Some(owner) = state.record_owner(key)? {
+            reasons.push(bad(
+                format!(
+                    "record {key}{from} already filled {owner}; one record cannot fill two rows"
+                ),
+                "native_record",
+            ));
+        }
+        let Some(files) = files else { continue };
+        let rid = record_id(key);
+        match files
+            .iter()
+            .position(|f| f.id == rid && matches!(f.edit, RecordEdit::Added { .. }))
+        {
+            Some(i) => {
+                used[i] = true;
+                let f = &files[i];
+                if let RecordEdit::Added { sha256: Some(got) } = &f.edit {
+                    if got != sha {
+                        reasons.push(bad(
+                            format!("is {sha}, but {} hashes to {got}", f.shown),
+                            "native_record.sha256",
+                        ));
+                    }
+                }
+            }
+            None if files.iter().any(|f| f.id == rid) => {} // changed or removed: below
+            None => {
+                let file = name.map(|n| format!(" {}", n(key))).unwrap_or_default();
+                reasons.push(bad(
+                    format!("no record file{file} was added for record {key} (every filled row adds exactly one)"),
+                    "native_record",
+                ));
+            }
+        }
+    }
+    for (f, used) in files.unwrap_or_default().iter().zip(used) {
+        let what = match f.edit {
+            RecordEdit::Added { .. } if used => continue,
+            RecordEdit::Added { .. } => "was added, but no row this change fills names it",
+            RecordEdit::Changed => "changed; existing record files never change or disappear",
+            RecordEdit::Removed => "was removed; existing record files never change or disappear",
+        };
+        reasons.push(Reason::new(format!("{} {what}", f.shown)).rule(RECORD_RULE));
+    }
+    Ok(())
+}
+
+/// A retry: `before` holds an attempt, and the change fills it again (`fills`) or gives it
+/// another record or native outcome. The reason names the field that shows it.
+fn retry(before: &Row, after: &Row, fills: bool) -> Option<Reason> {
+    if before.is_deferred() {
+        return None;
+    }
+    let field = if !json::value_eq(before.get("native_record"), after.get("native_record")) {
+        Some("native_record")
+    } else if before.native_outcome() != after.native_outcome() {
+        Some("native_outcome")
+    } else {
+        None
+    };
+    if field.is_none() && !fills {
+        return None;
+    }
+    let r = Reason::new(format!(
+        "already holds an attempt ({}{}); a retry needs a new declared schedule, and the original row stays",
+        before.native_outcome(),
+        before
+            .native_record()
+            .map(|r| format!(", from {}", r.key()))
+            .unwrap_or_default()
+    ))
+    .row(before.schedule_id())
+    .rule(ROW_RULE);
+    Some(match field {
+        Some(f) => r.field(f),
+        None => r,
+    })
+}
+
+/// [`transition`] with each reason in its text form, found at `at` (a commit, a file): the
+/// form the fuzz targets compare.
 pub fn row_transition(
     decl: &Declaration,
     parent: &Row,
     child: &Row,
     at: &str,
 ) -> Result<RowChange, Vec<String>> {
+    if let Some(r) = retry(parent, child, false) {
+        return Err(vec![r.at(at).to_string()]);
+    }
+    transition(decl, parent, child)
+        .map_err(|r| r.into_iter().map(|r| r.at(at).to_string()).collect())
+}
+
+/// Decide whether `child` may follow `parent` for one scheduled attempt (not a retry: see
+/// [`admit`]). Both rows have already passed [`Row::check`]. A row filled from a hand record
+/// names that record after itself; an appended repair says what was fixed (a note that is not
+/// blank).
+pub fn transition(decl: &Declaration, parent: &Row, child: &Row) -> Result<RowChange, Vec<Reason>> {
     let id = parent.schedule_id();
+    let bad = |field: Option<&str>, s: String| {
+        let r = Reason::new(s).row(id).rule(ROW_RULE);
+        match field {
+            Some(f) => r.field(f),
+            None => r,
+        }
+    };
     if child.schedule_id() != id {
         // A caller pairs rows by path or position; a row that names another attempt is not
         // a change of this one (and would otherwise fill a DEFERRED slot with another row).
-        return Err(vec![format!(
-            "{at}: row {id}: schedule_id: the new row names {:?}; a row never moves to another scheduled attempt",
-            child.schedule_id()
+        return Err(vec![bad(
+            Some("schedule_id"),
+            format!(
+                "the new row names {:?}; a row never moves to another scheduled attempt",
+                child.schedule_id()
+            ),
         )]);
     }
     if parent.is_deferred() {
         if child.is_deferred() {
             // Both equal their template (Row::check), so nothing changed.
-            return Err(vec![format!(
-                "{at}: row {id}: a DEFERRED row was rewritten without change"
+            return Err(vec![bad(
+                None,
+                "a DEFERRED row was rewritten without change".into(),
             )]);
         }
         let Some(rec) = child.native_record() else {
-            return Err(vec![format!(
-                "{at}: row {id}: native_record: a filled row names the record it was filled from (rule 5: one record file per filled row)"
+            return Err(vec![bad(
+                Some("native_record"),
+                "a filled row names the record it was filled from (rule 5: one record file per filled row)".into(),
             )]);
         };
         if rec.kind == "hand" && rec.id != id {
             // `put` names a hand record after its own row; one named after another row takes
             // that row's record key, and that row's `put` would then be refused.
-            return Err(vec![format!(
-                "{at}: row {id}: native_record.id: a hand record is named after the row it fills ({{\"kind\": \"hand\", \"id\": {id:?}}}, as `put` writes it), not {:?}: it would take the record key of another row and block that row's `put`",
-                rec.id
+            return Err(vec![bad(
+                Some("native_record.id"),
+                format!(
+                    "a hand record is named after the row it fills ({{\"kind\": \"hand\", \"id\": {id:?}}}, as `put` writes it), not {:?}: it would take the record key of another row and block that row's `put`",
+                    rec.id
+                ),
             )]);
         }
         return Ok(RowChange::Filled);
@@ -77,28 +413,35 @@ pub fn row_transition(
             } else {
                 "a filled row admits no change but appended repair interventions"
             };
-            reasons.push(format!(
-                "{at}: row {id}: {f}: {what} (was {}, now {})",
-                parent.get(f),
-                child.get(f)
+            reasons.push(bad(
+                Some(f),
+                format!("{what} (was {}, now {})", parent.get(f), child.get(f)),
             ));
         }
     }
     let before = interventions(parent);
     let after = interventions(child);
-    let field = "interventions_decision_or_repair";
+    let field = Some("interventions_decision_or_repair");
     if after.len() < before.len() || !before.iter().zip(after).all(|(a, b)| json::value_eq(a, b)) {
-        reasons.push(format!("{at}: row {id}: {field}: recorded interventions never change or disappear; a repair is appended"));
+        reasons.push(bad(
+            field,
+            "recorded interventions never change or disappear; a repair is appended".into(),
+        ));
     } else {
         for extra in &after[before.len()..] {
             if extra.get("kind").and_then(Value::as_str) != Some("repair") {
-                reasons.push(format!("{at}: row {id}: {field}: only repair interventions may be appended to a filled row, not {extra}"));
+                reasons.push(bad(
+                    field,
+                    format!(
+                        "only repair interventions may be appended to a filled row, not {extra}"
+                    ),
+                ));
             } else if extra
                 .get("note")
                 .and_then(Value::as_str)
                 .is_none_or(|n| n.trim().is_empty())
             {
-                reasons.push(format!("{at}: row {id}: {field}: {REPAIR_NOTE_EMPTY}"));
+                reasons.push(bad(field, REPAIR_NOTE_EMPTY.into()));
             }
         }
     }
@@ -106,8 +449,9 @@ pub fn row_transition(
         return Err(reasons);
     }
     match after.len() - before.len() {
-        0 => Err(vec![format!(
-            "{at}: row {id}: a filled row was rewritten without change"
+        0 => Err(vec![bad(
+            None,
+            "a filled row was rewritten without change".into(),
         )]),
         n => Ok(RowChange::Repaired(n)),
     }
