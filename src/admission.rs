@@ -291,10 +291,15 @@ fn records(
             }
         }
     }
+    // A record file that a row of the change names but does not fill (a row refused above)
+    // is that row's reason, not one of its own.
+    let named: Vec<String> = (change.rows.iter())
+        .filter_map(|e| e.after.native_record().map(|r| record_id(&r.key())))
+        .collect();
     for (f, used) in files.unwrap_or_default().iter().zip(used) {
         let what = match f.edit {
-            RecordEdit::Added { .. } if used => continue,
-            RecordEdit::Added { .. } => "was added, but no row this change fills names it",
+            RecordEdit::Added { .. } if used || named.contains(&f.id) => continue,
+            RecordEdit::Added { .. } => "was added, but no row this commit fills names it",
             RecordEdit::Changed => "changed; existing record files never change or disappear",
             RecordEdit::Removed => "was removed; existing record files never change or disappear",
         };
@@ -304,28 +309,39 @@ fn records(
 }
 
 /// A retry: `before` holds an attempt, and the change fills it again (`fills`) or gives it
-/// another record or native outcome. The reason names the field that shows it.
+/// another native outcome or record. The reason names the field that shows it (the outcome
+/// first).
 fn retry(before: &Row, after: &Row, fills: bool) -> Option<Reason> {
     if before.is_deferred() {
         return None;
     }
-    let field = if !json::value_eq(before.get("native_record"), after.get("native_record")) {
-        Some("native_record")
-    } else if before.native_outcome() != after.native_outcome() {
+    let field = if before.native_outcome() != after.native_outcome() {
         Some("native_outcome")
+    } else if !json::value_eq(before.get("native_record"), after.get("native_record")) {
+        Some("native_record")
     } else {
         None
     };
     if field.is_none() && !fills {
         return None;
     }
+    let attempt = |r: &Row| {
+        format!(
+            "{}{}",
+            r.native_outcome(),
+            r.native_record()
+                .map(|r| format!(", from {}", r.key()))
+                .unwrap_or_default()
+        )
+    };
+    let (was, now) = (attempt(before), attempt(after));
+    let now = if now == was {
+        String::new()
+    } else {
+        format!("; the new row: {now}")
+    };
     let r = Reason::new(format!(
-        "already holds an attempt ({}{}); a retry needs a new declared schedule, and the original row stays",
-        before.native_outcome(),
-        before
-            .native_record()
-            .map(|r| format!(", from {}", r.key()))
-            .unwrap_or_default()
+        "already holds an attempt ({was}){now}; a filled row is never replaced (a retry needs a new declared schedule, and the original row stays)"
     ))
     .row(before.schedule_id())
     .rule(ROW_RULE);

@@ -100,15 +100,3 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
         }],
     })
 }
-
-/// The refusal for writing into a row that already holds an attempt.
-pub fn already_filled(schedule_id: &str, current: &Row) -> Error {
-    Error::refused_with_hint(
-        format!(
-            "row {schedule_id} already holds an attempt ({}{}); a retry needs a new declared schedule, and the original row stays",
-            current.native_outcome(),
-            current.native_record().map(|r| format!(", from {}", r.key())).unwrap_or_default()
-        ),
-        "to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration; this row keeps its attempt",
-    )
-}

@@ -369,7 +369,7 @@ fn record_files_are_added_only_for_the_rows_filled_and_never_change() {
     assert_eq!(named(&r), [(None, None, Some(Rule::Admission(5)))]);
     assert!(r.reasons[0]
         .sentence
-        .ends_with("no row this change fills names it"));
+        .ends_with("no row this commit fills names it"));
     for (edit, what) in [
         (RecordEdit::Changed, "changed"),
         (RecordEdit::Removed, "removed"),
