@@ -29,7 +29,7 @@ use serde_json::Value;
 use crate::declaration::Declaration;
 use crate::error::Error;
 use crate::json;
-use crate::ledger::Row;
+use crate::ledger::{Ledger, Row};
 use crate::refusal::{Reason, Rule};
 
 /// What a changed row did.
@@ -108,6 +108,27 @@ pub struct LedgerChange {
     /// A writer's import or put: every row it names is to be filled, so a row that already
     /// holds an attempt is a retry whatever its new state.
     pub fills: bool,
+}
+
+impl LedgerChange {
+    /// Two states of one ledger document as a change (`pre-commit`, `diff --files`): each row
+    /// whose canonical bytes differ, no record files (a ledger file has none: a filled row's
+    /// record is its `native_record` key).
+    pub fn between(decl: &Declaration, old: &Ledger, new: &Ledger) -> LedgerChange {
+        let rows = (old.rows.iter().zip(&new.rows))
+            .filter(|(a, b)| a != b && a.canonical(decl) != b.canonical(decl))
+            .map(|(a, b)| RowEdit {
+                before: a.clone(),
+                after: b.clone(),
+                from: String::new(),
+            })
+            .collect();
+        LedgerChange {
+            rows,
+            records: Records::Keys,
+            fills: false,
+        }
+    }
 }
 
 /// What [`admit`] asks of the ledger state a change applies to.

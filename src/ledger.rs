@@ -843,6 +843,34 @@ impl Ledger {
         Self::from_owned_value(decl, value)
     }
 
+    /// [`Ledger::parse`] for the new side of a change: every check but "two rows name the same
+    /// `native_record`" (group 7), which [`crate::admission::admit`] decides for a change
+    /// against the state it follows (as rule 5), so that a ledger file and a ledger ref name the
+    /// same row, field and rule for it.
+    pub fn parse_for_change(
+        decl: &Declaration,
+        bytes: &[u8],
+        max_input_bytes: u64,
+    ) -> Result<Ledger> {
+        if bytes.len() as u64 <= max_input_bytes {
+            if let Some(ledger) = fast::parse(decl, bytes) {
+                return Ok(ledger);
+            }
+        }
+        let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
+        Self::from_owned_value_checking(decl, value, false)
+    }
+
+    /// [`Ledger::parse_for_change`] of a ledger file.
+    pub fn read_for_change(
+        decl: &Declaration,
+        path: &std::path::Path,
+        max_input_bytes: u64,
+    ) -> Result<Ledger> {
+        let bytes = json::read_mapped(path, max_input_bytes)?;
+        Self::parse_for_change(decl, &bytes, max_input_bytes).map_err(|e| e.context(path.display()))
+    }
+
     /// [`Ledger::parse`] keeping only what `keep` takes of each checked row, in schedule order:
     /// the same checks and refusals, but on the fast path no row is built as a [`Row`] (each is
     /// parsed into [`json::Members`], checked by `check_members`, kept and dropped on the
@@ -886,7 +914,16 @@ impl Ledger {
 
     /// [`Ledger::from_value`] of a document the caller owns: each row keeps its parsed fields
     /// without a copy.
-    pub fn from_owned_value(decl: &Declaration, mut value: Value) -> Result<Ledger> {
+    pub fn from_owned_value(decl: &Declaration, value: Value) -> Result<Ledger> {
+        Self::from_owned_value_checking(decl, value, true)
+    }
+
+    /// [`Ledger::from_owned_value`]; `records`: whether two rows may not name one record.
+    fn from_owned_value_checking(
+        decl: &Declaration,
+        mut value: Value,
+        records: bool,
+    ) -> Result<Ledger> {
         let mut rows_value = match &mut value {
             Value::Object(top) => top.remove("rows"),
             _ => None,
@@ -911,7 +948,7 @@ impl Ledger {
             .into_iter()
             .enumerate()
             .map(|(i, v)| checked_row(decl, i, v));
-        assemble(decl, r, checked)
+        assemble(decl, r, checked, records)
     }
 
     /// The row of a schedule id.
@@ -1106,19 +1143,26 @@ impl<T> ExactSizeIterator for KeptIter<T> {}
 
 /// The ledger of checked rows, in document order: one row per schedule id, in schedule order,
 /// one record per row, none missing. `r` holds the reasons found so far.
-fn assemble(decl: &Declaration, r: Reasons, rows: impl Iterator<Item = Checked>) -> Result<Ledger> {
+fn assemble(
+    decl: &Declaration,
+    r: Reasons,
+    rows: impl Iterator<Item = Checked>,
+    records: bool,
+) -> Result<Ledger> {
     Ok(Ledger {
         declaration_id: decl.id.clone(),
         declaration_sha256: decl.sha256.clone(),
-        rows: assemble_rows(decl, r, rows)?,
+        rows: assemble_rows(decl, r, rows, records)?,
     })
 }
 
-/// The checked rows of [`assemble`], in schedule order.
+/// The checked rows of [`assemble`], in schedule order. `check_records`: refuse two rows that name
+/// one record (group 7).
 fn assemble_rows(
     decl: &Declaration,
     mut r: Reasons,
     rows: impl Iterator<Item = Checked>,
+    check_records: bool,
 ) -> Result<Vec<Row>> {
     let n = decl.schedule_len();
     // The rows, while they come in schedule order. A ledger whose rows do not (one out of
@@ -1154,7 +1198,11 @@ fn assemble_rows(
         match checked {
             Ok(row) => {
                 let pos = pos.expect("checked");
-                if let Some(key) = row.native_record().map(|rec| rec.key()) {
+                if let Some(key) = row
+                    .native_record()
+                    .map(|rec| rec.key())
+                    .filter(|_| check_records)
+                {
                     if let Some(other) = records.get_mut(&key) {
                         let other = std::mem::replace(other, pos);
                         r.push(format!("row {}: native_record: record {key} already filled row {} (one record cannot fill two rows)", row.schedule_id(), decl.schedule_at(other).id));

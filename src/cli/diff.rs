@@ -88,21 +88,21 @@ fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
     let max = args.input.max_input_bytes;
     let decl = Declaration::read(decl_path, max)?;
     let a = Ledger::read(&decl, std::path::Path::new(&args.a), max)?;
-    let b = Ledger::read(&decl, std::path::Path::new(&args.b), max)?;
+    // B may break "one record, one row" only as a change of A (rule 5, in why_not).
+    let b = Ledger::read_for_change(&decl, std::path::Path::new(&args.b), max)?;
+    let why_not = match files_verdict(&decl, &a, &b)? {
+        Ok(_) => Vec::new(),
+        Err(r) => {
+            crate::admission::texts(&r.into_iter().map(|r| r.at(&args.b)).collect::<Vec<_>>())
+        }
+    };
     let mut rows = Vec::new();
-    let mut why_not = Vec::new();
-    for (ra, rb) in a.rows.iter().zip(&b.rows) {
-        if ra.canonical(&decl) == rb.canonical(&decl) {
-            continue;
-        }
-        if let Err(r) = crate::admission::row_transition(&decl, ra, rb, &args.b) {
-            why_not.extend(r);
-        }
-        let path = layout::row_path(ra.schedule_id());
+    for e in crate::admission::LedgerChange::between(&decl, &a, &b).rows {
+        let path = layout::row_path(e.before.schedule_id());
         rows.push(ledger_diff::row_diff(
             &decl,
-            ra,
-            rb,
+            &e.before,
+            &e.after,
             &format!("a/{path}"),
             &format!("b/{path}"),
         ));
@@ -124,6 +124,23 @@ fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
             why_not,
         },
     })
+}
+
+/// Whether ledger file B follows ledger file A in one admitted step: the rows that differ
+/// reduced to a change (as `pre-commit` reduces them) and decided by
+/// [`crate::admission::admit`] against A's rows; the reasons as values, before they become text.
+pub fn files_verdict(
+    decl: &Declaration,
+    a: &Ledger,
+    b: &Ledger,
+) -> Result<std::result::Result<usize, Vec<crate::refusal::Reason>>> {
+    let change = crate::admission::LedgerChange::between(decl, a, b);
+    Ok(
+        match crate::admission::admit(decl, &change, &mut crate::admission::RowsState(&a.rows))? {
+            Ok(done) => Ok(done.len()),
+            Err(r) => Err(r.reasons),
+        },
+    )
 }
 
 fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
