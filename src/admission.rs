@@ -22,7 +22,9 @@
 //!   already holds ([`LedgerState::record_owner`]); where the change carries record files
 //!   ([`Records::Files`]), each filled row brings its file, whose bytes hash to
 //!   `native_record.sha256`, no file is added that no filled row names, and no file changes or
-//!   disappears.
+//!   disappears;
+//! - **one kind of change** (rule 7): a change fills rows or repairs them, and fills
+//!   hand-written rows or imported ones, not both (a commit's message says one of them).
 
 use serde_json::Value;
 
@@ -241,11 +243,33 @@ pub fn admit(
         }
     }
     records(change, state, &claims, &mut reasons)?;
+    reasons.extend(one_kind(change, &done));
     Ok(if reasons.is_empty() {
         Ok(done)
     } else {
         Err(Refusal { reasons, hints })
     })
+}
+
+/// One step is one kind of change (rule 7): it fills rows or repairs them, and fills
+/// hand-written rows (`put`) or imported ones, not both — a ledger commit's message says one of
+/// them, and a ledger file follows its predecessor by the same steps.
+fn one_kind(change: &LedgerChange, done: &[RowChange]) -> Option<Reason> {
+    let fills = || {
+        (change.rows.iter())
+            .filter(|e| e.before.is_deferred() && !e.after.is_deferred())
+            .map(|e| e.after.native_record().is_some_and(|r| r.kind == "hand"))
+    };
+    let why = if done.contains(&RowChange::Filled)
+        && done.iter().any(|c| matches!(c, RowChange::Repaired(_)))
+    {
+        "it both fills and repairs rows; each is its own step (a ledger commit says `import` or `put`, or `repair`): commit them separately"
+    } else if fills().any(|h| h) && fills().any(|h| !h) {
+        "it fills hand-written rows and imported rows together; each is its own step (a ledger commit says `put` or `import`): commit them separately"
+    } else {
+        return None;
+    };
+    Some(Reason::new(why).rule(Rule::Admission(7)))
 }
 
 /// Rule 5 for the rows that claim a record (see the module documentation).
@@ -276,6 +300,7 @@ fn records(
             continue;
         }
         claimed.push((id, key));
+        let rid = record_id(key);
         if let Some(owner) = state.record_owner(key)? {
             reasons.push(bad(
                 format!(
@@ -283,9 +308,15 @@ fn records(
                 ),
                 "native_record",
             ));
+            // Its file is the ledger's already: whether the change brings it again is no second
+            // reason (a file it changes still is).
+            let added = |f: &RecordFile| f.id == rid && matches!(f.edit, RecordEdit::Added { .. });
+            if let Some(i) = files.and_then(|f| f.iter().position(added)) {
+                used[i] = true;
+            }
+            continue;
         }
         let Some(files) = files else { continue };
-        let rid = record_id(key);
         match files
             .iter()
             .position(|f| f.id == rid && matches!(f.edit, RecordEdit::Added { .. }))

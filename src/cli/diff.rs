@@ -90,11 +90,12 @@ fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
     let a = Ledger::read(&decl, std::path::Path::new(&args.a), max)?;
     // B may break "one record, one row" only as a change of A (rule 5, in why_not).
     let b = Ledger::read_for_change(&decl, std::path::Path::new(&args.b), max)?;
-    let why_not = match files_verdict(&decl, &a, &b)? {
-        Ok(_) => Vec::new(),
-        Err(r) => {
-            crate::admission::texts(&r.into_iter().map(|r| r.at(&args.b)).collect::<Vec<_>>())
-        }
+    let (steps, why_not) = match ledger_diff::files_verdict(&decl, &a, &b)? {
+        Ok(n) => (n, Vec::new()),
+        Err(r) => (
+            0,
+            crate::admission::texts(&r.into_iter().map(|r| r.at(&args.b)).collect::<Vec<_>>()),
+        ),
     };
     let mut rows = Vec::new();
     for e in crate::admission::LedgerChange::between(&decl, &a, &b).rows {
@@ -107,7 +108,6 @@ fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
             &format!("b/{path}"),
         ));
     }
-    let steps = usize::from(!rows.is_empty());
     Ok(LedgerDiff {
         declaration: DeclarationRef {
             id: decl.id.clone(),
@@ -124,23 +124,6 @@ fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
             why_not,
         },
     })
-}
-
-/// Whether ledger file B follows ledger file A in one admitted step: the rows that differ
-/// reduced to a change (as `pre-commit` reduces them) and decided by
-/// [`crate::admission::admit`] against A's rows; the reasons as values, before they become text.
-pub fn files_verdict(
-    decl: &Declaration,
-    a: &Ledger,
-    b: &Ledger,
-) -> Result<std::result::Result<usize, Vec<crate::refusal::Reason>>> {
-    let change = crate::admission::LedgerChange::between(decl, a, b);
-    Ok(
-        match crate::admission::admit(decl, &change, &mut crate::admission::RowsState(&a.rows))? {
-            Ok(done) => Ok(done.len()),
-            Err(r) => Err(r.reasons),
-        },
-    )
 }
 
 fn commits(args: &DiffArgs) -> Result<LedgerDiff> {

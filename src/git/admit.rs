@@ -35,6 +35,7 @@ use crate::admission::{
 use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
 use crate::ledger::Row;
+use crate::refusal::Reason;
 
 /// A parsed declaration and the directories its row paths imply (`rows`, `rows/scenario`, …).
 #[derive(Debug)]
@@ -512,6 +513,30 @@ impl<'r> Admission<'r> {
 
     /// Rules 1–8 for one commit `child` following `parent`.
     pub fn step(&mut self, parent: ObjectId, child: ObjectId) -> Result<Step> {
+        self.step_verdict(parent, child)?
+            .map_err(|r| Error::Refused(admission::texts(&r)))
+    }
+
+    /// [`Self::step`]'s verdict before it becomes an [`Error`]: the reasons of rules 4 and 5
+    /// on rows and records as [`admission::admit`] gives them (row, field and rule named), the
+    /// others as sentences. `Err` when the step cannot be checked (a missing object) or is
+    /// refused before its trees are compared (rule 1, a bound).
+    pub fn step_verdict(
+        &mut self,
+        parent: ObjectId,
+        child: ObjectId,
+    ) -> Result<std::result::Result<Step, Vec<Reason>>> {
+        match self.step_checked(parent, child) {
+            Err(Error::Refused(r)) => Ok(Err(r.into_iter().map(Reason::new).collect())),
+            other => other,
+        }
+    }
+
+    fn step_checked(
+        &mut self,
+        parent: ObjectId,
+        child: ObjectId,
+    ) -> Result<std::result::Result<Step, Vec<Reason>>> {
         let c = read_commit(self.repo, child)?;
         let at = format!("commit {child}");
         match c.parents.as_slice() {
@@ -791,13 +816,11 @@ impl<'r> Admission<'r> {
                     }
                 }
             }
-            Err(refusal) => r.extend(admission::texts(
-                &refusal
-                    .reasons
-                    .into_iter()
-                    .map(|x| x.at(&at))
-                    .collect::<Vec<_>>(),
-            )),
+            Err(refusal) => {
+                let mut all: Vec<Reason> = r.into_vec().into_iter().map(Reason::new).collect();
+                all.extend(refusal.reasons.into_iter().map(|x| x.at(&at)));
+                return Ok(Err(all));
+            }
         }
         r.into_result()?;
         let mut r = Reasons::new();
@@ -813,7 +836,7 @@ impl<'r> Admission<'r> {
         };
         rule7(&c, &expected, &at, &mut r);
         r.into_result()?;
-        Ok(step)
+        Ok(Ok(step))
     }
 
     /// Count `n` more changed record files against the budget. Every admitted record file
