@@ -4,8 +4,9 @@
 //! For each ledger: fetch the remote's `refs/ledgers/*` into `refs/remotes/<remote>/ledgers/*`
 //! (never forced), then fast-forward the local ref when it is behind, push when it is ahead, and
 //! when both moved replay the local commits on the remote tip — each replayed commit re-fills the
-//! same rows with the same row bytes and records, its message regenerated (`Ledger-Filled`
-//! counted anew); a row the remote already holds with identical bytes is skipped; a row the
+//! same rows with the same row bytes and records, its message regenerated from what its trees
+//! say (`Ledger-Filled` counted anew, each filled row `from` its record file; the local
+//! message is not read); a row the remote already holds with identical bytes is skipped; a row the
 //! remote changed differently is a conflict (a retry), refused naming the row and the remote
 //! commit. A push that loses a race is retried after a fresh fetch, a bounded number of times.
 //!
@@ -473,7 +474,6 @@ fn replay(
     for c in local_chain {
         let info = read_commit(repo, c)?;
         let parent_tree = read_commit(repo, info.parents[0])?.tree;
-        let sources = sources(&info.message);
         let mut editor = repo
             .edit_tree(tip_tree)
             .map_err(|e| Error::failed(format!("cannot edit tree {tip_tree}: {e}")))?;
@@ -517,9 +517,14 @@ fn replay(
                 .transpose()
                 .map_err(Error::Refused)?
                 .unwrap_or(false);
+            // Where a filled row came from, as the trees say it: its record file in the
+            // ledger (the writer's own path is only in the local commit's message, which
+            // replay does not read).
+            let mut source = String::new();
             if parent_row_deferred {
                 if let Some(rec) = row.native_record() {
                     let rpath = layout::record_path(&rec.key());
+                    source.clone_from(&rpath);
                     let Some((_, rid)) = find_in_tree(repo, info.tree, &rpath)? else {
                         return Err(Error::refused(format!(
                             "commit {c}: row {sid}: its record file {rpath} is missing"
@@ -533,7 +538,7 @@ fn replay(
             }
             rows.push(RowWrite {
                 notes: Vec::new(),
-                source: sources.get(sid).cloned().unwrap_or_default(),
+                source,
                 row,
                 record: None,
             });
@@ -600,36 +605,4 @@ fn replay(
     }
     out.tip = admitted;
     Ok(out)
-}
-
-/// `from <source>` lines of a ledger commit message, by schedule id.
-fn sources(message: &str) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    let mut current: Option<&str> = None;
-    for line in message.lines() {
-        if let Some(src) = line.strip_prefix("  from ") {
-            if let Some(sid) = current.take() {
-                out.insert(sid.to_owned(), src.to_owned());
-            }
-        } else if !line.starts_with(' ') {
-            current = line.split_once("  ").map(|(sid, _)| sid);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sources_are_read_back_from_messages() {
-        let m = "import 2 attempts\n\na/01  PASS (COMPLETE)  verified delivery\n  from runs/1/result.json\nb/02  ERROR  error\n\nLedger-Filled: 2/4\n";
-        let s = sources(m);
-        assert_eq!(
-            s.get("a/01").map(String::as_str),
-            Some("runs/1/result.json")
-        );
-        assert_eq!(s.get("b/02"), None);
-    }
 }

@@ -384,6 +384,15 @@ fn force_fetched_rewrite(log_all: bool) {
         git(d.path(), &["rev-parse", REF]),
         git(&server, &["rev-parse", REF])
     );
+    // The replayed message says what the trees say: the row filled from its record file
+    // (not the local path `put` was given, which only the local commit's message held).
+    let body = git(d.path(), &["log", "-1", "--format=%b", REF]);
+    assert!(body.contains("  from "), "{body}");
+    let record = git_ledger::git::layout::record_path(&format!("hand:{v}"));
+    assert!(
+        body.contains(&format!("  from {record}")),
+        "{body} (want {record})"
+    );
     ledger(d.path(), &["verify"]).ok();
 }
 
