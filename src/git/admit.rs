@@ -585,7 +585,7 @@ impl<'r> Admission<'r> {
                 .count();
             self.bound_records(records, &at)?;
         }
-        let mut r = Reasons::new();
+        let mut r = StepReasons::default();
         r.extend(signature::rule8(
             self.repo,
             &known,
@@ -727,7 +727,7 @@ impl<'r> Admission<'r> {
                     (Some((_, oid)), Some((_, nid))) => {
                         match self.row_edit(&known.decl, sid, oid, nid, &at) {
                             Ok(e) => rows.push(e),
-                            Err(reasons) => r.extend(reasons),
+                            Err(reasons) => r.0.extend(reasons),
                         }
                     }
                 }
@@ -817,12 +817,13 @@ impl<'r> Admission<'r> {
                 }
             }
             Err(refusal) => {
-                let mut all: Vec<Reason> = r.into_vec().into_iter().map(Reason::new).collect();
-                all.extend(refusal.reasons.into_iter().map(|x| x.at(&at)));
-                return Ok(Err(all));
+                r.0.extend(refusal.reasons.into_iter().map(|x| x.at(&at)));
+                return Ok(Err(r.0));
             }
         }
-        r.into_result()?;
+        if !r.0.is_empty() {
+            return Ok(Err(r.0));
+        }
         let mut r = Reasons::new();
         // Rule 7, once the trees say what C did: its message says exactly that, counted from
         // P's admitted message.
@@ -916,9 +917,9 @@ impl<'r> Admission<'r> {
         old: ObjectId,
         new: ObjectId,
         at: &str,
-    ) -> std::result::Result<RowEdit, Vec<String>> {
+    ) -> std::result::Result<RowEdit, Vec<Reason>> {
         let rule = format!("{at}: rule 4");
-        let before = read_row(
+        let before = read_row_reasons(
             self.repo,
             decl,
             old,
@@ -926,7 +927,7 @@ impl<'r> Admission<'r> {
             self.max_bytes,
             &format!("{rule} (the parent's row)"),
         )?;
-        let after = read_row(self.repo, decl, new, sid, self.max_bytes, &rule)?;
+        let after = read_row_reasons(self.repo, decl, new, sid, self.max_bytes, &rule)?;
         Ok(RowEdit {
             before,
             after,
@@ -1040,6 +1041,20 @@ impl<'r> Admission<'r> {
     }
 }
 
+/// The reasons one step is refused, in the order they are found: rules 4 and 5 as values
+/// (row, field, rule), the rest as sentences.
+#[derive(Default)]
+struct StepReasons(Vec<Reason>);
+
+impl StepReasons {
+    fn push(&mut self, sentence: impl Into<String>) {
+        self.0.push(Reason::new(sentence.into()));
+    }
+    fn extend(&mut self, sentences: impl IntoIterator<Item = String>) {
+        self.0.extend(sentences.into_iter().map(Reason::new));
+    }
+}
+
 /// A record file of the tree diff, for the change model: its id is the key's SHA-256 its
 /// path spells (`records/<hh>/<rest>.json`).
 fn record_file(path: &str, edit: RecordEdit) -> RecordFile {
@@ -1103,27 +1118,38 @@ pub fn read_row(
     max_bytes: u64,
     at: &str,
 ) -> std::result::Result<Row, Vec<String>> {
+    read_row_reasons(repo, decl, blob, sid, max_bytes, at).map_err(|r| admission::texts(&r))
+}
+
+/// [`read_row`] with each reason as a value (a row check names the row, the field and its
+/// refusal group; the others are sentences), found at `at`.
+pub fn read_row_reasons(
+    repo: &gix::Repository,
+    decl: &Declaration,
+    blob: ObjectId,
+    sid: &str,
+    max_bytes: u64,
+    at: &str,
+) -> std::result::Result<Row, Vec<Reason>> {
     let path = layout::row_path(sid);
     let what = format!("{at}: {path}");
-    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &what).map_err(|e| e.reasons())?;
+    let sentence = |s: String| vec![Reason::new(s)];
+    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &what)
+        .map_err(|e| e.reasons().into_iter().map(Reason::new).collect::<Vec<_>>())?;
     let value = crate::json::parse_strict(&bytes)
-        .map_err(|e| vec![format!("{at}: row {sid}: {path} is not valid JSON: {e}")])?;
-    let row = Row::check(decl, &value, &path).map_err(|reasons| {
-        reasons
-            .into_iter()
-            .map(|s| format!("{at}: {s}"))
-            .collect::<Vec<_>>()
-    })?;
+        .map_err(|e| sentence(format!("{at}: row {sid}: {path} is not valid JSON: {e}")))?;
+    let row = Row::check_reasons(decl, &value, &path)
+        .map_err(|reasons| reasons.into_iter().map(|r| r.at(at)).collect::<Vec<_>>())?;
     if row.schedule_id() != sid {
-        return Err(vec![format!(
+        return Err(sentence(format!(
             "{at}: row {sid}: schedule_id: {path} holds row {}; a row file's path names its schedule_id",
             row.schedule_id()
-        )]);
+        )));
     }
     if row.canonical(decl) != bytes {
-        return Err(vec![format!(
+        return Err(sentence(format!(
             "{at}: row {sid}: {path} is not the row's canonical bytes (fields in attempt_fields order, nested keys sorted, two-space indent, trailing newline)"
-        )]);
+        )));
     }
     Ok(row)
 }

@@ -168,8 +168,10 @@ fn judge_file(
     let decl = sides.declaration(sides.staged, path, shown)?;
     // Every check of the report but one record per row, which the change decides against
     // HEAD's ledger; a ledger file that follows no ledger of HEAD is checked whole.
-    let new = Ledger::parse_for_change(&decl, &new_bytes, sides.max_bytes)
-        .map_err(|e| e.context(shown))?;
+    let new = match Ledger::parse_for_change(&decl, &new_bytes, sides.max_bytes) {
+        Ok(l) => l,
+        Err(r) => return Ok(Err(r.into_iter().map(|r| r.at(shown)).collect())),
+    };
     let whole = || {
         Ledger::parse(&decl, &new_bytes, sides.max_bytes)
             .map(|_| true)
