@@ -425,17 +425,19 @@ impl Harness {
         }
     }
 
-    /// Run one input; panics on a broken property.
-    pub fn run(&self, data: &[u8]) {
+    /// Run one input; panics on a broken property. Returns the validator's verdict on the step
+    /// (`admitted`, `refused`, or `failed` when it could not be checked).
+    pub fn run(&self, data: &[u8]) -> &'static str {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_inner(data)));
         // Drop this input's objects whatever happened.
         self.repo.objects.reset_object_memory();
-        if let Err(p) = r {
-            std::panic::resume_unwind(p);
+        match r {
+            Ok(v) => v,
+            Err(p) => std::panic::resume_unwind(p),
         }
     }
 
-    fn run_inner(&self, data: &[u8]) {
+    fn run_inner(&self, data: &[u8]) -> &'static str {
         let repo = &self.repo;
         let decl = &self.decl;
         let mut input = Input { data, pos: 0 };
@@ -755,7 +757,7 @@ impl Harness {
             tool_message(repo, decl, &base.leaves, &leaves, base.filled)
         };
         let child = commit(repo, tree, &parents, &message);
-        self.judge(base.commit, child, &parents, max_bytes);
+        self.judge(base.commit, child, &parents, max_bytes)
     }
 
     /// The current row value at `sid`'s path in the model (parsed leniently), if any.
@@ -769,9 +771,20 @@ impl Harness {
 
     /// Run the validator on (parent, child) and the ref-update entry points; check what is
     /// admitted.
-    fn judge(&self, parent: ObjectId, child: ObjectId, parents: &[ObjectId], max_bytes: u64) {
+    fn judge(
+        &self,
+        parent: ObjectId,
+        child: ObjectId,
+        parents: &[ObjectId],
+        max_bytes: u64,
+    ) -> &'static str {
         let repo = &self.repo;
         let step = Admission::new(repo, max_bytes).step(parent, child);
+        let verdict = match &step {
+            Ok(_) => "admitted",
+            Err(git_ledger::Error::Refused(_)) => "refused",
+            Err(_) => "failed",
+        };
         if self.verbose {
             match &step {
                 Ok(s) => eprintln!("verdict: admitted {s:?}"),
@@ -854,6 +867,7 @@ impl Harness {
                 "an admitted root holds exactly the template tree"
             );
         }
+        verdict
     }
 
     /// Rules 1–6 for an admitted step, checked without the validator's code: the trees are

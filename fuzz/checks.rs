@@ -245,23 +245,21 @@ pub fn cite_line(data: &[u8]) {
 
 /// Bytes split at the first NUL into a parent and a child row of the embedded campaign; both
 /// must pass `Row::check`, then `admission::row_transition` decides, and what it admits obeys
-/// the transition rules of `git.md`.
-pub fn row_transition(decl: &Declaration, data: &[u8]) {
+/// the transition rules of `git.md`. Returns the verdict: `filled`, `repaired` or `refused`, or
+/// why the input is no pair of checked rows.
+pub fn row_transition(decl: &Declaration, data: &[u8]) -> &'static str {
     let Some(nul) = data.iter().position(|&b| b == 0) else {
-        return;
+        return "no pair";
     };
     let (a, b) = (&data[..nul], &data[nul + 1..]);
-    let Ok(pv) = json::parse_strict(a) else {
-        return;
-    };
-    let Ok(cv) = json::parse_strict(b) else {
-        return;
+    let (Ok(pv), Ok(cv)) = (json::parse_strict(a), json::parse_strict(b)) else {
+        return "not JSON";
     };
     let Ok(parent) = Row::check(decl, &pv, "parent") else {
-        return;
+        return "parent refused";
     };
     let Ok(child) = Row::check(decl, &cv, "child") else {
-        return;
+        return "child refused";
     };
     match admission::row_transition(decl, &parent, &child, "fuzz") {
         Ok(RowChange::Filled) => {
@@ -272,6 +270,7 @@ pub fn row_transition(decl: &Declaration, data: &[u8]) {
                 "a filled row names its record"
             );
             assert_eq!(parent.schedule_id(), child.schedule_id());
+            "filled"
         }
         Ok(RowChange::Repaired(n)) => {
             assert!(n > 0);
@@ -289,7 +288,11 @@ pub fn row_transition(decl: &Declaration, data: &[u8]) {
             assert_eq!(after.len(), before + n);
             assert!(parent.interventions().zip(&after).all(|(a, b)| a == *b));
             assert!(after[before..].iter().all(|(k, _)| *k == "repair"));
+            "repaired"
         }
-        Err(reasons) => assert!(!reasons.is_empty()),
+        Err(reasons) => {
+            assert!(!reasons.is_empty());
+            "refused"
+        }
     }
 }
