@@ -401,3 +401,45 @@ fn the_rows_state_owns_the_records_its_rows_name() {
     );
     assert_eq!(s.record_owner("arena:r2").unwrap(), None);
 }
+
+#[test]
+fn one_change_is_one_kind_of_step() {
+    let decl = declaration();
+    let b = decl.schedule_at(1).id;
+    let parent = filled(&decl, &decl.schedule_at(0).id);
+    let mut v = parent.to_value();
+    v["interventions_decision_or_repair"] =
+        serde_json::json!([{"kind": "repair", "note": "fixed"}]);
+    let repair = edit(parent.clone(), row(&decl, &v));
+    // A repair and a fill together: refused as rule 7, no row named.
+    let c = change(
+        vec![repair.clone(), fill(&decl, 1, "r1")],
+        vec![added("r1", "r1")],
+    );
+    let r = verdict(&decl, &c, vec![]).unwrap_err();
+    assert_eq!(named(&r), [(None, None, Some(Rule::Admission(7)))]);
+    // Each alone is admitted.
+    let c = change(vec![repair], vec![]);
+    assert_eq!(verdict(&decl, &c, vec![]), Ok(vec![RowChange::Repaired(1)]));
+    // A hand-written fill beside an imported one: refused as rule 7 too.
+    let hand = edit(deferred(&decl, 1), filled(&decl, &b));
+    let mut c = change(vec![fill(&decl, 0, "r1"), hand], vec![added("r1", "r1")]);
+    c.records = Records::Keys;
+    let r = verdict(&decl, &c, vec![]).unwrap_err();
+    assert_eq!(named(&r), [(None, None, Some(Rule::Admission(7)))]);
+    c.rows.remove(0);
+    assert_eq!(verdict(&decl, &c, vec![]), Ok(vec![RowChange::Filled]));
+}
+
+#[test]
+fn two_ledger_files_are_the_rows_whose_bytes_differ() {
+    let decl = declaration();
+    let old = Ledger::template(&decl);
+    let mut new = old.clone();
+    assert!(LedgerChange::between(&decl, &old, &new).rows.is_empty());
+    new.rows[1] = filled(&decl, &decl.schedule_at(1).id);
+    let c = LedgerChange::between(&decl, &old, &new);
+    assert_eq!(c.rows.len(), 1);
+    assert_eq!(c.rows[0].after.schedule_id(), decl.schedule_at(1).id);
+    assert!(matches!(c.records, Records::Keys) && !c.fills);
+}

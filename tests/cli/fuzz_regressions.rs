@@ -88,8 +88,12 @@ fn verdicts(target: &str, min: usize, check: impl Fn(&[u8]) -> &'static str) {
         std::fs::write(&recorded, &got).unwrap();
         return;
     }
-    let want = std::fs::read_to_string(&recorded)
-        .unwrap_or_else(|e| panic!("{}: {e} (FUZZ_VERDICTS_BLESS=1 writes it)", recorded.display()));
+    let want = std::fs::read_to_string(&recorded).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (FUZZ_VERDICTS_BLESS=1 writes it)",
+            recorded.display()
+        )
+    });
     let differ: Vec<String> = (got.lines().zip(want.lines()))
         .filter(|(g, w)| g != w)
         .map(|(g, w)| format!("  now {g:?}, recorded {w:?}"))
