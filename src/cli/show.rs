@@ -91,7 +91,7 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
             )));
         }
         let row =
-            crate::git::admit::read_row(&repo, decl, blob, id, max, &at).map_err(Error::Refused)?;
+            crate::git::admit::read_row(&repo, decl, blob, id, max, &at).map_err(Error::refusal)?;
         io.out.write_all(&row.canonical(decl))?;
         return Ok(0);
     }

@@ -74,7 +74,7 @@ pub struct Loaded {
     pub requests: Vec<Request>,
     /// Why records were refused as they were read (a record that breaks its format, a run
     /// never graded, a RUNNING attempt, a changed case, …).
-    pub refused: Vec<String>,
+    pub refused: Reasons,
     /// The Inspect logs read, with the position of the `--inspect` argument that named them.
     pub inspect: Vec<(usize, InspectLog)>,
     /// What the output says about the Inspect directories read (manifests left out).
@@ -106,7 +106,7 @@ pub fn load_with_progress(
                     inspect.extend(logs.into_iter().map(|l| (i + 1, l)));
                     inspect_notes.extend(manifests);
                 }
-                Err(Error::Refused(r)) => reasons.extend(r),
+                Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
             }
             progress(i + 1, sources.len());
@@ -134,34 +134,32 @@ pub fn load_with_progress(
                 schedule_id: source.schedule_id().to_owned(),
                 record,
             }),
-            Err(Error::Refused(r)) => reasons.extend(
-                r.into_iter()
-                    .map(|x| for_schedule_id(x, source.schedule_id())),
-            ),
+            Err(Error::Refused(r)) => {
+                reasons.absorb(r.map(|x| for_schedule_id(x, source.schedule_id())))
+            }
             Err(e) => return Err(e),
         }
         progress(i + 1, sources.len());
     }
     Ok(Loaded {
         requests: out,
-        refused: reasons.into_vec(),
+        refused: reasons,
         inspect,
         inspect_notes,
     })
 }
 
-/// Name the schedule id a record was given for in one of its refusal entries:
-/// `<record>: <why>` becomes `<record> (for <id>): <why>`; a hint is left as it is.
-pub(crate) fn for_schedule_id(entry: String, schedule_id: &str) -> String {
-    if entry.starts_with(crate::error::HINT_PREFIX) {
-        return entry;
+/// Name the schedule id a record was given for in one of its reasons: the record's place
+/// `<record>` becomes `<record> (for <id>)`; a reason that names no place says it last.
+pub(crate) fn for_schedule_id(
+    mut reason: crate::refusal::Reason,
+    schedule_id: &str,
+) -> crate::refusal::Reason {
+    match reason.place.first_mut() {
+        Some(place) => place.push_str(&format!(" (for {schedule_id})")),
+        None => reason.sentence.push_str(&format!(" (for {schedule_id})")),
     }
-    match entry.split_once(": ") {
-        Some((head, rest)) if !head.contains(' ') => {
-            format!("{head} (for {schedule_id}): {rest}")
-        }
-        _ => format!("{entry} (for {schedule_id})"),
-    }
+    reason
 }
 
 /// What an import wrote, row by row, for the output.
@@ -184,7 +182,7 @@ pub fn build<S: Store + ?Sized>(
 ) -> Result<(Change, Imported)> {
     let requests = &loaded.requests;
     let mut reasons = Reasons::new();
-    reasons.extend(loaded.refused.iter().cloned());
+    reasons.absorb(loaded.refused.clone());
     let mut converted: Vec<(usize, Converted)> = Vec::with_capacity(requests.len());
     {
         let decl = store.declaration();
@@ -195,7 +193,7 @@ pub fn build<S: Store + ?Sized>(
             };
             match c {
                 Ok(c) => converted.push((req.position, c)),
-                Err(Error::Refused(r)) => reasons.extend(r),
+                Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
             }
         }

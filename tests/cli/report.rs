@@ -250,7 +250,7 @@ fn a_refused_ledger_exits_2_with_every_reason_on_stderr_and_as_json_on_stdout() 
     let r = w.run(&["report", "campaign.json", "ledger.json", "--json"]);
     r.expect_code(2);
     let j = r.json();
-    assert_eq!(keys(&j), ["reasons", "refused"]);
+    assert_eq!(keys(&j), ["details", "reasons", "refused"]);
     assert_eq!(j["refused"], true);
     let reasons: Vec<&str> = j["reasons"]
         .as_array()
