@@ -66,8 +66,12 @@ impl Reason {
 
     /// The same reason, found at `place` (a file, a ref, a commit). A reason that already has
     /// a place keeps it and gains the outer one in front (`commit X` around `rows/a.json`).
+    /// An empty place (a record read from memory, with no path) names nothing and is left out.
     pub fn at(mut self, place: impl fmt::Display) -> Self {
-        self.place.insert(0, place.to_string());
+        let place = place.to_string();
+        if !place.is_empty() {
+            self.place.insert(0, place);
+        }
         self
     }
 
