@@ -122,11 +122,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "import::batch",
         "issue 17 item 7: rows calls batch::for_schedule_id while batch builds on rows",
     ),
-    (
-        "git::sign",
-        "git::store",
-        "issue 17 item 7: sign writes its commit with git::store::write_object while the store signs through sign",
-    ),
 ];
 
 fn layer_of(module: &str) -> Option<Layer> {
