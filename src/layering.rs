@@ -117,11 +117,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "render",
         "issue 17 item 7: report.rs paints ANSI colours with render::tone while render builds on report",
     ),
-    (
-        "import::rows",
-        "import::batch",
-        "issue 17 item 7: rows calls batch::for_schedule_id while batch builds on rows",
-    ),
 ];
 
 fn layer_of(module: &str) -> Option<Layer> {

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::inspect::{InspectLog, SampleIndex, Skipped, Target};
-use super::rows::{arena_row, scenario_row, Context, Converted};
+use super::rows::{arena_row, for_schedule_id, scenario_row, Context, Converted};
 use super::{ArenaAttempt, ScenarioRecord};
 use crate::declaration::Kind;
 use crate::error::{Error, Reasons, Result};
@@ -148,20 +148,6 @@ pub fn load_with_progress(
         inspect,
         inspect_notes,
     })
-}
-
-/// Name the schedule id a record was given for in one of its refusal entries:
-/// `<record>: <why>` becomes `<record> (for <id>): <why>`; a hint is left as it is.
-pub(crate) fn for_schedule_id(entry: String, schedule_id: &str) -> String {
-    if entry.starts_with(crate::error::HINT_PREFIX) {
-        return entry;
-    }
-    match entry.split_once(": ") {
-        Some((head, rest)) if !head.contains(' ') => {
-            format!("{head} (for {schedule_id}): {rest}")
-        }
-        _ => format!("{entry} (for {schedule_id})"),
-    }
 }
 
 /// What an import wrote, row by row, for the output.

@@ -166,8 +166,22 @@ fn target<'d>(
 fn for_id(e: Error, schedule_id: &str) -> Vec<String> {
     e.entries()
         .into_iter()
-        .map(|x| super::batch::for_schedule_id(x, schedule_id))
+        .map(|x| for_schedule_id(x, schedule_id))
         .collect()
+}
+
+/// Name the schedule id a record was given for in one of its refusal entries:
+/// `<record>: <why>` becomes `<record> (for <id>): <why>`; a hint is left as it is.
+pub(crate) fn for_schedule_id(entry: String, schedule_id: &str) -> String {
+    if entry.starts_with(crate::error::HINT_PREFIX) {
+        return entry;
+    }
+    match entry.split_once(": ") {
+        Some((head, rest)) if !head.contains(' ') => {
+            format!("{head} (for {schedule_id}): {rest}")
+        }
+        _ => format!("{entry} (for {schedule_id})"),
+    }
 }
 
 /// Refuse a record whose evidence class differs from the task's (or whose mode is unknown).
