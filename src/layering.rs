@@ -112,11 +112,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "git",
         "issue 17 item 7: pin reads Git objects, so the model knows Git (and git/* knows declarations)",
     ),
-    (
-        "report",
-        "render",
-        "issue 17 item 7: report.rs paints ANSI colours with render::tone while render builds on report",
-    ),
 ];
 
 fn layer_of(module: &str) -> Option<Layer> {
