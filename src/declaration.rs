@@ -12,8 +12,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::error::{Error, Reasons, Result};
 use crate::json;
 
+mod canonical;
 mod fast;
-pub mod pin;
+
+pub use canonical::canonical;
 
 /// The format string of a declaration.
 pub const FORMAT: &str = "campaign-declaration/1";

@@ -74,7 +74,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("git::defhash", Git),
     ("git::quarantine", Git),
     ("git::transport", Git),
-    ("git::pins", Store),
+    ("git::pin", Store),
     ("git::layout", Store),
     ("git::message", Store),
     ("git::store", Store),
@@ -106,11 +106,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "git::signature",
         "git::admit",
         "issue 17 item 7: signature takes admit's Known (the checked declaration) while admit calls signature",
-    ),
-    (
-        "declaration::pin",
-        "git",
-        "issue 17 item 7: pin reads Git objects, so the model knows Git (and git/* knows declarations)",
     ),
 ];
 

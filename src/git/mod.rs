@@ -14,6 +14,7 @@ mod defhash;
 pub mod layout;
 pub mod message;
 pub mod objects;
+pub mod pin;
 pub mod quarantine;
 pub mod replace;
 mod revision;
