@@ -16,7 +16,7 @@ use crate::git::message;
 use crate::git::objects::{find_in_tree, read_commit, CommitInfo};
 use crate::git::signature;
 use crate::ledger::Row;
-use crate::portfolio::classify;
+use crate::portfolio::{classify, Outcome};
 
 /// The writers file at the tip of a ledger, parsed (`None` when it holds none, or they do not
 /// parse: `verify` says why).
@@ -282,7 +282,14 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
         let what = if !e.attempts.is_empty() {
             e.attempts
                 .iter()
-                .map(|a| format!("{} {} -> {}", a.schedule_id, a.native_outcome, a.label()))
+                .map(|a| {
+                    format!(
+                        "{} {} -> {}",
+                        a.schedule_id,
+                        a.native_outcome,
+                        outcome_label(&a.outcome)
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; ")
         } else if !e.repairs.is_empty() {
@@ -334,4 +341,9 @@ fn refuse_lies(mut lies: Vec<String>, name: &str) -> Result<i32> {
         crate::error::HINT_PREFIX
     ));
     Err(Error::Refused(lies))
+}
+
+/// The portfolio label of an outcome key, lowercased (the key itself if unknown).
+fn outcome_label(key: &str) -> String {
+    Outcome::from_key(key).map_or_else(|| key.to_owned(), |o| o.label().to_lowercase())
 }
