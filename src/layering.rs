@@ -76,6 +76,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("git::quarantine", Git),
     ("git::transport", Git),
     ("git::pin", Store),
+    ("git::history", Store),
     ("git::layout", Store),
     ("git::message", Store),
     ("git::store", Store),

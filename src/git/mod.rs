@@ -11,6 +11,7 @@ pub mod admit;
 pub mod allowed_signers;
 mod decl_cache;
 mod defhash;
+pub mod history;
 pub mod layout;
 pub mod message;
 pub mod objects;
