@@ -10,6 +10,9 @@
 //!   `store` ↔ `hand` as much as `import::rows` ↔ `import::batch`); a child using its parent
 //!   and a parent using its child are not cycles;
 //! - a module held to a narrower list ([`ONLY`]) uses a module outside it;
+//! - a module names a path of clap or gix its layer may not ([`EXTERNAL`]): clap is the CLI's
+//!   alone, gix belongs to the Git layers, and the CLI holds a repository and an object id but
+//!   reads no objects itself;
 //! - a module is missing from the table;
 //! - an entry of [`KNOWN`] (the violations not fixed yet) no longer is one, so the list only
 //!   shrinks.
@@ -386,8 +389,26 @@ fn resolve(modules: &BTreeSet<String>, base: &[String], segments: &[String]) -> 
     base.join("::")
 }
 
-/// Each non-test module's references to other modules, and the modules that are test-only.
-fn references() -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
+/// What each non-test module refers to.
+#[derive(Default)]
+struct Refs {
+    /// The other modules of the crate it uses.
+    modules: BTreeMap<String, BTreeSet<String>>,
+    /// The paths it names in the crates [`EXTERNAL`] watches (`gix::Repository`, `clap::Args`).
+    external: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Crates only some layers may name: (crate, the layers that may name any of its paths, the
+/// paths every other layer may name). Nothing below the CLI knows clap; the model knows no Git;
+/// the CLI reads no Git objects itself (it may hold a repository and an object id, and calls
+/// the library).
+const EXTERNAL: &[(&str, &[Layer], &[&str])] = &[
+    ("clap", &[Cli], &[]),
+    ("gix", &[Git, Store], &["gix::Repository", "gix::ObjectId"]),
+];
+
+/// Each non-test module's references to other modules and to the crates [`EXTERNAL`] watches.
+fn references() -> Refs {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -395,6 +416,7 @@ fn references() -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(&src, f)).collect();
     let mut test_only = BTreeSet::new();
     let mut refs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut external: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
         let module = module_of(&src, file);
         let me: Vec<String> = if module.is_empty() {
@@ -415,6 +437,7 @@ fn references() -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
             })
             .collect();
         let out = refs.entry(module.clone()).or_default();
+        let ext = external.entry(module.clone()).or_default();
         let mut inline: Vec<(String, usize)> = Vec::new();
         let mut depth = 0usize;
         let mut i = 0;
@@ -475,6 +498,15 @@ fn references() -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
                 Tok::Ident(w)
                     if next_is_path
                         && !prev_is_path
+                        && EXTERNAL.iter().any(|(krate, _, _)| krate == w) =>
+                {
+                    let mut found = Vec::new();
+                    i = paths(&toks, i, &[], &mut found);
+                    ext.extend(found.iter().map(|p| p.join("::")));
+                }
+                Tok::Ident(w)
+                    if next_is_path
+                        && !prev_is_path
                         && (w == "crate"
                             || w == "super"
                             || w == "self"
@@ -512,7 +544,11 @@ fn references() -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
     // A test-only module's children are test-only too.
     let is_test = |m: &str| test_only.iter().any(|t| is_within(m, t) && !t.is_empty());
     refs.retain(|m, _| !is_test(m));
-    (refs, test_only)
+    external.retain(|m, _| !is_test(m));
+    Refs {
+        modules: refs,
+        external,
+    }
 }
 
 fn is_within(module: &str, ancestor: &str) -> bool {
@@ -562,8 +598,24 @@ fn cycles(edges: &BTreeSet<(String, String)>) -> BTreeSet<(String, String)> {
 
 #[test]
 fn layers_point_one_way() {
-    let (refs, _) = references();
+    let Refs {
+        modules: refs,
+        external,
+    } = references();
     let mut problems = Vec::new();
+    for (module, paths) in &external {
+        for path in paths {
+            let krate = path.split("::").next().unwrap_or_default();
+            let Some((_, anywhere, shared)) = EXTERNAL.iter().find(|(k, _, _)| *k == krate) else {
+                continue;
+            };
+            let may = layer_of(module).is_some_and(|l| anywhere.contains(&l))
+                || shared.contains(&path.as_str());
+            if !may {
+                problems.push(format!("{module} names {path}"));
+            }
+        }
+    }
     let mut edges = BTreeSet::new();
     for (from, tos) in &refs {
         let Some(from_layer) = layer_of(from) else {
