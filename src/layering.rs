@@ -80,6 +80,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("git::transport", Git),
     ("git::pin", Store),
     ("git::history", Store),
+    ("git::read", Store),
     ("git::layout", Store),
     ("git::message", Store),
     ("git::store", Store),

@@ -17,6 +17,7 @@ pub mod message;
 pub mod objects;
 pub mod pin;
 pub mod quarantine;
+pub mod read;
 pub mod replace;
 mod revision;
 pub mod sign;
