@@ -156,7 +156,7 @@ impl Declaration {
                 if r.is_empty() {
                     r.push("declaration is not valid");
                 }
-                Err(Error::Refused(r.into_vec()))
+                Err(Error::Refused(r))
             }
         }
     }

@@ -24,7 +24,8 @@ use std::path::{Path, PathBuf};
 /// own; inside a layer, any module may use any other as long as no two import each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Layer {
-    /// What everything uses: the crate root (`sha256_hex`, `hex`), errors, strict JSON.
+    /// What everything uses: the crate root (`sha256_hex`, `hex`), errors and refusal reasons,
+    /// strict JSON.
     Base,
     /// The specification's concepts, knowing neither Git nor where a ledger is kept:
     /// declaration, ledger and rows, row admission, portfolio, the report model, ledger diffs.
@@ -63,6 +64,7 @@ const MAY_USE: &[(Layer, &[Layer])] = &[
 const LAYERS: &[(&str, Layer)] = &[
     ("", Base),
     ("error", Base),
+    ("refusal", Base),
     ("json", Base),
     ("declaration", Model),
     ("ledger", Model),

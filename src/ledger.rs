@@ -255,11 +255,11 @@ pub(crate) fn check_members<'a, O: Obj>(
         if m.contains_key("schedule_id") {
             bad(&mut r, "schedule_id", "must be a string".into());
         }
-        return Err(r.into_vec());
+        return Err(r.into_strings());
     };
     let Some((position, task, repetition)) = decl.scheduled(sid) else {
         r.push(format!("{label}: schedule_id: {sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"));
-        return Err(r.into_vec());
+        return Err(r.into_strings());
     };
     let get = |f: Field| row.get(f);
 
@@ -397,7 +397,7 @@ pub(crate) fn check_members<'a, O: Obj>(
     let is_relabeled = !relabeled.is_empty();
     if !r.is_empty() {
         r.extend(relabeled.into_vec());
-        return Err(r.into_vec());
+        return Err(r.into_strings());
     }
     r.extend(relabeled.into_vec());
 
@@ -482,7 +482,7 @@ pub(crate) fn check_members<'a, O: Obj>(
     if r.is_empty() {
         Ok((position, row))
     } else {
-        Err(r.into_vec())
+        Err(r.into_strings())
     }
 }
 

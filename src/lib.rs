@@ -18,6 +18,7 @@ mod layering;
 pub mod ledger;
 pub mod ledger_diff;
 pub mod portfolio;
+pub mod refusal;
 pub mod render;
 pub mod report;
 pub mod store;

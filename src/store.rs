@@ -155,7 +155,7 @@ fn backoff(attempt: usize) {
 /// one it already filled), and its bytes hash to the row's `native_record.sha256`. Each
 /// reason names where the row came from (the record path the writer gave).
 pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result<()> {
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     let mut rows: HashMap<String, &str> = HashMap::new();
     let mut keys: HashMap<String, String> = HashMap::new();
     for w in &change.rows {
@@ -175,7 +175,7 @@ pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result
         let parent = store.row(&id)?;
         if change.kind != ChangeKind::Repair && !parent.is_deferred() {
             // A retry; its record is checked too (a retry usually brings the same one back).
-            reasons.extend(crate::hand::already_filled(&id, &parent).entries());
+            reasons.absorb(crate::hand::already_filled(&id, &parent).into_reasons());
         } else {
             // The record rules follow what the transition is, not what the change says.
             match row_transition(store.declaration(), &parent, &w.row, "change") {
@@ -207,9 +207,5 @@ pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result
             )),
         }
     }
-    if reasons.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::Refused(reasons))
-    }
+    reasons.into_result()
 }

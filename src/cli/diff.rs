@@ -209,7 +209,7 @@ fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
         }
     }
     if !reasons.is_empty() {
-        return Err(Error::Refused(reasons));
+        return Err(Error::refusal(reasons));
     }
     rows.sort_by_key(|r| decl.schedule_position(&r.schedule_id));
     let follows = match admission.follows(a, b)? {

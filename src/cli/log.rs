@@ -103,15 +103,15 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
 
 /// Exit 0 when every message said what its commit did; else a refusal listing each rule 7
 /// reason (what was printed is the trees' account).
-fn refuse_lies(mut lies: Vec<String>, name: &str) -> Result<i32> {
+fn refuse_lies(lies: Vec<String>, name: &str) -> Result<i32> {
     if lies.is_empty() {
         return Ok(0);
     }
-    lies.push(format!(
-        "{}log shows what each commit's rows say, not its message; {name} holds commits whose messages were not admitted: check it with `git ledger verify {name}`",
-        crate::error::HINT_PREFIX
+    let mut r = crate::error::Reasons::from(lies.into_iter().map(Into::into).collect::<Vec<_>>());
+    r.hint(format!(
+        "log shows what each commit's rows say, not its message; {name} holds commits whose messages were not admitted: check it with `git ledger verify {name}`"
     ));
-    Err(Error::Refused(lies))
+    Err(Error::Refused(r))
 }
 
 /// The portfolio label of an outcome key, lowercased (the key itself if unknown).

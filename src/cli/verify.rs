@@ -46,7 +46,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             .map(|r| crate::git::store::resolve_ref(&repo, Some(r)))
             .collect::<Result<Vec<_>>>()?
     };
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     let mut results = Vec::new();
     for (name, tip) in &refs {
         let mut admission =
@@ -74,24 +74,21 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
                 results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n}));
             }
             Err(e @ Error::Refused(_)) => {
-                let r = e.reasons();
-                let total = r.len();
-                let mut result = serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": false, "reasons": super::capped(r, crate::error::JSON_REASONS)});
-                if total > crate::error::JSON_REASONS {
-                    result["reasons_total"] = total.into();
-                }
+                let mut result = super::reasons_json(&e);
+                result["ref"] = name.as_str().into();
+                result["tip"] = tip.to_string().into();
+                result["admitted"] = false.into();
                 results.push(result);
-                reasons.extend(e.context(name).entries());
+                reasons.absorb(e.context(name).into_reasons());
             }
             Err(e) => return Err(e.context(name)),
         }
     }
     reasons.extend(crate::git::replace::shown_otherwise(&repo, &refs)?);
     if !reasons.is_empty() && !crate::hook::install::guards_local_refs(&repo) {
-        reasons.push(format!(
-            "{}a local ledger ref holds a commit git ledger would not write: plain Git put it there (commit, update-ref, a forced fetch); `git ledger hooks install` makes this repository refuse such updates",
-            crate::error::HINT_PREFIX
-        ));
+        reasons.hint(
+            "a local ledger ref holds a commit git ledger would not write: plain Git put it there (commit, update-ref, a forced fetch); `git ledger hooks install` makes this repository refuse such updates",
+        );
     }
     if reasons.is_empty() {
         if args.json {

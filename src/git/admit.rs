@@ -271,11 +271,12 @@ impl<'r> Admission<'r> {
         let known = self
             .declaration_of_tree(info.tree, &format!("{at}: rule 1"))
             .map_err(|e| match e {
-                Error::Refused(r) => Error::Refused(
-                    r.into_iter()
-                        .map(|s| format!("{s} (the root must be exactly what `init` writes)"))
-                        .collect(),
-                ),
+                Error::Refused(r) => Error::Refused(r.map(|mut reason| {
+                    reason
+                        .sentence
+                        .push_str(" (the root must be exactly what `init` writes)");
+                    reason
+                })),
                 other => other,
             })?;
         if let Some(name) = refname {
@@ -286,7 +287,7 @@ impl<'r> Admission<'r> {
         let hash = self.repo.object_hash();
         let expected = layout::template_tree_id(hash, &known.decl, known.blob, writers)?;
         if info.tree != expected {
-            return Err(Error::Refused(
+            return Err(Error::refusal(
                 self.root_differences(&known, info.tree, &at)?,
             ));
         }
@@ -421,7 +422,7 @@ impl<'r> Admission<'r> {
         for child in chain.into_iter().rev() {
             match self.step(parent, child) {
                 Ok(_) => parent = child,
-                Err(Error::Refused(r)) => return Ok(Err(r)),
+                Err(Error::Refused(r)) => return Ok(Err(r.into_strings())),
                 Err(e) => return Err(e),
             }
         }
@@ -444,7 +445,10 @@ impl<'r> Admission<'r> {
         }
         let Some(new) = new else {
             return Err(Error::refused_with_hint(
-                format!("{refname}: deleting a ledger ref is refused (its history is the ledger)"),
+                crate::refusal::Reason::new(
+                    "deleting a ledger ref is refused (its history is the ledger)",
+                )
+                .at(refname),
                 "a ledger is kept, not deleted; a new protocol goes on a new ref (`git ledger init` with a declaration of a new id)",
             ));
         };
@@ -457,9 +461,10 @@ impl<'r> Admission<'r> {
         let (chain, reached) = self.first_parent_chain(new, Some(old))?;
         if reached.is_none() {
             return Err(Error::refused_with_hint(
-                format!(
-                    "{refname}: {old} is not an ancestor of {new} on its first-parent chain: a rewritten ledger history (force push, reset) is refused"
-                ),
+                crate::refusal::Reason::new(format!(
+                    "{old} is not an ancestor of {new} on its first-parent chain: a rewritten ledger history (force push, reset) is refused"
+                ))
+                .at(refname),
                 "if the other side moved while you wrote, do not force: `git ledger sync` fetches it and replays your commits on top",
             ));
         }
@@ -786,7 +791,7 @@ impl<'r> Admission<'r> {
                                 r.push(format!("{at}: rule 5: row {sid}: native_record.sha256: is {sha}, but record file {path} hashes to {got}"));
                             }
                         }
-                        Err(Error::Refused(reasons)) => r.extend(reasons),
+                        Err(Error::Refused(reasons)) => r.absorb(reasons),
                         Err(e) => return Err(e),
                     }
                 }

@@ -56,14 +56,14 @@ pub fn pin_with_progress(
         Ok(p) => {
             out.insert("profile".into(), p);
         }
-        Err(e) => r.extend(e.entries()),
+        Err(e) => r.absorb(e.into_reasons()),
     }
     step(progress);
     let mut policies = Vec::new();
     for p in &draft.policy_files {
         match file_pin(repo, commit, p) {
             Ok(v) => policies.push(v),
-            Err(e) => r.extend(e.entries()),
+            Err(e) => r.absorb(e.into_reasons()),
         }
         step(progress);
     }
@@ -72,7 +72,7 @@ pub fn pin_with_progress(
         Ok(v) => {
             out.insert("runner_tools".into(), v);
         }
-        Err(e) => r.extend(e.entries()),
+        Err(e) => r.absorb(e.into_reasons()),
     }
     step(progress);
     if let Some(w) = &draft.writers {
@@ -80,7 +80,7 @@ pub fn pin_with_progress(
             Ok(v) => {
                 out.insert("writers".into(), v);
             }
-            Err(e) => r.extend(e.entries()),
+            Err(e) => r.absorb(e.into_reasons()),
         }
     }
     let mut tasks = Vec::new();
@@ -94,7 +94,7 @@ pub fn pin_with_progress(
             Ok(v) => {
                 t.insert("definition".into(), v);
             }
-            Err(e) => r.extend(e.context(format!("task {}", task.id)).entries()),
+            Err(e) => r.absorb(e.context(format!("task {}", task.id)).into_reasons()),
         }
         step(progress);
         if let Some(oracle) = &task.oracle {
@@ -102,7 +102,7 @@ pub fn pin_with_progress(
                 Ok(v) => {
                     t.insert("oracle".into(), v);
                 }
-                Err(e) => r.extend(e.context(format!("task {}", task.id)).entries()),
+                Err(e) => r.absorb(e.context(format!("task {}", task.id)).into_reasons()),
             }
             step(progress);
         }
@@ -115,7 +115,7 @@ pub fn pin_with_progress(
         .collect();
     out.insert("schedule".into(), Value::Array(schedule));
     if !r.is_empty() {
-        return Err(Error::Refused(r.into_vec()));
+        return Err(Error::Refused(r));
     }
     let bytes = canonical(&Value::Object(out));
     // The result must pass every rule a declaration is held to.
@@ -158,7 +158,7 @@ pub fn check(
         Ok(c) => r.push(format!(
             "{what}: declared {declared}, but commit {rev} holds {c}"
         )),
-        Err(e) => r.extend(e.context(&what).entries()),
+        Err(e) => r.absorb(e.context(&what).into_reasons()),
     };
     let v = decl.value();
     compare(
@@ -249,11 +249,10 @@ fn writers_pin(
 ) -> Result<Value> {
     let bytes = git::read_blob_bounded(repo, commit, &pin.path, max_input_bytes)?;
     git::allowed_signers::AllowedSigners::parse(&bytes).map_err(|r| {
-        Error::Refused(
-            r.into_iter()
-                .map(|s| format!("writers file {} (an allowed-signers file): {s}", pin.path))
-                .collect(),
-        )
+        Error::refusal(r).context(format!(
+            "writers file {} (an allowed-signers file)",
+            pin.path
+        ))
     })?;
     Ok(json!({"path": pin.path, "sha256": crate::sha256_hex(&bytes)}))
 }

@@ -401,7 +401,7 @@ pub fn ledger_at(
         ));
     }
     if !reasons.is_empty() {
-        return Err(Error::Refused(reasons));
+        return Err(Error::refusal(reasons));
     }
     // The whole-ledger checks (one record per row, …) as for a ledger file.
     let value = serde_json::json!({
@@ -576,7 +576,7 @@ pub(crate) fn count_filled(
                 e.id
             )));
         };
-        let row = read_row(repo, decl, id, &e.id, max_bytes, at).map_err(Error::Refused)?;
+        let row = read_row(repo, decl, id, &e.id, max_bytes, at).map_err(Error::refusal)?;
         if !row.is_deferred() {
             n += 1;
         }
@@ -608,7 +608,7 @@ impl Store for RefStore {
         match find_in_tree(&self.repo, self.tip_tree, &path)? {
             Some((mode, id)) if is_regular(mode) => {
                 read_row(&self.repo, decl, id, schedule_id, self.max_bytes, &at)
-                    .map_err(Error::Refused)
+                    .map_err(Error::refusal)
             }
             Some(_) => Err(Error::refused(format!(
                 "{at}: row {schedule_id}: {path} is not a regular file"
@@ -675,11 +675,7 @@ impl Store for RefStore {
             }
         }
         if !r.is_empty() {
-            r.push(format!(
-                "{}{}",
-                crate::error::HINT_PREFIX,
-                crate::error::MAX_INPUT_HINT
-            ));
+            r.hint(crate::error::MAX_INPUT_HINT);
             r.into_result()?;
         }
         let mut newly = 0;

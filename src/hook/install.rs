@@ -121,7 +121,7 @@ pub fn install(dir: &Path, server: bool, force: bool) -> Result<Vec<Outcome>> {
         }
     }
     if !reasons.is_empty() {
-        return Err(Error::Refused(reasons));
+        return Err(Error::refusal(reasons));
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::failed(format!("cannot create {}: {e}", dir.display())))?;

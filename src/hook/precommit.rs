@@ -88,7 +88,7 @@ pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>>
         }
     }
 
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     let mut checked = Vec::new();
     for path in judge {
         let shown = crate::git::show_path(path);
@@ -97,15 +97,12 @@ pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>>
         match judge_file(&sides, path, &shown, old, new) {
             Ok(true) => checked.push(shown),
             Ok(false) => {}
-            Err(Error::Refused(r)) => reasons.extend(r),
+            Err(Error::Refused(r)) => reasons.absorb(r),
             Err(e) => return Err(e),
         }
     }
-    if reasons.is_empty() {
-        Ok(checked)
-    } else {
-        Err(Error::Refused(reasons))
-    }
+    reasons.into_result()?;
+    Ok(checked)
 }
 
 /// What one version of a path is.
@@ -207,7 +204,7 @@ fn judge_file(
     if reasons.is_empty() {
         Ok(true)
     } else {
-        Err(Error::Refused(reasons))
+        Err(Error::refusal(reasons))
     }
 }
 
@@ -247,7 +244,7 @@ impl Sides<'_> {
         };
         let bytes = match read_blob_bounded_id(self.repo, *id, self.max_bytes, shown) {
             Ok(b) => b,
-            Err(Error::Refused(r)) => return Ok(Version::TooLarge(r.join("; "))),
+            Err(e @ Error::Refused(_)) => return Ok(Version::TooLarge(e.reasons().join("; "))),
             Err(e) => return Err(e),
         };
         Ok(if is_ledger_file(&bytes) {

@@ -74,7 +74,7 @@ pub struct Loaded {
     pub requests: Vec<Request>,
     /// Why records were refused as they were read (a record that breaks its format, a run
     /// never graded, a RUNNING attempt, a changed case, …).
-    pub refused: Vec<String>,
+    pub refused: Reasons,
     /// The Inspect logs read, with the position of the `--inspect` argument that named them.
     pub inspect: Vec<(usize, InspectLog)>,
     /// What the output says about the Inspect directories read (manifests left out).
@@ -106,7 +106,7 @@ pub fn load_with_progress(
                     inspect.extend(logs.into_iter().map(|l| (i + 1, l)));
                     inspect_notes.extend(manifests);
                 }
-                Err(Error::Refused(r)) => reasons.extend(r),
+                Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
             }
             progress(i + 1, sources.len());
@@ -134,17 +134,16 @@ pub fn load_with_progress(
                 schedule_id: source.schedule_id().to_owned(),
                 record,
             }),
-            Err(Error::Refused(r)) => reasons.extend(
-                r.into_iter()
-                    .map(|x| for_schedule_id(x, source.schedule_id())),
-            ),
+            Err(Error::Refused(r)) => {
+                reasons.absorb(r.map(|x| for_schedule_id(x, source.schedule_id())))
+            }
             Err(e) => return Err(e),
         }
         progress(i + 1, sources.len());
     }
     Ok(Loaded {
         requests: out,
-        refused: reasons.into_vec(),
+        refused: reasons,
         inspect,
         inspect_notes,
     })
@@ -170,7 +169,7 @@ pub fn build<S: Store + ?Sized>(
 ) -> Result<(Change, Imported)> {
     let requests = &loaded.requests;
     let mut reasons = Reasons::new();
-    reasons.extend(loaded.refused.iter().cloned());
+    reasons.absorb(loaded.refused.clone());
     let mut converted: Vec<(usize, Converted)> = Vec::with_capacity(requests.len());
     {
         let decl = store.declaration();
@@ -181,7 +180,7 @@ pub fn build<S: Store + ?Sized>(
             };
             match c {
                 Ok(c) => converted.push((req.position, c)),
-                Err(Error::Refused(r)) => reasons.extend(r),
+                Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
             }
         }

@@ -1,0 +1,164 @@
+//! Refusals as values: one [`Reason`] says where a rule was broken (the file, ref or commit), for
+//! which row and field, which rule, and the sentence a person reads. The text a terminal or a
+//! hook's `remote:` line shows and the JSON a script reads are both rendered from it; no code
+//! reads a reason back out of its text.
+//!
+//! The text form is the one git-ledger always printed: `<place>: rule <n>: row <id>: <field>:
+//! <sentence>`, each part present only when the reason has it (a row-check reason names the
+//! row and field but prints no rule number, as `ledger.md`'s refusal groups are not numbered in
+//! messages).
+
+use serde::Serialize;
+use std::fmt;
+
+/// Which rule of the specification a reason breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(tag = "spec", content = "number", rename_all = "kebab-case")]
+pub enum Rule {
+    /// An admission rule of `git.md` (1–7) or `signing.md` (8): printed as `rule <n>`.
+    Admission(u8),
+    /// A refusal group of `ledger.md` (1–8): not printed in the text form.
+    Ledger(u8),
+}
+
+impl Rule {
+    /// The words the text form shows for this rule, if any.
+    fn shown(self) -> Option<String> {
+        match self {
+            Rule::Admission(n) => Some(format!("rule {n}")),
+            Rule::Ledger(_) => None,
+        }
+    }
+}
+
+/// One reason a change, a file or a command line is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Reason {
+    /// Where the rule was broken, outermost first: a ref name, `commit <id>`, a file path, a
+    /// record inside a file (`[refs/ledgers/x, commit <id>]`, `[results.sqlite3, attempt a1]`);
+    /// empty when the context is the command itself.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub place: Vec<String>,
+    /// The scheduled attempt the reason is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row: Option<String>,
+    /// The row field (or dotted path into one, e.g. `native_record.sha256`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The rule broken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
+    /// What a person reads: the rule in words, with the values that broke it.
+    pub sentence: String,
+}
+
+impl Reason {
+    /// A reason that is only a sentence (a refusal with no row, field or rule to name).
+    pub fn new(sentence: impl Into<String>) -> Self {
+        Reason {
+            place: Vec::new(),
+            row: None,
+            field: None,
+            rule: None,
+            sentence: sentence.into(),
+        }
+    }
+
+    /// The same reason, found at `place` (a file, a ref, a commit). A reason that already has
+    /// a place keeps it and gains the outer one in front (`commit X` around `rows/a.json`).
+    pub fn at(mut self, place: impl fmt::Display) -> Self {
+        self.place.insert(0, place.to_string());
+        self
+    }
+
+    /// The same reason, about row `id`.
+    pub fn row(mut self, id: impl Into<String>) -> Self {
+        self.row = Some(id.into());
+        self
+    }
+
+    /// The same reason, about `field` of its row.
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// The same reason, breaking `rule`.
+    pub fn rule(mut self, rule: Rule) -> Self {
+        self.rule = Some(rule);
+        self
+    }
+}
+
+impl From<String> for Reason {
+    fn from(sentence: String) -> Self {
+        Reason::new(sentence)
+    }
+}
+
+impl From<&str> for Reason {
+    fn from(sentence: &str) -> Self {
+        Reason::new(sentence)
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for p in &self.place {
+            write!(f, "{p}: ")?;
+        }
+        if let Some(r) = self.rule.and_then(Rule::shown) {
+            write!(f, "{r}: ")?;
+        }
+        if let Some(id) = &self.row {
+            write!(f, "row {id}: ")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, "{field}: ")?;
+        }
+        f.write_str(&self.sentence)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_form_is_the_parts_in_order() {
+        let r = Reason::new("a filled row is never replaced")
+            .row("t1-r1")
+            .field("native_outcome")
+            .rule(Rule::Admission(4))
+            .at("commit abc");
+        assert_eq!(
+            r.to_string(),
+            "commit abc: rule 4: row t1-r1: native_outcome: a filled row is never replaced"
+        );
+        let r = Reason::new("is not a string")
+            .row("t1-r1")
+            .field("reason")
+            .rule(Rule::Ledger(3))
+            .at("rows/t1-r1.json")
+            .at("commit abc");
+        assert_eq!(
+            r.to_string(),
+            "commit abc: rows/t1-r1.json: row t1-r1: reason: is not a string"
+        );
+        assert_eq!(Reason::from("plain").to_string(), "plain");
+    }
+
+    #[test]
+    fn the_json_form_names_each_part() {
+        let r = Reason::new("s").row("a").rule(Rule::Admission(5));
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            serde_json::json!({"row": "a", "rule": {"spec": "admission", "number": 5}, "sentence": "s"})
+        );
+        let r = Reason::new("s").at("rows/a.json").at("commit c");
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            serde_json::json!({"place": ["commit c", "rows/a.json"], "sentence": "s"})
+        );
+    }
+}
