@@ -227,7 +227,7 @@ fn render(decl: &Declaration, ledger: &Ledger) {
     report::write_json(&r, &mut out).expect("writing to memory");
     json::parse_strict(&out).expect("the report is strict JSON");
     let mut text = Vec::new();
-    report::write_text(&r, &mut text).expect("writing to memory");
+    git_ledger::render::text::write_text(&r, &mut text).expect("writing to memory");
 }
 
 /// Bytes as a scenario `result.json` → the record parser and every accessor import uses.

@@ -26,6 +26,8 @@ use gix::ObjectId;
 
 use super::admit::{read_row, Admission, Admitted, Known};
 use super::layout::{self, CAMPAIGN, HEADER, REF_PREFIX};
+/// Kept here too for the callers that know it as `git::store::write_object`.
+pub(crate) use super::objects::write_object;
 use super::objects::{find_in_tree, find_in_tree_of, is_regular, read_commit};
 use super::tree::{read_object, KeptTrees, RecentTrees};
 use crate::declaration::Declaration;
@@ -248,22 +250,6 @@ fn edit_ref(
             )))),
         },
     }
-}
-
-/// Write an object's bytes to the repository, unless it is there already (hashed first, once,
-/// as Git and `gix::Repository::write_object` do: compressing a 1 MB `records/` tree costs more
-/// than hashing it).
-pub(crate) fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> Result<ObjectId> {
-    use gix::objs::Write;
-    let fail =
-        |e: &dyn std::fmt::Display| Error::failed(format!("cannot write a {kind} object: {e}"));
-    let id = gix::objs::compute_hash(repo.object_hash(), kind, data).map_err(|e| fail(&e))?;
-    if repo.has_object(id) {
-        return Ok(id);
-    }
-    (repo.objects)
-        .write_buf_with_known_id(kind, data, id)
-        .map_err(|e| fail(&e))
 }
 
 /// `git ledger init`: create `refs/ledgers/<id>` with the root commit (the declaration, the

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::inspect::{InspectLog, SampleIndex, Skipped, Target};
-use super::rows::{arena_row, scenario_row, Context, Converted};
+use super::rows::{arena_row, for_schedule_id, scenario_row, Context, Converted};
 use super::{ArenaAttempt, ScenarioRecord};
 use crate::declaration::Kind;
 use crate::error::{Error, Reasons, Result};
@@ -147,19 +147,6 @@ pub fn load_with_progress(
         inspect,
         inspect_notes,
     })
-}
-
-/// Name the schedule id a record was given for in one of its reasons: the record's place
-/// `<record>` becomes `<record> (for <id>)`; a reason that names no place says it last.
-pub(crate) fn for_schedule_id(
-    mut reason: crate::refusal::Reason,
-    schedule_id: &str,
-) -> crate::refusal::Reason {
-    match reason.place.first_mut() {
-        Some(place) => place.push_str(&format!(" (for {schedule_id})")),
-        None => reason.sentence.push_str(&format!(" (for {schedule_id})")),
-    }
-    reason
 }
 
 /// What an import wrote, row by row, for the output.

@@ -164,8 +164,20 @@ fn target<'d>(
 
 /// A reader's reasons (which name the record) with the schedule id they concern.
 fn for_id(e: Error, schedule_id: &str) -> Reasons {
-    e.into_reasons()
-        .map(|x| super::batch::for_schedule_id(x, schedule_id))
+    e.into_reasons().map(|x| for_schedule_id(x, schedule_id))
+}
+
+/// Name the schedule id a record was given for in one of its reasons: the record's place
+/// `<record>` becomes `<record> (for <id>)`; a reason that names no place says it last.
+pub(crate) fn for_schedule_id(
+    mut reason: crate::refusal::Reason,
+    schedule_id: &str,
+) -> crate::refusal::Reason {
+    match reason.place.first_mut() {
+        Some(place) => place.push_str(&format!(" (for {schedule_id})")),
+        None => reason.sentence.push_str(&format!(" (for {schedule_id})")),
+    }
+    reason
 }
 
 /// Refuse a record whose evidence class differs from the task's (or whose mode is unknown).
