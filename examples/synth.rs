@@ -402,8 +402,8 @@ fn main() {
         git(&repo_dir, &["prune-packed"]);
     }
     let repo = git_ledger::git::open(Some(&repo_dir)).expect("open harness");
-    let pinned = git_ledger::declaration::pin::pin(&repo, &draft_bytes, "HEAD", MAX_INPUT)
-        .expect("pin the draft");
+    let pinned =
+        git_ledger::git::pin::pin(&repo, &draft_bytes, "HEAD", MAX_INPUT).expect("pin the draft");
     write(&repo_dir.join("campaign.json"), &pinned);
     let decl = Declaration::parse(&pinned, MAX_INPUT).expect("the pinned declaration parses");
     eprintln!(

@@ -14,11 +14,16 @@
 //! parents. Trees and commits are serialised here, not by gix, so that entries Git would not
 //! write (duplicates, unsorted trees, odd modes, a file and a directory of one name) are
 //! reachable too.
+//!
+//! Each input's verdict is what the step, the update and the creation decided (see
+//! [`Harness::run`]), written with `checks.rs`'s verdict helpers: a module that includes this
+//! file includes `checks.rs` beside it as `checks`.
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
+use super::checks::verdict::{self, line, Refusal};
 use git_ledger::declaration::Declaration;
 use git_ledger::git::admit::{admit_update, Admission, Known};
 use git_ledger::git::layout;
@@ -64,7 +69,7 @@ pub struct Harness {
     pub empty_blob: ObjectId,
     /// The campaign as the validator parses it (shared by some calls, to save parsing).
     known: Rc<Known>,
-    /// `ADMISSION_FUZZ_VERBOSE` set: print each verdict (to sort a corpus by refusal).
+    /// `ADMISSION_FUZZ_VERBOSE` set: print each verdict line (to sort a corpus by refusal).
     verbose: bool,
 }
 
@@ -425,19 +430,26 @@ impl Harness {
         }
     }
 
-    /// Run one input; panics on a broken property. Returns the validator's verdict on the step
-    /// (`admitted`, `refused`, or `failed` when it could not be checked).
-    pub fn run(&self, data: &[u8]) -> &'static str {
+    /// Run one input; panics on a broken property. The verdict: `step: <v>; update: <v>;
+    /// create: <v>`, each `admitted` (the step with the rows it filled and repaired) or the
+    /// refusal, with the repository's path masked as well as object ids.
+    pub fn run(&self, data: &[u8]) -> String {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_inner(data)));
         // Drop this input's objects whatever happened.
         self.repo.objects.reset_object_memory();
         match r {
-            Ok(v) => v,
+            Ok(v) => {
+                let v = v.replace(&self._dir.path().display().to_string(), "<repo>");
+                if self.verbose {
+                    eprintln!("verdict: {v}");
+                }
+                v
+            }
             Err(p) => std::panic::resume_unwind(p),
         }
     }
 
-    fn run_inner(&self, data: &[u8]) -> &'static str {
+    fn run_inner(&self, data: &[u8]) -> String {
         let repo = &self.repo;
         let decl = &self.decl;
         let mut input = Input { data, pos: 0 };
@@ -770,27 +782,16 @@ impl Harness {
     }
 
     /// Run the validator on (parent, child) and the ref-update entry points; check what is
-    /// admitted.
+    /// admitted. Returns the verdict line.
     fn judge(
         &self,
         parent: ObjectId,
         child: ObjectId,
         parents: &[ObjectId],
         max_bytes: u64,
-    ) -> &'static str {
+    ) -> String {
         let repo = &self.repo;
         let step = Admission::new(repo, max_bytes).step(parent, child);
-        let verdict = match &step {
-            Ok(_) => "admitted",
-            Err(git_ledger::Error::Refused(_)) => "refused",
-            Err(_) => "failed",
-        };
-        if self.verbose {
-            match &step {
-                Ok(s) => eprintln!("verdict: admitted {s:?}"),
-                Err(e) => eprintln!("verdict: {}", e.to_string().replace('\n', " | ")),
-            }
-        }
         if let Err(e) = &step {
             assert!(!e.to_string().is_empty(), "a refusal says why");
         }
@@ -867,7 +868,34 @@ impl Harness {
                 "an admitted root holds exactly the template tree"
             );
         }
-        verdict
+        let step = match &step {
+            Ok(s) => {
+                let rows = |what: &str, ids: &[String]| {
+                    (!ids.is_empty()).then(|| format!("{what} {}", line(&ids.join(", "))))
+                };
+                let did: Vec<String> = [rows("filled", &s.filled), rows("repaired", &s.repaired)]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                if did.is_empty() {
+                    "admitted (no row changed)".to_owned()
+                } else {
+                    format!("admitted ({})", did.join("; "))
+                }
+            }
+            Err(e) => e.verdict(),
+        };
+        // An update or a creation refused for the step's reason says `same`.
+        let other = |r: &git_ledger::error::Result<usize>| match r {
+            Ok(n) => format!("admitted ({} checked)", verdict::count(*n, "commit")),
+            Err(e) if e.verdict() == step => "same".to_owned(),
+            Err(e) => e.verdict(),
+        };
+        format!(
+            "step: {step}; update: {}; create: {}",
+            other(&update),
+            other(&create)
+        )
     }
 
     /// Rules 1–6 for an admitted step, checked without the validator's code: the trees are

@@ -3,8 +3,13 @@
 //! every committed corpus file through the same functions (so CI needs no fuzzer).
 //!
 //! Each function takes arbitrary bytes. It must return normally for every input: a panic here
-//! is a finding (a panic in the library, or a broken property asserted below).
+//! is a finding (a panic in the library, or a broken property asserted below). It returns its
+//! verdict, one line saying what the library decided (see `verdict.rs`); the fuzz targets drop
+//! it, the regression test compares it with the committed one.
 #![allow(dead_code)]
+
+#[path = "verdict.rs"]
+pub mod verdict;
 
 use git_ledger::admission::{self, RowChange};
 use git_ledger::cite::{self, Card, Options};
@@ -14,6 +19,7 @@ use git_ledger::import::scenario;
 use git_ledger::json::{self, DEFAULT_MAX_INPUT_BYTES};
 use git_ledger::ledger::{Ledger, Row};
 use git_ledger::report;
+use verdict::{count, line, Refusal};
 
 /// The embedded campaign: the fixed declaration the ledger and row targets check against.
 pub const CAMPAIGN: &[u8] = include_bytes!("../arena/campaign.json");
@@ -27,10 +33,20 @@ pub fn campaign() -> Declaration {
 }
 
 /// Bytes → `Declaration::parse` in both modes; what parses must be self-consistent.
-pub fn declaration(data: &[u8]) {
+/// Verdict: `declaration: <admitted (<t> tasks, <n> rows) or refusal>; draft: <same>`.
+pub fn declaration(data: &[u8]) -> String {
+    let mut verdicts = Vec::new();
     for mode in [Mode::Declaration, Mode::Draft] {
-        let Ok(d) = Declaration::parse_mode(data, mode, DEFAULT_MAX_INPUT_BYTES) else {
-            continue;
+        let name = match mode {
+            Mode::Declaration => "declaration",
+            Mode::Draft => "draft",
+        };
+        let d = match Declaration::parse_mode(data, mode, DEFAULT_MAX_INPUT_BYTES) {
+            Ok(d) => d,
+            Err(e) => {
+                verdicts.push(format!("{name}: {}", e.verdict()));
+                continue;
+            }
         };
         // The schedule is exactly tasks × repetitions, in task then repetition order.
         assert!((1..=999).contains(&d.repetitions));
@@ -75,14 +91,22 @@ pub fn declaration(data: &[u8]) {
             assert_eq!(again.canonical(&d), bytes);
             render(&d, &template);
         }
+        verdicts.push(format!(
+            "{name}: admitted ({}, {})",
+            count(d.tasks.len(), "task"),
+            count(d.schedule_len(), "row")
+        ));
     }
+    verdicts.join("; ")
 }
 
 /// Bytes as the ledger of the embedded campaign → `Ledger::parse`; an admitted ledger renders
 /// without panicking and its canonical bytes re-parse to an equal ledger.
-pub fn ledger(decl: &Declaration, data: &[u8]) {
-    // A ledger is also a JSON document for the hand parser its rows go through.
-    node_parser(data);
+/// Verdict: `admitted (<n> rows, <f> filled)` or the refusal.
+pub fn ledger(decl: &Declaration, data: &[u8]) -> String {
+    // A ledger is also a JSON document for the hand parser its rows go through (its verdict is
+    // the node_parser target's).
+    let _ = node_parser(data);
     // The fast path only says yes: whatever `parse` accepts, the ordinary path (a `Value`
     // document, every row checked as a `Map`) accepts too, as the same ledger; and so does the
     // report's path (rows checked as borrowed nodes), giving the same report.
@@ -96,12 +120,15 @@ pub fn ledger(decl: &Declaration, data: &[u8]) {
     }
     let summarised = Ledger::parse_kept(decl, data, DEFAULT_MAX_INPUT_BYTES, &report::Summarise)
         .map(|rows| report_json(&report::build_from(decl, rows)));
-    let Ok(ledger) = parsed else {
-        assert!(
-            summarised.is_err(),
-            "the report's path accepted a refused ledger"
-        );
-        return;
+    let ledger = match parsed {
+        Ok(ledger) => ledger,
+        Err(e) => {
+            assert!(
+                summarised.is_err(),
+                "the report's path accepted a refused ledger"
+            );
+            return e.verdict();
+        }
     };
     let whole = report_json(&report::build(decl, &ledger));
     assert_eq!(
@@ -120,6 +147,11 @@ pub fn ledger(decl: &Declaration, data: &[u8]) {
     let again = Ledger::parse(decl, &bytes, u64::MAX).expect("canonical bytes re-parse");
     assert_eq!(again, ledger);
     assert_eq!(again.canonical(decl), bytes);
+    let filled = ledger.rows.iter().filter(|r| !r.is_deferred()).count();
+    format!(
+        "admitted ({}, {filled} filled)",
+        count(ledger.rows.len(), "row")
+    )
 }
 
 /// Bytes, where they are UTF-8, → the hand parser of the fast path's rows
@@ -127,21 +159,57 @@ pub fn ledger(decl: &Declaration, data: &[u8]) {
 /// path read rows before), at the top of a document and at a row's depth. The hand parser only
 /// ever says yes: whatever it reads, serde_json reads too, as the same value down to the bits
 /// of each number (`Debug` tells `-0.0` from `0.0` and `1` from `1.0`), ending at the same byte.
-pub fn node_parser(data: &[u8]) {
+/// Verdict, per depth: `read <kind>, <len> of <total> bytes`, or `gave up` and what serde_json
+/// then decides (`serde_json reads …` or `serde_json refuses: …`); `not UTF-8`.
+pub fn node_parser(data: &[u8]) -> String {
     let Ok(text) = std::str::from_utf8(data) else {
-        return;
+        return "not UTF-8".to_owned();
     };
     // One parser, as a share uses it: each value given back before the next is read.
     let mut parser = json::NodeParser::new();
+    let mut verdicts = Vec::new();
     for depth in [0, 2, 0, 2] {
         let Some((node, len)) = parser.parse(text, depth) else {
+            verdicts.push(match json::stream_node_prefix(text, depth) {
+                Ok((want, want_len)) => format!(
+                    "depth {depth}: gave up; serde_json reads {}, {want_len} of {} bytes",
+                    kind(&want),
+                    text.len()
+                ),
+                Err(e) => format!(
+                    "depth {depth}: gave up; serde_json refuses: {}",
+                    line(&e.to_string())
+                ),
+            });
             continue;
         };
         let (want, want_len) = json::stream_node_prefix(text, depth)
             .unwrap_or_else(|e| panic!("the hand parser read what serde_json refuses: {e}"));
         assert_eq!(format!("{node:?}"), format!("{want:?}"), "at depth {depth}");
         assert_eq!(len, want_len, "at depth {depth}");
+        verdicts.push(format!(
+            "depth {depth}: read {}, {len} of {} bytes",
+            kind(&node),
+            text.len()
+        ));
         parser.recycle(node);
+    }
+    // The second round is shown only where the reused parser decided otherwise.
+    if verdicts[2..] == verdicts[..2] {
+        verdicts.truncate(2);
+    }
+    verdicts.join("; ")
+}
+
+/// A JSON value's kind, for a verdict.
+fn kind(node: &json::Node<'_>) -> &'static str {
+    match node {
+        json::Node::Null => "null",
+        json::Node::Bool(_) => "a boolean",
+        json::Node::Number(_) => "a number",
+        json::Node::String(_) => "a string",
+        json::Node::Array(_) => "an array",
+        json::Node::Object(_) => "an object",
     }
 }
 
@@ -159,22 +227,31 @@ fn render(decl: &Declaration, ledger: &Ledger) {
     report::write_json(&r, &mut out).expect("writing to memory");
     json::parse_strict(&out).expect("the report is strict JSON");
     let mut text = Vec::new();
-    report::write_text(&r, &mut text).expect("writing to memory");
+    git_ledger::render::text::write_text(&r, &mut text).expect("writing to memory");
 }
 
 /// Bytes as a scenario `result.json` → the record parser and every accessor import uses.
-pub fn scenario_record(decl: &Declaration, data: &[u8]) {
-    let Ok(rec) = scenario::parse_bytes(data.to_vec(), "result.json", DEFAULT_MAX_INPUT_BYTES)
-    else {
-        return;
+/// Verdict: `parsed (<task id>, verdict <v>); evidence <class or refusal>; reason <checked or
+/// refusal>; <n> option deviations`, or the parser's refusal (import refuses a parsed record
+/// whose evidence or reason is refused).
+pub fn scenario_record(decl: &Declaration, data: &[u8]) -> String {
+    let rec = match scenario::parse_bytes(data.to_vec(), "result.json", DEFAULT_MAX_INPUT_BYTES) {
+        Ok(rec) => rec,
+        Err(e) => return e.verdict(),
     };
     assert_eq!(rec.bytes, data);
     assert_eq!(rec.sha256, git_ledger::sha256_hex(data));
     assert!(!rec.run_id.is_empty());
-    let _ = rec.task_id();
-    let _ = rec.evidence();
+    let task = rec.task_id();
+    let evidence = match rec.evidence() {
+        Ok(e) => e.as_str().to_owned(),
+        Err(e) => e.verdict(),
+    };
     let _ = rec.source_revision();
-    let _ = rec.check_reason();
+    let reason = match rec.check_reason() {
+        Ok(()) => "checked".to_owned(),
+        Err(e) => e.verdict(),
+    };
     let _ = rec.decisions();
     let _ = rec.evidence_refs(None);
     for v in [
@@ -208,15 +285,27 @@ pub fn scenario_record(decl: &Declaration, data: &[u8]) {
             .collect(),
         extra_options: p.extra_options.clone(),
     };
-    let _ = rec.options(&declared);
+    let deviations = rec.options(&declared).option_deviations.len();
     let _ = rec.options(&DeclaredProfile::default());
+    format!(
+        "parsed ({}, verdict {}); evidence {evidence}; reason {reason}; {}",
+        line(&task),
+        line(&rec.verdict),
+        count(deviations, "option deviation")
+    )
 }
 
 /// Bytes as a runs file (JSON Lines) → the cite gate, without a card and with one (and a small
 /// line bound, so over-long lines are reached); the same bytes as a card.
-pub fn cite_line(data: &[u8]) {
+/// Verdict: `runs: <v>; runs with card: <v>; as card: <v>`, each `citeable (<n> tasks)` or
+/// `not citeable: <first reason> (<every reason>): <first problem>`.
+pub fn cite_line(data: &[u8]) -> String {
     let card = Card::from_bytes(CARD);
-    for (card, max) in [(None, 1 << 20), (Some(&card), 200)] {
+    let mut verdicts = Vec::new();
+    for (name, card, max) in [
+        ("runs", None, 1 << 20),
+        ("runs with card", Some(&card), 200),
+    ] {
         let verdict = cite::cite(
             data,
             card,
@@ -229,6 +318,7 @@ pub fn cite_line(data: &[u8]) {
         json::parse_strict(&bytes).expect("the verdict is strict JSON");
         let _ = verdict.to_text();
         let _ = verdict.exit_code();
+        verdicts.push(format!("{name}: {}", cite_verdict(&verdict)));
     }
     let as_card = Card::from_bytes(data);
     let verdict = cite::cite(
@@ -241,25 +331,55 @@ pub fn cite_line(data: &[u8]) {
     .expect("reading from memory cannot fail");
     json::parse_strict(&verdict.to_json()).expect("the verdict is strict JSON");
     let _ = verdict.to_text();
+    verdicts.push(format!("as card: {}", cite_verdict(&verdict)));
+    verdicts.join("; ")
+}
+
+/// One cite verdict, for a verdict line.
+fn cite_verdict(v: &cite::Verdict) -> String {
+    match v {
+        cite::Verdict::Citeable(c) => format!("citeable ({})", count(c.n_tasks as usize, "task")),
+        cite::Verdict::Refused(r) => {
+            let codes: Vec<&str> = r.reasons.iter().map(|r| r.code()).collect();
+            let first = r
+                .missing
+                .first()
+                .map(|p| format!(": {}", line(&p.message)))
+                .unwrap_or_default();
+            format!(
+                "not citeable: {} ({}){first}",
+                r.reason.code(),
+                codes.join(", ")
+            )
+        }
+    }
 }
 
 /// Bytes split at the first NUL into a parent and a child row of the embedded campaign; both
 /// must pass `Row::check`, then `admission::row_transition` decides, and what it admits obeys
-/// the transition rules of `git.md`. Returns the verdict: `filled`, `repaired` or `refused`, or
-/// why the input is no pair of checked rows.
-pub fn row_transition(decl: &Declaration, data: &[u8]) -> &'static str {
+/// the transition rules of `git.md`.
+/// Verdict: `admitted: filled`, `admitted: repaired (<n> repairs)` or the transition's refusal;
+/// before it, `parent: <refusal>` or `child: <refusal>` (as JSON or as a row), `no NUL`.
+pub fn row_transition(decl: &Declaration, data: &[u8]) -> String {
     let Some(nul) = data.iter().position(|&b| b == 0) else {
-        return "no pair";
+        return "no NUL: not a parent and a child".to_owned();
     };
     let (a, b) = (&data[..nul], &data[nul + 1..]);
-    let (Ok(pv), Ok(cv)) = (json::parse_strict(a), json::parse_strict(b)) else {
-        return "not JSON";
+    let pv = match json::parse_strict(a) {
+        Ok(v) => v,
+        Err(e) => return format!("parent: {}", e.verdict()),
     };
-    let Ok(parent) = Row::check(decl, &pv, "parent") else {
-        return "parent refused";
+    let cv = match json::parse_strict(b) {
+        Ok(v) => v,
+        Err(e) => return format!("child: {}", e.verdict()),
     };
-    let Ok(child) = Row::check(decl, &cv, "child") else {
-        return "child refused";
+    let parent = match Row::check(decl, &pv, "parent") {
+        Ok(r) => r,
+        Err(e) => return format!("parent: {}", e.verdict()),
+    };
+    let child = match Row::check(decl, &cv, "child") {
+        Ok(r) => r,
+        Err(e) => return format!("child: {}", e.verdict()),
     };
     match admission::row_transition(decl, &parent, &child, "fuzz") {
         Ok(RowChange::Filled) => {
@@ -270,7 +390,7 @@ pub fn row_transition(decl: &Declaration, data: &[u8]) -> &'static str {
                 "a filled row names its record"
             );
             assert_eq!(parent.schedule_id(), child.schedule_id());
-            "filled"
+            "admitted: filled".to_owned()
         }
         Ok(RowChange::Repaired(n)) => {
             assert!(n > 0);
@@ -288,11 +408,11 @@ pub fn row_transition(decl: &Declaration, data: &[u8]) -> &'static str {
             assert_eq!(after.len(), before + n);
             assert!(parent.interventions().zip(&after).all(|(a, b)| a == *b));
             assert!(after[before..].iter().all(|(k, _)| *k == "repair"));
-            "repaired"
+            format!("admitted: repaired ({})", count(n, "repair"))
         }
         Err(reasons) => {
             assert!(!reasons.is_empty());
-            "refused"
+            reasons.verdict()
         }
     }
 }

@@ -160,28 +160,13 @@ pub struct Refusal {
     pub hints: Vec<String>,
 }
 
-impl Refusal {
-    /// Each reason in its text form (today's `Error::Refused` entries), hints last.
-    pub fn texts(&self) -> Vec<String> {
-        texts(&self.reasons)
-            .into_iter()
-            .chain(
-                self.hints
-                    .iter()
-                    .map(|h| format!("{}{h}", crate::error::HINT_PREFIX)),
-            )
-            .collect()
-    }
-}
-
-/// Reasons as the text entries `Error::Refused` holds (the one place they are turned into text).
-pub fn texts(reasons: &[Reason]) -> Vec<String> {
-    reasons.iter().map(Reason::to_string).collect()
-}
-
 impl From<Refusal> for Error {
     fn from(r: Refusal) -> Self {
-        Error::Refused(r.texts())
+        let mut reasons = crate::error::Reasons::from(r.reasons);
+        for h in r.hints {
+            reasons.hint(h);
+        }
+        Error::Refused(reasons)
     }
 }
 

@@ -1,9 +1,11 @@
 //! The one error type every command returns, and the exit status each kind maps to.
 //!
-//! A refusal carries every reason (one line each); everything else carries one message and,
-//! where there is an obvious next step, a hint.
+//! A refusal carries every reason (a [`Reason`] value each) and its hints; everything else
+//! carries one message and, where there is an obvious next step, a hint.
 
 use std::fmt;
+
+pub use crate::refusal::Reason;
 
 /// Exit statuses, as fixed by `cli.md`.
 pub mod exit {
@@ -22,8 +24,9 @@ pub mod exit {
 /// What went wrong, classified by the exit status it leads to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// The input, ledger, declaration, record or transition breaks a rule.
-    Refused(Vec<String>),
+    /// The input, ledger, declaration, record or transition breaks a rule: every reason, and
+    /// the next steps.
+    Refused(Reasons),
     /// The command could not run (I/O, Git, a missing commit, an unreadable store).
     Failed {
         message: String,
@@ -37,23 +40,28 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A refusal's entries that start with this are hints (next steps), not reasons: printed on a
-/// `hint:` line of their own, and under `hints` in JSON.
-pub const HINT_PREFIX: &str = "hint: ";
-
 /// The hint for an input over the `--max-input-bytes` bound.
 pub const MAX_INPUT_HINT: &str =
     "if the input is trusted, raise the bound with --max-input-bytes <BYTES>";
 
 impl Error {
     /// A refusal with one reason.
-    pub fn refused(reason: impl Into<String>) -> Self {
-        Error::Refused(vec![reason.into()])
+    pub fn refused(reason: impl Into<Reason>) -> Self {
+        Error::Refused(Reasons::one(reason))
     }
 
     /// A refusal with one reason and a hint line (the obvious next step).
-    pub fn refused_with_hint(reason: impl Into<String>, hint: impl Into<String>) -> Self {
-        Error::Refused(vec![reason.into(), format!("{HINT_PREFIX}{}", hint.into())])
+    pub fn refused_with_hint(reason: impl Into<Reason>, hint: impl Into<String>) -> Self {
+        let mut r = Reasons::one(reason);
+        r.hint(hint);
+        Error::Refused(r)
+    }
+
+    /// A refusal with these reasons.
+    pub fn refusal(reasons: impl IntoIterator<Item = impl Into<Reason>>) -> Self {
+        let mut r = Reasons::new();
+        r.extend(reasons);
+        Error::Refused(r)
     }
 
     /// A failure without a hint.
@@ -72,21 +80,11 @@ impl Error {
         }
     }
 
-    /// Prefix every message with `context: ` (the file or commit the error is about).
+    /// The same error, found at `context` (the file, ref or commit it is about): a refusal's
+    /// reasons gain it as their outer place, any other message a `context: ` prefix.
     pub fn context(self, context: impl fmt::Display) -> Self {
         match self {
-            Error::Refused(reasons) => Error::Refused(
-                reasons
-                    .into_iter()
-                    .map(|r| {
-                        if r.starts_with(HINT_PREFIX) {
-                            r
-                        } else {
-                            format!("{context}: {r}")
-                        }
-                    })
-                    .collect(),
-            ),
+            Error::Refused(r) => Error::Refused(r.at(&context)),
             Error::Failed { message, hint } => Error::Failed {
                 message: format!("{context}: {message}"),
                 hint,
@@ -106,45 +104,38 @@ impl Error {
         }
     }
 
-    /// The reasons a refusal lists (or the one message of any other error).
+    /// The reasons a refusal lists, as text (or the one message of any other error).
     pub fn reasons(&self) -> Vec<String> {
         match self {
-            Error::Refused(r) => r
-                .iter()
-                .filter(|r| !r.starts_with(HINT_PREFIX))
-                .cloned()
-                .collect(),
+            Error::Refused(r) => r.reasons().iter().map(Reason::to_string).collect(),
             Error::Failed { message, .. } => vec![message.clone()],
             Error::Contended(m) | Error::Usage(m) => vec![m.clone()],
         }
     }
 
-    /// Reasons and hints together, for folding this error into a larger refusal.
-    pub fn entries(&self) -> Vec<String> {
-        let mut out = self.reasons();
-        out.extend(
-            self.hints()
-                .into_iter()
-                .map(|h| format!("{HINT_PREFIX}{h}")),
-        );
-        out
+    /// This error as reasons and hints, for folding it into a larger refusal (any other
+    /// error's message becomes one reason, its hint a hint).
+    pub fn into_reasons(self) -> Reasons {
+        match self {
+            Error::Refused(r) => r,
+            Error::Failed { message, hint } => {
+                let mut r = Reasons::one(message);
+                if let Some(h) = hint {
+                    r.hint(h);
+                }
+                r
+            }
+            Error::Contended(m) | Error::Usage(m) => Reasons::one(m),
+        }
     }
 
     /// The hints (next steps) an error carries, each once, in order.
     pub fn hints(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
         match self {
-            Error::Refused(r) => {
-                for h in r.iter().filter_map(|r| r.strip_prefix(HINT_PREFIX)) {
-                    if !out.iter().any(|o| o == h) {
-                        out.push(h.to_owned());
-                    }
-                }
-            }
-            Error::Failed { hint: Some(h), .. } => out.push(h.clone()),
-            _ => {}
+            Error::Refused(r) => r.hints().to_vec(),
+            Error::Failed { hint: Some(h), .. } => vec![h.clone()],
+            _ => Vec::new(),
         }
-        out
     }
 }
 
@@ -157,7 +148,7 @@ impl fmt::Display for Error {
                     write!(f, "\n  {r}")?;
                 }
                 for h in self.hints() {
-                    write!(f, "\n{HINT_PREFIX}{h}")?;
+                    write!(f, "\nhint: {h}")?;
                 }
                 Ok(())
             }
@@ -198,35 +189,92 @@ pub fn more_reasons(omitted: usize) -> String {
     )
 }
 
-/// Collects refusal reasons, so a check can report every problem instead of the first.
-#[derive(Debug, Default)]
-pub struct Reasons(Vec<String>);
+/// A refusal's content: every reason (a [`Reason`] value each) and the hints, the next steps
+/// a person can take. Checks collect into one so that they report every problem, not the
+/// first; the text and JSON renderings are made from it at the edge.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Reasons {
+    reasons: Vec<Reason>,
+    hints: Vec<String>,
+}
 
 impl Reasons {
     pub fn new() -> Self {
         Self::default()
     }
-    pub fn push(&mut self, reason: impl Into<String>) {
-        self.0.push(reason.into());
-    }
-    pub fn extend(&mut self, other: impl IntoIterator<Item = String>) {
-        self.0.extend(other);
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    /// `Ok(())` when nothing was pushed, else the refusal with every reason.
-    pub fn into_result(self) -> Result<()> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Refused(self.0))
+    /// Reasons holding one reason.
+    pub fn one(reason: impl Into<Reason>) -> Self {
+        Reasons {
+            reasons: vec![reason.into()],
+            hints: Vec::new(),
         }
     }
-    pub fn into_vec(self) -> Vec<String> {
-        self.0
+    pub fn push(&mut self, reason: impl Into<Reason>) {
+        self.reasons.push(reason.into());
+    }
+    pub fn extend(&mut self, other: impl IntoIterator<Item = impl Into<Reason>>) {
+        self.reasons.extend(other.into_iter().map(Into::into));
+    }
+    /// Add a next step; a hint already given is not repeated.
+    pub fn hint(&mut self, hint: impl Into<String>) {
+        let hint = hint.into();
+        if !self.hints.contains(&hint) {
+            self.hints.push(hint);
+        }
+    }
+    /// Take another refusal's reasons and hints.
+    pub fn absorb(&mut self, other: Reasons) {
+        self.reasons.extend(other.reasons);
+        for h in other.hints {
+            self.hint(h);
+        }
+    }
+    /// The same reasons, each found at `place` (hints are not about a place).
+    pub fn at(mut self, place: impl fmt::Display) -> Self {
+        let place = place.to_string();
+        self.reasons = self.reasons.into_iter().map(|r| r.at(&place)).collect();
+        self
+    }
+    /// Change every reason with `f` (e.g. to name a place only where none is named yet).
+    pub fn map(mut self, f: impl FnMut(Reason) -> Reason) -> Self {
+        self.reasons = self.reasons.into_iter().map(f).collect();
+        self
+    }
+    pub fn is_empty(&self) -> bool {
+        self.reasons.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.reasons.len()
+    }
+    pub fn reasons(&self) -> &[Reason] {
+        &self.reasons
+    }
+    pub fn hints(&self) -> &[String] {
+        &self.hints
+    }
+    /// `Ok(())` when no reason was pushed, else the refusal with every reason and hint.
+    pub fn into_result(self) -> Result<()> {
+        if self.reasons.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Refused(self))
+        }
+    }
+    /// The reasons alone (hints dropped).
+    pub fn into_vec(self) -> Vec<Reason> {
+        self.reasons
+    }
+    /// The reasons alone, as text: for the row checks, whose callers still pass sentences.
+    pub fn into_strings(self) -> Vec<String> {
+        self.reasons.iter().map(Reason::to_string).collect()
+    }
+}
+
+impl From<Vec<Reason>> for Reasons {
+    fn from(reasons: Vec<Reason>) -> Self {
+        Reasons {
+            reasons,
+            hints: Vec::new(),
+        }
     }
 }

@@ -59,7 +59,7 @@ pub fn put<S: Store + ?Sized>(
             "set native_outcome to what happened (one of the task's native outcomes) and say why in reason; an attempt that never ran stays DEFERRED without a put",
         ));
     }
-    let row = Row::check(decl, &value, source).map_err(Error::Refused)?;
+    let row = Row::check_reasons(decl, &value, source).map_err(Error::refusal)?;
     Ok(Change {
         kind: ChangeKind::Put,
         rows: vec![RowWrite {
@@ -89,7 +89,8 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
         .as_array_mut()
         .expect("checked row")
         .push(json!({"kind": "repair", "note": note}));
-    let row = Row::check(store.declaration(), &value, schedule_id).map_err(Error::Refused)?;
+    let row =
+        Row::check_reasons(store.declaration(), &value, schedule_id).map_err(Error::refusal)?;
     Ok(Change {
         kind: ChangeKind::Repair,
         rows: vec![RowWrite {

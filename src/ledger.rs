@@ -899,13 +899,13 @@ impl Ledger {
         decl: &Declaration,
         bytes: &[u8],
         max_input_bytes: u64,
-    ) -> std::result::Result<Ledger, Vec<Reason>> {
+    ) -> std::result::Result<Ledger, Reasons> {
         if bytes.len() as u64 <= max_input_bytes {
             if let Some(ledger) = fast::parse(decl, bytes) {
                 return Ok(ledger);
             }
         }
-        let sentences = |e: Error| e.entries().into_iter().map(Reason::new).collect::<Vec<_>>();
+        let sentences = |e: Error| e.into_reasons();
         let mut value =
             json::parse_document(bytes, "ledger", max_input_bytes).map_err(sentences)?;
         let mut rows_value = match &mut value {
@@ -932,7 +932,7 @@ impl Ledger {
         Ok(Ledger {
             declaration_id: decl.id.clone(),
             declaration_sha256: decl.sha256.clone(),
-            rows: assemble_rows(decl, r, checked, false)?,
+            rows: assemble_rows(decl, r, checked, false).map_err(Reasons::from)?,
         })
     }
 
@@ -944,7 +944,7 @@ impl Ledger {
     ) -> Result<Ledger> {
         let bytes = json::read_mapped(path, max_input_bytes)?;
         Self::parse_for_change(decl, &bytes, max_input_bytes)
-            .map_err(|r| Error::Refused(r.iter().map(Reason::to_string).collect()))
+            .map_err(Error::Refused)
             .map_err(|e| e.context(path.display()))
     }
 
@@ -1222,8 +1222,7 @@ fn assemble(decl: &Declaration, r: Reasons, rows: impl Iterator<Item = Checked>)
     Ok(Ledger {
         declaration_id: decl.id.clone(),
         declaration_sha256: decl.sha256.clone(),
-        rows: assemble_rows(decl, r, rows, true)
-            .map_err(|r| Error::Refused(r.iter().map(Reason::to_string).collect()))?,
+        rows: assemble_rows(decl, r, rows, true).map_err(|r| Error::Refused(r.into()))?,
     })
 }
 
@@ -1235,7 +1234,7 @@ fn assemble_rows(
     rows: impl Iterator<Item = Checked>,
     check_records: bool,
 ) -> std::result::Result<Vec<Row>, Vec<Reason>> {
-    let mut r: Vec<Reason> = r.into_vec().into_iter().map(Reason::new).collect();
+    let mut r: Vec<Reason> = r.into_vec();
     let n = decl.schedule_len();
     // The rows, while they come in schedule order. A ledger whose rows do not (one out of
     // order, a gap, a refused row) is refused below, so nothing after that is kept.

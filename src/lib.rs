@@ -13,6 +13,8 @@ pub mod hand;
 pub mod hook;
 pub mod import;
 pub mod json;
+#[cfg(test)]
+mod layering;
 pub mod ledger;
 pub mod ledger_diff;
 pub mod portfolio;

@@ -60,6 +60,11 @@ impl Outcome {
         }
     }
 
+    /// The outcome whose JSON key is `key`.
+    pub fn from_key(key: &str) -> Option<Outcome> {
+        Outcome::ALL.iter().copied().find(|o| o.key() == key)
+    }
+
     /// The label text uses.
     pub fn label(self) -> &'static str {
         match self {

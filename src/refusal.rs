@@ -34,10 +34,11 @@ impl Rule {
 /// One reason a change, a file or a command line is refused.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Reason {
-    /// Where the rule was broken: a file path, `commit <id>`, a ref name; `None` when the
-    /// context is the command itself.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub place: Option<String>,
+    /// Where the rule was broken, outermost first: a ref name, `commit <id>`, a file path, a
+    /// record inside a file (`[refs/ledgers/x, commit <id>]`, `[results.sqlite3, attempt a1]`);
+    /// empty when the context is the command itself.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub place: Vec<String>,
     /// The scheduled attempt the reason is about.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row: Option<String>,
@@ -55,7 +56,7 @@ impl Reason {
     /// A reason that is only a sentence (a refusal with no row, field or rule to name).
     pub fn new(sentence: impl Into<String>) -> Self {
         Reason {
-            place: None,
+            place: Vec::new(),
             row: None,
             field: None,
             rule: None,
@@ -65,11 +66,12 @@ impl Reason {
 
     /// The same reason, found at `place` (a file, a ref, a commit). A reason that already has
     /// a place keeps it and gains the outer one in front (`commit X` around `rows/a.json`).
+    /// An empty place (a record read from memory, with no path) names nothing and is left out.
     pub fn at(mut self, place: impl fmt::Display) -> Self {
-        self.place = Some(match self.place {
-            Some(inner) => format!("{place}: {inner}"),
-            None => place.to_string(),
-        });
+        let place = place.to_string();
+        if !place.is_empty() {
+            self.place.insert(0, place);
+        }
         self
     }
 
@@ -106,7 +108,7 @@ impl From<&str> for Reason {
 
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(p) = &self.place {
+        for p in &self.place {
             write!(f, "{p}: ")?;
         }
         if let Some(r) = self.rule.and_then(Rule::shown) {
@@ -156,6 +158,11 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
             serde_json::json!({"row": "a", "rule": {"spec": "admission", "number": 5}, "sentence": "s"})
+        );
+        let r = Reason::new("s").at("rows/a.json").at("commit c");
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            serde_json::json!({"place": ["commit c", "rows/a.json"], "sentence": "s"})
         );
     }
 }

@@ -88,7 +88,7 @@ pub fn sync_with_progress(
     ids.sort();
     ids.dedup();
     let mut done = Vec::new();
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     let mut contended = Vec::new();
     let total = ids.len();
     for (i, id) in ids.into_iter().enumerate() {
@@ -99,7 +99,7 @@ pub fn sync_with_progress(
         }
         match sync_one(dir, &repo, remote, &id, max_bytes) {
             Ok(s) => done.push(s),
-            Err(Error::Refused(r)) => reasons.extend(r),
+            Err(Error::Refused(r)) => reasons.absorb(r),
             Err(Error::Contended(m)) => contended.push(m),
             Err(e) => return Err(e),
         }
@@ -199,17 +199,15 @@ fn sync_one(
         // rewritten remote, outside sync) is what a fetch by sync would have refused: reported,
         // not followed, so that the local ledger never moves off what was published.
         if let Some((from, to)) = tracking_rewritten(repo, &tracking)? {
-            return Err(Error::Refused(vec![
-                rewritten_reason(remote, id),
-                format!(
-                    "{tracking} was moved from {from} to {to}, which does not follow it (a forced fetch, `git fetch origin +refs/ledgers/*:…`); {refname} stays at {}",
-                    local.map_or("nothing".to_owned(), |l| l.to_string())
-                ),
-                format!(
-                    "{}compare the two with `git ledger diff {from} {to}` and check the remote's with `git ledger verify {tracking}`; once it is settled, `git update-ref -d {tracking}` forgets the rewritten copy",
-                    crate::error::HINT_PREFIX
-                ),
-            ]));
+            let mut r = crate::error::Reasons::one(rewritten_reason(remote, id));
+            r.push(format!(
+                "{tracking} was moved from {from} to {to}, which does not follow it (a forced fetch, `git fetch origin +refs/ledgers/*:…`); {refname} stays at {}",
+                local.map_or("nothing".to_owned(), |l| l.to_string())
+            ));
+            r.hint(format!(
+                "compare the two with `git ledger diff {from} {to}` and check the remote's with `git ledger verify {tracking}`; once it is settled, `git update-ref -d {tracking}` forgets the rewritten copy"
+            ));
+            return Err(Error::Refused(r));
         }
         let (to_push, what) = match (local, theirs) {
             (None, None) => {
@@ -329,13 +327,12 @@ fn sync_one(
             }
             Pushed::Raced(why) => raced = why,
             Pushed::Refused(why) => {
-                return Err(Error::Refused(
+                return Err(Error::refusal(
                     std::iter::once(format!(
                         "{refname}: {remote} refused the push: {}",
                         why.lines().next().unwrap_or("")
                     ))
-                    .chain(why.lines().skip(1).map(str::to_owned))
-                    .collect(),
+                    .chain(why.lines().skip(1).map(str::to_owned)),
                 ))
             }
         }
@@ -470,7 +467,7 @@ fn replay(
         commits: 0,
         skipped_rows: 0,
     };
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     for c in local_chain {
         let info = read_commit(repo, c)?;
         let parent_tree = read_commit(repo, info.parents[0])?.tree;
@@ -500,14 +497,13 @@ fn replay(
                 reasons.push(format!(
                     "{refname}: row {sid}: the remote changed it differently at commit {by} (a retry: a filled row is never replaced); local commit {c} is not replayed — the remote's row stays"
                 ));
-                reasons.push(format!(
-                    "{}two machines filled the same row; see the remote's attempt with `git ledger show --at {by} --row {sid}`; to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration",
-                    crate::error::HINT_PREFIX
+                reasons.hint(format!(
+                    "two machines filled the same row; see the remote's attempt with `git ledger show --at {by} --row {sid}`; to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration"
                 ));
                 continue;
             }
             let row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))
-                .map_err(Error::Refused)?;
+                .map_err(Error::refusal)?;
             editor
                 .upsert(path.as_str(), gix::objs::tree::EntryKind::Blob, *oid)
                 .map_err(|e| Error::failed(format!("cannot edit tree at {path}: {e}")))?;
@@ -515,7 +511,7 @@ fn replay(
                 .map(|(_, id)| id)
                 .map(|id| read_row(repo, decl, id, sid, max_bytes, "").map(|r| r.is_deferred()))
                 .transpose()
-                .map_err(Error::Refused)?
+                .map_err(Error::refusal)?
                 .unwrap_or(false);
             // Where a filled row came from, as the trees say it: its record file in the
             // ledger (the writer's own path is only in the local commit's message, which

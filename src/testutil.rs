@@ -128,8 +128,13 @@ pub(crate) fn declaration() -> Declaration {
 /// The reasons of a refusal (panics on success or on another kind of error).
 pub(crate) fn refusal<T: std::fmt::Debug>(r: crate::Result<T>) -> Vec<String> {
     match r {
-        Err(Error::Refused(reasons)) => {
+        Err(e @ Error::Refused(_)) => {
+            let reasons = e.reasons();
             assert!(!reasons.is_empty(), "a refusal lists at least one reason");
+            assert!(
+                !reasons.iter().any(|r| r.starts_with("hint: ")),
+                "a hint is a hint, not a reason: {reasons:?}"
+            );
             reasons
         }
         other => panic!("expected a refusal, got {other:?}"),

@@ -5,6 +5,10 @@
 #[path = "../admission.rs"]
 mod admission;
 
+// The verdict helpers `admission.rs` uses.
+#[path = "../checks.rs"]
+mod checks;
+
 thread_local! {
     static HARNESS: admission::Harness = admission::Harness::new();
 }

@@ -59,9 +59,8 @@ impl Card {
         match crate::json::read_bounded(path, max_bytes) {
             Ok(bytes) => Ok(Card::from_bytes(&bytes)),
             Err(Error::Refused(reasons)) => Ok(Card {
-                problems: reasons
-                    .into_iter()
-                    .map(|r| card_problem(Reason::InvalidValue, None, None, None, r))
+                problems: (reasons.reasons().iter())
+                    .map(|r| card_problem(Reason::InvalidValue, None, None, None, r.to_string()))
                     .collect(),
                 ..Card::default()
             }),

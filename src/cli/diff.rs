@@ -94,7 +94,7 @@ fn files(args: &DiffArgs, decl_path: &std::path::Path) -> Result<LedgerDiff> {
         Ok(n) => (n, Vec::new()),
         Err(r) => (
             0,
-            crate::admission::texts(&r.into_iter().map(|r| r.at(&args.b)).collect::<Vec<_>>()),
+            r.into_iter().map(|r| r.at(&args.b).to_string()).collect(),
         ),
     };
     let mut rows = Vec::new();
@@ -209,7 +209,7 @@ fn commits(args: &DiffArgs) -> Result<LedgerDiff> {
         }
     }
     if !reasons.is_empty() {
-        return Err(Error::Refused(reasons));
+        return Err(Error::refusal(reasons));
     }
     rows.sort_by_key(|r| decl.schedule_position(&r.schedule_id));
     let follows = match admission.follows(a, b)? {

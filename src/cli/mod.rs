@@ -169,15 +169,8 @@ pub fn main() -> i32 {
 pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let hints = e.hints();
     if json {
-        let reasons = e.reasons();
-        let total = reasons.len();
-        let mut obj = serde_json::json!({
-            "refused": matches!(e, Error::Refused(_)),
-            "reasons": capped(reasons, crate::error::JSON_REASONS),
-        });
-        if total > crate::error::JSON_REASONS {
-            obj["reasons_total"] = total.into();
-        }
+        let mut obj = reasons_json(e);
+        obj["refused"] = matches!(e, Error::Refused(_)).into();
         if !hints.is_empty() {
             obj["hints"] = hints.clone().into();
         }
@@ -213,10 +206,22 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
     e.exit_code()
 }
 
-/// The first `cap` reasons.
-pub fn capped(mut reasons: Vec<String>, cap: usize) -> Vec<String> {
-    reasons.truncate(cap);
-    reasons
+/// An error's reasons as JSON: `reasons` (their text, the first
+/// [`JSON_REASONS`](crate::error::JSON_REASONS)), for a refusal `details` (the same reasons as
+/// values: place, row, field, rule, sentence), and `reasons_total` when some were left out.
+pub fn reasons_json(e: &Error) -> serde_json::Value {
+    let cap = crate::error::JSON_REASONS;
+    let reasons = e.reasons();
+    let total = reasons.len();
+    let mut obj = serde_json::json!({"reasons": &reasons[..total.min(cap)]});
+    if let Error::Refused(r) = e {
+        obj["details"] =
+            serde_json::to_value(&r.reasons()[..total.min(cap)]).expect("reasons serialize");
+    }
+    if total > cap {
+        obj["reasons_total"] = total.into();
+    }
+    obj
 }
 
 impl Command {

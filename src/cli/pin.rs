@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use super::{InputOpts, Io};
-use crate::declaration::{pin, Declaration};
+use crate::declaration::Declaration;
 use crate::error::Result;
+use crate::git::pin;
 
 /// Build a declaration from a draft and Git objects at a revision.
 #[derive(Debug, clap::Args)]

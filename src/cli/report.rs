@@ -110,7 +110,7 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
 /// Print a built report in `format` (colour only for text on a terminal without NO_COLOR).
 pub fn write(report: &report::Report, format: Format, io: &mut Io) -> Result<()> {
     match format {
-        Format::Text => report::write_text_color(report, io.out, term::stdout_color())?,
+        Format::Text => render::text::write_text_color(report, io.out, term::stdout_color())?,
         Format::Json => report::write_json(report, io.out)?,
         Format::Markdown => render::markdown::write(report, io.out)?,
         Format::Html => render::html::write(report, io.out)?,

@@ -46,7 +46,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             .map(|r| crate::git::store::resolve_ref(&repo, Some(r)))
             .collect::<Result<Vec<_>>>()?
     };
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     let mut results = Vec::new();
     for (name, tip) in &refs {
         let mut admission =
@@ -74,24 +74,21 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
                 results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n}));
             }
             Err(e @ Error::Refused(_)) => {
-                let r = e.reasons();
-                let total = r.len();
-                let mut result = serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": false, "reasons": super::capped(r, crate::error::JSON_REASONS)});
-                if total > crate::error::JSON_REASONS {
-                    result["reasons_total"] = total.into();
-                }
+                let mut result = super::reasons_json(&e);
+                result["ref"] = name.as_str().into();
+                result["tip"] = tip.to_string().into();
+                result["admitted"] = false.into();
                 results.push(result);
-                reasons.extend(e.context(name).entries());
+                reasons.absorb(e.context(name).into_reasons());
             }
             Err(e) => return Err(e.context(name)),
         }
     }
-    reasons.extend(replaced_objects(&repo, &refs)?);
-    if !reasons.is_empty() && !hooks_installed(&repo) {
-        reasons.push(format!(
-            "{}a local ledger ref holds a commit git ledger would not write: plain Git put it there (commit, update-ref, a forced fetch); `git ledger hooks install` makes this repository refuse such updates",
-            crate::error::HINT_PREFIX
-        ));
+    reasons.extend(crate::git::replace::shown_otherwise(&repo, &refs)?);
+    if !reasons.is_empty() && !crate::hook::install::guards_local_refs(&repo) {
+        reasons.hint(
+            "a local ledger ref holds a commit git ledger would not write: plain Git put it there (commit, update-ref, a forced fetch); `git ledger hooks install` makes this repository refuse such updates",
+        );
     }
     if reasons.is_empty() {
         if args.json {
@@ -103,56 +100,4 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     } else {
         Err(Error::Refused(reasons))
     }
-}
-
-/// The replace refs (`refs/replace/<id>`) that replace an object of the verified ledgers, and
-/// the notes (`refs/notes/*`) that annotate one, each a reason: `git log` and `git show` follow them, so a reviewer reading those would see
-/// another object than the one admitted (`git ledger` reads objects with replacement off).
-fn replaced_objects(
-    repo: &gix::Repository,
-    refs: &[(String, gix::ObjectId)],
-) -> Result<Vec<String>> {
-    let mut existing = crate::git::replace::existing(repo)?;
-    // Notes (`git notes`): `git log` shows a commit's note under its message.
-    let mut noted = Vec::new();
-    for (name, tip) in crate::git::replace::notes_refs(repo)? {
-        for id in crate::git::replace::noted(repo, tip)? {
-            noted.push((name.clone(), id));
-        }
-    }
-    let notes_from = existing.len();
-    existing.extend(noted);
-    if existing.is_empty() {
-        return Ok(Vec::new());
-    }
-    let wanted = existing.iter().map(|(_, id)| *id).collect();
-    let found = crate::git::replace::covered(
-        repo,
-        refs.iter().map(|(n, t)| (n.as_str(), *t, None)),
-        &wanted,
-    )?;
-    let mut reasons = Vec::new();
-    for (id, (ledger, kind)) in found {
-        for (i, (name, _)) in existing.iter().enumerate().filter(|(_, (_, i))| *i == id) {
-            reasons.push(if i >= notes_from {
-                format!(
-                    "{name}: it holds a note on {kind} {id} of {ledger}, which `git log` shows under its message as if it were part of what was admitted; remove it with `git notes --ref {name} remove {id}`"
-                )
-            } else {
-                format!(
-                    "{name}: it replaces {kind} {id} of {ledger}, so `git log` and `git show` show another object there than the one admitted; remove it with `git replace -d {id}`"
-                )
-            });
-        }
-    }
-    Ok(reasons)
-}
-
-/// Whether this repository runs git-ledger's reference-transaction hook (which refuses an
-/// inadmissible update of a local ledger ref).
-fn hooks_installed(repo: &gix::Repository) -> bool {
-    crate::hook::install::hooks_dir(repo)
-        .ok()
-        .and_then(|d| std::fs::read(d.join("reference-transaction")).ok())
-        .is_some_and(|b| b == crate::hook::install::REFERENCE_TRANSACTION.as_bytes())
 }

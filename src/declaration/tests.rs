@@ -1585,7 +1585,7 @@ mod inspect {
     #[test]
     fn inspect_follows_definition_in_the_canonical_order() {
         let v = inspect_declaration_value();
-        let bytes = pin::canonical(&v);
+        let bytes = canonical(&v);
         let text = std::str::from_utf8(&bytes).unwrap();
         let task = &text[text.find("\"inspect/arith-add-1\"").unwrap()..];
         let def = task.find("\"definition\"").unwrap();

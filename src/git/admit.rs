@@ -274,11 +274,12 @@ impl<'r> Admission<'r> {
         let known = self
             .declaration_of_tree(info.tree, &format!("{at}: rule 1"))
             .map_err(|e| match e {
-                Error::Refused(r) => Error::Refused(
-                    r.into_iter()
-                        .map(|s| format!("{s} (the root must be exactly what `init` writes)"))
-                        .collect(),
-                ),
+                Error::Refused(r) => Error::Refused(r.map(|mut reason| {
+                    reason
+                        .sentence
+                        .push_str(" (the root must be exactly what `init` writes)");
+                    reason
+                })),
                 other => other,
             })?;
         if let Some(name) = refname {
@@ -289,7 +290,7 @@ impl<'r> Admission<'r> {
         let hash = self.repo.object_hash();
         let expected = layout::template_tree_id(hash, &known.decl, known.blob, writers)?;
         if info.tree != expected {
-            return Err(Error::Refused(
+            return Err(Error::refusal(
                 self.root_differences(&known, info.tree, &at)?,
             ));
         }
@@ -424,7 +425,7 @@ impl<'r> Admission<'r> {
         for child in chain.into_iter().rev() {
             match self.step(parent, child) {
                 Ok(_) => parent = child,
-                Err(Error::Refused(r)) => return Ok(Err(r)),
+                Err(Error::Refused(r)) => return Ok(Err(r.into_strings())),
                 Err(e) => return Err(e),
             }
         }
@@ -447,7 +448,10 @@ impl<'r> Admission<'r> {
         }
         let Some(new) = new else {
             return Err(Error::refused_with_hint(
-                format!("{refname}: deleting a ledger ref is refused (its history is the ledger)"),
+                crate::refusal::Reason::new(
+                    "deleting a ledger ref is refused (its history is the ledger)",
+                )
+                .at(refname),
                 "a ledger is kept, not deleted; a new protocol goes on a new ref (`git ledger init` with a declaration of a new id)",
             ));
         };
@@ -460,9 +464,10 @@ impl<'r> Admission<'r> {
         let (chain, reached) = self.first_parent_chain(new, Some(old))?;
         if reached.is_none() {
             return Err(Error::refused_with_hint(
-                format!(
-                    "{refname}: {old} is not an ancestor of {new} on its first-parent chain: a rewritten ledger history (force push, reset) is refused"
-                ),
+                crate::refusal::Reason::new(format!(
+                    "{old} is not an ancestor of {new} on its first-parent chain: a rewritten ledger history (force push, reset) is refused"
+                ))
+                .at(refname),
                 "if the other side moved while you wrote, do not force: `git ledger sync` fetches it and replays your commits on top",
             ));
         }
@@ -514,7 +519,7 @@ impl<'r> Admission<'r> {
     /// Rules 1–8 for one commit `child` following `parent`.
     pub fn step(&mut self, parent: ObjectId, child: ObjectId) -> Result<Step> {
         self.step_verdict(parent, child)?
-            .map_err(|r| Error::Refused(admission::texts(&r)))
+            .map_err(|r| Error::Refused(r.into()))
     }
 
     /// [`Self::step`]'s verdict before it becomes an [`Error`]: the reasons of rules 4 and 5
@@ -527,7 +532,7 @@ impl<'r> Admission<'r> {
         child: ObjectId,
     ) -> Result<std::result::Result<Step, Vec<Reason>>> {
         match self.step_checked(parent, child) {
-            Err(Error::Refused(r)) => Ok(Err(r.into_iter().map(Reason::new).collect())),
+            Err(Error::Refused(r)) => Ok(Err(r.into_vec())),
             other => other,
         }
     }
@@ -766,7 +771,7 @@ impl<'r> Admission<'r> {
                                 match read_blob_bounded_id(self.repo, oid, self.max_bytes, &what) {
                                     Ok(bytes) => Some(crate::sha256_hex(&bytes)),
                                     Err(Error::Refused(reasons)) => {
-                                        r.extend(reasons);
+                                        r.0.extend(reasons.into_vec());
                                         None
                                     }
                                     Err(e) => return Err(e),
@@ -1118,7 +1123,8 @@ pub fn read_row(
     max_bytes: u64,
     at: &str,
 ) -> std::result::Result<Row, Vec<String>> {
-    read_row_reasons(repo, decl, blob, sid, max_bytes, at).map_err(|r| admission::texts(&r))
+    read_row_reasons(repo, decl, blob, sid, max_bytes, at)
+        .map_err(|r| r.iter().map(Reason::to_string).collect())
 }
 
 /// [`read_row`] with each reason as a value (a row check names the row, the field and its

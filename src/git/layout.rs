@@ -10,7 +10,6 @@ use serde_json::Value;
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::{Row, FORMAT};
-use crate::portfolio::Outcome;
 
 /// Where ledger refs live.
 pub const REF_PREFIX: &str = "refs/ledgers/";
@@ -195,17 +194,6 @@ pub struct Attempt {
     pub native_outcome: String,
     /// The portfolio outcome key (`verified_delivery`, …).
     pub outcome: String,
-}
-
-impl Attempt {
-    /// The portfolio label of the outcome key, lowercased (the key itself if unknown).
-    pub fn label(&self) -> String {
-        Outcome::ALL
-            .iter()
-            .find(|o| o.key() == self.outcome)
-            .map(|o| o.label().to_lowercase())
-            .unwrap_or_else(|| self.outcome.clone())
-    }
 }
 
 /// The ledger trailers of a commit message.

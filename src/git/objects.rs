@@ -1,6 +1,7 @@
 //! Small object readers the ledger store, the admission validator and the history commands
 //! share: a commit's header fields, one path in a tree (one tree object per path component,
-//! never the whole tree), and a blob read under a size bound checked from its header first.
+//! never the whole tree), a blob read under a size bound checked from its header first, and
+//! the one object writer (hashed first, written only when missing).
 
 use gix::objs::tree::EntryMode;
 use gix::objs::Kind;
@@ -158,4 +159,20 @@ pub fn describe_mode(mode: EntryMode) -> String {
 /// The first 12 hex digits of an id, for messages that also name the full id elsewhere.
 pub fn short(id: &gix::oid) -> String {
     id.to_hex_with_len(12).to_string()
+}
+
+/// Write an object's bytes to the repository, unless it is there already (hashed first, once,
+/// as Git and `gix::Repository::write_object` do: compressing a 1 MB `records/` tree costs more
+/// than hashing it).
+pub(crate) fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> Result<ObjectId> {
+    use gix::objs::Write;
+    let fail =
+        |e: &dyn std::fmt::Display| Error::failed(format!("cannot write a {kind} object: {e}"));
+    let id = gix::objs::compute_hash(repo.object_hash(), kind, data).map_err(|e| fail(&e))?;
+    if repo.has_object(id) {
+        return Ok(id);
+    }
+    (repo.objects)
+        .write_buf_with_known_id(kind, data, id)
+        .map_err(|e| fail(&e))
 }

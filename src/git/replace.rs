@@ -182,6 +182,47 @@ fn whole_tree(
     Ok(())
 }
 
+/// `verify`'s reasons about the ledgers `refs` (name, tip): each replace ref
+/// (`refs/replace/<id>`) that replaces one of their objects and each note (`refs/notes/*`) on
+/// one. `git log` and `git show` follow them, so a reviewer reading those would see another
+/// object than the one admitted (`git ledger` reads objects with replacement off).
+pub fn shown_otherwise(repo: &gix::Repository, refs: &[(String, ObjectId)]) -> Result<Vec<String>> {
+    let mut existing = existing(repo)?;
+    // Notes (`git notes`): `git log` shows a commit's note under its message.
+    let mut noted = Vec::new();
+    for (name, tip) in notes_refs(repo)? {
+        for id in self::noted(repo, tip)? {
+            noted.push((name.clone(), id));
+        }
+    }
+    let notes_from = existing.len();
+    existing.extend(noted);
+    if existing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted = existing.iter().map(|(_, id)| *id).collect();
+    let found = covered(
+        repo,
+        refs.iter().map(|(n, t)| (n.as_str(), *t, None)),
+        &wanted,
+    )?;
+    let mut reasons = Vec::new();
+    for (id, (ledger, kind)) in found {
+        for (i, (name, _)) in existing.iter().enumerate().filter(|(_, (_, i))| *i == id) {
+            reasons.push(if i >= notes_from {
+                format!(
+                    "{name}: it holds a note on {kind} {id} of {ledger}, which `git log` shows under its message as if it were part of what was admitted; remove it with `git notes --ref {name} remove {id}`"
+                )
+            } else {
+                format!(
+                    "{name}: it replaces {kind} {id} of {ledger}, so `git log` and `git show` show another object there than the one admitted; remove it with `git replace -d {id}`"
+                )
+            });
+        }
+    }
+    Ok(reasons)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -225,7 +225,7 @@ pub fn write_commit(
         let sig = s.sign(&bytes)?;
         bytes = with_signature(&bytes, repo.object_hash(), &sig);
     }
-    super::store::write_object(repo, gix::objs::Kind::Commit, &bytes)
+    super::objects::write_object(repo, gix::objs::Kind::Commit, &bytes)
 }
 
 #[cfg(test)]

@@ -310,13 +310,8 @@ pub(crate) fn writers_of(
             "{at}: {WRITERS} hashes to {got}, but the declaration pins writers.sha256 {want} (the file's exact bytes never change)"
         )));
     }
-    let parsed = AllowedSigners::parse(&bytes).map_err(|r| {
-        Error::Refused(
-            r.into_iter()
-                .map(|s| format!("{at}: {WRITERS}: {s}"))
-                .collect(),
-        )
-    })?;
+    let parsed = AllowedSigners::parse(&bytes)
+        .map_err(|r| Error::refusal(r).context(format!("{at}: {WRITERS}")))?;
     let parsed = Rc::new(parsed);
     if known.writers.get().is_none() {
         let _ = known.writers.set(parsed.clone());
@@ -347,8 +342,7 @@ pub fn declared_writers(
             "{what}: the file hashes to {got}, but the declaration pins writers.sha256 {want}"
         )));
     }
-    let parsed = AllowedSigners::parse(&bytes)
-        .map_err(|r| Error::Refused(r.into_iter().map(|s| format!("{what}: {s}")).collect()))?;
+    let parsed = AllowedSigners::parse(&bytes).map_err(|r| Error::refusal(r).context(&what))?;
     Ok(Some((bytes, parsed)))
 }
 

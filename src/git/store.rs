@@ -26,6 +26,8 @@ use gix::ObjectId;
 
 use super::admit::{read_row, Admission, Admitted, Known};
 use super::layout::{self, CAMPAIGN, HEADER, REF_PREFIX};
+/// Kept here too for the callers that know it as `git::store::write_object`.
+pub(crate) use super::objects::write_object;
 use super::objects::{find_in_tree, find_in_tree_of, is_regular, read_commit};
 use super::tree::{read_object, KeptTrees, RecentTrees};
 use crate::declaration::Declaration;
@@ -250,22 +252,6 @@ fn edit_ref(
     }
 }
 
-/// Write an object's bytes to the repository, unless it is there already (hashed first, once,
-/// as Git and `gix::Repository::write_object` do: compressing a 1 MB `records/` tree costs more
-/// than hashing it).
-pub(crate) fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> Result<ObjectId> {
-    use gix::objs::Write;
-    let fail =
-        |e: &dyn std::fmt::Display| Error::failed(format!("cannot write a {kind} object: {e}"));
-    let id = gix::objs::compute_hash(repo.object_hash(), kind, data).map_err(|e| fail(&e))?;
-    if repo.has_object(id) {
-        return Ok(id);
-    }
-    (repo.objects)
-        .write_buf_with_known_id(kind, data, id)
-        .map_err(|e| fail(&e))
-}
-
 /// `git ledger init`: create `refs/ledgers/<id>` with the root commit (the declaration, the
 /// header, every template row). Refused when the ref exists. Returns the ref name and commit.
 pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, ObjectId)> {
@@ -415,7 +401,7 @@ pub fn ledger_at(
         ));
     }
     if !reasons.is_empty() {
-        return Err(Error::Refused(reasons));
+        return Err(Error::refusal(reasons));
     }
     // The whole-ledger checks (one record per row, …) as for a ledger file.
     let value = serde_json::json!({
@@ -590,7 +576,7 @@ pub(crate) fn count_filled(
                 e.id
             )));
         };
-        let row = read_row(repo, decl, id, &e.id, max_bytes, at).map_err(Error::Refused)?;
+        let row = read_row(repo, decl, id, &e.id, max_bytes, at).map_err(Error::refusal)?;
         if !row.is_deferred() {
             n += 1;
         }
@@ -622,7 +608,7 @@ impl Store for RefStore {
         match find_in_tree(&self.repo, self.tip_tree, &path)? {
             Some((mode, id)) if is_regular(mode) => {
                 read_row(&self.repo, decl, id, schedule_id, self.max_bytes, &at)
-                    .map_err(Error::Refused)
+                    .map_err(Error::refusal)
             }
             Some(_) => Err(Error::refused(format!(
                 "{at}: row {schedule_id}: {path} is not a regular file"
@@ -689,11 +675,7 @@ impl Store for RefStore {
             }
         }
         if !r.is_empty() {
-            r.push(format!(
-                "{}{}",
-                crate::error::HINT_PREFIX,
-                crate::error::MAX_INPUT_HINT
-            ));
+            r.hint(crate::error::MAX_INPUT_HINT);
             r.into_result()?;
         }
         let mut newly = 0;

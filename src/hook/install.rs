@@ -121,7 +121,7 @@ pub fn install(dir: &Path, server: bool, force: bool) -> Result<Vec<Outcome>> {
         }
     }
     if !reasons.is_empty() {
-        return Err(Error::Refused(reasons));
+        return Err(Error::refusal(reasons));
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::failed(format!("cannot create {}: {e}", dir.display())))?;
@@ -153,6 +153,15 @@ pub fn install(dir: &Path, server: bool, force: bool) -> Result<Vec<Outcome>> {
         });
     }
     Ok(out)
+}
+
+/// Whether this repository runs git-ledger's reference-transaction hook, as shipped (it refuses
+/// an inadmissible update of a local ledger ref); `verify` hints at installing it otherwise.
+pub fn guards_local_refs(repo: &gix::Repository) -> bool {
+    hooks_dir(repo)
+        .ok()
+        .and_then(|d| std::fs::read(d.join("reference-transaction")).ok())
+        .is_some_and(|b| b == REFERENCE_TRANSACTION.as_bytes())
 }
 
 #[cfg(unix)]

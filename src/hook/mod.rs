@@ -186,7 +186,7 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
         .with_budget(bounds.budget())
         .without_cache();
     let mut verdict = Verdict::default();
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     for u in updates {
         if let Some(why) = layout::misspelled_ledger_ref(&u.refname) {
             reasons.push(why);
@@ -204,11 +204,13 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
         }
         match admission.update(&u.refname, u.old, u.new, &mut |_, _| {}) {
             Ok(n) => verdict.admitted.push((u.refname.clone(), n)),
-            Err(Error::Refused(r)) => reasons.extend(r.into_iter().map(|s| {
-                if s.starts_with(&u.refname) || s.starts_with(crate::error::HINT_PREFIX) {
-                    s
+            // Every reason names the ref it is about (admission names it already where the
+            // ref itself is the place: a deletion, a rewrite).
+            Err(Error::Refused(r)) => reasons.absorb(r.map(|reason| {
+                if reason.place.first() == Some(&u.refname) {
+                    reason
                 } else {
-                    format!("{}: {s}", u.refname)
+                    reason.at(&u.refname)
                 }
             })),
             Err(e) => return Err(e.context(&u.refname)),
@@ -217,14 +219,11 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
     let admitted: Vec<&str> = verdict.admitted.iter().map(|(r, _)| r.as_str()).collect();
     match replace_reasons(repo, updates, &admitted) {
         Ok(r) => reasons.extend(r),
-        Err(Error::Refused(r)) => reasons.extend(r),
+        Err(Error::Refused(r)) => reasons.absorb(r),
         Err(e) => return Err(e),
     }
-    if reasons.is_empty() {
-        Ok(verdict)
-    } else {
-        Err(Error::Refused(reasons))
-    }
+    reasons.into_result()?;
+    Ok(verdict)
 }
 
 /// Why the replace refs after `updates` would cover a ledger object (`git/replace.rs`): each

@@ -34,17 +34,17 @@ use gix::ObjectId;
 
 use crate::admission::{self, LedgerChange, RowsState};
 use crate::declaration::Declaration;
+use crate::error::Reasons;
 use crate::error::{Error, Result};
 use crate::git::objects::{read_blob_bounded_id, read_commit};
 use crate::ledger::{Ledger, FORMAT};
-use crate::refusal::Reason;
 
 /// Regular files of one side (HEAD's tree or the staged index), by raw path.
 type Files = BTreeMap<BString, ObjectId>;
 
 /// The staged ledger files checked, or the refusal with every reason.
 pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>> {
-    verdict(repo, max_bytes)?.map_err(|r| Error::Refused(admission::texts(&r)))
+    verdict(repo, max_bytes)?.map_err(Error::Refused)
 }
 
 /// [`pre_commit`]'s verdict before it becomes an [`Error`]: the staged ledger files checked, or
@@ -52,7 +52,7 @@ pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>>
 pub fn verdict(
     repo: &gix::Repository,
     max_bytes: u64,
-) -> Result<std::result::Result<Vec<String>, Vec<Reason>>> {
+) -> Result<std::result::Result<Vec<String>, crate::error::Reasons>> {
     let index = open_index(repo)?;
     let staged = regular_entries(&index);
     let before: Files = match repo.head_id() {
@@ -98,7 +98,7 @@ pub fn verdict(
         }
     }
 
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     let mut checked = Vec::new();
     for path in judge {
         let shown = crate::git::show_path(path);
@@ -107,8 +107,8 @@ pub fn verdict(
         match judge_file(&sides, path, &shown, old, new) {
             Ok(Ok(true)) => checked.push(shown),
             Ok(Ok(false)) => {}
-            Ok(Err(r)) => reasons.extend(r),
-            Err(Error::Refused(r)) => reasons.extend(r.into_iter().map(Reason::new)),
+            Ok(Err(r)) => reasons.absorb(r),
+            Err(Error::Refused(r)) => reasons.absorb(r),
             Err(e) => return Err(e),
         }
     }
@@ -141,9 +141,9 @@ fn judge_file(
     shown: &str,
     old: Version,
     new: Version,
-) -> Result<std::result::Result<bool, Vec<Reason>>> {
+) -> Result<std::result::Result<bool, Reasons>> {
     const OVERRIDE: &str = "a ledger only grows (commit with --no-verify to override)";
-    let refused = |s: String| Ok(Err(vec![Reason::new(s)]));
+    let refused = |s: String| Ok(Err(Reasons::one(s)));
     let old_bytes = match old {
         Version::Ledger(b) => Some(b),
         _ => None,
@@ -170,7 +170,7 @@ fn judge_file(
     // HEAD's ledger; a ledger file that follows no ledger of HEAD is checked whole.
     let new = match Ledger::parse_for_change(&decl, &new_bytes, sides.max_bytes) {
         Ok(l) => l,
-        Err(r) => return Ok(Err(r.into_iter().map(|r| r.at(shown)).collect())),
+        Err(r) => return Ok(Err(r.at(shown))),
     };
     let whole = || {
         Ledger::parse(&decl, &new_bytes, sides.max_bytes)
@@ -221,7 +221,7 @@ fn judge_file(
     Ok(
         match admission::admit(&decl, &change, &mut RowsState(&old.rows))? {
             Ok(_) => Ok(true),
-            Err(r) => Err(r.reasons.into_iter().map(|r| r.at(&at)).collect()),
+            Err(r) => Err(crate::error::Error::from(r).into_reasons().at(&at)),
         },
     )
 }
@@ -262,7 +262,7 @@ impl Sides<'_> {
         };
         let bytes = match read_blob_bounded_id(self.repo, *id, self.max_bytes, shown) {
             Ok(b) => b,
-            Err(Error::Refused(r)) => return Ok(Version::TooLarge(r.join("; "))),
+            Err(e @ Error::Refused(_)) => return Ok(Version::TooLarge(e.reasons().join("; "))),
             Err(e) => return Err(e),
         };
         Ok(if is_ledger_file(&bytes) {

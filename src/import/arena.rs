@@ -409,7 +409,9 @@ fn check_schema(conn: &Connection, db: &Path, timeout: Duration) -> Result<Strin
         }
     }
     let refuse = |reasons: Reasons| {
-        Error::Refused(reasons.into_vec()).context(format!("{}: not an Arena store", db.display()))
+        Error::Refused(reasons)
+            .context("not an Arena store")
+            .context(db.display())
     };
     if !reasons.is_empty() {
         return Err(refuse(reasons));
@@ -458,6 +460,11 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
     let db = &store.db_path;
     let err = |e| sql_error(db, store.busy_timeout, e);
     let context = format!("{}: attempt {attempt_id}", db.display());
+    // A reason about the attempt is found in the store, at the attempt.
+    let in_attempt = |e: Error| {
+        e.context(format!("attempt {attempt_id}"))
+            .context(db.display())
+    };
     let mut reasons = Reasons::new();
     // One read transaction: one snapshot of the attempt, its case, checks and evidence. It
     // ends (and releases the shared lock) when `tx` drops at the end of this block.
@@ -483,18 +490,16 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
             }))
         };
         let Some(attempt) = select("attempts", ATTEMPT_COLUMNS, "attempt_id", attempt_id)? else {
-            return Err(Error::refused(format!(
-                "{context}: no such attempt in the store"
-            )));
+            return Err(in_attempt(Error::refused("no such attempt in the store")));
         };
         let Some(case_id) = attempt.text(&mut reasons, "case_id", true) else {
             reasons.extend(attempt.problems());
-            return Err(Error::Refused(reasons.into_vec()).context(context));
+            return Err(in_attempt(Error::Refused(reasons)));
         };
         let Some(case) = select("cases", CASE_COLUMNS, "case_id", &case_id)? else {
-            return Err(Error::refused(format!(
-                "{context}: names case {case_id}, which is not in the store"
-            )));
+            return Err(in_attempt(Error::refused(format!(
+                "names case {case_id}, which is not in the store"
+            ))));
         };
         let raw_checks: Vec<(Cell, Cell)> = tx
             .prepare("SELECT name, ok FROM checks WHERE attempt_id = ?1")
@@ -532,7 +537,7 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
                 attempt.get("status").describe()
             ),
         };
-        return Err(Error::refused(format!("{context}: {why}")));
+        return Err(in_attempt(Error::refused(why)));
     }
     if verdict.as_deref() == Some("") {
         reasons.push("attempts.verdict is empty");
@@ -625,7 +630,7 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
     reasons.extend(attempt.problems());
     reasons.extend(case.problems());
     if !reasons.is_empty() {
-        return Err(Error::Refused(reasons.into_vec()).context(context));
+        return Err(in_attempt(Error::Refused(reasons)));
     }
 
     let export_value = json!({

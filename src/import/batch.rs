@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::inspect::{InspectLog, SampleIndex, Skipped, Target};
-use super::rows::{arena_row, scenario_row, Context, Converted};
+use super::rows::{arena_row, for_schedule_id, scenario_row, Context, Converted};
 use super::{ArenaAttempt, ScenarioRecord};
 use crate::declaration::Kind;
 use crate::error::{Error, Reasons, Result};
@@ -74,7 +74,7 @@ pub struct Loaded {
     pub requests: Vec<Request>,
     /// Why records were refused as they were read (a record that breaks its format, a run
     /// never graded, a RUNNING attempt, a changed case, …).
-    pub refused: Vec<String>,
+    pub refused: Reasons,
     /// The Inspect logs read, with the position of the `--inspect` argument that named them.
     pub inspect: Vec<(usize, InspectLog)>,
     /// What the output says about the Inspect directories read (manifests left out).
@@ -106,7 +106,7 @@ pub fn load_with_progress(
                     inspect.extend(logs.into_iter().map(|l| (i + 1, l)));
                     inspect_notes.extend(manifests);
                 }
-                Err(Error::Refused(r)) => reasons.extend(r),
+                Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
             }
             progress(i + 1, sources.len());
@@ -134,34 +134,19 @@ pub fn load_with_progress(
                 schedule_id: source.schedule_id().to_owned(),
                 record,
             }),
-            Err(Error::Refused(r)) => reasons.extend(
-                r.into_iter()
-                    .map(|x| for_schedule_id(x, source.schedule_id())),
-            ),
+            Err(Error::Refused(r)) => {
+                reasons.absorb(r.map(|x| for_schedule_id(x, source.schedule_id())))
+            }
             Err(e) => return Err(e),
         }
         progress(i + 1, sources.len());
     }
     Ok(Loaded {
         requests: out,
-        refused: reasons.into_vec(),
+        refused: reasons,
         inspect,
         inspect_notes,
     })
-}
-
-/// Name the schedule id a record was given for in one of its refusal entries:
-/// `<record>: <why>` becomes `<record> (for <id>): <why>`; a hint is left as it is.
-pub(crate) fn for_schedule_id(entry: String, schedule_id: &str) -> String {
-    if entry.starts_with(crate::error::HINT_PREFIX) {
-        return entry;
-    }
-    match entry.split_once(": ") {
-        Some((head, rest)) if !head.contains(' ') => {
-            format!("{head} (for {schedule_id}): {rest}")
-        }
-        _ => format!("{entry} (for {schedule_id})"),
-    }
 }
 
 /// What an import wrote, row by row, for the output.
@@ -184,7 +169,7 @@ pub fn build<S: Store + ?Sized>(
 ) -> Result<(Change, Imported)> {
     let requests = &loaded.requests;
     let mut reasons = Reasons::new();
-    reasons.extend(loaded.refused.iter().cloned());
+    reasons.absorb(loaded.refused.clone());
     let mut converted: Vec<(usize, Converted)> = Vec::with_capacity(requests.len());
     {
         let decl = store.declaration();
@@ -195,7 +180,7 @@ pub fn build<S: Store + ?Sized>(
             };
             match c {
                 Ok(c) => converted.push((req.position, c)),
-                Err(Error::Refused(r)) => reasons.extend(r),
+                Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
             }
         }

@@ -241,7 +241,7 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<(Vec<InspectLog>, Vec<S
             }
             match read_log(&f, max_input_bytes) {
                 Ok(l) => out.push(l),
-                Err(Error::Refused(reasons)) => r.extend(reasons),
+                Err(Error::Refused(reasons)) => r.absorb(reasons),
                 Err(e) => return Err(e),
             }
         }

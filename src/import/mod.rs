@@ -62,7 +62,10 @@ pub fn check_reason(record: &str, verdict: &str, reason: Option<&str>) -> Result
         return Ok(());
     }
     Err(Error::refused_with_hint(
-        format!("{record}: native outcome {verdict} has no reason; the import never invents one"),
+        crate::refusal::Reason::new(format!(
+            "native outcome {verdict} has no reason; the import never invents one"
+        ))
+        .at(record),
         "write this row by hand with `git ledger put <ID> <ROW.json>`, stating the reason",
     ))
 }

@@ -163,11 +163,21 @@ fn target<'d>(
 }
 
 /// A reader's reasons (which name the record) with the schedule id they concern.
-fn for_id(e: Error, schedule_id: &str) -> Vec<String> {
-    e.entries()
-        .into_iter()
-        .map(|x| super::batch::for_schedule_id(x, schedule_id))
-        .collect()
+fn for_id(e: Error, schedule_id: &str) -> Reasons {
+    e.into_reasons().map(|x| for_schedule_id(x, schedule_id))
+}
+
+/// Name the schedule id a record was given for in one of its reasons: the record's place
+/// `<record>` becomes `<record> (for <id>)`; a reason that names no place says it last.
+pub(crate) fn for_schedule_id(
+    mut reason: crate::refusal::Reason,
+    schedule_id: &str,
+) -> crate::refusal::Reason {
+    match reason.place.first_mut() {
+        Some(place) => place.push_str(&format!(" (for {schedule_id})")),
+        None => reason.sentence.push_str(&format!(" (for {schedule_id})")),
+    }
+    reason
 }
 
 /// Refuse a record whose evidence class differs from the task's (or whose mode is unknown).
@@ -180,7 +190,7 @@ fn check_evidence(
     r: &mut Reasons,
 ) {
     match evidence {
-        Err(e) => r.extend(for_id(e, schedule_id)),
+        Err(e) => r.absorb(for_id(e, schedule_id)),
         Ok(e) if e == task.evidence => {}
         Ok(Evidence::Fixture) => r.push(format!(
             "{label}: evidence: a {mode:?} run is fixture evidence (scripted or hybrid) and \
@@ -289,11 +299,11 @@ pub fn scenario_row(
         &label,
         &mut r,
     ) else {
-        return Err(Error::Refused(r.into_vec()));
+        return Err(Error::Refused(r));
     };
     check_evidence(rec.evidence(), &rec.mode, task, schedule_id, &label, &mut r);
     if let Err(e) = rec.check_reason() {
-        r.extend(for_id(e, schedule_id));
+        r.absorb(for_id(e, schedule_id));
     }
     let options = rec.options(&declared_profile(decl));
     let mut fields = common_fields(&entry, task, options, ctx);
@@ -342,7 +352,7 @@ pub fn scenario_row(
                 message_notes: Vec::new(),
             })
         }
-        _ => Err(Error::Refused(r.into_vec())),
+        _ => Err(Error::Refused(r)),
     }
 }
 
@@ -367,7 +377,7 @@ pub fn arena_row(
         &label,
         &mut r,
     ) else {
-        return Err(Error::Refused(r.into_vec()));
+        return Err(Error::Refused(r));
     };
     let Some(pins) = ctx.pins else {
         return Err(Error::failed(format!(
@@ -376,7 +386,7 @@ pub fn arena_row(
     };
     check_evidence(att.evidence(), &att.mode, task, schedule_id, &label, &mut r);
     if let Err(e) = att.check_reason() {
-        r.extend(for_id(e, schedule_id));
+        r.absorb(for_id(e, schedule_id));
     }
     // The case as stored must be the declared task's.
     let case = &att.case;
@@ -478,7 +488,7 @@ pub fn arena_row(
             notes,
             message_notes: Vec::new(),
         }),
-        _ => Err(Error::Refused(r.into_vec())),
+        _ => Err(Error::Refused(r)),
     }
 }
 

@@ -29,6 +29,7 @@ use super::{check_reason, evidence_for_mode, is_full_commit_id, relative_to_repo
 use super::{Check, Evidence};
 use crate::error::{Error, Reasons, Result};
 use crate::json::{parse_document, read_bounded, type_name};
+use crate::refusal::Reason;
 
 /// The only format this reader accepts.
 pub const FORMAT: &str = "scenario-result/1";
@@ -148,7 +149,7 @@ pub fn parse_bytes(bytes: Vec<u8>, what: &str, max_input_bytes: u64) -> Result<S
             if reasons.is_empty() {
                 reasons.push("not a scenario record");
             }
-            Err(Error::Refused(reasons.into_vec()).context(what))
+            Err(Error::Refused(reasons).context(what))
         }
     }
 }
@@ -157,11 +158,13 @@ pub fn parse_bytes(bytes: Vec<u8>, what: &str, max_input_bytes: u64) -> Result<S
 fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
     let shown = path.display();
     let never_graded = |dir: &Path| {
-        Error::refused(format!(
-            "{}: scenario run admitted but never graded (attempt.json without result.json): \
-             import it once it finishes, or write its row with `git ledger put`",
-            dir.display()
-        ))
+        Error::refused(
+            Reason::new(
+                "scenario run admitted but never graded (attempt.json without result.json): \
+                 import it once it finishes, or write its row with `git ledger put`",
+            )
+            .at(dir.display()),
+        )
     };
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {

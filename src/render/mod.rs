@@ -1,11 +1,12 @@
-//! Renderings of a [`Report`](crate::report::Report) for people other than the terminal user:
-//! Markdown for a pull-request or issue comment, one self-contained HTML page for a reviewer.
+//! Renderings of a [`Report`](crate::report::Report): text for a terminal, Markdown for a
+//! pull-request or issue comment, one self-contained HTML page for a reviewer.
 //! Every renderer takes the report as built by [`report::build`](crate::report::build) and
 //! recomputes nothing; the same report gives the same bytes.
 
 pub mod html;
 pub mod html_diff;
 pub mod markdown;
+pub mod text;
 
 use crate::portfolio::Outcome;
 use crate::report::{Blocker, Section};

@@ -4,8 +4,12 @@
 
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
+use std::io;
 
+use super::json_writer::{json_str, row_json, PARALLEL_JSON_ROWS};
 use super::*;
+use crate::ledger::{KeptRows, Ledger};
+use crate::render::text::write_text;
 use crate::testutil::{
     attempted, complete_pass, declaration, declaration_value, hex, ledger_with, parse, set,
     stop_declaration,

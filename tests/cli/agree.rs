@@ -374,7 +374,7 @@ fn outer<T>(r: git_ledger::Result<Result<T, Vec<Reason>>>) -> Result<(), Vec<Rea
     match r {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(r)) => Err(r),
-        Err(git_ledger::Error::Refused(r)) => Err(r.into_iter().map(Reason::new).collect()),
+        Err(git_ledger::Error::Refused(r)) => Err(r.into_vec()),
         Err(e) => panic!("{e}"),
     }
 }
@@ -402,7 +402,7 @@ fn store_verdict<S: git_ledger::store::Store>(
     match git_ledger::store::verdict(s, change) {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(r)) => Err(r.reasons),
-        Err(git_ledger::Error::Refused(r)) => Err(r.into_iter().map(Reason::new).collect()),
+        Err(git_ledger::Error::Refused(r)) => Err(r.into_vec()),
         Err(e) => panic!("{e}"),
     }
 }
@@ -651,7 +651,7 @@ fn every_path_decides_a_change_alike() {
             // diff --files.
             let diff = match Ledger::parse_for_change(&decl, &new_bytes, MAX) {
                 Ok(b) => named(outer(git_ledger::ledger_diff::files_verdict(&decl, &a, &b))),
-                Err(r) => named(Err(r)),
+                Err(r) => named(Err(r.into_vec())),
             };
             let mut keyed: Vec<(&str, Named)> = vec![("diff --files", diff)];
             // pre-commit, on every tenth change.
@@ -660,7 +660,9 @@ fn every_path_decides_a_change_alike() {
                 std::fs::write(branch.path().join("ledger.json"), &new_bytes).unwrap();
                 git(branch.path(), &["add", "ledger.json"]);
                 let repo = gix::open(branch.path()).unwrap();
-                let v = named(outer(git_ledger::hook::precommit::verdict(&repo, MAX)));
+                let v = git_ledger::hook::precommit::verdict(&repo, MAX)
+                    .map(|v| v.map_err(|r| r.into_vec()));
+                let v = named(outer(v));
                 keyed.push(("pre-commit", v));
             }
             let reference = step;

@@ -1,10 +1,19 @@
 //! The committed fuzz corpus (`tests/fuzz_corpus/<target>/`) fed through the same functions as
-//! the cargo-fuzz targets (`fuzz/checks.rs`), so every crash the fuzzers found, and a set of
-//! inputs that reach distinct refusal paths, stay fixed without a fuzzer. A panic fails the test;
-//! for the two admission targets each file's verdict must also be the one recorded beside the
-//! corpus (`tests/fuzz_corpus/<target>.verdicts`; `FUZZ_VERDICTS_BLESS=1` rewrites it after an
-//! intended change of a rule).
+//! the cargo-fuzz targets (`fuzz/checks.rs`, `fuzz/admission.rs`), so every crash the fuzzers
+//! found, and a set of inputs that reach distinct refusal paths, stay fixed without a fuzzer.
+//!
+//! A panic fails the test, and so does a changed verdict: each check returns one line saying
+//! what the library decided (`fuzz/verdict.rs`), compared with the committed line in
+//! `tests/fuzz_corpus/verdicts/<target>.txt` (`<corpus file name>\t<verdict>`, sorted by file
+//! name). Every changed verdict, corpus file without a line and line without a file is listed
+//! at once. Each target's corpus also keeps the kinds of verdict it must reach (an admitted and
+//! a refused input, where both exist).
+//!
+//! After a deliberate change (a new corpus file, a reworded refusal), rewrite the verdict files
+//! with `FUZZ_VERDICTS_BLESS=1 cargo test --test cli fuzz_regressions`, then read their diff.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 #[path = "../../fuzz/checks.rs"]
@@ -13,14 +22,48 @@ mod checks;
 #[path = "../../fuzz/admission.rs"]
 mod admission;
 
-/// Every file of one target's corpus, sorted (at least `min` of them).
-fn corpus(target: &str, min: usize) -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = super::common::project_root()
-        .join("tests/fuzz_corpus")
-        .join(target);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+/// The fuzz targets, each a directory of `tests/fuzz_corpus/`.
+const TARGETS: [&str; 7] = [
+    "declaration",
+    "ledger",
+    "node_parser",
+    "scenario_record",
+    "cite_line",
+    "row_transition",
+    "admission",
+];
+
+/// The directory of `tests/fuzz_corpus/` holding the verdicts: not a target, no inputs.
+const VERDICTS: &str = "verdicts";
+
+/// Set (to anything but empty): write the verdicts instead of comparing them.
+const BLESS: &str = "FUZZ_VERDICTS_BLESS";
+
+fn corpus_root() -> PathBuf {
+    super::common::project_root().join("tests/fuzz_corpus")
+}
+
+fn verdicts_path(target: &str) -> PathBuf {
+    corpus_root().join(VERDICTS).join(format!("{target}.txt"))
+}
+
+/// Every file of one target's corpus, by name, sorted (at least `min` of them).
+fn corpus(target: &str, min: usize) -> Vec<(String, Vec<u8>)> {
+    assert!(TARGETS.contains(&target) && target != VERDICTS);
+    let dir = corpus_root().join(target);
+    let mut files: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
+        .map(|e| {
+            let path = e.unwrap().path();
+            assert!(path.is_file(), "{}: not a file", path.display());
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .filter(|n| !n.contains(['\t', '\n']))
+                .unwrap_or_else(|| panic!("{}: a name a verdict line can hold", path.display()))
+                .to_owned();
+            (name, path)
+        })
         .collect();
     files.sort();
     assert!(
@@ -31,90 +74,201 @@ fn corpus(target: &str, min: usize) -> Vec<(PathBuf, Vec<u8>)> {
     );
     files
         .into_iter()
-        .map(|p| {
+        .map(|(name, p)| {
             let bytes = std::fs::read(&p).unwrap();
-            (p, bytes)
+            (name, bytes)
         })
         .collect()
 }
 
-/// Run `check` on every file, naming the file if it panics.
-fn each(target: &str, min: usize, check: impl Fn(&[u8])) {
-    for (path, bytes) in corpus(target, min) {
-        eprintln!("{target}: {}", path.display());
-        check(&bytes);
+/// Run `check` on every file (naming the file if it panics), then compare the verdicts with
+/// the committed ones; `reached` are texts that some verdict must contain (the kinds of
+/// verdict the corpus keeps).
+fn each(target: &str, min: usize, reached: &[&str], check: impl Fn(&[u8]) -> String) {
+    let mut got = BTreeMap::new();
+    for (name, bytes) in corpus(target, min) {
+        eprintln!("{target}: {name}");
+        let verdict = check(&bytes);
+        assert!(
+            !verdict.is_empty() && !verdict.contains(['\t', '\n', '\r']),
+            "{target}: {name}: not a one-line verdict: {verdict:?}"
+        );
+        got.insert(name, verdict);
     }
+    compare(target, &got);
+    let missing: Vec<&&str> = reached
+        .iter()
+        .filter(|want| !got.values().any(|v| v.contains(**want)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{target}: no corpus file has a verdict containing {missing:?}"
+    );
+}
+
+/// Compare `got` with the committed verdicts of `target` (or write them, under [`BLESS`]).
+fn compare(target: &str, got: &BTreeMap<String, String>) {
+    let path = verdicts_path(target);
+    if std::env::var_os(BLESS).is_some_and(|v| !v.is_empty()) {
+        let mut text = String::new();
+        for (name, verdict) in got {
+            writeln!(text, "{name}\t{verdict}").unwrap();
+        }
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}\nwrite it with {BLESS}=1 cargo test --test cli fuzz_regressions",
+            path.display()
+        )
+    });
+    let mut problems = Vec::new();
+    let mut expected: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut previous = "";
+    for (i, l) in text.lines().enumerate() {
+        let Some((name, verdict)) = l.split_once('\t') else {
+            problems.push(format!("line {}: not `<file>\\t<verdict>`: {l:?}", i + 1));
+            continue;
+        };
+        if name <= previous {
+            problems.push(format!("line {}: {name}: not sorted, or twice", i + 1));
+        }
+        previous = name;
+        expected.insert(name, verdict);
+    }
+    for (name, verdict) in got {
+        match expected.get(name.as_str()) {
+            None => problems.push(format!(
+                "{name}: no committed verdict\n  got:      {verdict}"
+            )),
+            Some(want) if want != verdict => problems.push(format!(
+                "{name}: verdict changed\n  expected: {want}\n  got:      {verdict}"
+            )),
+            Some(_) => {}
+        }
+    }
+    for name in expected.keys() {
+        if !got.contains_key(*name) {
+            problems.push(format!(
+                "{name}: a committed verdict, but no such corpus file"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{target}: {} against {}:\n{}\nif every change is intended: \
+         {BLESS}=1 cargo test --test cli fuzz_regressions, then read the diff",
+        if problems.len() == 1 {
+            "1 problem".to_owned()
+        } else {
+            format!("{} problems", problems.len())
+        },
+        path.display(),
+        problems.join("\n")
+    );
+}
+
+/// Every directory of `tests/fuzz_corpus/` is a target's corpus or the verdicts, and the
+/// verdicts are one file per target: no corpus is left out of the test, no input read as a
+/// verdict or the reverse.
+#[test]
+fn corpus_directories_are_the_targets() {
+    let mut dirs: Vec<String> = std::fs::read_dir(corpus_root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    dirs.sort();
+    let mut want: Vec<String> = TARGETS.iter().map(|t| t.to_string()).collect();
+    want.push(VERDICTS.to_owned());
+    want.sort();
+    assert_eq!(
+        dirs, want,
+        "tests/fuzz_corpus/ holds the targets and {VERDICTS}/"
+    );
+    let mut files: Vec<String> = std::fs::read_dir(corpus_root().join(VERDICTS))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    let mut want: Vec<String> = TARGETS.iter().map(|t| format!("{t}.txt")).collect();
+    want.sort();
+    assert_eq!(files, want, "{VERDICTS}/ holds one file per target");
 }
 
 #[test]
 fn declaration_corpus() {
-    each("declaration", 5, checks::declaration);
+    each(
+        "declaration",
+        5,
+        &[
+            "declaration: admitted",
+            "declaration: refused",
+            "draft: admitted",
+            "draft: refused",
+        ],
+        checks::declaration,
+    );
 }
 
 #[test]
 fn ledger_corpus() {
     let decl = checks::campaign();
-    each("ledger", 3, |b| checks::ledger(&decl, b));
+    each("ledger", 3, &["admitted", "refused"], |b| {
+        checks::ledger(&decl, b)
+    });
 }
 
 #[test]
 fn node_parser_corpus() {
-    each("node_parser", 5, checks::node_parser);
+    each(
+        "node_parser",
+        5,
+        &["read", "gave up; serde_json reads", "serde_json refuses"],
+        checks::node_parser,
+    );
 }
 
 #[test]
 fn scenario_record_corpus() {
     let decl = checks::campaign();
-    each("scenario_record", 3, |b| checks::scenario_record(&decl, b));
+    each("scenario_record", 3, &["parsed", "refused"], |b| {
+        checks::scenario_record(&decl, b)
+    });
 }
 
 #[test]
 fn cite_line_corpus() {
-    each("cite_line", 3, checks::cite_line);
-}
-
-/// Run `check` on every file and compare each file's verdict with the recorded one.
-fn verdicts(target: &str, min: usize, check: impl Fn(&[u8]) -> &'static str) {
-    let mut got = String::new();
-    for (path, bytes) in corpus(target, min) {
-        eprintln!("{target}: {}", path.display());
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        got.push_str(&format!("{name} {}\n", check(&bytes)));
-    }
-    let recorded = super::common::project_root()
-        .join("tests/fuzz_corpus")
-        .join(format!("{target}.verdicts"));
-    if std::env::var_os("FUZZ_VERDICTS_BLESS").is_some() {
-        std::fs::write(&recorded, &got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&recorded).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (FUZZ_VERDICTS_BLESS=1 writes it)",
-            recorded.display()
-        )
-    });
-    let differ: Vec<String> = (got.lines().zip(want.lines()))
-        .filter(|(g, w)| g != w)
-        .map(|(g, w)| format!("  now {g:?}, recorded {w:?}"))
-        .collect();
-    assert!(
-        differ.is_empty() && got.lines().count() == want.lines().count(),
-        "{target}: verdicts differ from {} (FUZZ_VERDICTS_BLESS=1 rewrites it after an intended change):\n{}",
-        recorded.display(),
-        differ.join("\n")
+    each(
+        "cite_line",
+        3,
+        // With the card the line bound is 200 bytes, shorter than any complete line: that run
+        // is never citeable.
+        &["runs: citeable", "runs: not citeable"],
+        checks::cite_line,
     );
 }
 
 #[test]
 fn row_transition_corpus() {
     let decl = checks::campaign();
-    verdicts("row_transition", 4, |b| checks::row_transition(&decl, b));
+    each(
+        "row_transition",
+        4,
+        &["admitted: filled", "admitted: repaired", "refused"],
+        |b| checks::row_transition(&decl, b),
+    );
 }
 
 #[test]
 fn admission_corpus() {
     // One bare repository in a temporary directory, as the fuzz target builds once per process.
     let harness = admission::Harness::new();
-    verdicts("admission", 100, |b| harness.run(b));
+    each(
+        "admission",
+        100,
+        &["step: admitted", "step: refused"],
+        |b| harness.run(b),
+    );
 }

@@ -47,7 +47,7 @@ impl Campaign {
         let revision = commit_all(root, "catalogue");
         let draft = std::fs::read(root.join("arena/campaign.draft.json")).unwrap();
         let repo = git_ledger::git::open(Some(root)).unwrap();
-        let bytes = git_ledger::declaration::pin::pin(&repo, &draft, "HEAD", u64::MAX).unwrap();
+        let bytes = git_ledger::git::pin::pin(&repo, &draft, "HEAD", u64::MAX).unwrap();
         std::fs::write(root.join("campaign.json"), &bytes).unwrap();
         let decl = git_ledger::declaration::Declaration::parse(&bytes, u64::MAX)
             .unwrap_or_else(|e| panic!("pinned declaration refused: {e}"));

@@ -23,21 +23,10 @@ struct Harness {
 }
 
 fn rules() -> serde_json::Map<String, Value> {
-    [
-        "one_row_per_schedule_id",
-        "retry_needs_new_schedule",
-        "unknown_is_null",
-        "fixture_is_never_live",
-        "pass_requires_passing_oracle",
-        "verified_requires_evidence",
-        "over_limit_is_not_verified",
-        "stop_is_appropriate_only_when_expected",
-        "non_pass_requires_reason",
-        "deferred_carries_nothing",
-    ]
-    .iter()
-    .map(|r| (r.to_string(), true.into()))
-    .collect()
+    git_ledger::declaration::ACCEPTANCE_RULES
+        .iter()
+        .map(|r| (r.to_string(), true.into()))
+        .collect()
 }
 
 /// An Inspect task draft: sample `sample_id` of Inspect task `task`, scored by `scorer`.

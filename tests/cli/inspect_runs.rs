@@ -201,18 +201,7 @@ impl Scratch {
         repetitions: u32,
         limits: Value,
     ) -> PathBuf {
-        let rules = [
-            "one_row_per_schedule_id",
-            "retry_needs_new_schedule",
-            "unknown_is_null",
-            "fixture_is_never_live",
-            "pass_requires_passing_oracle",
-            "verified_requires_evidence",
-            "over_limit_is_not_verified",
-            "stop_is_appropriate_only_when_expected",
-            "non_pass_requires_reason",
-            "deferred_carries_nothing",
-        ];
+        let rules = git_ledger::declaration::ACCEPTANCE_RULES;
         let acceptance: serde_json::Map<String, Value> =
             rules.iter().map(|r| (r.to_string(), true.into())).collect();
         let tasks: Vec<Value> = samples

@@ -56,18 +56,7 @@ const PROFILE: &str = r#"{
 "#;
 
 fn draft() -> serde_json::Value {
-    let rules = [
-        "one_row_per_schedule_id",
-        "retry_needs_new_schedule",
-        "unknown_is_null",
-        "fixture_is_never_live",
-        "pass_requires_passing_oracle",
-        "verified_requires_evidence",
-        "over_limit_is_not_verified",
-        "stop_is_appropriate_only_when_expected",
-        "non_pass_requires_reason",
-        "deferred_carries_nothing",
-    ];
+    let rules = git_ledger::declaration::ACCEPTANCE_RULES;
     let acceptance: serde_json::Map<String, serde_json::Value> =
         rules.iter().map(|r| (r.to_string(), true.into())).collect();
     serde_json::json!({

@@ -25,18 +25,7 @@ fn pretty(v: &Value) -> Vec<u8> {
     b
 }
 
-const RULES: [&str; 10] = [
-    "one_row_per_schedule_id",
-    "retry_needs_new_schedule",
-    "unknown_is_null",
-    "fixture_is_never_live",
-    "pass_requires_passing_oracle",
-    "verified_requires_evidence",
-    "over_limit_is_not_verified",
-    "stop_is_appropriate_only_when_expected",
-    "non_pass_requires_reason",
-    "deferred_carries_nothing",
-];
+const RULES: [&str; 10] = git_ledger::declaration::ACCEPTANCE_RULES;
 
 /// A small pinned declaration: a live scenario task and a fixture scenario task,
 /// `repetitions` each.
@@ -261,7 +250,7 @@ fn a_refused_ledger_exits_2_with_every_reason_on_stderr_and_as_json_on_stdout() 
     let r = w.run(&["report", "campaign.json", "ledger.json", "--json"]);
     r.expect_code(2);
     let j = r.json();
-    assert_eq!(keys(&j), ["reasons", "refused"]);
+    assert_eq!(keys(&j), ["details", "reasons", "refused"]);
     assert_eq!(j["refused"], true);
     let reasons: Vec<&str> = j["reasons"]
         .as_array()

@@ -257,7 +257,11 @@ fn a_non_pass_needs_a_reason_and_a_pass_does_not() {
     v["verdict"] = json!("FALSE_COMPLETE");
     let r = refusal(convert(LIVE, &v));
     assert_reason(&r, &["FALSE_COMPLETE has no reason"]);
-    assert_reason(&r, &["hint: ", "git ledger put"]);
+    let hints = convert(LIVE, &v).unwrap_err().hints();
+    assert!(
+        hints.iter().any(|h| h.contains("git ledger put")),
+        "{hints:?}"
+    );
     v["reason"] = json!("the hidden tests fail");
     v["oracle"]["checks"][0]["ok"] = json!(false);
     let c = convert(LIVE, &v).unwrap();
@@ -437,7 +441,7 @@ fn every_reason_of_one_record_is_listed() {
     assert_reason(&r, &["another oracle"]);
     assert_reason(&r, &["fixture evidence"]);
     assert_reason(&r, &["ERROR has no reason"]);
-    for reason in r.iter().filter(|r| !r.starts_with("hint: ")) {
+    for reason in &r {
         assert!(reason.contains("stores/s1#a1"), "{reason}");
         assert!(reason.contains("for arena/sympy-matrix/01)"), "{reason}");
     }

@@ -1,11 +1,14 @@
 //! `pin` (draft → declaration at a revision) and `check` (recompute every pinned hash from
 //! local Git objects at `source_revision`). Both read Git objects only, never the work tree.
+//!
+//! This is where the declaration (the model, which knows no Git) meets Git objects: the
+//! declaration's rules and canonical bytes stay in `crate::declaration`, the hashing in the
+//! generic Git modules (`git::defhash`, `git::tree`).
 
-use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{Declaration, FilePin, Mode, TreePin, TASK_KEYS, TOP_KEYS};
+use crate::declaration::{canonical, validate_profile_file, Declaration, FilePin, Mode, TreePin};
 use crate::error::{Error, Reasons, Result};
 use crate::git::{self, ObjectId};
 use crate::json;
@@ -53,14 +56,14 @@ pub fn pin_with_progress(
         Ok(p) => {
             out.insert("profile".into(), p);
         }
-        Err(e) => r.extend(e.entries()),
+        Err(e) => r.absorb(e.into_reasons()),
     }
     step(progress);
     let mut policies = Vec::new();
     for p in &draft.policy_files {
         match file_pin(repo, commit, p) {
             Ok(v) => policies.push(v),
-            Err(e) => r.extend(e.entries()),
+            Err(e) => r.absorb(e.into_reasons()),
         }
         step(progress);
     }
@@ -69,7 +72,7 @@ pub fn pin_with_progress(
         Ok(v) => {
             out.insert("runner_tools".into(), v);
         }
-        Err(e) => r.extend(e.entries()),
+        Err(e) => r.absorb(e.into_reasons()),
     }
     step(progress);
     if let Some(w) = &draft.writers {
@@ -77,7 +80,7 @@ pub fn pin_with_progress(
             Ok(v) => {
                 out.insert("writers".into(), v);
             }
-            Err(e) => r.extend(e.entries()),
+            Err(e) => r.absorb(e.into_reasons()),
         }
     }
     let mut tasks = Vec::new();
@@ -91,7 +94,7 @@ pub fn pin_with_progress(
             Ok(v) => {
                 t.insert("definition".into(), v);
             }
-            Err(e) => r.extend(e.context(format!("task {}", task.id)).entries()),
+            Err(e) => r.absorb(e.context(format!("task {}", task.id)).into_reasons()),
         }
         step(progress);
         if let Some(oracle) = &task.oracle {
@@ -99,7 +102,7 @@ pub fn pin_with_progress(
                 Ok(v) => {
                     t.insert("oracle".into(), v);
                 }
-                Err(e) => r.extend(e.context(format!("task {}", task.id)).entries()),
+                Err(e) => r.absorb(e.context(format!("task {}", task.id)).into_reasons()),
             }
             step(progress);
         }
@@ -112,7 +115,7 @@ pub fn pin_with_progress(
         .collect();
     out.insert("schedule".into(), Value::Array(schedule));
     if !r.is_empty() {
-        return Err(Error::Refused(r.into_vec()));
+        return Err(Error::Refused(r));
     }
     let bytes = canonical(&Value::Object(out));
     // The result must pass every rule a declaration is held to.
@@ -155,7 +158,7 @@ pub fn check(
         Ok(c) => r.push(format!(
             "{what}: declared {declared}, but commit {rev} holds {c}"
         )),
-        Err(e) => r.extend(e.context(&what).entries()),
+        Err(e) => r.absorb(e.context(&what).into_reasons()),
     };
     let v = decl.value();
     compare(
@@ -246,11 +249,10 @@ fn writers_pin(
 ) -> Result<Value> {
     let bytes = git::read_blob_bounded(repo, commit, &pin.path, max_input_bytes)?;
     git::allowed_signers::AllowedSigners::parse(&bytes).map_err(|r| {
-        Error::Refused(
-            r.into_iter()
-                .map(|s| format!("writers file {} (an allowed-signers file): {s}", pin.path))
-                .collect(),
-        )
+        Error::refusal(r).context(format!(
+            "writers file {} (an allowed-signers file)",
+            pin.path
+        ))
     })?;
     Ok(json!({"path": pin.path, "sha256": crate::sha256_hex(&bytes)}))
 }
@@ -264,69 +266,11 @@ fn profile_copy(
 ) -> Result<Value> {
     let bytes = git::read_blob_bounded(repo, commit, path, max_input_bytes)?;
     let mut value = json::parse_document(&bytes, &format!("profile file {path}"), max_input_bytes)?;
-    super::validate_profile_file(&value).map_err(|e| e.context(format!("profile file {path}")))?;
+    validate_profile_file(&value).map_err(|e| e.context(format!("profile file {path}")))?;
     let m: &mut Map<String, Value> = value.as_object_mut().expect("validated as an object");
     m.insert(
         "source".into(),
         json!({"path": path, "sha256": crate::sha256_hex(&bytes)}),
     );
     Ok(value)
-}
-
-/// A declaration's canonical bytes: top-level and task keys in the order `declaration.md`
-/// shows, every other object's keys sorted, two-space indent, trailing newline.
-pub fn canonical(value: &Value) -> Vec<u8> {
-    json::canonical(&InOrder {
-        value,
-        order: &TOP_KEYS,
-        depth: 0,
-    })
-}
-
-struct InOrder<'a> {
-    value: &'a Value,
-    order: &'a [&'a str],
-    depth: u8,
-}
-
-impl Serialize for InOrder<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let Value::Object(m) = self.value else {
-            return self.value.serialize(s);
-        };
-        let mut keys: Vec<&String> = m
-            .keys()
-            .filter(|k| self.order.contains(&k.as_str()))
-            .collect();
-        keys.sort_by_key(|k| self.order.iter().position(|o| o == k));
-        keys.extend(m.keys().filter(|k| !self.order.contains(&k.as_str())));
-        let mut map = s.serialize_map(Some(m.len()))?;
-        for k in keys {
-            if self.depth == 0 && k == "tasks" {
-                map.serialize_entry(k, &Tasks(&m[k]))?;
-            } else {
-                map.serialize_entry(k, &m[k])?;
-            }
-        }
-        map.end()
-    }
-}
-
-struct Tasks<'a>(&'a Value);
-
-impl Serialize for Tasks<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let Value::Array(items) = self.0 else {
-            return self.0.serialize(s);
-        };
-        let mut seq = s.serialize_seq(Some(items.len()))?;
-        for t in items {
-            seq.serialize_element(&InOrder {
-                value: t,
-                order: &TASK_KEYS,
-                depth: 1,
-            })?;
-        }
-        seq.end()
-    }
 }

@@ -1,0 +1,73 @@
+//! Reading a ledger commit as a reviewer does (`show`, `report --at`, `diff`): the commit a
+//! revision or a ledger ref names, the declaration's exact bytes, one row's canonical bytes.
+//! The declaration is read from its blob, never from the cache.
+
+use gix::ObjectId;
+
+use crate::error::{Error, Result};
+
+/// The commit `--at REV` names, or the tip of the ledger ref `--ref` names (default the only
+/// one). A bare declaration id is accepted for REV too (`refs/ledgers/<id>`).
+pub fn ledger_commit(
+    repo: &gix::Repository,
+    at: Option<&str>,
+    ledger_ref: Option<&str>,
+) -> Result<ObjectId> {
+    match at {
+        Some(rev) => match super::resolve_commit(repo, rev) {
+            Ok(id) => Ok(id),
+            Err(e) => {
+                let (base, rest) = rev.split_at(rev.find(['~', '^']).unwrap_or(rev.len()));
+                let name = super::layout::ref_name(base);
+                match super::store::ref_target(repo, &name) {
+                    Ok(Some(_)) => super::resolve_commit(repo, &format!("{name}{rest}")),
+                    _ => Err(e),
+                }
+            }
+        },
+        None => Ok(super::store::resolve_ref(repo, ledger_ref)?.1),
+    }
+}
+
+/// The exact bytes of the declaration (`campaign.json`) of ledger commit `commit`.
+pub fn declaration_bytes_at(repo: &gix::Repository, commit: ObjectId, max: u64) -> Result<Vec<u8>> {
+    let info = super::objects::read_commit(repo, commit)?;
+    let at = format!("commit {commit}");
+    // What a reviewer reads: the declaration from its blob, never from the cache.
+    let mut admission = super::admit::Admission::new(repo, max).without_cache();
+    let known = super::store::declaration_at(&mut admission, repo, info.tree, &at)?;
+    let what = format!("{at}: {}", super::layout::CAMPAIGN);
+    super::objects::read_blob_bounded_id(repo, known.blob, max, &what)
+}
+
+/// The canonical bytes of row `id` at ledger commit `commit`: scheduled by its declaration, a
+/// regular file at its path, and every row check passed.
+pub fn row_at(repo: &gix::Repository, commit: ObjectId, id: &str, max: u64) -> Result<Vec<u8>> {
+    let info = super::objects::read_commit(repo, commit)?;
+    let at = format!("commit {commit}");
+    // What a reviewer reads: the declaration from its blob, never from the cache.
+    let mut admission = super::admit::Admission::new(repo, max).without_cache();
+    let known = super::store::declaration_at(&mut admission, repo, info.tree, &at)?;
+    let decl = &known.decl;
+    if decl.schedule_position(id).is_none() {
+        return Err(Error::refused(format!(
+            "{id} is not scheduled by declaration {}",
+            decl.id
+        )));
+    }
+    let path = super::layout::row_path(id);
+    let Some((mode, blob)) = super::objects::find_in_tree(repo, info.tree, &path)? else {
+        return Err(Error::refused(format!(
+            "{at}: row {id} is missing ({path})"
+        )));
+    };
+    // Never print a symlink's target text or read a submodule's commit as the row.
+    if !super::objects::is_regular(mode) {
+        return Err(Error::refused(format!(
+            "{at}: row {id}: {path} has mode {}; every entry is a regular file (100644)",
+            super::objects::describe_mode(mode)
+        )));
+    }
+    let row = super::admit::read_row(repo, decl, blob, id, max, &at).map_err(Error::refusal)?;
+    Ok(row.canonical(decl))
+}

@@ -1,0 +1,701 @@
+//! The layering test (issue 17 item 7): layers point one way, and no modules import each other.
+//!
+//! It reads every `src/**/*.rs`, finds each module's references to other modules of the crate
+//! (`crate::…`, `super::…`, `self::…` and child-module paths, in `use` trees and in code; test
+//! code under `#[cfg(test)]` and test-only modules are left out, since fixtures may come from
+//! any layer), maps each module to a layer by [`LAYERS`], and fails when
+//!
+//! - a module refers to a module of a layer its own layer may not use ([`MAY_USE`]);
+//! - two sibling modules refer to each other, directly or round a longer loop (at every level:
+//!   `store` ↔ `hand` as much as `import::rows` ↔ `import::batch`); a child using its parent
+//!   and a parent using its child are not cycles;
+//! - a module held to a narrower list ([`ONLY`]) uses a module outside it;
+//! - a module names a path of clap or gix its layer may not ([`EXTERNAL`]): clap is the CLI's
+//!   alone, gix belongs to the Git layers, and the CLI holds a repository and an object id but
+//!   reads no objects itself;
+//! - a module is missing from the table;
+//! - an entry of [`KNOWN`] (the violations not fixed yet) no longer is one, so the list only
+//!   shrinks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first. A module may use modules of the layers [`MAY_USE`] lists for its
+/// own; inside a layer, any module may use any other as long as no two import each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Layer {
+    /// What everything uses: the crate root (`sha256_hex`, `hex`), errors and refusal reasons,
+    /// strict JSON.
+    Base,
+    /// The specification's concepts, knowing neither Git nor where a ledger is kept:
+    /// declaration, ledger and rows, row admission, portfolio, the report model, ledger diffs.
+    Model,
+    /// The citeability gate: independent of ledgers, it knows only the base.
+    Cite,
+    /// Generic Git: opening a repository, objects, revisions, trees, the definition hash,
+    /// quarantine, transport. It knows nothing of ledgers.
+    Git,
+    /// The ledger where it is kept (a file or a ref) and everything that writes or checks it
+    /// there: the `Store` and its writers (`store`, `hand`, `import`), the ledger on a ref
+    /// (layout, messages and trailers, commit admission, signatures, the ref store, the
+    /// declaration cache, replace refs), `sync` and the hooks.
+    Store,
+    /// Markdown, HTML and text renderings of a report and of a diff.
+    Render,
+    /// Argument parsing, one operation per command, printing.
+    Cli,
+}
+
+use Layer::*;
+
+/// For each layer, the layers its modules may use (its own included).
+const MAY_USE: &[(Layer, &[Layer])] = &[
+    (Base, &[Base]),
+    (Model, &[Base, Model]),
+    (Cite, &[Base, Cite]),
+    (Git, &[Base, Git]),
+    (Store, &[Base, Model, Git, Store]),
+    (Render, &[Base, Model, Render]),
+    (Cli, &[Base, Model, Cite, Git, Store, Render, Cli]),
+];
+
+/// Module path prefix -> layer; the longest matching prefix decides, `""` is the crate root
+/// only. A new module falls under its parent's entry; a module no entry covers fails the test.
+const LAYERS: &[(&str, Layer)] = &[
+    ("", Base),
+    ("error", Base),
+    ("refusal", Base),
+    ("json", Base),
+    ("declaration", Model),
+    ("ledger", Model),
+    ("admission", Model),
+    ("portfolio", Model),
+    ("report", Model),
+    ("ledger_diff", Model),
+    ("cite", Cite),
+    ("git", Git),
+    ("git::objects", Git),
+    ("git::revision", Git),
+    ("git::tree", Git),
+    ("git::defhash", Git),
+    ("git::quarantine", Git),
+    ("git::transport", Git),
+    ("git::pin", Store),
+    ("git::history", Store),
+    ("git::read", Store),
+    ("git::layout", Store),
+    ("git::message", Store),
+    ("git::store", Store),
+    ("git::admit", Store),
+    ("git::signature", Store),
+    ("git::allowed_signers", Store),
+    ("git::sign", Store),
+    ("git::replace", Store),
+    ("git::decl_cache", Store),
+    ("store", Store),
+    ("hand", Store),
+    ("import", Store),
+    ("sync", Store),
+    ("hook", Store),
+    ("render", Render),
+    ("cli", Cli),
+];
+
+/// Modules held to less than their layer allows: (module, the only modules outside itself it
+/// may use). The ref layout (paths, the header, the template, trailer keys) is the floor of the
+/// ledger on a ref: it knows the declaration and the rows, not the portfolio or the store.
+const ONLY: &[(&str, &[&str])] = &[(
+    "git::layout",
+    &["", "error", "json", "declaration", "ledger"],
+)];
+
+/// Known violations, not fixed yet: (from module, to module, why it is still here). Each is an
+/// edge the check would otherwise refuse (a layer pointing the wrong way, or the edge that closes
+/// an import cycle). The test fails when one disappears: delete its line.
+const KNOWN: &[(&str, &str, &str)] = &[
+    (
+        "git::signature",
+        "git::admit",
+        "issue 17 item 7: signature takes admit's Known (the checked declaration) while admit calls signature",
+    ),
+];
+
+fn layer_of(module: &str) -> Option<Layer> {
+    if module.is_empty() {
+        return Some(Base);
+    }
+    LAYERS
+        .iter()
+        .filter(|(prefix, _)| {
+            !prefix.is_empty()
+                && (module == *prefix
+                    || module.starts_with(prefix) && module[prefix.len()..].starts_with("::"))
+        })
+        .max_by_key(|(prefix, _)| prefix.len())
+        .map(|(_, layer)| *layer)
+}
+
+fn may_use(from: Layer, to: Layer) -> bool {
+    MAY_USE
+        .iter()
+        .find(|(l, _)| *l == from)
+        .is_some_and(|(_, uses)| uses.contains(&to))
+}
+
+/// The module path of a source file (`src/git/layout.rs` -> `git::layout`, `src/lib.rs` -> ``).
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Ident(String),
+    Punct(char),
+    /// `::`
+    Path,
+}
+
+/// Rust source as tokens, without comments, strings, characters and lifetimes (enough to find
+/// paths; not a parser).
+fn tokens(src: &str) -> Vec<Tok> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if ident(c) {
+            let start = i;
+            while i < b.len() && ident(b[i]) {
+                i += 1;
+            }
+            let word = &src[start..i];
+            // Raw strings (r"…", r#"…"#, br"…") and byte strings (b"…").
+            if matches!(word, "r" | "br") && i < b.len() && (b[i] == b'"' || b[i] == b'#') {
+                let mut hashes = 0;
+                while i < b.len() && b[i] == b'#' {
+                    hashes += 1;
+                    i += 1;
+                }
+                if i < b.len() && b[i] == b'"' {
+                    let end: Vec<u8> = std::iter::once(b'"')
+                        .chain(std::iter::repeat_n(b'#', hashes))
+                        .collect();
+                    i += 1;
+                    while i < b.len() && !b[i..].starts_with(&end) {
+                        i += 1;
+                    }
+                    i += end.len();
+                    continue;
+                }
+            }
+            if word == "b" && i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
+                continue; // the string or character that follows is skipped next
+            }
+            out.push(Tok::Ident(word.to_owned()));
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if c == b'\'' {
+            // A character ('x', '\n', '\u{..}') or a lifetime ('a).
+            if i + 2 < b.len() && b[i + 1] == b'\\' {
+                i += 2;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else {
+                let ch_len = src[i + 1..].chars().next().map_or(1, char::len_utf8);
+                if b.get(i + 1 + ch_len) == Some(&b'\'') {
+                    i += 2 + ch_len;
+                } else {
+                    i += 1;
+                    while i < b.len() && ident(b[i]) {
+                        i += 1;
+                    }
+                }
+            }
+        } else if b[i..].starts_with(b"::") {
+            out.push(Tok::Path);
+            i += 2;
+        } else {
+            let ch = src[i..].chars().next().unwrap();
+            out.push(Tok::Punct(ch));
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+fn is_ident(t: Option<&Tok>, word: &str) -> bool {
+    matches!(t, Some(Tok::Ident(w)) if w == word)
+}
+
+/// The index after the item starting at `i` (the first `;` at depth 0, or the `}` closing a
+/// block opened at depth 0).
+fn skip_item(toks: &[Tok], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Punct('(' | '[' | '{') => depth += 1,
+            Tok::Punct(')' | ']') => depth -= 1,
+            Tok::Punct('}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            Tok::Punct(';') if depth == 0 => return i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The index after the bracketed group opening at `i`.
+fn skip_group(toks: &[Tok], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Punct('(' | '[' | '{') => depth += 1,
+            Tok::Punct(')' | ']' | '}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
+/// `#[cfg(test)]` at `i`: the index after it.
+fn cfg_test(toks: &[Tok], i: usize) -> Option<usize> {
+    let want = [
+        Tok::Punct('#'),
+        Tok::Punct('['),
+        Tok::Ident("cfg".into()),
+        Tok::Punct('('),
+        Tok::Ident("test".into()),
+        Tok::Punct(')'),
+        Tok::Punct(']'),
+    ];
+    (toks.get(i..i + want.len()) == Some(&want[..])).then_some(i + want.len())
+}
+
+/// Paths of a `use` tree or an expression path starting at `i`, each as its segments; returns
+/// the index after it.
+fn paths(toks: &[Tok], mut i: usize, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
+    let mut segs = prefix.to_vec();
+    loop {
+        match toks.get(i) {
+            Some(Tok::Punct('{')) => {
+                i += 1;
+                while i < toks.len() && toks[i] != Tok::Punct('}') {
+                    i = paths(toks, i, &segs, out);
+                    if toks.get(i) == Some(&Tok::Punct(',')) {
+                        i += 1;
+                    }
+                }
+                return i + 1;
+            }
+            Some(Tok::Ident(w)) => {
+                segs.push(w.clone());
+                i += 1;
+                if toks.get(i) == Some(&Tok::Path) {
+                    i += 1;
+                    continue;
+                }
+                out.push(segs);
+                return i;
+            }
+            Some(Tok::Punct('*')) => {
+                out.push(segs);
+                return i + 1;
+            }
+            _ => {
+                out.push(segs);
+                return i;
+            }
+        }
+    }
+}
+
+/// The module a path names: the longest prefix of `segments` (read from `base`) that is a module.
+fn resolve(modules: &BTreeSet<String>, base: &[String], segments: &[String]) -> String {
+    for k in (0..=segments.len()).rev() {
+        let candidate: Vec<&str> = base
+            .iter()
+            .chain(&segments[..k])
+            .map(String::as_str)
+            .collect();
+        let candidate = candidate.join("::");
+        if modules.contains(&candidate) {
+            return candidate;
+        }
+    }
+    base.join("::")
+}
+
+/// What each non-test module refers to.
+#[derive(Default)]
+struct Refs {
+    /// The other modules of the crate it uses.
+    modules: BTreeMap<String, BTreeSet<String>>,
+    /// The paths it names in the crates [`EXTERNAL`] watches (`gix::Repository`, `clap::Args`).
+    external: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Crates only some layers may name: (crate, the layers that may name any of its paths, the
+/// paths every other layer may name). Nothing below the CLI knows clap; the model knows no Git;
+/// the CLI reads no Git objects itself (it may hold a repository and an object id, and calls
+/// the library).
+const EXTERNAL: &[(&str, &[Layer], &[&str])] = &[
+    ("clap", &[Cli], &[]),
+    ("gix", &[Git, Store], &["gix::Repository", "gix::ObjectId"]),
+];
+
+/// Each non-test module's references to other modules and to the crates [`EXTERNAL`] watches.
+fn references() -> Refs {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.retain(|f| !f.ends_with("main.rs"));
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(&src, f)).collect();
+    let mut test_only = BTreeSet::new();
+    let mut refs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut external: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let module = module_of(&src, file);
+        let me: Vec<String> = if module.is_empty() {
+            Vec::new()
+        } else {
+            module.split("::").map(str::to_owned).collect()
+        };
+        let toks = tokens(&std::fs::read_to_string(file).unwrap());
+        let children: BTreeSet<&str> = modules
+            .iter()
+            .filter_map(|m| {
+                let rest = if module.is_empty() {
+                    m.as_str()
+                } else {
+                    m.strip_prefix(&module)?.strip_prefix("::")?
+                };
+                (!rest.is_empty() && !rest.contains("::")).then_some(rest)
+            })
+            .collect();
+        let out = refs.entry(module.clone()).or_default();
+        let ext = external.entry(module.clone()).or_default();
+        let mut inline: Vec<(String, usize)> = Vec::new();
+        let mut depth = 0usize;
+        let mut i = 0;
+        while i < toks.len() {
+            if let Some(after) = cfg_test(&toks, i) {
+                let mut j = after;
+                while toks.get(j) == Some(&Tok::Punct('#')) {
+                    j = skip_group(&toks, j + 1);
+                }
+                let k = if is_ident(toks.get(j), "pub") {
+                    j + 1
+                } else {
+                    j
+                };
+                let k = if toks.get(k) == Some(&Tok::Punct('(')) {
+                    skip_group(&toks, k)
+                } else {
+                    k
+                };
+                if is_ident(toks.get(k), "mod") {
+                    if let Some(Tok::Ident(name)) = toks.get(k + 1) {
+                        let child = if module.is_empty() {
+                            name.clone()
+                        } else {
+                            format!("{module}::{name}")
+                        };
+                        test_only.insert(child);
+                    }
+                }
+                i = skip_item(&toks, j);
+                continue;
+            }
+            let prev_is_path = i > 0 && toks[i - 1] == Tok::Path;
+            let next_is_path = toks.get(i + 1) == Some(&Tok::Path);
+            match &toks[i] {
+                // `mod x;` declares a child, it does not use it.
+                Tok::Ident(w) if w == "mod" => {
+                    if let (Some(Tok::Ident(name)), Some(Tok::Punct('{'))) =
+                        (toks.get(i + 1), toks.get(i + 2))
+                    {
+                        // An inline module: `super` inside it is this file's module.
+                        inline.push((name.clone(), depth));
+                        depth += 1;
+                    }
+                    i += 3;
+                }
+                Tok::Punct('{') => {
+                    depth += 1;
+                    i += 1;
+                }
+                Tok::Punct('}') => {
+                    depth -= 1;
+                    if inline.last().is_some_and(|(_, d)| *d == depth) {
+                        inline.pop();
+                    }
+                    i += 1;
+                }
+                Tok::Ident(w)
+                    if next_is_path
+                        && !prev_is_path
+                        && EXTERNAL.iter().any(|(krate, _, _)| krate == w) =>
+                {
+                    let mut found = Vec::new();
+                    i = paths(&toks, i, &[], &mut found);
+                    ext.extend(found.iter().map(|p| p.join("::")));
+                }
+                Tok::Ident(w)
+                    if next_is_path
+                        && !prev_is_path
+                        && (w == "crate"
+                            || w == "super"
+                            || w == "self"
+                            || children.contains(w.as_str())) =>
+                {
+                    let mut found = Vec::new();
+                    i = paths(&toks, i, &[], &mut found);
+                    let me: Vec<String> = me
+                        .iter()
+                        .cloned()
+                        .chain(inline.iter().map(|(n, _)| n.clone()))
+                        .collect();
+                    for p in found {
+                        let (base, rest): (Vec<String>, &[String]) = match p[0].as_str() {
+                            "crate" => (Vec::new(), &p[1..]),
+                            "self" => (me.clone(), &p[1..]),
+                            "super" => {
+                                let ups = p.iter().take_while(|s| *s == "super").count();
+                                (me[..me.len() - ups].to_vec(), &p[ups..])
+                            }
+                            _ => (me.clone(), &p[..]),
+                        };
+                        let rest: Vec<String> =
+                            rest.iter().filter(|s| *s != "self").cloned().collect();
+                        let target = resolve(&modules, &base, &rest);
+                        if target != module {
+                            out.insert(target);
+                        }
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+    }
+    // A test-only module's children are test-only too.
+    let is_test = |m: &str| test_only.iter().any(|t| is_within(m, t) && !t.is_empty());
+    refs.retain(|m, _| !is_test(m));
+    external.retain(|m, _| !is_test(m));
+    Refs {
+        modules: refs,
+        external,
+    }
+}
+
+fn is_within(module: &str, ancestor: &str) -> bool {
+    ancestor.is_empty() || module == ancestor || module.starts_with(&format!("{ancestor}::"))
+}
+
+/// The sibling modules an edge joins (the children of the two modules' nearest common ancestor
+/// that hold them), or `None` when one holds the other.
+fn siblings(from: &str, to: &str) -> Option<(String, String)> {
+    if is_within(from, to) || is_within(to, from) {
+        return None;
+    }
+    let a: Vec<&str> = from.split("::").collect();
+    let b: Vec<&str> = to.split("::").collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    Some((a[..=common].join("::"), b[..=common].join("::")))
+}
+
+/// The sibling pairs that lie on an import cycle of the given edges.
+fn cycles(edges: &BTreeSet<(String, String)>) -> BTreeSet<(String, String)> {
+    let lifted: BTreeSet<(String, String)> =
+        edges.iter().filter_map(|(f, t)| siblings(f, t)).collect();
+    let reaches = |from: &str, to: &str| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_owned()];
+        while let Some(n) = todo.pop() {
+            if n == to {
+                return true;
+            }
+            if seen.insert(n.clone()) {
+                todo.extend(
+                    lifted
+                        .iter()
+                        .filter(|(f, _)| *f == n)
+                        .map(|(_, t)| t.clone()),
+                );
+            }
+        }
+        false
+    };
+    lifted
+        .iter()
+        .filter(|(f, t)| reaches(t, f))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn layers_point_one_way() {
+    let Refs {
+        modules: refs,
+        external,
+    } = references();
+    let mut problems = Vec::new();
+    for (module, paths) in &external {
+        for path in paths {
+            let krate = path.split("::").next().unwrap_or_default();
+            let Some((_, anywhere, shared)) = EXTERNAL.iter().find(|(k, _, _)| *k == krate) else {
+                continue;
+            };
+            let may = layer_of(module).is_some_and(|l| anywhere.contains(&l))
+                || shared.contains(&path.as_str());
+            if !may {
+                problems.push(format!("{module} names {path}"));
+            }
+        }
+    }
+    let mut edges = BTreeSet::new();
+    for (from, tos) in &refs {
+        let Some(from_layer) = layer_of(from) else {
+            problems.push(format!("{from}: no layer (add it to LAYERS)"));
+            continue;
+        };
+        for to in tos {
+            edges.insert((from.clone(), to.clone()));
+            let to_layer = layer_of(to).expect("every module has a layer");
+            let known = KNOWN.iter().any(|(f, t, _)| f == from && t == to);
+            if let Some((_, only)) = ONLY.iter().find(|(m, _)| m == from) {
+                if !only.contains(&to.as_str()) && !is_within(to, from) {
+                    problems.push(format!("{from} may use only {only:?}, but uses {to}"));
+                }
+            }
+            if !may_use(from_layer, to_layer) && !known {
+                problems.push(format!("{from} ({from_layer:?}) uses {to} ({to_layer:?})"));
+            }
+        }
+    }
+    let unknown: BTreeSet<(String, String)> = edges
+        .iter()
+        .filter(|(f, t)| !KNOWN.iter().any(|(kf, kt, _)| kf == f && kt == t))
+        .cloned()
+        .collect();
+    for (a, b) in cycles(&unknown) {
+        let through: Vec<String> = unknown
+            .iter()
+            .filter(|(f, t)| siblings(f, t) == Some((a.clone(), b.clone())))
+            .map(|(f, t)| format!("{f} -> {t}"))
+            .collect();
+        problems.push(format!("import cycle: {a} -> {b} ({})", through.join(", ")));
+    }
+    for (from, to, why) in KNOWN {
+        let edge = (from.to_string(), to.to_string());
+        let still_wrong = edges.contains(&edge)
+            && (!may_use(layer_of(from).unwrap(), layer_of(to).unwrap()) || {
+                let mut with = unknown.clone();
+                with.insert(edge.clone());
+                siblings(from, to).is_some_and(|s| cycles(&with).contains(&s))
+            });
+        if !still_wrong {
+            problems.push(format!(
+                "KNOWN lists {from} -> {to} ({why}), which is no longer a violation: delete it"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "layering:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn the_reader_finds_paths_in_use_trees_and_code() {
+    let toks = tokens(
+        "use crate::{a::b, c::{d, e::*}}; // crate::f\nfn x() { let s = \"crate::g\"; super::h::i(); let c = '\\''; let l: &'a str; }",
+    );
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if matches!(&toks[i], Tok::Ident(w) if w == "crate" || w == "super")
+            && toks.get(i + 1) == Some(&Tok::Path)
+        {
+            i = paths(&toks, i, &[], &mut found);
+        } else {
+            i += 1;
+        }
+    }
+    let found: Vec<String> = found.iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        found,
+        ["crate::a::b", "crate::c::d", "crate::c::e", "super::h::i"]
+    );
+    assert_eq!(
+        siblings("import::rows", "import::batch"),
+        Some(("import::rows".into(), "import::batch".into()))
+    );
+    assert_eq!(siblings("git::layout", "git"), None);
+    assert_eq!(
+        siblings("git::message", "store"),
+        Some(("git".into(), "store".into()))
+    );
+}
