@@ -1,13 +1,14 @@
 //! Admission: which ledger state may follow which.
 //!
 //! This module is the one place where the transition rules of `git.md` live (rules 4 and 5 as
-//! they apply to rows and records). Every path that changes or judges a ledger reduces what it
-//! holds to a [`LedgerChange`] — each changed row before and after, each record file added,
-//! changed or removed — and [`admit`] decides: the writers in both modes (`store::check_change`),
-//! the commit validator (`git::admit`, which keeps only what is about Git objects and the
-//! layout), `pre-commit`, `diff --files` and, through the validator, `init`, `sync`, the hooks,
-//! `verify` and `diff`'s "follows". Each refusal is a [`Reason`] naming the row, the field and
-//! the rule.
+//! they apply to rows and records, and rule 7's one kind of change per step). Every path that
+//! changes or judges a ledger reduces what it holds to a [`LedgerChange`] — each changed row
+//! before and after, each record file added, changed or removed — and [`admit`] decides: the
+//! writers in both modes (`store::check_change`), the commit validator (`git::admit`, which
+//! keeps only what is about Git objects and the layout), `pre-commit`, `diff --files` and,
+//! through the validator, `sync`, the hooks, `verify` and `diff`'s "follows". (`init`'s root
+//! changes nothing: rule 1 compares its tree with the template's.) Each refusal is a [`Reason`]
+//! naming the row, the field and the rule; `tests/cli/agree.rs` shows the paths agree.
 //!
 //! The rules, in the order [`admit`] applies them:
 //!

@@ -19,9 +19,10 @@
 //! (`native_record.sha256`, a missing record file).
 //!
 //! Numbers: `AGREE_CASES` changes (default 3,000; `AGREE_SEED` replays a run), every one through
-//! the in-process paths and every tenth through `pre-commit` (one `git add` each): about 19 s in
-//! a debug build on two cores (`cargo test --test cli agree::every -- --nocapture` prints the
-//! counts and the time).
+//! the in-process paths and every tenth through `pre-commit` (one `git add` each): 9.5 s in a
+//! debug build on two idle cores, 20-30 s while other builds share them (2,416 refused, 496
+//! admitted, 290 through `pre-commit` at the default seed; `cargo test --test cli agree::every
+//! -- --nocapture` prints the counts and the time).
 
 use std::collections::BTreeMap;
 use std::path::Path;
