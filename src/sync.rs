@@ -21,12 +21,14 @@ use gix::refs::transaction::PreviousValue;
 use gix::refs::Target;
 use gix::ObjectId;
 
+use crate::admission::{self, LedgerChange, Records, RowEdit, RowsState};
 use crate::error::{Error, Result};
 use crate::git::admit::{read_row, tree_changes, Admission, Admitted};
 use crate::git::layout::{self, REF_PREFIX};
 use crate::git::objects::{find_in_tree, read_commit, short};
 use crate::git::store::{identity, ledger_refs, move_ref, move_tracking_ref, ref_target};
 use crate::git::transport::{self, Pushed};
+use crate::refusal::Reason;
 use crate::store::{Change, ChangeKind, RowWrite, WriteError};
 
 /// How many times one ledger is re-fetched and re-pushed after losing a push race.
@@ -494,9 +496,40 @@ fn replay(
             }
             if theirs != Some(*previous_oid) {
                 let by = remote_changed.get(&path).copied().unwrap_or(remote);
-                reasons.push(format!(
-                    "{refname}: row {sid}: the remote changed it differently at commit {by} (a retry: a filled row is never replaced); local commit {c} is not replayed — the remote's row stays"
-                ));
+                // The local row as a change of the remote's: what admission says of it names
+                // the field and the rule (a retry, mostly); replay needs the remote's row to be
+                // the one the local commit changed either way.
+                let local_row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))
+                    .map_err(Error::refusal)?;
+                let why = match theirs {
+                    Some(id) => {
+                        let their_row =
+                            read_row(repo, decl, id, sid, max_bytes, &format!("commit {by}"))
+                                .map_err(Error::refusal)?;
+                        let change = LedgerChange {
+                            rows: vec![RowEdit {
+                                before: their_row,
+                                after: local_row,
+                                from: String::new(),
+                            }],
+                            records: Records::Keys,
+                            fills: false,
+                        };
+                        admission::admit(decl, &change, &mut RowsState(&[]))?
+                            .err()
+                            .and_then(|r| r.reasons.into_iter().next())
+                    }
+                    None => None,
+                };
+                let mut reason = Reason::new(format!(
+                    "the remote changed it differently at commit {by} (a retry: a filled row is never replaced); local commit {c} is not replayed — the remote's row stays"
+                ))
+                .row(sid)
+                .at(refname);
+                if let Some(why) = why {
+                    (reason.field, reason.rule) = (why.field, why.rule);
+                }
+                reasons.push(reason);
                 reasons.hint(format!(
                     "two machines filled the same row; see the remote's attempt with `git ledger show --at {by} --row {sid}`; to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration"
                 ));

@@ -188,9 +188,11 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
     );
     assert_eq!(filler.lines().count(), 1, "{filler}");
     assert!(
-        r.stderr.contains(&format!(
-            "row {rival_sid}: the remote changed it differently at commit {filler}"
-        )),
+        // The reason names the row and, from admission, the field and the rule (rule 4).
+        r.stderr.contains(&format!("rule 4: row {rival_sid}: "))
+            && r.stderr.contains(&format!(
+                "the remote changed it differently at commit {filler}"
+            )),
         "{}",
         r.stderr
     );
