@@ -27,6 +27,8 @@
 //! - **one kind of change** (rule 7): a change fills rows or repairs them, and fills
 //!   hand-written rows or imported ones, not both (a commit's message says one of them).
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::Value;
 
 use crate::declaration::Declaration;
@@ -188,12 +190,13 @@ pub fn admit(
     let mut reasons = Vec::new();
     let mut hints = Vec::new();
     let mut done = Vec::new();
-    let mut seen: Vec<(&str, &str)> = Vec::new();
+    // Each row named so far, with where it came from (a change may name thousands).
+    let mut seen: HashMap<&str, &str> = HashMap::with_capacity(change.rows.len());
     // Rows that claim a record: (schedule id, record key, declared sha256, where from).
     let mut claims: Vec<(&str, String, &str, &str)> = Vec::new();
     for e in &change.rows {
         let id = e.after.schedule_id();
-        if let Some((_, first)) = seen.iter().find(|(s, _)| *s == id) {
+        if let Some(first) = seen.get(id) {
             reasons.push(
                 Reason::new(format!(
                     "is filled twice by this change ({first} and {}); one row holds one attempt",
@@ -204,7 +207,7 @@ pub fn admit(
             );
             continue;
         }
-        seen.push((id, &e.from));
+        seen.insert(id, &e.from);
         if let Some(r) = retry(&e.before, &e.after, change.fills) {
             reasons.push(r);
             if !hints.iter().any(|h| h == RETRY_HINT) {
@@ -269,8 +272,17 @@ fn records(
         Records::Files { files, name } => (Some(files.as_slice()), *name),
         Records::Keys => (None, None),
     };
-    let mut claimed: Vec<(&str, &str)> = Vec::new();
+    // Record key -> the row that claimed it; record id -> the first file of that id that was
+    // added, and any file of that id.
+    let mut claimed: HashMap<&str, &str> = HashMap::with_capacity(claims.len());
     let mut used = vec![false; files.map_or(0, <[_]>::len)];
+    let (mut added_at, mut any_at) = (HashMap::new(), HashMap::new());
+    for (i, f) in files.unwrap_or_default().iter().enumerate() {
+        any_at.entry(f.id.as_str()).or_insert(i);
+        if matches!(f.edit, RecordEdit::Added { .. }) {
+            added_at.entry(f.id.as_str()).or_insert(i);
+        }
+    }
     for &(id, ref key, sha, from) in claims {
         let bad = |s: String, field: &str| Reason::new(s).row(id).field(field).rule(RECORD_RULE);
         let from = if from.is_empty() {
@@ -278,14 +290,14 @@ fn records(
         } else {
             format!(" ({from})")
         };
-        if let Some((other, _)) = claimed.iter().find(|(_, k)| *k == key.as_str()) {
+        if let Some(other) = claimed.get(key.as_str()) {
             reasons.push(bad(
                 format!("record {key}{from} would fill two rows ({other} and {id}); one record cannot fill two rows"),
                 "native_record",
             ));
             continue;
         }
-        claimed.push((id, key));
+        claimed.insert(key, id);
         let rid = record_id(key);
         if let Some(owner) = state.record_owner(key)? {
             reasons.push(bad(
@@ -296,17 +308,13 @@ fn records(
             ));
             // Its file is the ledger's already: whether the change brings it again is no second
             // reason (a file it changes still is).
-            let added = |f: &RecordFile| f.id == rid && matches!(f.edit, RecordEdit::Added { .. });
-            if let Some(i) = files.and_then(|f| f.iter().position(added)) {
+            if let Some(&i) = added_at.get(rid.as_str()) {
                 used[i] = true;
             }
             continue;
         }
         let Some(files) = files else { continue };
-        match files
-            .iter()
-            .position(|f| f.id == rid && matches!(f.edit, RecordEdit::Added { .. }))
-        {
+        match added_at.get(rid.as_str()).copied() {
             Some(i) => {
                 used[i] = true;
                 let f = &files[i];
@@ -319,7 +327,7 @@ fn records(
                     }
                 }
             }
-            None if files.iter().any(|f| f.id == rid) => {} // changed or removed: below
+            None if any_at.contains_key(rid.as_str()) => {} // changed or removed: below
             None => {
                 let file = name.map(|n| format!(" {}", n(key))).unwrap_or_default();
                 reasons.push(bad(
@@ -331,7 +339,7 @@ fn records(
     }
     // A record file that a row of the change names but does not fill (a row refused above)
     // is that row's reason, not one of its own.
-    let named: Vec<String> = (change.rows.iter())
+    let named: HashSet<String> = (change.rows.iter())
         .filter_map(|e| e.after.native_record().map(|r| record_id(&r.key())))
         .collect();
     for (f, used) in files.unwrap_or_default().iter().zip(used) {

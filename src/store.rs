@@ -166,6 +166,7 @@ pub fn verdict<S: Store + ?Sized>(
 ) -> Result<std::result::Result<Vec<RowChange>, Refusal>> {
     let mut rows = Vec::with_capacity(change.rows.len());
     let mut files: Vec<RecordFile> = Vec::new();
+    let mut file_ids = std::collections::HashSet::new();
     // Where each record the change names is already in the ledger (asked before deciding, so
     // that the declaration can be borrowed from the store while the change is decided).
     let mut owners = HashMap::new();
@@ -182,7 +183,7 @@ pub fn verdict<S: Store + ?Sized>(
             let key = rec.key();
             let id = admission::record_id(&key);
             // One file per record: a record named by two rows is refused once, as two rows.
-            if !files.iter().any(|f| f.id == id) {
+            if file_ids.insert(id.clone()) {
                 let shown = if w.source.is_empty() {
                     format!("record {key}")
                 } else {
