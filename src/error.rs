@@ -36,6 +36,9 @@ pub enum Error {
     Contended(String),
     /// The command line is wrong.
     Usage(String),
+    /// The repository holds several ledger refs (these, sorted) and the command line named
+    /// none: a usage error (exit 64), which the CLI words for the command that was given.
+    SeveralLedgers(Vec<String>),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -91,6 +94,7 @@ impl Error {
             },
             Error::Contended(m) => Error::Contended(format!("{context}: {m}")),
             Error::Usage(m) => Error::Usage(format!("{context}: {m}")),
+            e @ Error::SeveralLedgers(_) => e,
         }
     }
 
@@ -100,7 +104,7 @@ impl Error {
             Error::Refused(_) => exit::REFUSED,
             Error::Failed { .. } => exit::FAILED,
             Error::Contended(_) => exit::CONTENDED,
-            Error::Usage(_) => exit::USAGE,
+            Error::Usage(_) | Error::SeveralLedgers(_) => exit::USAGE,
         }
     }
 
@@ -110,6 +114,7 @@ impl Error {
             Error::Refused(r) => r.reasons().iter().map(Reason::to_string).collect(),
             Error::Failed { message, .. } => vec![message.clone()],
             Error::Contended(m) | Error::Usage(m) => vec![m.clone()],
+            e @ Error::SeveralLedgers(_) => vec![e.to_string()],
         }
     }
 
@@ -126,6 +131,7 @@ impl Error {
                 r
             }
             Error::Contended(m) | Error::Usage(m) => Reasons::one(m),
+            e @ Error::SeveralLedgers(_) => Reasons::one(e.to_string()),
         }
     }
 
@@ -161,6 +167,9 @@ impl fmt::Display for Error {
             }
             Error::Contended(m) => write!(f, "{m}"),
             Error::Usage(m) => write!(f, "{m}"),
+            Error::SeveralLedgers(refs) => {
+                write!(f, "{}", several_ledgers(refs, "with --ref:"))
+            }
         }
     }
 }
@@ -171,6 +180,19 @@ impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::failed(e.to_string())
     }
+}
+
+/// The usage error for several ledger refs and none named: the refs, one a line, after how to
+/// name one (`how`, e.g. `with --ref:`).
+pub fn several_ledgers(refs: &[String], how: &str) -> String {
+    let mut m = format!(
+        "this repository has several ledgers; say which (a ref name or a declaration id) {how}"
+    );
+    for r in refs {
+        m.push_str("\n  ");
+        m.push_str(r);
+    }
+    m
 }
 
 /// How many reasons a refusal prints as text (`refused (N reasons):`, the hooks' `remote:`

@@ -198,6 +198,7 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
         Error::Failed { message, .. } => writeln!(err, "error: {message}"),
         Error::Contended(m) => writeln!(err, "error: {m}"),
         Error::Usage(m) => writeln!(err, "usage error: {m}"),
+        e @ Error::SeveralLedgers(_) => writeln!(err, "usage error: {e}"),
     };
     for h in hints {
         r = r.and(writeln!(err, "hint: {h}"));
@@ -309,22 +310,12 @@ pub fn print_change(
 /// commands that take the ref as an argument.
 pub fn name_a_ledger(e: Error, flag: Option<&str>, example: impl Fn(&str) -> String) -> Error {
     match e {
-        Error::Usage(m) if m.starts_with(crate::git::store::SEVERAL_LEDGERS) => {
-            let m = match flag {
-                Some(f) => m.replacen("with --ref:", f, 1),
-                None => m,
-            };
-            let first = m
-                .lines()
-                .nth(1)
-                .map(|l| l.trim().trim_start_matches(crate::git::layout::REF_PREFIX))
-                .unwrap_or("<ID>")
-                .to_owned();
-            Error::Usage(format!(
-                "{m}
-for example: `{}`",
-                example(&first)
-            ))
+        Error::SeveralLedgers(refs) => {
+            let m = crate::error::several_ledgers(&refs, flag.unwrap_or("with --ref:"));
+            let first = (refs.first())
+                .map(|r| r.trim_start_matches(crate::git::layout::REF_PREFIX))
+                .unwrap_or("<ID>");
+            Error::Usage(format!("{m}\nfor example: `{}`", example(first)))
         }
         e => e,
     }

@@ -38,9 +38,6 @@ use crate::store::{Change, Store, WriteError};
 /// The hint Git gives when it knows no identity.
 pub const IDENTITY_HINT: &str = "tell Git who you are: `git config user.name \"Your Name\"` and `git config user.email you@example.com` (add --global for every repository)";
 
-/// How the usage error for several ledger refs and no `--ref` starts.
-pub const SEVERAL_LEDGERS: &str = "this repository has several ledgers";
-
 /// Every `refs/ledgers/*` ref with the commit it points at, sorted by name.
 pub fn ledger_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
     let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot list ledger refs: {e}"));
@@ -107,13 +104,9 @@ pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String,
                     "create one with `git ledger init <DECLARATION>`, fetch one with `git ledger sync`, or pass <DECLARATION> <LEDGER> for file mode",
                 )),
                 1 => Ok(refs.remove(0)),
-                _ => Err(Error::Usage(format!(
-                    "{SEVERAL_LEDGERS}; say which (a ref name or a declaration id) with --ref:\n{}",
-                    refs.iter()
-                        .map(|(n, _)| format!("  {n}"))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                ))),
+                _ => Err(Error::SeveralLedgers(
+                    refs.into_iter().map(|(n, _)| n).collect(),
+                )),
             }
         }
     }
