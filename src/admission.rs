@@ -1,15 +1,41 @@
 //! Admission: which ledger state may follow which.
 //!
-//! This module is the one place where the transition rules of `git.md` live. A row transition
-//! ([`row_transition`]) is what import, put and repair produce and what every hook and `verify`
-//! re-check: a DEFERRED row becoming a valid attempted row, or a filled row gaining only
-//! appended `repair` interventions. Everything else is refused, naming the row and the field.
+//! This module is the one place where the transition rules of `git.md` live (rules 4 and 5 as
+//! they apply to rows and records, and rule 7's one kind of change per step). Every path that
+//! changes or judges a ledger reduces what it holds to a [`LedgerChange`] — each changed row
+//! before and after, each record file added, changed or removed — and [`admit`] decides: the
+//! writers in both modes (`store::check_change`), the commit validator (`git::admit`, which
+//! keeps only what is about Git objects and the layout), `pre-commit`, `diff --files` and,
+//! through the validator, `sync`, the hooks, `verify` and `diff`'s "follows". (`init`'s root
+//! changes nothing: rule 1 compares its tree with the template's.) Each refusal is a [`Reason`]
+//! naming the row, the field and the rule; `tests/cli/agree.rs` shows the paths agree.
+//!
+//! The rules, in the order [`admit`] applies them:
+//!
+//! - **one row, once** (rule 4): a change names each scheduled attempt at most once;
+//! - **a retry** (rule 4): a row that holds an attempt is never filled again — a change that
+//!   fills it (a writer's import or put) or gives it another record or native outcome is refused;
+//! - **the transition** (rule 4, [`transition`]): a DEFERRED row becomes a valid attempted row
+//!   that names its record (a hand record named after its own row), or a filled row gains only
+//!   appended `repair` interventions, each with a note;
+//! - **records** (rule 5), for every row the change fills (and every retry, whose record is
+//!   checked too): one record fills one row — not two rows of this change, not one the ledger
+//!   already holds ([`LedgerState::record_owner`]); where the change carries record files
+//!   ([`Records::Files`]), each filled row brings its file, whose bytes hash to
+//!   `native_record.sha256`, no file is added that no filled row names, and no file changes or
+//!   disappears;
+//! - **one kind of change** (rule 7): a change fills rows or repairs them, and fills
+//!   hand-written rows or imported ones, not both (a commit's message says one of them).
+
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use crate::declaration::Declaration;
+use crate::error::Error;
 use crate::json;
-use crate::ledger::Row;
+use crate::ledger::{Ledger, Row};
+use crate::refusal::{Reason, Rule};
 
 /// What a changed row did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,43 +50,415 @@ pub enum RowChange {
 pub const REPAIR_NOTE_EMPTY: &str =
     "a repair's note is empty; it must say what the person fixed (`git ledger repair <ID> --note TEXT`)";
 
-/// Decide whether `child` may follow `parent` for one scheduled attempt. Both rows have
-/// already passed [`Row::check`]. `at` names where the change was found (a commit, a file).
-/// A row filled from a hand record names that record after itself; an appended repair says
-/// what was fixed (a note that is not blank).
+/// The hint that comes with a retry.
+pub const RETRY_HINT: &str = "to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration; this row keeps its attempt";
+
+const ROW_RULE: Rule = Rule::Admission(4);
+const RECORD_RULE: Rule = Rule::Admission(5);
+
+/// One changed row of a [`LedgerChange`]: its state before and after (both passed
+/// [`Row::check`]).
+#[derive(Debug, Clone)]
+pub struct RowEdit {
+    pub before: Row,
+    pub after: Row,
+    /// Where the new row came from, for messages (the record path a writer was given); empty
+    /// when the change was read from two states (commits, files).
+    pub from: String,
+}
+
+/// What happened to one record file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordEdit {
+    /// A new record file, with the SHA-256 of its bytes (`None`: its bytes could not be read,
+    /// which the reduction reported).
+    Added {
+        sha256: Option<String>,
+    },
+    Changed,
+    Removed,
+}
+
+/// One record file a change touches.
+#[derive(Debug, Clone)]
+pub struct RecordFile {
+    /// The SHA-256 (64 hex) of the record key `<kind>:<id>` it holds ([`record_id`]).
+    pub id: String,
+    /// How messages name it (`record file records/…`, `the record's bytes (<path>)`).
+    pub shown: String,
+    pub edit: RecordEdit,
+}
+
+/// The record files of a change.
+#[derive(Debug, Clone)]
+pub enum Records {
+    /// The change carries record files (a ledger ref's `records/`, a writer's record bytes).
+    /// `name`, when set, names the file a record key belongs at (for "no record file … was
+    /// added").
+    Files {
+        files: Vec<RecordFile>,
+        name: Option<fn(&str) -> String>,
+    },
+    /// The form holds no record files (a ledger document): a filled row's record is its
+    /// `native_record` key, and only "one record, one row" applies.
+    Keys,
+}
+
+/// A ledger change: what every path that writes or judges a ledger reduces its input to.
+#[derive(Debug, Clone)]
+pub struct LedgerChange {
+    /// The changed rows, in the order reasons are listed (schedule order, or a writer's).
+    pub rows: Vec<RowEdit>,
+    pub records: Records,
+    /// A writer's import or put: every row it names is to be filled, so a row that already
+    /// holds an attempt is a retry whatever its new state.
+    pub fills: bool,
+}
+
+impl LedgerChange {
+    /// Two states of one ledger document as a change (`pre-commit`, `diff --files`): each row
+    /// whose canonical bytes differ, no record files (a ledger file has none: a filled row's
+    /// record is its `native_record` key).
+    pub fn between(decl: &Declaration, old: &Ledger, new: &Ledger) -> LedgerChange {
+        let rows = (old.rows.iter().zip(&new.rows))
+            .filter(|(a, b)| a != b && a.canonical(decl) != b.canonical(decl))
+            .map(|(a, b)| RowEdit {
+                before: a.clone(),
+                after: b.clone(),
+                from: String::new(),
+            })
+            .collect();
+        LedgerChange {
+            rows,
+            records: Records::Keys,
+            fills: false,
+        }
+    }
+}
+
+/// What [`admit`] asks of the ledger state a change applies to.
+pub trait LedgerState {
+    /// Where record key `<kind>:<id>` is already in the ledger (`row X`, a record file's path),
+    /// if it is.
+    fn record_owner(&mut self, key: &str) -> crate::Result<Option<String>>;
+}
+
+/// A ledger state whose records are those its rows name (a ledger document).
+pub struct RowsState<'a>(pub &'a [Row]);
+
+impl LedgerState for RowsState<'_> {
+    fn record_owner(&mut self, key: &str) -> crate::Result<Option<String>> {
+        Ok(self
+            .0
+            .iter()
+            .find(|r| r.native_record().is_some_and(|n| n.key() == key))
+            .map(|r| format!("row {}", r.schedule_id())))
+    }
+}
+
+/// A refusal of [`admit`]: every reason, and the next steps a person may take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub reasons: Vec<Reason>,
+    pub hints: Vec<String>,
+}
+
+impl From<Refusal> for Error {
+    fn from(r: Refusal) -> Self {
+        let mut reasons = crate::error::Reasons::from(r.reasons);
+        for h in r.hints {
+            reasons.hint(h);
+        }
+        Error::Refused(reasons)
+    }
+}
+
+/// The identity of a record: the SHA-256 (64 hex) of its key `<kind>:<id>`, which names its
+/// file in a ledger ref.
+pub fn record_id(key: &str) -> String {
+    crate::sha256_hex(key.as_bytes())
+}
+
+/// Decide a ledger change against the state it applies to: `Ok` with what each row did (in
+/// the order of `change.rows`), or every reason it is refused. `Err` of the outer result is a
+/// failure to read the state.
+pub fn admit(
+    decl: &Declaration,
+    change: &LedgerChange,
+    state: &mut dyn LedgerState,
+) -> crate::Result<Result<Vec<RowChange>, Refusal>> {
+    let mut reasons = Vec::new();
+    let mut hints = Vec::new();
+    let mut done = Vec::new();
+    // Each row named so far, with where it came from (a change may name thousands).
+    let mut seen: HashMap<&str, &str> = HashMap::with_capacity(change.rows.len());
+    // Rows that claim a record: (schedule id, record key, declared sha256, where from).
+    let mut claims: Vec<(&str, String, &str, &str)> = Vec::new();
+    for e in &change.rows {
+        let id = e.after.schedule_id();
+        if let Some(first) = seen.get(id) {
+            reasons.push(
+                Reason::new(format!(
+                    "is filled twice by this change ({first} and {}); one row holds one attempt",
+                    e.from
+                ))
+                .row(id)
+                .rule(ROW_RULE),
+            );
+            continue;
+        }
+        seen.insert(id, &e.from);
+        if let Some(r) = retry(&e.before, &e.after, change.fills) {
+            reasons.push(r);
+            if !hints.iter().any(|h| h == RETRY_HINT) {
+                hints.push(RETRY_HINT.to_owned());
+            }
+        } else {
+            match transition(decl, &e.before, &e.after) {
+                Ok(c) => {
+                    done.push(c);
+                    if c != RowChange::Filled {
+                        continue;
+                    }
+                }
+                Err(r) => {
+                    reasons.extend(r);
+                    continue;
+                }
+            }
+        }
+        if let Some(rec) = e.after.native_record() {
+            claims.push((id, rec.key(), rec.sha256, &e.from));
+        }
+    }
+    records(change, state, &claims, &mut reasons)?;
+    reasons.extend(one_kind(change, &done));
+    Ok(if reasons.is_empty() {
+        Ok(done)
+    } else {
+        Err(Refusal { reasons, hints })
+    })
+}
+
+/// One step is one kind of change (rule 7): it fills rows or repairs them, and fills
+/// hand-written rows (`put`) or imported ones, not both — a ledger commit's message says one of
+/// them, and a ledger file follows its predecessor by the same steps.
+fn one_kind(change: &LedgerChange, done: &[RowChange]) -> Option<Reason> {
+    let fills = || {
+        (change.rows.iter())
+            .filter(|e| e.before.is_deferred() && !e.after.is_deferred())
+            .map(|e| e.after.native_record().is_some_and(|r| r.kind == "hand"))
+    };
+    let why = if done.contains(&RowChange::Filled)
+        && done.iter().any(|c| matches!(c, RowChange::Repaired(_)))
+    {
+        "it both fills and repairs rows; each is its own step (a ledger commit says `import` or `put`, or `repair`): commit them separately"
+    } else if fills().any(|h| h) && fills().any(|h| !h) {
+        "it fills hand-written rows and imported rows together; each is its own step (a ledger commit says `put` or `import`): commit them separately"
+    } else {
+        return None;
+    };
+    Some(Reason::new(why).rule(Rule::Admission(7)))
+}
+
+/// Rule 5 for the rows that claim a record (see the module documentation).
+fn records(
+    change: &LedgerChange,
+    state: &mut dyn LedgerState,
+    claims: &[(&str, String, &str, &str)],
+    reasons: &mut Vec<Reason>,
+) -> crate::Result<()> {
+    let (files, name) = match &change.records {
+        Records::Files { files, name } => (Some(files.as_slice()), *name),
+        Records::Keys => (None, None),
+    };
+    // Record key -> the row that claimed it; record id -> the first file of that id that was
+    // added, and any file of that id.
+    let mut claimed: HashMap<&str, &str> = HashMap::with_capacity(claims.len());
+    let mut used = vec![false; files.map_or(0, <[_]>::len)];
+    let (mut added_at, mut any_at) = (HashMap::new(), HashMap::new());
+    for (i, f) in files.unwrap_or_default().iter().enumerate() {
+        any_at.entry(f.id.as_str()).or_insert(i);
+        if matches!(f.edit, RecordEdit::Added { .. }) {
+            added_at.entry(f.id.as_str()).or_insert(i);
+        }
+    }
+    for &(id, ref key, sha, from) in claims {
+        let bad = |s: String, field: &str| Reason::new(s).row(id).field(field).rule(RECORD_RULE);
+        let from = if from.is_empty() {
+            String::new()
+        } else {
+            format!(" ({from})")
+        };
+        if let Some(other) = claimed.get(key.as_str()) {
+            reasons.push(bad(
+                format!("record {key}{from} would fill two rows ({other} and {id}); one record cannot fill two rows"),
+                "native_record",
+            ));
+            continue;
+        }
+        claimed.insert(key, id);
+        let rid = record_id(key);
+        if let Some(owner) = state.record_owner(key)? {
+            reasons.push(bad(
+                format!(
+                    "record {key}{from} already filled {owner}; one record cannot fill two rows"
+                ),
+                "native_record",
+            ));
+            // Its file is the ledger's already: whether the change brings it again is no second
+            // reason (a file it changes still is).
+            if let Some(&i) = added_at.get(rid.as_str()) {
+                used[i] = true;
+            }
+            continue;
+        }
+        let Some(files) = files else { continue };
+        match added_at.get(rid.as_str()).copied() {
+            Some(i) => {
+                used[i] = true;
+                let f = &files[i];
+                if let RecordEdit::Added { sha256: Some(got) } = &f.edit {
+                    if got != sha {
+                        reasons.push(bad(
+                            format!("is {sha}, but {} hashes to {got}", f.shown),
+                            "native_record.sha256",
+                        ));
+                    }
+                }
+            }
+            None if any_at.contains_key(rid.as_str()) => {} // changed or removed: below
+            None => {
+                let file = name.map(|n| format!(" {}", n(key))).unwrap_or_default();
+                reasons.push(bad(
+                    format!("no record file{file} was added for record {key} (every filled row adds exactly one)"),
+                    "native_record",
+                ));
+            }
+        }
+    }
+    // A record file that a row of the change names but does not fill (a row refused above)
+    // is that row's reason, not one of its own.
+    let named: HashSet<String> = (change.rows.iter())
+        .filter_map(|e| e.after.native_record().map(|r| record_id(&r.key())))
+        .collect();
+    for (f, used) in files.unwrap_or_default().iter().zip(used) {
+        let what = match f.edit {
+            RecordEdit::Added { .. } if used || named.contains(&f.id) => continue,
+            RecordEdit::Added { .. } => "was added, but no row this commit fills names it",
+            RecordEdit::Changed => "changed; existing record files never change or disappear",
+            RecordEdit::Removed => "was removed; existing record files never change or disappear",
+        };
+        reasons.push(Reason::new(format!("{} {what}", f.shown)).rule(RECORD_RULE));
+    }
+    Ok(())
+}
+
+/// A retry: `before` holds an attempt, and the change fills it again (`fills`) or gives it
+/// another native outcome or record. The reason names the field that shows it (the outcome
+/// first).
+fn retry(before: &Row, after: &Row, fills: bool) -> Option<Reason> {
+    if before.is_deferred() {
+        return None;
+    }
+    let field = if before.native_outcome() != after.native_outcome() {
+        Some("native_outcome")
+    } else if !json::value_eq(before.get("native_record"), after.get("native_record")) {
+        Some("native_record")
+    } else {
+        None
+    };
+    if field.is_none() && !fills {
+        return None;
+    }
+    let attempt = |r: &Row| {
+        format!(
+            "{}{}",
+            r.native_outcome(),
+            r.native_record()
+                .map(|r| format!(", from {}", r.key()))
+                .unwrap_or_default()
+        )
+    };
+    let (was, now) = (attempt(before), attempt(after));
+    let now = if now == was {
+        String::new()
+    } else {
+        format!("; the new row: {now}")
+    };
+    let r = Reason::new(format!(
+        "already holds an attempt ({was}){now}; a filled row is never replaced (a retry needs a new declared schedule, and the original row stays)"
+    ))
+    .row(before.schedule_id())
+    .rule(ROW_RULE);
+    Some(match field {
+        Some(f) => r.field(f),
+        None => r,
+    })
+}
+
+/// [`transition`] with each reason in its text form, found at `at` (a commit, a file): the
+/// form the fuzz targets compare.
 pub fn row_transition(
     decl: &Declaration,
     parent: &Row,
     child: &Row,
     at: &str,
 ) -> Result<RowChange, Vec<String>> {
+    if let Some(r) = retry(parent, child, false) {
+        return Err(vec![r.at(at).to_string()]);
+    }
+    transition(decl, parent, child)
+        .map_err(|r| r.into_iter().map(|r| r.at(at).to_string()).collect())
+}
+
+/// Decide whether `child` may follow `parent` for one scheduled attempt (not a retry: see
+/// [`admit`]). Both rows have already passed [`Row::check`]. A row filled from a hand record
+/// names that record after itself; an appended repair says what was fixed (a note that is not
+/// blank).
+pub fn transition(decl: &Declaration, parent: &Row, child: &Row) -> Result<RowChange, Vec<Reason>> {
     let id = parent.schedule_id();
+    let bad = |field: Option<&str>, s: String| {
+        let r = Reason::new(s).row(id).rule(ROW_RULE);
+        match field {
+            Some(f) => r.field(f),
+            None => r,
+        }
+    };
     if child.schedule_id() != id {
         // A caller pairs rows by path or position; a row that names another attempt is not
         // a change of this one (and would otherwise fill a DEFERRED slot with another row).
-        return Err(vec![format!(
-            "{at}: row {id}: schedule_id: the new row names {:?}; a row never moves to another scheduled attempt",
-            child.schedule_id()
+        return Err(vec![bad(
+            Some("schedule_id"),
+            format!(
+                "the new row names {:?}; a row never moves to another scheduled attempt",
+                child.schedule_id()
+            ),
         )]);
     }
     if parent.is_deferred() {
         if child.is_deferred() {
             // Both equal their template (Row::check), so nothing changed.
-            return Err(vec![format!(
-                "{at}: row {id}: a DEFERRED row was rewritten without change"
+            return Err(vec![bad(
+                None,
+                "a DEFERRED row was rewritten without change".into(),
             )]);
         }
         let Some(rec) = child.native_record() else {
-            return Err(vec![format!(
-                "{at}: row {id}: native_record: a filled row names the record it was filled from (rule 5: one record file per filled row)"
+            return Err(vec![bad(
+                Some("native_record"),
+                "a filled row names the record it was filled from (rule 5: one record file per filled row)".into(),
             )]);
         };
         if rec.kind == "hand" && rec.id != id {
             // `put` names a hand record after its own row; one named after another row takes
             // that row's record key, and that row's `put` would then be refused.
-            return Err(vec![format!(
-                "{at}: row {id}: native_record.id: a hand record is named after the row it fills ({{\"kind\": \"hand\", \"id\": {id:?}}}, as `put` writes it), not {:?}: it would take the record key of another row and block that row's `put`",
-                rec.id
+            return Err(vec![bad(
+                Some("native_record.id"),
+                format!(
+                    "a hand record is named after the row it fills ({{\"kind\": \"hand\", \"id\": {id:?}}}, as `put` writes it), not {:?}: it would take the record key of another row and block that row's `put`",
+                    rec.id
+                ),
             )]);
         }
         return Ok(RowChange::Filled);
@@ -77,28 +475,35 @@ pub fn row_transition(
             } else {
                 "a filled row admits no change but appended repair interventions"
             };
-            reasons.push(format!(
-                "{at}: row {id}: {f}: {what} (was {}, now {})",
-                parent.get(f),
-                child.get(f)
+            reasons.push(bad(
+                Some(f),
+                format!("{what} (was {}, now {})", parent.get(f), child.get(f)),
             ));
         }
     }
     let before = interventions(parent);
     let after = interventions(child);
-    let field = "interventions_decision_or_repair";
+    let field = Some("interventions_decision_or_repair");
     if after.len() < before.len() || !before.iter().zip(after).all(|(a, b)| json::value_eq(a, b)) {
-        reasons.push(format!("{at}: row {id}: {field}: recorded interventions never change or disappear; a repair is appended"));
+        reasons.push(bad(
+            field,
+            "recorded interventions never change or disappear; a repair is appended".into(),
+        ));
     } else {
         for extra in &after[before.len()..] {
             if extra.get("kind").and_then(Value::as_str) != Some("repair") {
-                reasons.push(format!("{at}: row {id}: {field}: only repair interventions may be appended to a filled row, not {extra}"));
+                reasons.push(bad(
+                    field,
+                    format!(
+                        "only repair interventions may be appended to a filled row, not {extra}"
+                    ),
+                ));
             } else if extra
                 .get("note")
                 .and_then(Value::as_str)
                 .is_none_or(|n| n.trim().is_empty())
             {
-                reasons.push(format!("{at}: row {id}: {field}: {REPAIR_NOTE_EMPTY}"));
+                reasons.push(bad(field, REPAIR_NOTE_EMPTY.into()));
             }
         }
     }
@@ -106,8 +511,9 @@ pub fn row_transition(
         return Err(reasons);
     }
     match after.len() - before.len() {
-        0 => Err(vec![format!(
-            "{at}: row {id}: a filled row was rewritten without change"
+        0 => Err(vec![bad(
+            None,
+            "a filled row was rewritten without change".into(),
         )]),
         n => Ok(RowChange::Repaired(n)),
     }

@@ -59,7 +59,7 @@ pub fn put<S: Store + ?Sized>(
             "set native_outcome to what happened (one of the task's native outcomes) and say why in reason; an attempt that never ran stays DEFERRED without a put",
         ));
     }
-    let row = Row::check(decl, &value, source).map_err(Error::refusal)?;
+    let row = Row::check_reasons(decl, &value, source).map_err(Error::refusal)?;
     Ok(Change {
         kind: ChangeKind::Put,
         rows: vec![RowWrite {
@@ -89,7 +89,8 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
         .as_array_mut()
         .expect("checked row")
         .push(json!({"kind": "repair", "note": note}));
-    let row = Row::check(store.declaration(), &value, schedule_id).map_err(Error::refusal)?;
+    let row =
+        Row::check_reasons(store.declaration(), &value, schedule_id).map_err(Error::refusal)?;
     Ok(Change {
         kind: ChangeKind::Repair,
         rows: vec![RowWrite {
@@ -99,16 +100,4 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
             source: String::new(),
         }],
     })
-}
-
-/// The refusal for writing into a row that already holds an attempt.
-pub fn already_filled(schedule_id: &str, current: &Row) -> Error {
-    Error::refused_with_hint(
-        format!(
-            "row {schedule_id} already holds an attempt ({}{}); a retry needs a new declared schedule, and the original row stays",
-            current.native_outcome(),
-            current.native_record().map(|r| format!(", from {}", r.key())).unwrap_or_default()
-        ),
-        "to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration; this row keeps its attempt",
-    )
 }

@@ -114,11 +114,6 @@ const ONLY: &[(&str, &[&str])] = &[(
 /// an import cycle). The test fails when one disappears: delete its line.
 const KNOWN: &[(&str, &str, &str)] = &[
     (
-        "store",
-        "hand",
-        "issue 17 item 7: store::check_change uses hand::already_filled while hand builds on store",
-    ),
-    (
         "git::signature",
         "git::admit",
         "issue 17 item 7: signature takes admit's Known (the checked declaration) while admit calls signature",

@@ -15,6 +15,7 @@ use crate::declaration::{
 };
 use crate::error::{Error, Reasons, Result};
 use crate::json::{self, Obj, View, J};
+use crate::refusal::{Reason, Rule};
 use std::fmt;
 
 mod fast;
@@ -76,27 +77,27 @@ impl Row {
         value: &Value,
         at: &str,
     ) -> std::result::Result<Row, Vec<String>> {
-        match value {
-            Value::Object(m) => Self::check_fields(decl, Row { fields: m.clone() }, at),
-            _ => Err(Self::not_an_object(value, at)),
-        }
+        Self::check_reasons(decl, value, at).map_err(|r| r.iter().map(Reason::to_string).collect())
     }
 
-    fn not_an_object(value: &Value, at: &str) -> Vec<String> {
-        vec![format!(
-            "{at}: a row must be an object, not {}",
-            json::type_name(value)
-        )]
-    }
-
-    /// The checks of [`Row::check`] on a row's fields; returns the row when it passes.
-    fn check_fields(
+    /// [`Row::check`] with each reason as a value: the row's own checks name the row, the field
+    /// and the refusal group (`Rule::Ledger`), with the same text.
+    pub fn check_reasons(
         decl: &Declaration,
-        row: Row,
+        value: &Value,
         at: &str,
-    ) -> std::result::Result<Row, Vec<String>> {
-        check_members(decl, &row.fields, &at)?;
-        Ok(row)
+    ) -> std::result::Result<Row, Vec<Reason>> {
+        match value {
+            Value::Object(m) => {
+                let row = Row { fields: m.clone() };
+                check_members(decl, &row.fields, &at)?;
+                Ok(row)
+            }
+            _ => Err(vec![Reason::new(format!(
+                "{at}: a row must be an object, not {}",
+                json::type_name(value)
+            ))]),
+        }
     }
 
     /// The value of a field.
@@ -202,6 +203,23 @@ fn template_field<'e>(field: &str, entry: &'e ScheduleEntry, task: &'e Task) -> 
     }
 }
 
+/// The reasons one row is refused: those of [`check_members`]'s own checks name the row, the
+/// field and the refusal group of `ledger.md`; the nested checks' are sentences (the same text).
+#[derive(Default)]
+struct RowReasons(Vec<Reason>);
+
+impl RowReasons {
+    fn push(&mut self, sentence: String) {
+        self.0.push(Reason::new(sentence));
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    fn into_vec(self) -> Vec<Reason> {
+        self.0
+    }
+}
+
 /// Where a reason is: `row <schedule id>`, or `at` when the row has no schedule id. Written
 /// only into a reason, so a row that passes costs no label.
 struct Label<'a> {
@@ -228,38 +246,49 @@ pub(crate) fn check_members<'a, O: Obj>(
     decl: &'a Declaration,
     m: &'a O,
     at: &dyn fmt::Display,
-) -> std::result::Result<(usize, RowView<'a, O>), Vec<String>> {
+) -> std::result::Result<(usize, RowView<'a, O>), Vec<Reason>> {
     let row = RowView {
         obj: m,
         at: decl.attempt_positions(m),
     };
-    let mut r = Reasons::new();
+    let mut r = RowReasons::default();
     let sid = row.str_field(Field::ScheduleId);
     let label = Label { sid, at };
-    let bad =
-        |r: &mut Reasons, field: &str, msg: String| r.push(format!("{label}: {field}: {msg}"));
+    // A reason naming the row (or where it is), the field and the refusal group.
+    let bad = |r: &mut RowReasons, group: u8, field: &str, msg: String| {
+        let reason = Reason::new(msg).field(field).rule(Rule::Ledger(group));
+        r.0.push(match sid {
+            Some(id) => reason.row(id),
+            None => reason.at(at),
+        })
+    };
 
     if row.at.is_none() {
         for f in &decl.attempt_fields {
             if !m.contains_key(f) {
-                bad(&mut r, f, "missing declared attempt field".into());
+                bad(&mut r, 3, f, "missing declared attempt field".into());
             }
         }
         for (k, _) in m.iter() {
             if !decl.attempt_fields.iter().any(|f| f == k) {
-                bad(&mut r, k, "undeclared attempt field".into());
+                bad(&mut r, 3, k, "undeclared attempt field".into());
             }
         }
     }
     let Some(sid) = sid else {
         if m.contains_key("schedule_id") {
-            bad(&mut r, "schedule_id", "must be a string".into());
+            bad(&mut r, 3, "schedule_id", "must be a string".into());
         }
-        return Err(r.into_strings());
+        return Err(r.into_vec());
     };
     let Some((position, task, repetition)) = decl.scheduled(sid) else {
-        r.push(format!("{label}: schedule_id: {sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"));
-        return Err(r.into_strings());
+        bad(
+            &mut r,
+            1,
+            "schedule_id",
+            format!("{sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"),
+        );
+        return Err(r.into_vec());
     };
     let get = |f: Field| row.get(f);
 
@@ -268,6 +297,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         J::String(t) if t == task.id => {}
         other => bad(
             &mut r,
+            3,
             "task_id",
             format!("must be {:?}, not {other}", task.id),
         ),
@@ -276,27 +306,29 @@ pub(crate) fn check_members<'a, O: Obj>(
         Some(n) if n == repetition => {}
         _ => bad(
             &mut r,
+            3,
             "repetition",
             format!("must be {}, not {}", repetition, get(Field::Repetition)),
         ),
     }
     // A relabeled row is otherwise well typed: its relabeling is reported beside what its
     // outcome implies (groups 5 and 6), so that every reason is listed.
-    let mut relabeled = Reasons::new();
+    let mut relabeled = RowReasons::default();
     match get(Field::Evidence) {
         J::String(e) if Evidence::parse(e) == Some(task.evidence) => {}
         J::String(e) if Evidence::parse(e).is_some() => bad(
-            &mut relabeled,
+            &mut relabeled, 4,
             "evidence",
             format!("is {e:?} but task {} is declared {} (a fixture row is never relabeled live, nor the reverse)", task.id, task.evidence.as_str()),
         ),
-        other => bad(&mut r, "evidence", format!("must be \"live\" or \"fixture\", not {other}")),
+        other => bad(&mut r, 3, "evidence", format!("must be \"live\" or \"fixture\", not {other}")),
     }
     let outcome = match get(Field::NativeOutcome) {
         J::String(o) if task.allows_outcome(o) => Some(o),
         J::String(o) => {
             bad(
                 &mut r,
+                4,
                 "native_outcome",
                 format!(
                     "{o:?} is not DEFERRED nor a native outcome task {} declares ({})",
@@ -309,6 +341,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         other => {
             bad(
                 &mut r,
+                3,
                 "native_outcome",
                 format!("must be a string, not {other}"),
             );
@@ -319,6 +352,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         if !matches!(get(f), J::Null | J::String(_)) {
             bad(
                 &mut r,
+                3,
                 f.name(),
                 format!("must be a string or null, not {}", get(f).type_name()),
             );
@@ -329,6 +363,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         J::String(s) if crate::declaration::is_full_commit(s) => {}
         other => bad(
             &mut r,
+            3,
             "source_revision",
             format!("must be a full hex commit id or null, not {other}"),
         ),
@@ -363,6 +398,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         }
         other => bad(
             &mut r,
+            3,
             "usage",
             format!("must be an object or null, not {}", other.type_name()),
         ),
@@ -374,6 +410,7 @@ pub(crate) fn check_members<'a, O: Obj>(
                 if !task.limits.contains_key(k) {
                     bad(
                         &mut r,
+                        3,
                         &format!("spent_budget.{k}"),
                         format!(
                             "is not a limit task {} declares ({})",
@@ -387,6 +424,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         }
         other => bad(
             &mut r,
+            3,
             "spent_budget",
             format!("must be an object or null, not {}", other.type_name()),
         ),
@@ -396,10 +434,10 @@ pub(crate) fn check_members<'a, O: Obj>(
 
     let is_relabeled = !relabeled.is_empty();
     if !r.is_empty() {
-        r.extend(relabeled.into_vec());
-        return Err(r.into_strings());
+        r.0.extend(relabeled.0);
+        return Err(r.into_vec());
     }
-    r.extend(relabeled.into_vec());
+    r.0.extend(relabeled.0);
 
     // Groups 5 and 6: what the outcome implies.
     match outcome {
@@ -416,7 +454,12 @@ pub(crate) fn check_members<'a, O: Obj>(
                         "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
                         _ => "a DEFERRED row must equal its template row",
                     };
-                    bad(&mut r, f, format!("{why}: expected {want}, found {found}"));
+                    bad(
+                        &mut r,
+                        6,
+                        f,
+                        format!("{why}: expected {want}, found {found}"),
+                    );
                 }
             }
         }
@@ -449,6 +492,7 @@ pub(crate) fn check_members<'a, O: Obj>(
                 };
                 bad(
                     &mut r,
+                    5,
                     "native_status",
                     format!("a native PASS contradicts its own status: {what} (expected {want})"),
                 );
@@ -459,6 +503,7 @@ pub(crate) fn check_members<'a, O: Obj>(
                     let name = c.get("name").and_then(J::as_str).unwrap_or_default();
                     bad(
                         &mut r,
+                        5,
                         "oracle_checks",
                         format!("a PASS carries a failing oracle check {name:?}"),
                     );
@@ -472,6 +517,7 @@ pub(crate) fn check_members<'a, O: Obj>(
         {
             bad(
                 &mut r,
+                6,
                 "reason",
                 "every row that is not a PASS states a reason".into(),
             );
@@ -482,7 +528,7 @@ pub(crate) fn check_members<'a, O: Obj>(
     if r.is_empty() {
         Ok((position, row))
     } else {
-        Err(r.into_strings())
+        Err(r.into_vec())
     }
 }
 
@@ -633,7 +679,7 @@ fn strs<V: View>(v: J<'_, V>) -> impl Iterator<Item = &str> {
         .filter_map(|x| x.view().as_str())
 }
 
-fn check_strings<V: View>(r: &mut Reasons, label: &Label, field: &str, v: J<'_, V>) {
+fn check_strings<V: View>(r: &mut RowReasons, label: &Label, field: &str, v: J<'_, V>) {
     match v {
         J::Array(items) if items.iter().all(|i| i.view().is_string()) => {}
         J::Array(_) => r.push(format!(
@@ -646,7 +692,7 @@ fn check_strings<V: View>(r: &mut Reasons, label: &Label, field: &str, v: J<'_, 
     }
 }
 
-fn check_amount<V: View>(r: &mut Reasons, label: &Label, field: &dyn fmt::Display, v: J<'_, V>) {
+fn check_amount<V: View>(r: &mut RowReasons, label: &Label, field: &dyn fmt::Display, v: J<'_, V>) {
     if !v.is_null() && v.nonneg_number().is_none() {
         r.push(format!(
             "{label}: {field}: must be a nonnegative finite number or null, not {v}"
@@ -654,7 +700,7 @@ fn check_amount<V: View>(r: &mut Reasons, label: &Label, field: &dyn fmt::Displa
     }
 }
 
-fn check_runtime_identity<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
+fn check_runtime_identity<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
     match v {
         J::Null => {}
         J::Object(m) => {
@@ -681,7 +727,7 @@ fn string_or_null<V: View>(v: Option<&V>) -> bool {
     v.is_some_and(|v| matches!(v.view(), J::String(_) | J::Null))
 }
 
-fn check_models<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
+fn check_models<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
     let field = "actual_models_and_efforts";
     let m = match v {
         J::Null => return,
@@ -723,7 +769,7 @@ fn check_models<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
     }
 }
 
-fn check_oracle<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
+fn check_oracle<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
     match v {
         J::Null => {}
         J::Array(items) => {
@@ -745,7 +791,7 @@ fn check_oracle<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
     }
 }
 
-fn check_interventions<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
+fn check_interventions<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
     let field = "interventions_decision_or_repair";
     match v {
         J::Array(items) => {
@@ -767,7 +813,7 @@ fn check_interventions<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>) {
     }
 }
 
-fn check_native_record<V: View>(r: &mut Reasons, label: &Label, v: J<'_, V>, task: &Task) {
+fn check_native_record<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>, task: &Task) {
     match v {
         J::Null => {}
         J::Object(o) => {
@@ -841,6 +887,65 @@ impl Ledger {
         }
         let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
         Self::from_owned_value(decl, value)
+    }
+
+    /// [`Ledger::parse`] for the new side of a change: every check but "two rows name the same
+    /// `native_record`" (group 7), which [`crate::admission::admit`] decides for a change
+    /// against the state it follows (as rule 5), so that a ledger file and a ledger ref name the
+    /// same row, field and rule for it.
+    /// Every reason is a value: a row's own checks name the row, the field and the refusal
+    /// group; the rest are sentences.
+    pub fn parse_for_change(
+        decl: &Declaration,
+        bytes: &[u8],
+        max_input_bytes: u64,
+    ) -> std::result::Result<Ledger, Reasons> {
+        if bytes.len() as u64 <= max_input_bytes {
+            if let Some(ledger) = fast::parse(decl, bytes) {
+                return Ok(ledger);
+            }
+        }
+        let sentences = |e: Error| e.into_reasons();
+        let mut value =
+            json::parse_document(bytes, "ledger", max_input_bytes).map_err(sentences)?;
+        let mut rows_value = match &mut value {
+            Value::Object(top) => top.remove("rows"),
+            _ => None,
+        };
+        let mut r = Reasons::new();
+        check_top(&mut r, decl, &value).map_err(sentences)?;
+        let rows = match rows_value.take() {
+            Some(Value::Array(rows)) => rows,
+            Some(other) => {
+                r.push(format!(
+                    "ledger: rows: must be a list, not {}",
+                    json::type_name(&other)
+                ));
+                Vec::new()
+            }
+            None => {
+                r.push("ledger: rows: missing");
+                Vec::new()
+            }
+        };
+        let checked = (rows.into_iter().enumerate()).map(|(i, v)| checked_row(decl, i, v));
+        Ok(Ledger {
+            declaration_id: decl.id.clone(),
+            declaration_sha256: decl.sha256.clone(),
+            rows: assemble_rows(decl, r, checked, false).map_err(Reasons::from)?,
+        })
+    }
+
+    /// [`Ledger::parse_for_change`] of a ledger file.
+    pub fn read_for_change(
+        decl: &Declaration,
+        path: &std::path::Path,
+        max_input_bytes: u64,
+    ) -> Result<Ledger> {
+        let bytes = json::read_mapped(path, max_input_bytes)?;
+        Self::parse_for_change(decl, &bytes, max_input_bytes)
+            .map_err(Error::Refused)
+            .map_err(|e| e.context(path.display()))
     }
 
     /// [`Ledger::parse`] keeping only what `keep` takes of each checked row, in schedule order:
@@ -965,7 +1070,7 @@ fn check_top(r: &mut Reasons, decl: &Declaration, value: &Value) -> Result<()> {
 
 /// A checked row, or why it was refused with its schedule id as written (for the
 /// one-row-per-id check; a row that passed has its own).
-type Checked = std::result::Result<Row, (Option<String>, Vec<String>)>;
+type Checked = std::result::Result<Row, (Option<String>, Vec<Reason>)>;
 
 /// `rows[i]`, naming a row without a schedule id in a reason.
 struct RowAt(usize);
@@ -980,7 +1085,14 @@ impl fmt::Display for RowAt {
 fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
     let fields = match v {
         Value::Object(fields) => fields,
-        other => return Err((None, Row::not_an_object(&other, &RowAt(i).to_string()))),
+        other => {
+            let what = format!(
+                "{}: a row must be an object, not {}",
+                RowAt(i),
+                json::type_name(&other)
+            );
+            return Err((None, vec![Reason::new(what)]));
+        }
     };
     match check_members(decl, &fields, &RowAt(i)) {
         Ok(_) => Ok(Row { fields }),
@@ -1110,16 +1222,19 @@ fn assemble(decl: &Declaration, r: Reasons, rows: impl Iterator<Item = Checked>)
     Ok(Ledger {
         declaration_id: decl.id.clone(),
         declaration_sha256: decl.sha256.clone(),
-        rows: assemble_rows(decl, r, rows)?,
+        rows: assemble_rows(decl, r, rows, true).map_err(|r| Error::Refused(r.into()))?,
     })
 }
 
-/// The checked rows of [`assemble`], in schedule order.
+/// The checked rows of [`assemble`], in schedule order. `check_records`: refuse two rows that name
+/// one record (group 7).
 fn assemble_rows(
     decl: &Declaration,
-    mut r: Reasons,
+    r: Reasons,
     rows: impl Iterator<Item = Checked>,
-) -> Result<Vec<Row>> {
+    check_records: bool,
+) -> std::result::Result<Vec<Row>, Vec<Reason>> {
+    let mut r: Vec<Reason> = r.into_vec();
     let n = decl.schedule_len();
     // The rows, while they come in schedule order. A ledger whose rows do not (one out of
     // order, a gap, a refused row) is refused below, so nothing after that is kept.
@@ -1147,27 +1262,39 @@ fn assemble_rows(
                 None => seen_unscheduled.insert(sid.to_owned(), i),
             };
             if let Some(first) = before {
-                r.push(format!("ledger: rows[{i}]: scheduled attempt {sid} appears twice (also rows[{first}]); one row per schedule id, the original row stays"));
+                r.push(Reason::new(format!("ledger: rows[{i}]: scheduled attempt {sid} appears twice (also rows[{first}]); one row per schedule id, the original row stays")));
                 continue;
             }
         }
         match checked {
             Ok(row) => {
                 let pos = pos.expect("checked");
-                if let Some(key) = row.native_record().map(|rec| rec.key()) {
+                if let Some(key) = row
+                    .native_record()
+                    .map(|rec| rec.key())
+                    .filter(|_| check_records)
+                {
                     if let Some(other) = records.get_mut(&key) {
                         let other = std::mem::replace(other, pos);
-                        r.push(format!("row {}: native_record: record {key} already filled row {} (one record cannot fill two rows)", row.schedule_id(), decl.schedule_at(other).id));
+                        r.push(
+                            Reason::new(format!(
+                                "record {key} already filled row {} (one record cannot fill two rows)",
+                                decl.schedule_at(other).id
+                            ))
+                            .row(row.schedule_id())
+                            .field("native_record")
+                            .rule(Rule::Ledger(7)),
+                        );
                     } else {
                         records.insert(key, pos);
                     }
                 }
                 match furthest {
-                    Some(last) if pos < last => r.push(format!(
+                    Some(last) if pos < last => r.push(Reason::new(format!(
                         "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {}; rows are in schedule order)",
                         row.schedule_id(),
                         decl.schedule_at(last).id
-                    )),
+                    ))),
                     _ => furthest = Some(pos),
                 }
                 if pos == out.len() {
@@ -1180,9 +1307,11 @@ fn assemble_rows(
     // A schedule id no row names (a row that names one and passed was seen too).
     for (pos, _) in seen.iter().enumerate().filter(|(_, &i)| i == usize::MAX) {
         let entry = decl.schedule_at(pos);
-        r.push(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id));
+        r.push(Reason::new(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id)));
     }
-    r.into_result()?;
+    if !r.is_empty() {
+        return Err(r);
+    }
     assert_eq!(
         out.len(),
         n,

@@ -55,6 +55,59 @@ pub struct LedgerDiff {
     pub follows: Follows,
 }
 
+/// Whether ledger file B follows ledger file A by admitted steps: the rows that differ reduced
+/// to changes (as `pre-commit` reduces them), one per kind of step (repairs, hand-written
+/// fills, imported fills, in that order), each decided by [`crate::admission::admit`] against
+/// the state before it. `Ok` with the number of steps; the reasons as values, before they
+/// become text.
+pub fn files_verdict(
+    decl: &Declaration,
+    a: &crate::ledger::Ledger,
+    b: &crate::ledger::Ledger,
+) -> crate::Result<Result<usize, Vec<crate::refusal::Reason>>> {
+    use crate::admission::{admit, LedgerChange, RowsState};
+    let whole = LedgerChange::between(decl, a, b);
+    let kind = |e: &crate::admission::RowEdit| match e.after.native_record() {
+        _ if !e.before.is_deferred() => 0,
+        Some(r) if r.kind == "hand" => 1,
+        _ => 2,
+    };
+    let mut state = a.rows.clone();
+    let (mut steps, mut reasons) = (0, Vec::new());
+    for k in 0..3 {
+        let rows: Vec<_> = whole
+            .rows
+            .iter()
+            .filter(|e| kind(e) == k)
+            .cloned()
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let step = LedgerChange {
+            rows,
+            ..whole.clone()
+        };
+        match admit(decl, &step, &mut RowsState(&state))? {
+            Ok(_) => steps += 1,
+            Err(r) => {
+                reasons.extend(r.reasons);
+                continue; // the next step follows the state before a refused one
+            }
+        }
+        for e in &step.rows {
+            if let Some(i) = decl.schedule_position(e.after.schedule_id()) {
+                state[i] = e.after.clone();
+            }
+        }
+    }
+    Ok(if reasons.is_empty() {
+        Ok(steps)
+    } else {
+        Err(reasons)
+    })
+}
+
 /// The diff of one row, `before` → `after`, with the row files named `a_name` and `b_name`.
 pub fn row_diff(
     decl: &Declaration,

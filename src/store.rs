@@ -8,7 +8,9 @@
 
 use std::collections::HashMap;
 
-use crate::admission::{row_transition, RowChange};
+use crate::admission::{
+    self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, Refusal, RowChange, RowEdit,
+};
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::Row;
@@ -149,63 +151,72 @@ fn backoff(attempt: usize) {
 }
 
 /// Check every row of a change against the store's current state, before anything is written:
-/// the one place a writer's change is refused. A row fills or repairs one scheduled attempt
-/// once per change; filling a row that already holds an attempt is a retry; every other
-/// transition is [`row_transition`]'s; a record fills one row (not two in this change, not
-/// one it already filled), and its bytes hash to the row's `native_record.sha256`. Each
-/// reason names where the row came from (the record path the writer gave).
+/// the change reduced to a [`LedgerChange`] (each row's current and new state, each record's
+/// bytes hashed) and decided by [`admission::admit`], the one place transitions are refused.
+/// Each reason names where the row came from (the record path the writer gave).
 pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result<()> {
-    let mut reasons = crate::error::Reasons::new();
-    let mut rows: HashMap<String, &str> = HashMap::new();
-    let mut keys: HashMap<String, String> = HashMap::new();
+    verdict(store, change)?.map(|_| ()).map_err(Error::from)
+}
+
+/// [`check_change`]'s verdict before it becomes an [`Error`]: what each row does, or the
+/// refusal with every reason as a value. `Err` when the store cannot be read.
+pub fn verdict<S: Store + ?Sized>(
+    store: &mut S,
+    change: &Change,
+) -> Result<std::result::Result<Vec<RowChange>, Refusal>> {
+    let mut rows = Vec::with_capacity(change.rows.len());
+    let mut files: Vec<RecordFile> = Vec::new();
+    let mut file_ids = std::collections::HashSet::new();
+    // Where each record the change names is already in the ledger (asked before deciding, so
+    // that the declaration can be borrowed from the store while the change is decided).
+    let mut owners = HashMap::new();
     for w in &change.rows {
-        let id = w.row.schedule_id().to_owned();
-        let from = if w.source.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", w.source)
-        };
-        if let Some(first) = rows.insert(id.clone(), &w.source) {
-            reasons.push(format!(
-                "row {id} is filled twice by this change ({first} and {}); one row holds one attempt",
-                w.source
-            ));
-            continue;
-        }
-        let parent = store.row(&id)?;
-        if change.kind != ChangeKind::Repair && !parent.is_deferred() {
-            // A retry; its record is checked too (a retry usually brings the same one back).
-            reasons.absorb(crate::hand::already_filled(&id, &parent).into_reasons());
-        } else {
-            // The record rules follow what the transition is, not what the change says.
-            match row_transition(store.declaration(), &parent, &w.row, "change") {
-                Err(r) => {
-                    reasons.extend(r.into_iter().map(|s| s.replacen("change: ", "", 1)));
-                    continue;
-                }
-                Ok(RowChange::Repaired(_)) => continue,
-                Ok(RowChange::Filled) => {}
+        let before = store.row(w.row.schedule_id())?;
+        if let Some(rec) = w.row.native_record() {
+            let key = rec.key();
+            if let std::collections::hash_map::Entry::Vacant(e) = owners.entry(key) {
+                let owner = store.record_owner(e.key())?;
+                e.insert(owner);
             }
         }
-        let Some(rec) = w.row.native_record() else {
-            continue;
-        };
-        let key = rec.key();
-        if let Some(other) = keys.insert(key.clone(), id.clone()) {
-            reasons.push(format!(
-                "record {key}{from} would fill two rows ({other} and {id}); one record cannot fill two rows"
-            ));
-        } else if let Some(owner) = store.record_owner(&key)? {
-            reasons.push(format!(
-                "record {key}{from} already filled {owner}; one record cannot fill two rows"
-            ));
+        if let (Some(rec), Some(bytes)) = (w.row.native_record(), &w.record) {
+            let key = rec.key();
+            let id = admission::record_id(&key);
+            // One file per record: a record named by two rows is refused once, as two rows.
+            if file_ids.insert(id.clone()) {
+                let shown = if w.source.is_empty() {
+                    format!("record {key}")
+                } else {
+                    format!("record {key} ({})", w.source)
+                };
+                files.push(RecordFile {
+                    id,
+                    shown,
+                    edit: RecordEdit::Added {
+                        sha256: Some(crate::sha256_hex(bytes)),
+                    },
+                });
+            }
         }
-        match &w.record {
-            Some(bytes) if crate::sha256_hex(bytes) == rec.sha256 => {}
-            _ => reasons.push(format!(
-                "row {id}: native_record.sha256 is not the SHA-256 of the record's bytes{from}"
-            )),
-        }
+        rows.push(RowEdit {
+            before,
+            after: w.row.clone(),
+            from: w.source.clone(),
+        });
     }
-    reasons.into_result()
+    let model = LedgerChange {
+        rows,
+        records: Records::Files { files, name: None },
+        fills: change.kind != ChangeKind::Repair,
+    };
+    admission::admit(store.declaration(), &model, &mut Owners(owners))
+}
+
+/// The owners of the records a change names, read from the store before it is decided.
+struct Owners(HashMap<String, Option<String>>);
+
+impl LedgerState for Owners {
+    fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
+        Ok(self.0.get(key).cloned().flatten())
+    }
 }

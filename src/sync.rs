@@ -4,8 +4,9 @@
 //! For each ledger: fetch the remote's `refs/ledgers/*` into `refs/remotes/<remote>/ledgers/*`
 //! (never forced), then fast-forward the local ref when it is behind, push when it is ahead, and
 //! when both moved replay the local commits on the remote tip — each replayed commit re-fills the
-//! same rows with the same row bytes and records, its message regenerated (`Ledger-Filled`
-//! counted anew); a row the remote already holds with identical bytes is skipped; a row the
+//! same rows with the same row bytes and records, its message regenerated from what its trees
+//! say (`Ledger-Filled` counted anew, each filled row `from` its record file; the local
+//! message is not read); a row the remote already holds with identical bytes is skipped; a row the
 //! remote changed differently is a conflict (a retry), refused naming the row and the remote
 //! commit. A push that loses a race is retried after a fresh fetch, a bounded number of times.
 //!
@@ -20,12 +21,14 @@ use gix::refs::transaction::PreviousValue;
 use gix::refs::Target;
 use gix::ObjectId;
 
+use crate::admission::{self, LedgerChange, Records, RowEdit, RowsState};
 use crate::error::{Error, Result};
 use crate::git::admit::{read_row, tree_changes, Admission, Admitted};
 use crate::git::layout::{self, REF_PREFIX};
 use crate::git::objects::{find_in_tree, read_commit, short};
 use crate::git::store::{identity, ledger_refs, move_ref, move_tracking_ref, ref_target};
 use crate::git::transport::{self, Pushed};
+use crate::refusal::Reason;
 use crate::store::{Change, ChangeKind, RowWrite, WriteError};
 
 /// How many times one ledger is re-fetched and re-pushed after losing a push race.
@@ -470,7 +473,6 @@ fn replay(
     for c in local_chain {
         let info = read_commit(repo, c)?;
         let parent_tree = read_commit(repo, info.parents[0])?.tree;
-        let sources = sources(&info.message);
         let mut editor = repo
             .edit_tree(tip_tree)
             .map_err(|e| Error::failed(format!("cannot edit tree {tip_tree}: {e}")))?;
@@ -494,9 +496,40 @@ fn replay(
             }
             if theirs != Some(*previous_oid) {
                 let by = remote_changed.get(&path).copied().unwrap_or(remote);
-                reasons.push(format!(
-                    "{refname}: row {sid}: the remote changed it differently at commit {by} (a retry: a filled row is never replaced); local commit {c} is not replayed — the remote's row stays"
-                ));
+                // The local row as a change of the remote's: what admission says of it names
+                // the field and the rule (a retry, mostly); replay needs the remote's row to be
+                // the one the local commit changed either way.
+                let local_row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))
+                    .map_err(Error::refusal)?;
+                let why = match theirs {
+                    Some(id) => {
+                        let their_row =
+                            read_row(repo, decl, id, sid, max_bytes, &format!("commit {by}"))
+                                .map_err(Error::refusal)?;
+                        let change = LedgerChange {
+                            rows: vec![RowEdit {
+                                before: their_row,
+                                after: local_row,
+                                from: String::new(),
+                            }],
+                            records: Records::Keys,
+                            fills: false,
+                        };
+                        admission::admit(decl, &change, &mut RowsState(&[]))?
+                            .err()
+                            .and_then(|r| r.reasons.into_iter().next())
+                    }
+                    None => None,
+                };
+                let mut reason = Reason::new(format!(
+                    "the remote changed it differently at commit {by} (a retry: a filled row is never replaced); local commit {c} is not replayed — the remote's row stays"
+                ))
+                .row(sid)
+                .at(refname);
+                if let Some(why) = why {
+                    (reason.field, reason.rule) = (why.field, why.rule);
+                }
+                reasons.push(reason);
                 reasons.hint(format!(
                     "two machines filled the same row; see the remote's attempt with `git ledger show --at {by} --row {sid}`; to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration"
                 ));
@@ -513,9 +546,14 @@ fn replay(
                 .transpose()
                 .map_err(Error::refusal)?
                 .unwrap_or(false);
+            // Where a filled row came from, as the trees say it: its record file in the
+            // ledger (the writer's own path is only in the local commit's message, which
+            // replay does not read).
+            let mut source = String::new();
             if parent_row_deferred {
                 if let Some(rec) = row.native_record() {
                     let rpath = layout::record_path(&rec.key());
+                    source.clone_from(&rpath);
                     let Some((_, rid)) = find_in_tree(repo, info.tree, &rpath)? else {
                         return Err(Error::refused(format!(
                             "commit {c}: row {sid}: its record file {rpath} is missing"
@@ -529,7 +567,7 @@ fn replay(
             }
             rows.push(RowWrite {
                 notes: Vec::new(),
-                source: sources.get(sid).cloned().unwrap_or_default(),
+                source,
                 row,
                 record: None,
             });
@@ -596,36 +634,4 @@ fn replay(
     }
     out.tip = admitted;
     Ok(out)
-}
-
-/// `from <source>` lines of a ledger commit message, by schedule id.
-fn sources(message: &str) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    let mut current: Option<&str> = None;
-    for line in message.lines() {
-        if let Some(src) = line.strip_prefix("  from ") {
-            if let Some(sid) = current.take() {
-                out.insert(sid.to_owned(), src.to_owned());
-            }
-        } else if !line.starts_with(' ') {
-            current = line.split_once("  ").map(|(sid, _)| sid);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sources_are_read_back_from_messages() {
-        let m = "import 2 attempts\n\na/01  PASS (COMPLETE)  verified delivery\n  from runs/1/result.json\nb/02  ERROR  error\n\nLedger-Filled: 2/4\n";
-        let s = sources(m);
-        assert_eq!(
-            s.get("a/01").map(String::as_str),
-            Some("runs/1/result.json")
-        );
-        assert_eq!(s.get("b/02"), None);
-    }
 }

@@ -29,10 +29,13 @@ use super::signature;
 use super::tree::{KeptTrees, RecentTrees};
 
 mod fanout;
-use crate::admission::{row_transition, RowChange};
+use crate::admission::{
+    self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, RowChange, RowEdit,
+};
 use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
 use crate::ledger::Row;
+use crate::refusal::Reason;
 
 /// A parsed declaration and the directories its row paths imply (`rows`, `rows/scenario`, …).
 #[derive(Debug)]
@@ -515,6 +518,30 @@ impl<'r> Admission<'r> {
 
     /// Rules 1–8 for one commit `child` following `parent`.
     pub fn step(&mut self, parent: ObjectId, child: ObjectId) -> Result<Step> {
+        self.step_verdict(parent, child)?
+            .map_err(|r| Error::Refused(r.into()))
+    }
+
+    /// [`Self::step`]'s verdict before it becomes an [`Error`]: the reasons of rules 4 and 5
+    /// on rows and records as [`admission::admit`] gives them (row, field and rule named), the
+    /// others as sentences. `Err` when the step cannot be checked (a missing object) or is
+    /// refused before its trees are compared (rule 1, a bound).
+    pub fn step_verdict(
+        &mut self,
+        parent: ObjectId,
+        child: ObjectId,
+    ) -> Result<std::result::Result<Step, Vec<Reason>>> {
+        match self.step_checked(parent, child) {
+            Err(Error::Refused(r)) => Ok(Err(r.into_vec())),
+            other => other,
+        }
+    }
+
+    fn step_checked(
+        &mut self,
+        parent: ObjectId,
+        child: ObjectId,
+    ) -> Result<std::result::Result<Step, Vec<Reason>>> {
         let c = read_commit(self.repo, child)?;
         let at = format!("commit {child}");
         match c.parents.as_slice() {
@@ -563,7 +590,7 @@ impl<'r> Admission<'r> {
                 .count();
             self.bound_records(records, &at)?;
         }
-        let mut r = Reasons::new();
+        let mut r = StepReasons::default();
         r.extend(signature::rule8(
             self.repo,
             &known,
@@ -611,12 +638,10 @@ impl<'r> Admission<'r> {
                 ));
             }
         }
-        let mut step = Step::default();
-        // The rows C fills and repairs, as admitted (for rule 7).
-        let (mut filled_rows, mut repaired_rows) = (Vec::new(), Vec::new());
-        // Filled rows: (schedule id, record path, record key, declared sha256).
-        let mut filled: Vec<(String, String, String, String)> = Vec::new();
-        let mut added_records: BTreeMap<String, ObjectId> = BTreeMap::new();
+        // What C does to rows and records, reduced to the change model that
+        // `admission::admit` decides (rules 4 and 5 as they apply to rows and records).
+        let mut rows: Vec<RowEdit> = Vec::new();
+        let mut files: Vec<RecordFile> = Vec::new();
         let mut bad_dirs: Vec<String> = Vec::new();
         let rule3 = "rule 3";
         for TreeChange { path, old, new } in changes {
@@ -705,24 +730,9 @@ impl<'r> Admission<'r> {
                         "{at}: {rule3}: row {sid} was added ({path} was a directory); no row is ever added"
                     )),
                     (Some((_, oid)), Some((_, nid))) => {
-                        match self.row_change(&known.decl, sid, oid, nid, &at) {
-                            Ok((RowChange::Filled, row)) => {
-                                let rec = row.native_record().expect("filled rows name a record");
-                                let key = rec.key();
-                                filled.push((
-                                    sid.to_owned(),
-                                    layout::record_path(&key),
-                                    key,
-                                    rec.sha256.to_owned(),
-                                ));
-                                step.filled.push(sid.to_owned());
-                                filled_rows.push(row);
-                            }
-                            Ok((RowChange::Repaired(_), row)) => {
-                                step.repaired.push(sid.to_owned());
-                                repaired_rows.push(row);
-                            }
-                            Err(reasons) => r.extend(reasons),
+                        match self.row_edit(&known.decl, sid, oid, nid, &at) {
+                            Ok(e) => rows.push(e),
+                            Err(reasons) => r.0.extend(reasons),
                         }
                     }
                 }
@@ -756,15 +766,21 @@ impl<'r> Admission<'r> {
                                 describe_mode(mode)
                             ));
                         } else {
-                            added_records.insert(path.clone(), oid);
+                            let what = format!("{at}: {path}");
+                            let sha256 =
+                                match read_blob_bounded_id(self.repo, oid, self.max_bytes, &what) {
+                                    Ok(bytes) => Some(crate::sha256_hex(&bytes)),
+                                    Err(Error::Refused(reasons)) => {
+                                        r.0.extend(reasons.into_vec());
+                                        None
+                                    }
+                                    Err(e) => return Err(e),
+                                };
+                            files.push(record_file(&path, RecordEdit::Added { sha256 }));
                         }
                     }
-                    (Some(_), None) => r.push(format!(
-                        "{at}: rule 5: record file {path} was removed; existing record files never change or disappear"
-                    )),
-                    (Some(_), Some(_)) => r.push(format!(
-                        "{at}: rule 5: record file {path} changed; existing record files never change or disappear"
-                    )),
+                    (Some(_), None) => files.push(record_file(&path, RecordEdit::Removed)),
+                    (Some(_), Some(_)) => files.push(record_file(&path, RecordEdit::Changed)),
                     (None, None) => {}
                 }
                 continue;
@@ -774,52 +790,51 @@ impl<'r> Admission<'r> {
             }
         }
 
-        // Rule 5: each newly filled row adds exactly its record file, with the declared hash.
-        let mut claimed: HashSet<String> = HashSet::new();
-        for (sid, path, key, sha) in &filled {
-            if !claimed.insert(path.clone()) {
-                r.push(format!("{at}: rule 5: row {sid}: native_record: record {key} fills another row of this commit too; one record cannot fill two rows"));
-                continue;
-            }
-            match added_records.remove(path) {
-                Some(oid) => {
-                    let what = format!("{at}: {path}");
-                    match read_blob_bounded_id(self.repo, oid, self.max_bytes, &what) {
-                        Ok(bytes) => {
-                            let got = crate::sha256_hex(&bytes);
-                            if got != *sha {
-                                r.push(format!("{at}: rule 5: row {sid}: native_record.sha256: is {sha}, but record file {path} hashes to {got}"));
-                            }
+        // Rules 4 and 5 on the rows and records: the one admission function.
+        let model = LedgerChange {
+            rows,
+            records: Records::Files {
+                files,
+                name: Some(layout::record_path),
+            },
+            fills: false,
+        };
+        let mut state = ParentRecords {
+            repo: self.repo,
+            tree: p.tree,
+        };
+        let mut step = Step::default();
+        let (mut filled_rows, mut repaired_rows) = (Vec::new(), Vec::new());
+        match admission::admit(decl, &model, &mut state)? {
+            Ok(done) => {
+                for (e, c) in model.rows.iter().zip(done) {
+                    let sid = e.after.schedule_id().to_owned();
+                    match c {
+                        RowChange::Filled => {
+                            step.filled.push(sid);
+                            filled_rows.push(&e.after);
                         }
-                        Err(Error::Refused(reasons)) => r.absorb(reasons),
-                        Err(e) => return Err(e),
-                    }
-                }
-                None => {
-                    if find_in_tree(self.repo, p.tree, path)?.is_some() {
-                        r.push(format!("{at}: rule 5: row {sid}: native_record: record {key} is already in the ledger ({path} exists in the parent); one record cannot fill two rows"));
-                    } else {
-                        r.push(format!("{at}: rule 5: row {sid}: native_record: no record file {path} was added for record {key} (every filled row adds exactly one)"));
+                        RowChange::Repaired(_) => {
+                            step.repaired.push(sid);
+                            repaired_rows.push(&e.after);
+                        }
                     }
                 }
             }
+            Err(refusal) => {
+                r.0.extend(refusal.reasons.into_iter().map(|x| x.at(&at)));
+                return Ok(Err(r.0));
+            }
         }
-        for path in added_records.keys() {
-            r.push(format!(
-                "{at}: rule 5: record file {path} was added, but no row this commit fills names it"
-            ));
+        if !r.0.is_empty() {
+            return Ok(Err(r.0));
         }
-        r.into_result()?;
         let mut r = Reasons::new();
         // Rule 7, once the trees say what C did: its message says exactly that, counted from
         // P's admitted message.
         let n = decl.schedule_len();
         let expected = match message::filled_of(&p.message, n) {
-            Some(k) => {
-                let filled: Vec<&Row> = filled_rows.iter().collect();
-                let repaired: Vec<&Row> = repaired_rows.iter().collect();
-                message::expected(decl, &filled, &repaired, k)
-            }
+            Some(k) => message::expected(decl, &filled_rows, &repaired_rows, k),
             None => Err(format!(
                 "its parent {parent}'s message carries no `{}: k/{n}` trailer to count from (a parent written without rule 7; check the chain with `git ledger verify`)",
                 layout::T_FILLED
@@ -827,7 +842,7 @@ impl<'r> Admission<'r> {
         };
         rule7(&c, &expected, &at, &mut r);
         r.into_result()?;
-        Ok(step)
+        Ok(Ok(step))
     }
 
     /// Count `n` more changed record files against the budget. Every admitted record file
@@ -898,18 +913,18 @@ impl<'r> Admission<'r> {
         Ok(())
     }
 
-    /// Rule 4 for one changed row file: canonical bytes, every row check, the path naming its
-    /// `schedule_id`, then the row transition.
-    fn row_change(
+    /// One changed row file read for rule 4: strict JSON, every row check, the path naming its
+    /// `schedule_id` and canonical bytes, on both sides (the transition is `admission`'s).
+    fn row_edit(
         &self,
         decl: &Declaration,
         sid: &str,
         old: ObjectId,
         new: ObjectId,
         at: &str,
-    ) -> std::result::Result<(RowChange, Row), Vec<String>> {
+    ) -> std::result::Result<RowEdit, Vec<Reason>> {
         let rule = format!("{at}: rule 4");
-        let parent = read_row(
+        let before = read_row_reasons(
             self.repo,
             decl,
             old,
@@ -917,9 +932,12 @@ impl<'r> Admission<'r> {
             self.max_bytes,
             &format!("{rule} (the parent's row)"),
         )?;
-        let child = read_row(self.repo, decl, new, sid, self.max_bytes, &rule)?;
-        let change = row_transition(decl, &parent, &child, &rule)?;
-        Ok((change, child))
+        let after = read_row_reasons(self.repo, decl, new, sid, self.max_bytes, &rule)?;
+        Ok(RowEdit {
+            before,
+            after,
+            from: String::new(),
+        })
     }
 
     /// The changes from P's tree `a` to C's tree `b`, in the general diff's order, and the ids
@@ -1028,6 +1046,50 @@ impl<'r> Admission<'r> {
     }
 }
 
+/// The reasons one step is refused, in the order they are found: rules 4 and 5 as values
+/// (row, field, rule), the rest as sentences.
+#[derive(Default)]
+struct StepReasons(Vec<Reason>);
+
+impl StepReasons {
+    fn push(&mut self, sentence: impl Into<String>) {
+        self.0.push(Reason::new(sentence.into()));
+    }
+    fn extend(&mut self, sentences: impl IntoIterator<Item = String>) {
+        self.0.extend(sentences.into_iter().map(Reason::new));
+    }
+}
+
+/// A record file of the tree diff, for the change model: its id is the key's SHA-256 its
+/// path spells (`records/<hh>/<rest>.json`).
+fn record_file(path: &str, edit: RecordEdit) -> RecordFile {
+    let id = path
+        .strip_prefix("records/")
+        .and_then(|p| p.strip_suffix(".json"))
+        .map(|p| p.replace('/', ""))
+        .unwrap_or_default();
+    RecordFile {
+        id,
+        shown: format!("record file {path}"),
+        edit,
+    }
+}
+
+/// The parent's records, as the ledger state a commit is admitted against: a record key is
+/// in the ledger when its file is in the parent's tree.
+struct ParentRecords<'r> {
+    repo: &'r gix::Repository,
+    tree: ObjectId,
+}
+
+impl LedgerState for ParentRecords<'_> {
+    fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
+        let path = layout::record_path(key);
+        Ok(find_in_tree(self.repo, self.tree, &path)?
+            .map(|_| format!("a row of the ledger ({path} exists in the parent)")))
+    }
+}
+
 /// Rule 7 for commit `c` (named `at`): its message is the one `expected` describes (`Err`: why
 /// no message fits what its tree does), in UTF-8 as Git shows it.
 fn rule7(
@@ -1061,27 +1123,39 @@ pub fn read_row(
     max_bytes: u64,
     at: &str,
 ) -> std::result::Result<Row, Vec<String>> {
+    read_row_reasons(repo, decl, blob, sid, max_bytes, at)
+        .map_err(|r| r.iter().map(Reason::to_string).collect())
+}
+
+/// [`read_row`] with each reason as a value (a row check names the row, the field and its
+/// refusal group; the others are sentences), found at `at`.
+pub fn read_row_reasons(
+    repo: &gix::Repository,
+    decl: &Declaration,
+    blob: ObjectId,
+    sid: &str,
+    max_bytes: u64,
+    at: &str,
+) -> std::result::Result<Row, Vec<Reason>> {
     let path = layout::row_path(sid);
     let what = format!("{at}: {path}");
-    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &what).map_err(|e| e.reasons())?;
+    let sentence = |s: String| vec![Reason::new(s)];
+    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &what)
+        .map_err(|e| e.reasons().into_iter().map(Reason::new).collect::<Vec<_>>())?;
     let value = crate::json::parse_strict(&bytes)
-        .map_err(|e| vec![format!("{at}: row {sid}: {path} is not valid JSON: {e}")])?;
-    let row = Row::check(decl, &value, &path).map_err(|reasons| {
-        reasons
-            .into_iter()
-            .map(|s| format!("{at}: {s}"))
-            .collect::<Vec<_>>()
-    })?;
+        .map_err(|e| sentence(format!("{at}: row {sid}: {path} is not valid JSON: {e}")))?;
+    let row = Row::check_reasons(decl, &value, &path)
+        .map_err(|reasons| reasons.into_iter().map(|r| r.at(at)).collect::<Vec<_>>())?;
     if row.schedule_id() != sid {
-        return Err(vec![format!(
+        return Err(sentence(format!(
             "{at}: row {sid}: schedule_id: {path} holds row {}; a row file's path names its schedule_id",
             row.schedule_id()
-        )]);
+        )));
     }
     if row.canonical(decl) != bytes {
-        return Err(vec![format!(
+        return Err(sentence(format!(
             "{at}: row {sid}: {path} is not the row's canonical bytes (fields in attempt_fields order, nested keys sorted, two-space indent, trailing newline)"
-        )]);
+        )));
     }
     Ok(row)
 }

@@ -14,9 +14,9 @@
 //! - A file that was a ledger file in `HEAD` must stay one: removing it, or staging a version
 //!   that no longer parses as a ledger file (another format, broken JSON, over the input bound),
 //!   is refused — a ledger only grows. The staged version must pass `Ledger::parse`, and:
-//!   - same declaration (the ledgers' `declaration.sha256` agree): each row that differs from
-//!     `HEAD`'s row must be an admitted transition ([`crate::admission::row_transition`]:
-//!     DEFERRED → attempt, or a filled row gaining appended repairs);
+//!   - same declaration (the ledgers' `declaration.sha256` agree): the rows that differ from
+//!     `HEAD`'s are a change [`crate::admission::admit`] must admit (DEFERRED → attempt, or a
+//!     filled row gaining appended repairs; one record, one row, against `HEAD`'s rows too);
 //!   - another declaration: a changed declaration makes a different ledger. It may replace
 //!     `HEAD`'s only when `HEAD`'s holds no filled row (nothing recorded is lost); otherwise it
 //!     is refused (keep the old ledger and its declaration, start the new one at another path);
@@ -32,8 +32,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use gix::bstr::{BString, ByteSlice};
 use gix::ObjectId;
 
-use crate::admission::row_transition;
+use crate::admission::{self, LedgerChange, RowsState};
 use crate::declaration::Declaration;
+use crate::error::Reasons;
 use crate::error::{Error, Result};
 use crate::git::objects::{read_blob_bounded_id, read_commit};
 use crate::ledger::{Ledger, FORMAT};
@@ -43,6 +44,15 @@ type Files = BTreeMap<BString, ObjectId>;
 
 /// The staged ledger files checked, or the refusal with every reason.
 pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>> {
+    verdict(repo, max_bytes)?.map_err(Error::Refused)
+}
+
+/// [`pre_commit`]'s verdict before it becomes an [`Error`]: the staged ledger files checked, or
+/// every reason as a value. `Err` when the repository cannot be read.
+pub fn verdict(
+    repo: &gix::Repository,
+    max_bytes: u64,
+) -> Result<std::result::Result<Vec<String>, crate::error::Reasons>> {
     let index = open_index(repo)?;
     let staged = regular_entries(&index);
     let before: Files = match repo.head_id() {
@@ -95,14 +105,18 @@ pub fn pre_commit(repo: &gix::Repository, max_bytes: u64) -> Result<Vec<String>>
         let old = sides.classify(before.get(path), &shown)?;
         let new = sides.classify(staged.get(path), &shown)?;
         match judge_file(&sides, path, &shown, old, new) {
-            Ok(true) => checked.push(shown),
-            Ok(false) => {}
+            Ok(Ok(true)) => checked.push(shown),
+            Ok(Ok(false)) => {}
+            Ok(Err(r)) => reasons.absorb(r),
             Err(Error::Refused(r)) => reasons.absorb(r),
             Err(e) => return Err(e),
         }
     }
-    reasons.into_result()?;
-    Ok(checked)
+    Ok(if reasons.is_empty() {
+        Ok(checked)
+    } else {
+        Err(reasons)
+    })
 }
 
 /// What one version of a path is.
@@ -118,15 +132,18 @@ enum Version {
 }
 
 /// Judge one path: `Ok(true)` when the staged version is a ledger file that passed, `Ok(false)`
-/// when neither version is a ledger file.
+/// when neither version is a ledger file; a staged ledger file that follows HEAD's is reduced
+/// to a [`LedgerChange`] of the rows that differ and decided by [`admission::admit`] (a ledger
+/// file holds no record files: a filled row's record is its `native_record` key).
 fn judge_file(
     sides: &Sides,
     path: &BString,
     shown: &str,
     old: Version,
     new: Version,
-) -> Result<bool> {
+) -> Result<std::result::Result<bool, Reasons>> {
     const OVERRIDE: &str = "a ledger only grows (commit with --no-verify to override)";
+    let refused = |s: String| Ok(Err(Reasons::one(s)));
     let old_bytes = match old {
         Version::Ledger(b) => Some(b),
         _ => None,
@@ -134,26 +151,34 @@ fn judge_file(
     let new_bytes = match new {
         Version::Ledger(b) => b,
         Version::Absent if old_bytes.is_some() => {
-            return Err(Error::refused(format!(
-                "{shown}: the ledger file is removed; {OVERRIDE}"
-            )))
+            return refused(format!("{shown}: the ledger file is removed; {OVERRIDE}"))
         }
         Version::Other if old_bytes.is_some() => {
-            return Err(Error::refused(format!(
+            return refused(format!(
                 "{shown}: HEAD's version is a ledger file ({FORMAT}) and the staged one no longer is; {OVERRIDE}"
-            )))
+            ))
         }
         Version::TooLarge(why) if old_bytes.is_some() => {
-            return Err(Error::refused(format!(
+            return refused(format!(
                 "{shown}: HEAD's version is a ledger file and the staged one cannot be read as one: {why}"
-            )))
+            ))
         }
-        _ => return Ok(false),
+        _ => return Ok(Ok(false)),
     };
     let decl = sides.declaration(sides.staged, path, shown)?;
-    let new = Ledger::parse(&decl, &new_bytes, sides.max_bytes).map_err(|e| e.context(shown))?;
+    // Every check of the report but one record per row, which the change decides against
+    // HEAD's ledger; a ledger file that follows no ledger of HEAD is checked whole.
+    let new = match Ledger::parse_for_change(&decl, &new_bytes, sides.max_bytes) {
+        Ok(l) => l,
+        Err(r) => return Ok(Err(r.at(shown))),
+    };
+    let whole = || {
+        Ledger::parse(&decl, &new_bytes, sides.max_bytes)
+            .map(|_| true)
+            .map_err(|e| e.context(shown))
+    };
     let Some(old_bytes) = old_bytes else {
-        return Ok(true); // a new ledger file
+        return whole().map(Ok); // a new ledger file
     };
     let at = format!("{shown} (against HEAD)");
     let old = sides
@@ -162,9 +187,9 @@ fn judge_file(
     let old = match old {
         Ok((_, old)) if old.declaration_sha256 != new.declaration_sha256 => {
             if old.filled() == 0 {
-                return Ok(true); // nothing recorded is lost: a new ledger
+                return whole().map(Ok); // nothing recorded is lost: a new ledger
             }
-            return Err(Error::refused(format!(
+            return refused(format!(
                 "{at}: the declaration changed (HEAD's ledger follows {} {}, the staged one {} {}) and HEAD's ledger holds {} filled row{}: a changed declaration makes a different ledger, and the rows recorded would be lost; keep the old ledger and its declaration, and start the new one at another path",
                 old.declaration_id,
                 old.declaration_sha256,
@@ -172,40 +197,33 @@ fn judge_file(
                 new.declaration_sha256,
                 old.filled(),
                 if old.filled() == 1 { "" } else { "s" },
-            )));
+            ));
         }
         Ok((_, old)) => old,
         Err(e) => {
             if new.filled() == 0 {
-                return Ok(true);
+                return whole().map(Ok);
             }
             let why = e.reasons().into_iter().next().unwrap_or_default();
-            return Err(Error::refused(format!(
+            return refused(format!(
                 "{at}: HEAD's version is a ledger file but not a valid ledger of HEAD's declaration ({why}), so the staged rows cannot be checked against it; only a ledger without filled rows may follow it (commit with --no-verify to override)"
-            )));
+            ));
         }
     };
-    let mut reasons = Vec::new();
     if old.rows.len() != new.rows.len() {
-        reasons.push(format!(
+        return refused(format!(
             "{at}: {} rows, HEAD's version has {}",
             new.rows.len(),
             old.rows.len()
         ));
     }
-    for (before, after) in old.rows.iter().zip(&new.rows) {
-        if before == after {
-            continue;
-        }
-        if let Err(r) = row_transition(&decl, before, after, &at) {
-            reasons.extend(r);
-        }
-    }
-    if reasons.is_empty() {
-        Ok(true)
-    } else {
-        Err(Error::refusal(reasons))
-    }
+    let change = LedgerChange::between(&decl, &old, &new);
+    Ok(
+        match admission::admit(&decl, &change, &mut RowsState(&old.rows))? {
+            Ok(_) => Ok(true),
+            Err(r) => Err(crate::error::Error::from(r).into_reasons().at(&at)),
+        },
+    )
 }
 
 /// Both sides of the commit being made, and where declarations are found.

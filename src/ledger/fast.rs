@@ -124,7 +124,7 @@ fn checked<'a, R: RowText<'a>>(
 ) -> Option<Vec<Row>> {
     let (top, checked) = document(bytes, threads(), check)?;
     top_ok(decl, top)?;
-    assemble_rows(decl, Reasons::new(), checked.into_iter().flatten()).ok()
+    assemble_rows(decl, Reasons::new(), checked.into_iter().flatten(), true).ok()
 }
 
 /// How many shares to cut a large `rows` list into.

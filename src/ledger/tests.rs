@@ -79,7 +79,8 @@ fn check_both_ways(decl: &Declaration, row: &Value) -> std::result::Result<Row, 
     let text = row.to_string();
     let node = json::parse_node(&text, 2).unwrap();
     let by_node = match &node {
-        json::Node::Object(m) => check_members(decl, m, &"row"),
+        json::Node::Object(m) => check_members(decl, m, &"row")
+            .map_err(|r| r.iter().map(ToString::to_string).collect::<Vec<_>>()),
         other => Err(vec![format!(
             "row: a row must be an object, not {}",
             other.view().type_name()
@@ -1285,4 +1286,53 @@ mod inspect_rows {
         row["reason"] = json!("match: no score");
         row_ok(&d, &row);
     }
+}
+
+#[test]
+fn a_rows_own_checks_name_the_row_the_field_and_the_refusal_group() {
+    use crate::refusal::Rule;
+    let decl = declaration();
+    let sid = decl.schedule_at(0).id;
+    let named = |v: &Value| -> Vec<(Option<String>, Option<String>, Option<Rule>)> {
+        Row::check_reasons(&decl, v, "row")
+            .unwrap_err()
+            .into_iter()
+            .map(|r| (r.row, r.field, r.rule))
+            .collect()
+    };
+    // Group 6: a DEFERRED row carrying one field; the text is Row::check's.
+    let mut v = template_row(&decl, &sid);
+    v["elapsed_seconds"] = json!(3.0);
+    assert_eq!(
+        named(&v),
+        [(
+            Some(sid.clone()),
+            Some("elapsed_seconds".into()),
+            Some(Rule::Ledger(6))
+        )]
+    );
+    assert_eq!(
+        Row::check(&decl, &v, "row").unwrap_err(),
+        Row::check_reasons(&decl, &v, "row")
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    );
+    // Group 4: an outcome the task does not declare; group 3: a wrong type.
+    let mut v = template_row(&decl, &sid);
+    v["native_outcome"] = json!("MAYBE");
+    assert_eq!(named(&v)[0].2, Some(Rule::Ledger(4)));
+    let mut v = template_row(&decl, &sid);
+    v["repetition"] = json!("one");
+    assert_eq!(
+        named(&v)[0],
+        (
+            Some(sid.clone()),
+            Some("repetition".into()),
+            Some(Rule::Ledger(3))
+        )
+    );
+    // Admitted.
+    assert!(Row::check_reasons(&decl, &template_row(&decl, &sid), "row").is_ok());
 }

@@ -536,8 +536,9 @@ fn pre_commit_checks_ledger_files_on_a_branch() {
     let r = git_hooked(dir, &["commit", "-q", "-m", "edit"], None);
     assert_ne!(r.code, 0);
     assert!(
-        r.stderr
-            .contains("eval/ledger.json (against HEAD): row scenario/bugfix-iso-weeks/01: reason"),
+        r.stderr.contains(
+            "eval/ledger.json (against HEAD): rule 4: row scenario/bugfix-iso-weeks/01: reason"
+        ),
         "{}",
         r.stderr
     );

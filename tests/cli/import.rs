@@ -1073,8 +1073,8 @@ fn the_retry_refusal_names_the_row_the_record_and_the_next_step() {
         r.stderr,
         format!(
             "refused (2 reasons):\n  \
-             row scenario/bugfix-iso-weeks/01 already holds an attempt (PASS, from scenario:{VERIFIED}); a retry needs a new declared schedule, and the original row stays\n  \
-             record scenario:{VERIFIED} ({run}/result.json) already filled row scenario/bugfix-iso-weeks/01; one record cannot fill two rows\n\
+             rule 4: row scenario/bugfix-iso-weeks/01: already holds an attempt (PASS, from scenario:{VERIFIED}); a filled row is never replaced (a retry needs a new declared schedule, and the original row stays)\n  \
+             rule 5: row scenario/bugfix-iso-weeks/01: native_record: record scenario:{VERIFIED} ({run}/result.json) already filled row scenario/bugfix-iso-weeks/01; one record cannot fill two rows\n\
              hint: to run the task again, raise `repetitions` (or add a task) in the draft and pin a new declaration; this row keeps its attempt\n"
         )
     );

@@ -125,7 +125,7 @@ fn pre_commit_judges_an_escaped_format_as_a_ledger_file() {
     ledger(b.dir(), &["report", "eval/campaign.json", &b.path()]).ok();
     b.refused(
         "escaped format",
-        &["eval/ledger.json (against HEAD): row scenario/bugfix-iso-weeks/01: reason"],
+        &["eval/ledger.json (against HEAD): rule 4: row scenario/bugfix-iso-weeks/01: reason"],
     );
     b.reset();
     // The other side: an admissible fill, written with the escaped format, commits.
@@ -141,7 +141,7 @@ fn pre_commit_judges_a_ledger_file_by_content_not_name() {
     write(b.dir(), &b.path(), pretty(&b.edited()));
     b.refused(
         "edit of ledger.txt",
-        &["eval/ledger.txt (against HEAD): row scenario/bugfix-iso-weeks/01: reason"],
+        &["eval/ledger.txt (against HEAD): rule 4: row scenario/bugfix-iso-weeks/01: reason"],
     );
     b.reset();
     b.fill(OTHER, "eval/campaign.json", &b.path());

@@ -896,7 +896,7 @@ fn each_shared_log_imports_to_its_rows() {
     let b = h.log("log_read_sample.json");
     h.refused(
         &["--inspect", &a, &b],
-        &["inspect/popularity-1/01 is filled twice"],
+        &["row inspect/popularity-1/01: is filled twice"],
     );
     // An epoch the schedule does not have (the fixture's sample is epoch 4).
     let h = Harness::new(vec![task("t1", "...", json!(1), "match", "live")], 1);

@@ -188,9 +188,11 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
     );
     assert_eq!(filler.lines().count(), 1, "{filler}");
     assert!(
-        r.stderr.contains(&format!(
-            "row {rival_sid}: the remote changed it differently at commit {filler}"
-        )),
+        // The reason names the row and, from admission, the field and the rule (rule 4).
+        r.stderr.contains(&format!("rule 4: row {rival_sid}: "))
+            && r.stderr.contains(&format!(
+                "the remote changed it differently at commit {filler}"
+            )),
         "{}",
         r.stderr
     );
@@ -383,6 +385,15 @@ fn force_fetched_rewrite(log_all: bool) {
     assert_eq!(
         git(d.path(), &["rev-parse", REF]),
         git(&server, &["rev-parse", REF])
+    );
+    // The replayed message says what the trees say: the row filled from its record file
+    // (not the local path `put` was given, which only the local commit's message held).
+    let body = git(d.path(), &["log", "-1", "--format=%b", REF]);
+    assert!(body.contains("  from "), "{body}");
+    let record = git_ledger::git::layout::record_path(&format!("hand:{v}"));
+    assert!(
+        body.contains(&format!("  from {record}")),
+        "{body} (want {record})"
     );
     ledger(d.path(), &["verify"]).ok();
 }
