@@ -15,7 +15,7 @@
 //! hooks call [`admit_update`]; `verify` calls [`Admission::chain`]; the writers call
 //! [`Admission::step`] before they move a ref.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use gix::objs::tree::EntryMode;
@@ -29,6 +29,7 @@ use super::signature;
 use super::tree::{KeptTrees, RecentTrees};
 
 mod fanout;
+pub use super::known::Known;
 use crate::admission::{
     self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, RowChange, RowEdit,
 };
@@ -36,46 +37,6 @@ use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
 use crate::ledger::Row;
 use crate::refusal::Reason;
-
-/// A parsed declaration and the directories its row paths imply (`rows`, `rows/scenario`, …).
-#[derive(Debug)]
-pub struct Known {
-    pub decl: Declaration,
-    /// The blob id of `campaign.json` it was parsed from.
-    pub blob: ObjectId,
-    dirs: HashSet<String>,
-    /// The ledger's writers and their blob, read once (see [`signature::writers_of`]).
-    pub(crate) writers: signature::WritersCell,
-    pub(crate) writers_blob: std::cell::OnceCell<ObjectId>,
-}
-
-impl Known {
-    /// The declaration `decl`, parsed from the blob `blob` (the caller's own parse).
-    pub(crate) fn new(decl: Declaration, blob: ObjectId) -> Self {
-        // Row paths are `rows/<task id>/<repetition>.json` (the schedule is exactly tasks ×
-        // repetitions), so the directories are `rows` and every prefix of `rows/<task id>`:
-        // one pass over the tasks, not over every scheduled row.
-        let mut dirs = HashSet::new();
-        dirs.insert(ROWS.to_owned());
-        for t in &decl.tasks {
-            let path = format!("{ROWS}/{}", t.id);
-            let mut end = 0;
-            while let Some(i) = path[end..].find('/') {
-                end += i;
-                dirs.insert(path[..end].to_owned());
-                end += 1;
-            }
-            dirs.insert(path);
-        }
-        Known {
-            decl,
-            blob,
-            dirs,
-            writers: Default::default(),
-            writers_blob: Default::default(),
-        }
-    }
-}
 
 /// What one admitted commit did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -1702,22 +1663,5 @@ mod tests {
             fast_cases > 100,
             "{fast_cases} of 200 cases took the fast diff"
         );
-    }
-
-    #[test]
-    fn known_directories_are_those_of_every_row_path() {
-        let decl = crate::testutil::declaration();
-        let mut want = HashSet::new();
-        for e in decl.schedule() {
-            let path = layout::row_path(&e.id);
-            let mut end = 0;
-            while let Some(i) = path[end..].find('/') {
-                end += i;
-                want.insert(path[..end].to_owned());
-                end += 1;
-            }
-        }
-        let known = Known::new(decl, ObjectId::null(gix::hash::Kind::Sha1));
-        assert_eq!(known.dirs, want);
     }
 }

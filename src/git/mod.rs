@@ -12,6 +12,7 @@ pub mod allowed_signers;
 mod decl_cache;
 mod defhash;
 pub mod history;
+mod known;
 pub mod layout;
 pub mod message;
 pub mod objects;
