@@ -83,6 +83,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("git::pin", Store),
     ("git::history", Store),
     ("git::read", Store),
+    ("git::diff", Store),
     ("git::layout", Store),
     ("git::message", Store),
     ("git::store", Store),

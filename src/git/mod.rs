@@ -11,6 +11,7 @@ pub mod admit;
 pub mod allowed_signers;
 mod decl_cache;
 mod defhash;
+pub mod diff;
 pub mod history;
 mod known;
 pub mod layout;
