@@ -42,8 +42,17 @@ pub use super::known::Known;
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 pub use budget::Budget;
-pub use diff::{tree_changes, TreeChange};
+pub use diff::tree_changes;
 pub use row::{read_row, read_row_reasons};
+
+/// One path that differs between two trees: its entry before (`None`: added) and after
+/// (`None`: removed).
+#[derive(Debug, Clone)]
+pub struct TreeChange {
+    pub path: gix::bstr::BString,
+    pub old: Option<(gix::objs::tree::EntryMode, ObjectId)>,
+    pub new: Option<(gix::objs::tree::EntryMode, ObjectId)>,
+}
 
 /// What one admitted commit did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use gix::objs::tree::EntryMode;
 use gix::ObjectId;
 
-use super::Admission;
+use super::{Admission, TreeChange};
 use crate::error::{Error, Result};
 use crate::git::layout::{RECORDS, ROWS};
 use crate::git::tree::RecentTrees;
@@ -288,15 +288,6 @@ fn tree_changes_bounded(
             },
         })
         .collect())
-}
-
-/// One path that differs between two trees: its entry before (`None`: added) and after
-/// (`None`: removed).
-#[derive(Debug, Clone)]
-pub struct TreeChange {
-    pub path: gix::bstr::BString,
-    pub old: Option<(gix::objs::tree::EntryMode, ObjectId)>,
-    pub new: Option<(gix::objs::tree::EntryMode, ObjectId)>,
 }
 
 #[cfg(test)]
