@@ -822,7 +822,7 @@ impl<'r> Admission<'r> {
                 }
             }
             Err(refusal) => {
-                r.0.extend(refusal.reasons.into_iter().map(|x| x.at(&at)));
+                r.0.extend(refusal.into_vec().into_iter().map(|x| x.at(&at)));
                 return Ok(Err(r.0));
             }
         }
