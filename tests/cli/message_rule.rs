@@ -168,6 +168,29 @@ pub fn message(subject: &str, body: &str, trailers: &[String]) -> String {
 /// The attack as found: a valid fill of a row as ERROR, pushed with the subject and trailers of
 /// `PASS -> verified delivery`, a `Ledger-Attempt` for a row it never filled and
 /// `Ledger-Filled: 6/6`.
+/// Move the ref by plain Git to a commit whose message counts 4 of 6 rows filled while its rows
+/// hold 2, and see `put` refuse to build on it; the commit.
+fn miscounting_tip_is_not_built_on(c: &Case) -> String {
+    let miscount = c.commit(
+        &c.fill(&[D]),
+        &message(
+            &format!("put {D}: ERROR -> error"),
+            "",
+            &[c.declaration(), c.attempt(D), "Ledger-Filled: 4/6".into()],
+        ),
+    );
+    git(c.f.dir(), &["update-ref", REF, &miscount]);
+    let r = c.f.put(A, "ERROR");
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains("rule 7: its message counts 4 of 6 rows filled, but its tree holds 2"),
+        "{}",
+        r.stderr
+    );
+    miscount
+}
+
 fn lying_message(c: &Case) -> String {
     message(
         &format!("import {D}: PASS -> verified delivery"),
@@ -278,23 +301,7 @@ fn verify_log_and_put_do_not_believe_a_lying_message_that_got_in() {
 
     // A tip that only miscounts (4/6 where its rows hold 2) is not built on either: the count
     // is cross-checked with the tree's record files.
-    let miscount = c.commit(
-        &c.fill(&[D]),
-        &message(
-            &format!("put {D}: ERROR -> error"),
-            "",
-            &[c.declaration(), c.attempt(D), "Ledger-Filled: 4/6".into()],
-        ),
-    );
-    git(dir, &["update-ref", REF, &miscount]);
-    let r = c.f.put(A, "ERROR");
-    r.expect_code(2);
-    assert!(
-        r.stderr
-            .contains("rule 7: its message counts 4 of 6 rows filled, but its tree holds 2"),
-        "{}",
-        r.stderr
-    );
+    let miscount = miscounting_tip_is_not_built_on(&c);
     assert_eq!(c.f.tip(), miscount, "nothing moved");
 
     // Back on the admitted tip, put writes the count from the admitted parent.
@@ -336,23 +343,7 @@ fn a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to() {
 
     // A miscounting tip moved by plain Git is not on the list: it is counted, refused, and
     // not listed.
-    let miscount = c.commit(
-        &c.fill(&[D]),
-        &message(
-            &format!("put {D}: ERROR -> error"),
-            "",
-            &[c.declaration(), c.attempt(D), "Ledger-Filled: 4/6".into()],
-        ),
-    );
-    git(dir, &["update-ref", REF, &miscount]);
-    let r = c.f.put(A, "ERROR");
-    r.expect_code(2);
-    assert!(
-        r.stderr
-            .contains("rule 7: its message counts 4 of 6 rows filled, but its tree holds 2"),
-        "{}",
-        r.stderr
-    );
+    let miscount = miscounting_tip_is_not_built_on(&c);
     assert!(!checked_tips(&c).contains(&miscount));
 
     // A true tip moved by plain Git is counted once and listed; the put on it lists its commit.
