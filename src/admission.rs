@@ -32,7 +32,6 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::declaration::Declaration;
-use crate::error::Error;
 use crate::json;
 use crate::ledger::{Ledger, Row};
 use crate::refusal::{Reason, Rule};
@@ -156,22 +155,9 @@ impl LedgerState for RowsState<'_> {
     }
 }
 
-/// A refusal of [`admit`]: every reason, and the next steps a person may take.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub reasons: Vec<Reason>,
-    pub hints: Vec<String>,
-}
-
-impl From<Refusal> for Error {
-    fn from(r: Refusal) -> Self {
-        let mut reasons = crate::error::Reasons::from(r.reasons);
-        for h in r.hints {
-            reasons.hint(h);
-        }
-        Error::Refused(reasons)
-    }
-}
+/// A refusal of [`admit`]: every reason, and the next steps a person may take (the one type
+/// every refusal is).
+pub use crate::error::Reasons as Refusal;
 
 /// The identity of a record: the SHA-256 (64 hex) of its key `<kind>:<id>`, which names its
 /// file in a ledger ref.
@@ -236,7 +222,11 @@ pub fn admit(
     Ok(if reasons.is_empty() {
         Ok(done)
     } else {
-        Err(Refusal { reasons, hints })
+        let mut refusal = Refusal::from(reasons);
+        for h in hints {
+            refusal.hint(h);
+        }
+        Err(refusal)
     })
 }
 

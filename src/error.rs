@@ -292,6 +292,12 @@ impl Reasons {
     }
 }
 
+impl From<Reasons> for Error {
+    fn from(r: Reasons) -> Self {
+        Error::Refused(r)
+    }
+}
+
 impl From<Vec<Reason>> for Reasons {
     fn from(reasons: Vec<Reason>) -> Self {
         Reasons {

@@ -91,7 +91,7 @@ pub fn files_verdict(
         match admit(decl, &step, &mut RowsState(&state))? {
             Ok(_) => steps += 1,
             Err(r) => {
-                reasons.extend(r.reasons);
+                reasons.extend(r.into_vec());
                 continue; // the next step follows the state before a refused one
             }
         }

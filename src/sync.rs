@@ -517,7 +517,7 @@ fn replay(
                         };
                         admission::admit(decl, &change, &mut RowsState(&[]))?
                             .err()
-                            .and_then(|r| r.reasons.into_iter().next())
+                            .and_then(|r| r.into_vec().into_iter().next())
                     }
                     None => None,
                 };

@@ -80,7 +80,7 @@ fn verdict(
 
 /// The (row, field, rule) of each reason.
 fn named(r: &Refusal) -> Vec<(Option<&str>, Option<&str>, Option<Rule>)> {
-    r.reasons
+    r.reasons()
         .iter()
         .map(|r| (r.row.as_deref(), r.field.as_deref(), r.rule))
         .collect()
@@ -115,7 +115,7 @@ fn a_row_is_changed_once_per_change() {
         (Some(sid.as_str()), None, Some(Rule::Admission(4)))
     );
     assert!(
-        r.reasons[0]
+        r.reasons()[0]
             .sentence
             .contains("is filled twice by this change"),
         "{r:?}"
@@ -139,10 +139,10 @@ fn a_retry_is_refused_naming_what_shows_it() {
             Some(Rule::Admission(4))
         )
     );
-    assert!(r.reasons[0]
+    assert!(r.reasons()[0]
         .sentence
         .starts_with("already holds an attempt (FAIL, from arena:r1)"));
-    assert_eq!(r.hints, [RETRY_HINT]);
+    assert_eq!(r.hints(), [RETRY_HINT]);
     // Another outcome only.
     let mut v = before.to_value();
     v["native_outcome"] = "ERROR".into();
@@ -173,7 +173,7 @@ fn a_retry_is_refused_naming_what_shows_it() {
     c.fills = false;
     let r = verdict(&decl, &c, vec![]).unwrap_err();
     assert!(
-        r.reasons[0].sentence.contains("rewritten without change"),
+        r.reasons()[0].sentence.contains("rewritten without change"),
         "{r:?}"
     );
 }
@@ -192,7 +192,7 @@ fn a_filled_row_admits_only_appended_repairs_with_a_note() {
     for note in ["", " ", "\n\t"] {
         let c = change(vec![edit(parent.clone(), repaired(note))], vec![]);
         let r = verdict(&decl, &c, vec![]).unwrap_err();
-        assert_eq!(r.reasons[0].sentence, REPAIR_NOTE_EMPTY, "{note:?}");
+        assert_eq!(r.reasons()[0].sentence, REPAIR_NOTE_EMPTY, "{note:?}");
         assert_eq!(
             named(&r)[0],
             (
@@ -213,13 +213,17 @@ fn a_filled_row_admits_only_appended_repairs_with_a_note() {
     let c = change(vec![edit(parent.clone(), row(&decl, &v))], vec![]);
     let r = verdict(&decl, &c, vec![]).unwrap_err();
     assert!(
-        r.reasons[0].sentence.contains("only repair interventions"),
+        r.reasons()[0]
+            .sentence
+            .contains("only repair interventions"),
         "{r:?}"
     );
     let c = change(vec![edit(row(&decl, &v), parent.clone())], vec![]);
     let r = verdict(&decl, &c, vec![]).unwrap_err();
     assert!(
-        r.reasons[0].sentence.contains("never change or disappear"),
+        r.reasons()[0]
+            .sentence
+            .contains("never change or disappear"),
         "{r:?}"
     );
     let mut v = parent.to_value();
@@ -298,7 +302,7 @@ fn one_record_fills_one_row() {
         )]
     );
     assert!(
-        r.reasons[0].sentence.contains("would fill two rows"),
+        r.reasons()[0].sentence.contains("would fill two rows"),
         "{r:?}"
     );
     // A record the ledger already holds (record files or keys alike).
@@ -315,7 +319,7 @@ fn one_record_fills_one_row() {
     c.records = Records::Keys;
     let r = verdict(&decl, &c, vec!["arena:r1"]).unwrap_err();
     assert!(
-        r.reasons[0]
+        r.reasons()[0]
             .sentence
             .contains("already filled row elsewhere"),
         "{r:?}"
@@ -350,7 +354,7 @@ fn each_filled_row_brings_its_record_file_with_the_declared_hash() {
         )]
     );
     assert!(
-        r.reasons[0]
+        r.reasons()[0]
             .sentence
             .contains("but record file of r1 hashes to"),
         "{r:?}"
@@ -367,7 +371,7 @@ fn record_files_are_added_only_for_the_rows_filled_and_never_change() {
     let c = change(vec![], vec![added("r9", "r9")]);
     let r = verdict(&decl, &c, vec![]).unwrap_err();
     assert_eq!(named(&r), [(None, None, Some(Rule::Admission(5)))]);
-    assert!(r.reasons[0]
+    assert!(r.reasons()[0]
         .sentence
         .ends_with("no row this commit fills names it"));
     for (edit, what) in [
@@ -380,7 +384,7 @@ fn record_files_are_added_only_for_the_rows_filled_and_never_change() {
             edit,
         };
         let r = verdict(&decl, &change(vec![], vec![f]), vec![]).unwrap_err();
-        assert!(r.reasons[0].sentence.contains(what), "{r:?}");
+        assert!(r.reasons()[0].sentence.contains(what), "{r:?}");
         assert_eq!(named(&r)[0].2, Some(Rule::Admission(5)));
     }
     assert_eq!(verdict(&decl, &change(vec![], vec![]), vec![]), Ok(vec![]));

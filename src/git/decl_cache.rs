@@ -37,14 +37,15 @@ const MAGIC: &str = "git-ledger declaration cache 3";
 /// declaration and row rules (see `build.rs`). An entry is trusted only when it carries it.
 pub const RULES: &str = env!("GIT_LEDGER_RULES");
 
+/// `<git common dir>/git-ledger/`, where derived data is kept, if this repository may hold
+/// any: only one git-ledger fully trusts (owned by the current user).
+pub(super) fn dir(repo: &gix::Repository) -> Option<PathBuf> {
+    (repo.git_dir_trust() == gix::sec::Trust::Full).then(|| repo.common_dir().join("git-ledger"))
+}
+
 /// Where the entry for `blob` lives, if this repository may have entries at all.
 fn entry_path(repo: &gix::Repository, blob: ObjectId) -> Option<PathBuf> {
-    (repo.git_dir_trust() == gix::sec::Trust::Full).then(|| {
-        repo.common_dir()
-            .join("git-ledger")
-            .join("declarations")
-            .join(blob.to_string())
-    })
+    Some(dir(repo)?.join("declarations").join(blob.to_string()))
 }
 
 /// The declaration of `blob` (a blob of `size` bytes) as an earlier parse left it, if an entry
@@ -108,7 +109,7 @@ pub fn store(repo: &gix::Repository, blob: ObjectId, size: u64, decl: &Declarati
 
 /// Write `parts` to `path` through a temporary file in the same directory, renamed over it: a
 /// reader sees the whole entry or none.
-fn write_atomically(path: &std::path::Path, parts: &[&[u8]]) -> std::io::Result<()> {
+pub(super) fn write_atomically(path: &std::path::Path, parts: &[&[u8]]) -> std::io::Result<()> {
     let Some(dir) = path.parent() else {
         return Ok(());
     };

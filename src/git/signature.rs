@@ -136,19 +136,23 @@ pub fn check(
         return Err("it is not signed; a ledger with writers admits only commits signed by a declared writer (configure signing: `git config gpg.format ssh` and `git config user.signingKey <key>`)".into());
     };
     let sig = parse_block(&armored)?;
-    let fpr = fingerprint(sig.public_key());
     if sig.namespace() != NAMESPACE {
         return Err(format!(
-            "its signature by key {fpr} is for namespace {:?}, not {NAMESPACE:?} (commit signatures are made in namespace git)",
+            "its signature by key {} is for namespace {:?}, not {NAMESPACE:?} (commit signatures are made in namespace git)",
+            fingerprint(sig.public_key()),
             sig.namespace()
         ));
     }
     let lines: Vec<&Entry> = writers.lines_for(sig.public_key()).collect();
-    if lines.is_empty() {
+    let Some(first) = lines.first() else {
         return Err(format!(
-            "it is signed with key {fpr}, which is not a declared writer (the ledger's writers file does not list it)"
+            "it is signed with key {}, which is not a declared writer (the ledger's writers file does not list it)",
+            fingerprint(sig.public_key())
         ));
-    }
+    };
+    // A declared key's fingerprint was computed when the writers file was parsed (once per
+    // ledger), not once per commit.
+    let fpr = first.fingerprint.clone();
     let key = ssh_key::PublicKey::new(sig.public_key().clone(), "");
     if key.verify(NAMESPACE, &split.payload, &sig).is_err() {
         return Err(format!(
@@ -227,14 +231,17 @@ fn parse_block(armored: &str) -> std::result::Result<ssh_key::SshSig, String> {
     let Some(end) = rest.find(END) else {
         return Err(malformed(&"no -----END SSH SIGNATURE----- line"));
     };
-    let b64: String = rest[..end]
-        .chars()
-        .filter(|c| !c.is_ascii_whitespace())
+    // Byte by byte: an ASCII whitespace byte is never part of a longer UTF-8 sequence, so this
+    // removes exactly the whitespace characters (a `char` iterator collected into a `String`
+    // cost more than the rest of the dearmoring).
+    let b64: Vec<u8> = rest[..end]
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace())
         .collect();
     let mut pem = String::with_capacity(b64.len() + 80);
     pem.push_str(BEGIN);
     pem.push('\n');
-    for chunk in b64.as_bytes().chunks(70) {
+    for chunk in b64.chunks(70) {
         pem.push_str(std::str::from_utf8(chunk).map_err(|e| malformed(&e))?);
         pem.push('\n');
     }

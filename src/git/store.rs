@@ -35,6 +35,8 @@ use crate::error::{Error, Result};
 use crate::ledger::{Ledger, Row};
 use crate::store::{Change, Store, WriteError};
 
+mod checked;
+
 /// The hint Git gives when it knows no identity.
 pub const IDENTITY_HINT: &str = "tell Git who you are: `git config user.name \"Your Name\"` and `git config user.email you@example.com` (add --global for every repository)";
 
@@ -504,33 +506,23 @@ impl RefStore {
         // The count is cross-checked with the tree: in an admitted ledger every filled row has
         // exactly one record file and no record file is without its row (rule 5), so a tip
         // whose message counts otherwise was not admitted, and nothing is written on it.
-        // Record files sit one level down, in the fan-out directories `records/<hh>/`.
-        let records = match find_in_tree(repo, info.tree, layout::RECORDS)? {
-            Some((mode, id)) if mode.is_tree() => {
-                let cache = RecentTrees::sharing(&repo.objects, trees.clone());
-                let hash = repo.object_hash();
-                let data = cache.tree(&id, || "tree records".into())?;
-                let mut count = 0usize;
-                for e in gix::objs::TreeRefIter::from_bytes(&data, hash).filter_map(|e| e.ok()) {
-                    if !e.mode.is_tree() {
-                        count += 1;
-                        continue;
-                    }
-                    let dir = e.oid.to_owned();
-                    let sub = cache.tree(&dir, || format!("tree records/{}", e.filename))?;
-                    count += gix::objs::TreeRefIter::from_bytes(&sub, hash).count();
-                }
-                count
+        // Record files sit one level down, in the fan-out directories `records/<hh>/`, and
+        // counting them reads every one: a tip this repository's writers already checked, or
+        // wrote on a checked tip, is not counted again (`checked`).
+        if !checked::holds(repo, refname, tip) {
+            let records = match find_in_tree(repo, info.tree, layout::RECORDS)? {
+                Some((mode, id)) if mode.is_tree() => count_records(repo, id, trees)?,
+                _ => 0,
+            };
+            if records != filled {
+                return Err(Error::refused_with_hint(
+                    format!(
+                        "{at}: rule 7: its message counts {filled} of {n} rows filled, but its tree holds {records} (one record file per filled row): the tip's message was not admitted, so nothing is written on it"
+                    ),
+                    format!("check the chain with `git ledger verify {refname}`; a ledger ref moved by plain Git without the hooks can hold such a commit (`git ledger hooks install` refuses them)"),
+                ));
             }
-            _ => 0,
-        };
-        if records != filled {
-            return Err(Error::refused_with_hint(
-                format!(
-                    "{at}: rule 7: its message counts {filled} of {n} rows filled, but its tree holds {records} (one record file per filled row): the tip's message was not admitted, so nothing is written on it"
-                ),
-                format!("check the chain with `git ledger verify {refname}`; a ledger ref moved by plain Git without the hooks can hold such a commit (`git ledger hooks install` refuses them)"),
-            ));
+            checked::add(repo, refname, tip);
         }
         Ok((known, info.tree, filled))
     }
@@ -549,6 +541,25 @@ impl RefStore {
     pub fn filled(&self) -> usize {
         self.filled
     }
+}
+
+/// The entries of a `records/` tree: its own non-directory entries, and every entry of each of
+/// its fan-out directories `records/<hh>/` (reads all of them: O(filled rows)).
+fn count_records(repo: &gix::Repository, records: ObjectId, trees: &KeptTrees) -> Result<usize> {
+    let cache = RecentTrees::sharing(&repo.objects, trees.clone());
+    let hash = repo.object_hash();
+    let data = cache.tree(&records, || "tree records".into())?;
+    let mut count = 0usize;
+    for e in gix::objs::TreeRefIter::from_bytes(&data, hash).filter_map(|e| e.ok()) {
+        if !e.mode.is_tree() {
+            count += 1;
+            continue;
+        }
+        let dir = e.oid.to_owned();
+        let sub = cache.tree(&dir, || format!("tree records/{}", e.filename))?;
+        count += gix::objs::TreeRefIter::from_bytes(&sub, hash).count();
+    }
+    Ok(count)
 }
 
 /// Count the filled rows of a tree by reading every row (only for a tip without a usable
@@ -735,6 +746,8 @@ impl Store for RefStore {
             admitted,
             &format!("ledger: {subject}"),
         )?;
+        // Admitted on a checked tip: its count is its tree's too (rules 5 and 7).
+        checked::add(repo, &self.refname, commit);
         self.tip = commit;
         self.tip_tree = tree;
         self.filled = filled;

@@ -402,7 +402,7 @@ fn store_verdict<S: git_ledger::store::Store>(
 ) -> Result<(), Vec<Reason>> {
     match git_ledger::store::verdict(s, change) {
         Ok(Ok(_)) => Ok(()),
-        Ok(Err(r)) => Err(r.reasons),
+        Ok(Err(r)) => Err(r.into_vec()),
         Err(git_ledger::Error::Refused(r)) => Err(r.into_vec()),
         Err(e) => panic!("{e}"),
     }

@@ -168,6 +168,29 @@ pub fn message(subject: &str, body: &str, trailers: &[String]) -> String {
 /// The attack as found: a valid fill of a row as ERROR, pushed with the subject and trailers of
 /// `PASS -> verified delivery`, a `Ledger-Attempt` for a row it never filled and
 /// `Ledger-Filled: 6/6`.
+/// Move the ref by plain Git to a commit whose message counts 4 of 6 rows filled while its rows
+/// hold 2, and see `put` refuse to build on it; the commit.
+fn miscounting_tip_is_not_built_on(c: &Case) -> String {
+    let miscount = c.commit(
+        &c.fill(&[D]),
+        &message(
+            &format!("put {D}: ERROR -> error"),
+            "",
+            &[c.declaration(), c.attempt(D), "Ledger-Filled: 4/6".into()],
+        ),
+    );
+    git(c.f.dir(), &["update-ref", REF, &miscount]);
+    let r = c.f.put(A, "ERROR");
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains("rule 7: its message counts 4 of 6 rows filled, but its tree holds 2"),
+        "{}",
+        r.stderr
+    );
+    miscount
+}
+
 fn lying_message(c: &Case) -> String {
     message(
         &format!("import {D}: PASS -> verified delivery"),
@@ -278,23 +301,7 @@ fn verify_log_and_put_do_not_believe_a_lying_message_that_got_in() {
 
     // A tip that only miscounts (4/6 where its rows hold 2) is not built on either: the count
     // is cross-checked with the tree's record files.
-    let miscount = c.commit(
-        &c.fill(&[D]),
-        &message(
-            &format!("put {D}: ERROR -> error"),
-            "",
-            &[c.declaration(), c.attempt(D), "Ledger-Filled: 4/6".into()],
-        ),
-    );
-    git(dir, &["update-ref", REF, &miscount]);
-    let r = c.f.put(A, "ERROR");
-    r.expect_code(2);
-    assert!(
-        r.stderr
-            .contains("rule 7: its message counts 4 of 6 rows filled, but its tree holds 2"),
-        "{}",
-        r.stderr
-    );
+    let miscount = miscounting_tip_is_not_built_on(&c);
     assert_eq!(c.f.tip(), miscount, "nothing moved");
 
     // Back on the admitted tip, put writes the count from the admitted parent.
@@ -304,6 +311,88 @@ fn verify_log_and_put_do_not_believe_a_lying_message_that_got_in() {
     assert!(m.contains("Ledger-Filled: 2/6"), "{m}");
     c.f.run(&["verify"]).ok();
     c.f.run(&["log"]).ok();
+}
+
+/// The writers' list of checked tips (`.git/git-ledger/tips/<SHA-256 of the ref name>`): the
+/// commits whose count a writer checked against their tree, or wrote on such a tip.
+fn checked_tips(c: &Case) -> Vec<String> {
+    let file =
+        c.f.dir()
+            .join(".git/git-ledger/tips")
+            .join(git_ledger::sha256_hex(REF.as_bytes()));
+    std::fs::read_to_string(file)
+        .map(|t| {
+            let ids = t.split_once("\n\n").map_or("", |(_, ids)| ids);
+            ids.lines().map(str::to_owned).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The count cross-check is paid once per tip, not at every write: a tip a writer counted or
+/// wrote is listed and not counted again, while a tip moved by plain Git is counted (and a
+/// miscounting one refused) however many tips are listed. The list is trusted like the
+/// declaration cache: a forged one makes a writer build on an unchecked tip, which `verify`
+/// and the hooks (which never read it) still refuse.
+#[test]
+fn a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to() {
+    let c = Case::new();
+    let dir = c.f.dir();
+    // Case::new's put counted the root and wrote the tip on it.
+    let root = git(dir, &["rev-list", "--max-parents=0", REF]);
+    assert_eq!(checked_tips(&c), [c.tip.clone(), root]);
+
+    // A miscounting tip moved by plain Git is not on the list: it is counted, refused, and
+    // not listed.
+    let miscount = miscounting_tip_is_not_built_on(&c);
+    assert!(!checked_tips(&c).contains(&miscount));
+
+    // A true tip moved by plain Git is counted once and listed; the put on it lists its commit.
+    let honest = c.commit(
+        &c.fill(&[D]),
+        &message(
+            &format!("put {D}: ERROR -> error"),
+            "",
+            &[c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()],
+        ),
+    );
+    git(dir, &["update-ref", REF, &honest]);
+    c.f.put(A, "ERROR").ok();
+    let written = c.f.tip();
+    assert_eq!(checked_tips(&c)[..2], [written.clone(), honest.clone()]);
+
+    // Without the list (deleted, like any derived data) the tip is counted again.
+    std::fs::remove_dir_all(dir.join(".git/git-ledger")).unwrap();
+    c.f.put(FILLED, "ERROR").expect_code(2); // a retry: refused after the count
+    assert_eq!(checked_tips(&c), std::slice::from_ref(&written));
+
+    // A forged list naming the miscounting tip is believed by the writer, as a forged
+    // declaration-cache entry is; the commit it writes on it is refused by verify and by the
+    // server's hook, which read no list.
+    git(dir, &["update-ref", REF, &miscount]);
+    let file = dir
+        .join(".git/git-ledger/tips")
+        .join(git_ledger::sha256_hex(REF.as_bytes()));
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("{text}{miscount}\n")).unwrap();
+    c.f.put(A, "ERROR").ok();
+    let on_lie = c.f.tip();
+    assert!(git(dir, &["log", "-1", "--format=%B", &on_lie]).contains("Ledger-Filled: 5/6"));
+    let v = c.f.run(&["verify"]);
+    v.expect_code(2);
+    assert!(
+        v.stderr.contains(&format!("commit {miscount}: rule 7")),
+        "{}",
+        v.stderr
+    );
+    let before = c.server_tip();
+    let r = c.push(&on_lie);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("commit {miscount}: rule 7")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(c.server_tip(), before);
 }
 
 #[test]

@@ -336,7 +336,7 @@ impl Admission<'_> {
                 }
             }
             Err(refusal) => {
-                r.0.extend(refusal.reasons.into_iter().map(|x| x.at(&at)));
+                r.0.extend(refusal.into_vec().into_iter().map(|x| x.at(&at)));
                 return Ok(Err(r.0));
             }
         }
