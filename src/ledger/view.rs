@@ -6,8 +6,8 @@ use super::DEFERRED;
 use crate::declaration::{Evidence, StandardAt, STANDARD_FIELDS};
 use crate::json::{Obj, View, J};
 
-/// A checked row's fields through any JSON view: a [`Row`]'s `Map` ([`Row::view`]), or a row
-/// the fast path parsed into [`json::Members`] and checked with the same `check_members`.
+/// A checked row's fields through any JSON view: a [`Row`](super::Row)'s `Map` ([`Row::view`](super::Row::view)), or a row
+/// the fast path parsed into [`json::Members`](crate::json::Members) and checked with the same `check_members`.
 /// The accessors the report and the classification read.
 pub struct RowView<'a, O> {
     pub(super) obj: &'a O,

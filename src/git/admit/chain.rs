@@ -88,7 +88,7 @@ impl Admission<'_> {
         Ok(Ok(total))
     }
 
-    /// Admit a ref update (see [`admit_update`]). Returns how many commits were checked.
+    /// Admit a ref update (see [`super::admit_update`]). Returns how many commits were checked.
     pub fn update(
         &mut self,
         refname: &str,
