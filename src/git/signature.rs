@@ -14,8 +14,8 @@ use std::rc::Rc;
 
 use gix::ObjectId;
 
-use super::admit::Known;
 use super::allowed_signers::{fingerprint, matches_list, AllowedSigners, Entry};
+use super::known::Known;
 use super::layout::WRITERS;
 use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id};
 use super::tree::read_object;

@@ -3,9 +3,11 @@
 
 use serde_json::{json, Value};
 
+use super::view::Field;
 use super::*;
 use crate::declaration::{Declaration, STANDARD_FIELDS};
 use crate::json::DEFAULT_MAX_INPUT_BYTES;
+use crate::json::{self, Obj, View, J};
 use crate::testutil::{
     assert_reason, declaration, declaration_value, hex, parse, refusal, revision, schedule_for,
 };

@@ -1,0 +1,306 @@
+//! Reading Inspect logs: a `--inspect` argument's logs (a file, or a directory's `.eval` and
+//! `.json` logs without the manifests), each `.eval` archive through the bounded zip reader and
+//! each `.json` log, strictly; samples and their approval events.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::json::{self, IVal, Reader, Take};
+use super::zip;
+use super::{Approval, Format, InspectLog, InspectSample, ARCHIVE_FACTOR, SAMPLE_FIELDS};
+use crate::error::{Error, Reasons, Result};
+
+/// Read a list of transcript events, keeping the approvals by a person; the events nested in
+/// an event (an older Inspect's `subtask` events) are read the same way.
+fn read_events(
+    r: &mut Reader<'_>,
+    approvals: &mut Vec<Approval>,
+) -> std::result::Result<(), String> {
+    r.array(|r| {
+        if !r.at_object() {
+            return r.skip();
+        }
+        let mut ev: Vec<(String, IVal)> = Vec::new();
+        r.object(|r, k| {
+            if matches!(
+                &*k,
+                "event" | "approver" | "decision" | "call" | "explanation"
+            ) {
+                ev.push((k.into_owned(), r.value()?));
+                Ok(())
+            } else if &*k == "events" && r.at_array() {
+                read_events(r, approvals)
+            } else {
+                r.skip()
+            }
+        })?;
+        let ev = IVal::Obj(ev);
+        if ev.get("event").as_str() == Some("approval")
+            && ev.get("approver").as_str() == Some("human")
+        {
+            let call = ev.get("call");
+            approvals.push(Approval {
+                function: call.get("function").as_str().unwrap_or("?").to_owned(),
+                call_id: call.get("id").as_str().unwrap_or("?").to_owned(),
+                decision: ev.get("decision").as_str().unwrap_or("?").to_owned(),
+                explanation: ev.get("explanation").as_str().map(str::to_owned),
+            });
+        }
+        Ok(())
+    })
+    .map(|_| ())
+}
+
+/// Read one sample object selectively, from the reader's position.
+fn read_sample(
+    r: &mut Reader<'_>,
+    member: String,
+    bytes: Vec<u8>,
+) -> std::result::Result<InspectSample, String> {
+    let mut fields: HashMap<&'static str, IVal> = HashMap::new();
+    let mut messages = None;
+    let mut approvals = Vec::new();
+    if !r.at_object() {
+        return Err("a sample must be an object".into());
+    }
+    r.object(|r, key| {
+        if let Some(f) = SAMPLE_FIELDS.iter().find(|f| **f == key) {
+            fields.insert(f, r.value()?);
+            return Ok(());
+        }
+        let take = match &*key {
+            "messages" if r.at_array() => Take::Count,
+            "events" if r.at_array() => Take::Value,
+            _ => Take::Skip,
+        };
+        match take {
+            Take::Count => messages = Some(r.array(|r| r.skip())?),
+            Take::Value => read_events(r, &mut approvals)?,
+            Take::Skip => r.skip()?,
+        }
+        Ok(())
+    })?;
+    let mut take = |k: &str| fields.remove(k).unwrap_or(IVal::Null);
+    let uuid = take("uuid");
+    Ok(InspectSample {
+        member,
+        bytes,
+        id: take("id"),
+        epoch: take("epoch"),
+        uuid: uuid.as_str().filter(|s| !s.is_empty()).map(str::to_owned),
+        scores: take("scores"),
+        error: take("error"),
+        error_retries: take("error_retries"),
+        limit: take("limit"),
+        model_usage: take("model_usage"),
+        total_time: take("total_time"),
+        working_time: take("working_time"),
+        invalidation: take("invalidation"),
+        messages,
+        approvals,
+    })
+}
+
+/// A refusal naming the log (and member).
+fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
+    Error::refused(format!("{}: {what}", path.display()))
+}
+
+/// The manifests `eval_set` writes beside its logs (not logs themselves).
+pub const MANIFESTS: [&str; 2] = ["logs.json", "eval-set.json"];
+
+/// Read every log a `--inspect` argument names: a log file, or every `.eval` and `.json` log
+/// directly in a directory, in name order (the manifests `eval_set` writes there,
+/// [`MANIFESTS`], are left out and named in the second list). A path that cannot be read is a
+/// failure (exit 1); a log that breaks its format is refused (exit 2).
+pub fn load(path: &Path, max_input_bytes: u64) -> Result<(Vec<InspectLog>, Vec<String>)> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
+    if meta.is_dir() {
+        let mut files: Vec<PathBuf> = Vec::new();
+        let entries = std::fs::read_dir(path)
+            .map_err(|e| Error::failed(format!("{}: cannot list: {e}", path.display())))?;
+        for e in entries {
+            let e =
+                e.map_err(|e| Error::failed(format!("{}: cannot list: {e}", path.display())))?;
+            let p = e.path();
+            if p.is_file()
+                && matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("eval" | "json")
+                )
+            {
+                files.push(p);
+            }
+        }
+        files.sort();
+        let mut out = Vec::with_capacity(files.len());
+        let mut manifests = Vec::new();
+        let mut r = Reasons::new();
+        for f in files {
+            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if MANIFESTS.contains(&name) {
+                manifests.push(format!(
+                    "{}: an eval_set manifest, not a log (left out)",
+                    f.display()
+                ));
+                continue;
+            }
+            match read_log(&f, max_input_bytes) {
+                Ok(l) => out.push(l),
+                Err(Error::Refused(reasons)) => r.absorb(reasons),
+                Err(e) => return Err(e),
+            }
+        }
+        r.into_result()?;
+        return Ok((out, manifests));
+    }
+    read_log(path, max_input_bytes).map(|l| (vec![l], Vec::new()))
+}
+
+/// Read one log file by its extension.
+pub fn read_log(path: &Path, max_input_bytes: u64) -> Result<InspectLog> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("eval") => {
+            let bytes =
+                crate::json::read_bounded(path, max_input_bytes.saturating_mul(ARCHIVE_FACTOR))?;
+            read_eval(path, &bytes, max_input_bytes)
+        }
+        Some("json") => {
+            let bytes = crate::json::read_bounded(path, max_input_bytes)?;
+            read_json(path, &bytes)
+        }
+        _ => Err(bad(
+            path,
+            "not an Inspect log: --inspect takes .eval or .json logs, or a directory of them",
+        )),
+    }
+}
+
+/// An `.eval` archive.
+pub fn read_eval(path: &Path, bytes: &[u8], max_input_bytes: u64) -> Result<InspectLog> {
+    let archive = zip::Archive::open(bytes).map_err(|e| bad(path, e))?;
+    let member = |name: &str| -> Result<Option<IVal>> {
+        let Some(i) = archive.last(name) else {
+            return Ok(None);
+        };
+        let data = archive
+            .read(i, max_input_bytes)
+            .map_err(|e| bad(path, format_args!("{name}: {e}")))?;
+        json::parse(&data)
+            .map(Some)
+            .map_err(|e| bad(path, format_args!("{name}: not valid JSON: {e}")))
+    };
+    let header = member("header.json")?;
+    let (eval, status, has_header) = match &header {
+        Some(h) => (
+            h.get("eval").clone(),
+            h.get("status").as_str().map(str::to_owned),
+            true,
+        ),
+        None => match member("_journal/start.json")? {
+            Some(start) => (start.get("eval").clone(), None, false),
+            None => {
+                return Err(bad(
+                    path,
+                    "not an Inspect log: neither header.json nor _journal/start.json",
+                ))
+            }
+        },
+    };
+    // A run that had not ended wrote its spec in _journal/start.json; a started header may lack
+    // it too.
+    let eval = if eval.as_object().is_none() {
+        member("_journal/start.json")?
+            .map(|s| s.get("eval").clone())
+            .unwrap_or(IVal::Null)
+    } else {
+        eval
+    };
+    if eval.as_object().is_none() {
+        return Err(bad(path, "the log holds no eval spec (eval)"));
+    }
+    // Each sample member name once, the last entry of a repeated name counting, in the order
+    // of those last entries.
+    let mut last: HashMap<&str, usize> = HashMap::with_capacity(archive.entries.len());
+    for (i, e) in archive.entries.iter().enumerate() {
+        last.insert(&e.name, i);
+    }
+    let mut samples = Vec::new();
+    for (i, e) in archive.entries.iter().enumerate() {
+        if !(e.name.starts_with("samples/") && e.name.ends_with(".json")) {
+            continue;
+        }
+        if last.get(e.name.as_str()) != Some(&i) {
+            continue;
+        }
+        let data = archive
+            .read(i, max_input_bytes)
+            .map_err(|err| bad(path, format_args!("{}: {err}", e.name)))?;
+        let mut r =
+            Reader::new(&data).map_err(|err| bad(path, format_args!("{}: {err}", e.name)))?;
+        let s = read_sample(&mut r, e.name.clone(), Vec::new())
+            .and_then(|s| r.end().map(|()| s))
+            .map_err(|err| bad(path, format_args!("{}: not a valid sample: {err}", e.name)))?;
+        samples.push(InspectSample { bytes: data, ..s });
+    }
+    Ok(InspectLog {
+        path: path.to_owned(),
+        format: Format::Eval,
+        status,
+        has_header,
+        eval,
+        samples,
+    })
+}
+
+/// A `.json` log: one `EvalLog` object, samples inline (each kept as its exact bytes).
+pub fn read_json(path: &Path, bytes: &[u8]) -> Result<InspectLog> {
+    let fail = |e: String| bad(path, format_args!("not a valid Inspect log: {e}"));
+    let mut r = Reader::new(bytes).map_err(fail)?;
+    let mut eval = IVal::Null;
+    let mut status = None;
+    let mut samples = Vec::new();
+    if !r.at_object() {
+        return Err(fail("the log must be an object".into()));
+    }
+    r.object(|r, key| match &*key {
+        "eval" => {
+            eval = r.value()?;
+            Ok(())
+        }
+        "status" => {
+            status = r.value()?.as_str().map(str::to_owned);
+            Ok(())
+        }
+        "samples" if r.at_array() => {
+            let mut i = 0;
+            r.array(|r| {
+                let start = r.value_start();
+                let s = read_sample(r, format!("samples[{i}]"), Vec::new())?;
+                let end = r.pos();
+                samples.push(InspectSample {
+                    bytes: bytes[start..end].to_vec(),
+                    ..s
+                });
+                i += 1;
+                Ok(())
+            })?;
+            Ok(())
+        }
+        _ => r.skip(),
+    })
+    .and_then(|()| r.end())
+    .map_err(fail)?;
+    if eval.as_object().is_none() {
+        return Err(bad(path, "the log holds no eval spec (eval)"));
+    }
+    Ok(InspectLog {
+        path: path.to_owned(),
+        format: Format::Json,
+        status,
+        has_header: true,
+        eval,
+        samples,
+    })
+}

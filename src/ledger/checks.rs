@@ -1,0 +1,521 @@
+//! The row checks (refusal groups 1–7 of `ledger.md`), written once over [`json::View`] so the
+//! ordinary path (`serde_json::Value`) and the fast path (`json::Node`) refuse alike: each
+//! reason names the row, the field and its group. The template row's fields are here too,
+//! since a DEFERRED row is checked against them.
+
+use serde_json::Value;
+use std::fmt;
+
+use super::view::{Field, RowView};
+use super::{DEFERRED, NOT_ATTEMPTED, RECORD_KINDS};
+use crate::declaration::{Declaration, Evidence, Expects, ScheduleEntry, Task};
+use crate::json::{self, Obj, View, J};
+use crate::refusal::{Reason, Rule};
+
+/// The reasons one row is refused: those of [`check_members`]'s own checks name the row, the
+/// field and the refusal group of `ledger.md`; the nested checks' are sentences (the same text).
+#[derive(Default)]
+struct RowReasons(Vec<Reason>);
+
+impl RowReasons {
+    fn push(&mut self, sentence: String) {
+        self.0.push(Reason::new(sentence));
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    fn into_vec(self) -> Vec<Reason> {
+        self.0
+    }
+}
+
+/// Where a reason is: `row <schedule id>`, or `at` when the row has no schedule id. Written
+/// only into a reason, so a row that passes costs no label.
+struct Label<'a> {
+    sid: Option<&'a str>,
+    at: &'a dyn fmt::Display,
+}
+
+impl fmt::Display for Label<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.sid {
+            Some(id) => write!(f, "row {id}"),
+            None => self.at.fmt(f),
+        }
+    }
+}
+
+/// The row checks (groups 3–6 of `ledger.md`) of a row's members, seen through any JSON view:
+/// the one row checker, run on the ordinary path's `Map`s ([`Row::check`]) and on the fast
+/// path's [`json::Members`]. Every reason is returned; `at` names the row when it has no
+/// schedule id. A row that passes is returned with its schedule position, as a [`RowView`]
+/// that reads each standard field by its position among the members (found once, by the key
+/// check).
+pub(crate) fn check_members<'a, O: Obj>(
+    decl: &'a Declaration,
+    m: &'a O,
+    at: &dyn fmt::Display,
+) -> std::result::Result<(usize, RowView<'a, O>), Vec<Reason>> {
+    let row = RowView {
+        obj: m,
+        at: decl.attempt_positions(m),
+    };
+    let mut r = RowReasons::default();
+    let sid = row.str_field(Field::ScheduleId);
+    let label = Label { sid, at };
+    // A reason naming the row (or where it is), the field and the refusal group.
+    let bad = |r: &mut RowReasons, group: u8, field: &str, msg: String| {
+        let reason = Reason::new(msg).field(field).rule(Rule::Ledger(group));
+        r.0.push(match sid {
+            Some(id) => reason.row(id),
+            None => reason.at(at),
+        })
+    };
+
+    if row.at.is_none() {
+        for f in &decl.attempt_fields {
+            if !m.contains_key(f) {
+                bad(&mut r, 3, f, "missing declared attempt field".into());
+            }
+        }
+        for (k, _) in m.iter() {
+            if !decl.attempt_fields.iter().any(|f| f == k) {
+                bad(&mut r, 3, k, "undeclared attempt field".into());
+            }
+        }
+    }
+    let Some(sid) = sid else {
+        if m.contains_key("schedule_id") {
+            bad(&mut r, 3, "schedule_id", "must be a string".into());
+        }
+        return Err(r.into_vec());
+    };
+    let Some((position, task, repetition)) = decl.scheduled(sid) else {
+        bad(
+            &mut r,
+            1,
+            "schedule_id",
+            format!("{sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"),
+        );
+        return Err(r.into_vec());
+    };
+    let get = |f: Field| row.get(f);
+
+    // Group 3: types.
+    match get(Field::TaskId) {
+        J::String(t) if t == task.id => {}
+        other => bad(
+            &mut r,
+            3,
+            "task_id",
+            format!("must be {:?}, not {other}", task.id),
+        ),
+    }
+    match get(Field::Repetition).count() {
+        Some(n) if n == repetition => {}
+        _ => bad(
+            &mut r,
+            3,
+            "repetition",
+            format!("must be {}, not {}", repetition, get(Field::Repetition)),
+        ),
+    }
+    // A relabeled row is otherwise well typed: its relabeling is reported beside what its
+    // outcome implies (groups 5 and 6), so that every reason is listed.
+    let mut relabeled = RowReasons::default();
+    match get(Field::Evidence) {
+        J::String(e) if Evidence::parse(e) == Some(task.evidence) => {}
+        J::String(e) if Evidence::parse(e).is_some() => bad(
+            &mut relabeled, 4,
+            "evidence",
+            format!("is {e:?} but task {} is declared {} (a fixture row is never relabeled live, nor the reverse)", task.id, task.evidence.as_str()),
+        ),
+        other => bad(&mut r, 3, "evidence", format!("must be \"live\" or \"fixture\", not {other}")),
+    }
+    let outcome = match get(Field::NativeOutcome) {
+        J::String(o) if task.allows_outcome(o) => Some(o),
+        J::String(o) => {
+            bad(
+                &mut r,
+                4,
+                "native_outcome",
+                format!(
+                    "{o:?} is not DEFERRED nor a native outcome task {} declares ({})",
+                    task.id,
+                    task.native_outcomes.join(", ")
+                ),
+            );
+            None
+        }
+        other => {
+            bad(
+                &mut r,
+                3,
+                "native_outcome",
+                format!("must be a string, not {other}"),
+            );
+            None
+        }
+    };
+    for f in [Field::NativeStatus, Field::Reason] {
+        if !matches!(get(f), J::Null | J::String(_)) {
+            bad(
+                &mut r,
+                3,
+                f.name(),
+                format!("must be a string or null, not {}", get(f).type_name()),
+            );
+        }
+    }
+    match get(Field::SourceRevision) {
+        J::Null => {}
+        J::String(s) if crate::declaration::is_full_commit(s) => {}
+        other => bad(
+            &mut r,
+            3,
+            "source_revision",
+            format!("must be a full hex commit id or null, not {other}"),
+        ),
+    }
+    check_runtime_identity(&mut r, &label, get(Field::RuntimeIdentity));
+    check_models(&mut r, &label, get(Field::ActualModelsAndEfforts));
+    match get(Field::RunnerOptions) {
+        J::Null => {}
+        v => check_strings(&mut r, &label, "runner_options", v),
+    }
+    for f in [Field::OptionDeviations, Field::EvidenceRefs] {
+        check_strings(&mut r, &label, f.name(), get(f));
+    }
+    check_oracle(&mut r, &label, get(Field::OracleChecks));
+    for f in [Field::ElapsedSeconds, Field::EstimatedUsd] {
+        check_amount(&mut r, &label, &f.name(), get(f));
+    }
+    match get(Field::Usage) {
+        J::Null => {}
+        J::Object(u) => {
+            for (k, v) in u.iter() {
+                match v.view() {
+                    // An Inspect row's usage is `model_usage` as recorded: model → counts.
+                    J::Object(counts) if task.kind == crate::declaration::Kind::Inspect => {
+                        for (c, n) in counts.iter() {
+                            check_amount(&mut r, &label, &format_args!("usage.{k}.{c}"), n.view());
+                        }
+                    }
+                    v => check_amount(&mut r, &label, &format_args!("usage.{k}"), v),
+                }
+            }
+        }
+        other => bad(
+            &mut r,
+            3,
+            "usage",
+            format!("must be an object or null, not {}", other.type_name()),
+        ),
+    }
+    match get(Field::SpentBudget) {
+        J::Null => {}
+        J::Object(s) => {
+            for (k, v) in s.iter() {
+                if !task.limits.contains_key(k) {
+                    bad(
+                        &mut r,
+                        3,
+                        &format!("spent_budget.{k}"),
+                        format!(
+                            "is not a limit task {} declares ({})",
+                            task.id,
+                            task.limits.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    );
+                }
+                check_amount(&mut r, &label, &format_args!("spent_budget.{k}"), v.view());
+            }
+        }
+        other => bad(
+            &mut r,
+            3,
+            "spent_budget",
+            format!("must be an object or null, not {}", other.type_name()),
+        ),
+    }
+    check_interventions(&mut r, &label, get(Field::Interventions));
+    check_native_record(&mut r, &label, get(Field::NativeRecord), task);
+
+    let is_relabeled = !relabeled.is_empty();
+    if !r.is_empty() {
+        r.0.extend(relabeled.0);
+        return Err(r.into_vec());
+    }
+    r.0.extend(relabeled.0);
+
+    // Groups 5 and 6: what the outcome implies.
+    match outcome {
+        Some(DEFERRED) => {
+            // Field by field, without building the template row.
+            let entry = decl.schedule_entry(sid).expect("scheduled");
+            for f in &decl.attempt_fields {
+                if is_relabeled && f == "evidence" {
+                    continue; // already reported
+                }
+                let (found, want) = (m.field(f), template_field(f, &entry, task));
+                if !json::j_eq(found, want) {
+                    let why = match f.as_str() {
+                        "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
+                        _ => "a DEFERRED row must equal its template row",
+                    };
+                    bad(
+                        &mut r,
+                        6,
+                        f,
+                        format!("{why}: expected {want}, found {found}"),
+                    );
+                }
+            }
+        }
+        Some("PASS") => {
+            let status = get(Field::NativeStatus).as_str();
+            let kind = task.kind;
+            let want = match task.expects {
+                Expects::Completion => kind.completion_status(),
+                Expects::Stop => kind.stop_status().unwrap_or_default(),
+            };
+            let fits = status.is_some_and(|s| match task.expects {
+                Expects::Completion => kind.is_completion_status(s),
+                Expects::Stop => kind.is_stop_status(s),
+            });
+            if !fits {
+                let want = if kind == crate::declaration::Kind::Inspect {
+                    "completed or limit:<type>"
+                } else {
+                    want
+                };
+                let what = match status {
+                    Some(s) if kind.is_stop_status(s) => {
+                        format!("a stop ({s}) on a task that expects completion")
+                    }
+                    Some(s) if kind.is_completion_status(s) => {
+                        format!("a completion ({s}) on a task that expects a stop")
+                    }
+                    Some(s) => format!("status {s:?} is neither completion nor stop"),
+                    None => "no status".to_owned(),
+                };
+                bad(
+                    &mut r,
+                    5,
+                    "native_status",
+                    format!("a native PASS contradicts its own status: {what} (expected {want})"),
+                );
+            }
+            for c in get(Field::OracleChecks).as_array().unwrap_or_default() {
+                let c = c.view();
+                if !c.get("ok").and_then(J::as_bool).unwrap_or(false) {
+                    let name = c.get("name").and_then(J::as_str).unwrap_or_default();
+                    bad(
+                        &mut r,
+                        5,
+                        "oracle_checks",
+                        format!("a PASS carries a failing oracle check {name:?}"),
+                    );
+                }
+            }
+        }
+        Some(_)
+            if get(Field::Reason)
+                .as_str()
+                .is_none_or(|s| s.trim().is_empty()) =>
+        {
+            bad(
+                &mut r,
+                6,
+                "reason",
+                "every row that is not a PASS states a reason".into(),
+            );
+        }
+        Some(_) => {}
+        None => {}
+    }
+    if r.is_empty() {
+        Ok((position, row))
+    } else {
+        Err(r.into_vec())
+    }
+}
+
+fn check_strings<V: View>(r: &mut RowReasons, label: &Label, field: &str, v: J<'_, V>) {
+    match v {
+        J::Array(items) if items.iter().all(|i| i.view().is_string()) => {}
+        J::Array(_) => r.push(format!(
+            "{label}: {field}: must be a list of strings (an entry is not a string)"
+        )),
+        other => r.push(format!(
+            "{label}: {field}: must be a list of strings, not {}",
+            other.type_name()
+        )),
+    }
+}
+
+fn check_amount<V: View>(r: &mut RowReasons, label: &Label, field: &dyn fmt::Display, v: J<'_, V>) {
+    if !v.is_null() && v.nonneg_number().is_none() {
+        r.push(format!(
+            "{label}: {field}: must be a nonnegative finite number or null, not {v}"
+        ));
+    }
+}
+
+fn check_runtime_identity<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
+    match v {
+        J::Null => {}
+        J::Object(m) => {
+            if let Some(deps) = m.get("dependencies") {
+                let ok = match deps.view() {
+                    J::Array(items) => items.iter().all(|i| i.view().is_string()),
+                    J::Object(o) => o.field("sha256").is_string(),
+                    _ => false,
+                };
+                if !ok {
+                    r.push(format!("{label}: runtime_identity.dependencies: must be a list of \"name==version\" strings or an object with a \"sha256\""));
+                }
+            }
+        }
+        other => r.push(format!(
+            "{label}: runtime_identity: must be an object or null, not {}",
+            other.type_name()
+        )),
+    }
+}
+
+/// A string or null (a member that is missing is neither).
+fn string_or_null<V: View>(v: Option<&V>) -> bool {
+    v.is_some_and(|v| matches!(v.view(), J::String(_) | J::Null))
+}
+
+fn check_models<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
+    let field = "actual_models_and_efforts";
+    let m = match v {
+        J::Null => return,
+        J::Object(m) => m,
+        other => {
+            r.push(format!(
+                "{label}: {field}: must be an object or null, not {}",
+                other.type_name()
+            ));
+            return;
+        }
+    };
+    for (k, _) in m.iter() {
+        if k != "provider" && k != "roles" {
+            r.push(format!(
+                "{label}: {field}.{k}: unknown key (expected provider and roles)"
+            ));
+        }
+    }
+    if !string_or_null(m.get("provider")) {
+        r.push(format!(
+            "{label}: {field}.provider: must be a string or null"
+        ));
+    }
+    match m.get("roles").map(View::view) {
+        Some(J::Object(roles)) => {
+            for (role, spec) in roles.iter() {
+                let ok = spec.view().as_object().is_some_and(|s| {
+                    s.len() == 2 && ["model", "effort"].iter().all(|k| string_or_null(s.get(k)))
+                });
+                if !ok {
+                    r.push(format!("{label}: {field}.roles.{role}: must be {{\"model\": string or null, \"effort\": string or null}}"));
+                }
+            }
+        }
+        _ => r.push(format!(
+            "{label}: {field}.roles: must be an object of roles"
+        )),
+    }
+}
+
+fn check_oracle<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
+    match v {
+        J::Null => {}
+        J::Array(items) => {
+            for (i, c) in items.iter().enumerate() {
+                let ok = c.view().as_object().is_some_and(|o| {
+                    o.len() == 2
+                        && o.field("name").is_string()
+                        && matches!(o.field("ok"), J::Bool(_))
+                });
+                if !ok {
+                    r.push(format!("{label}: oracle_checks[{i}]: must be {{\"name\": string, \"ok\": boolean}}"));
+                }
+            }
+        }
+        other => r.push(format!(
+            "{label}: oracle_checks: must be a list or null, not {}",
+            other.type_name()
+        )),
+    }
+}
+
+fn check_interventions<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
+    let field = "interventions_decision_or_repair";
+    match v {
+        J::Array(items) => {
+            for (i, it) in items.iter().enumerate() {
+                let ok = it.view().as_object().is_some_and(|o| {
+                    o.len() == 2
+                        && matches!(o.field("kind").as_str(), Some("decision") | Some("repair"))
+                        && o.field("note").is_string()
+                });
+                if !ok {
+                    r.push(format!("{label}: {field}[{i}]: must be {{\"kind\": \"decision\" or \"repair\", \"note\": string}}"));
+                }
+            }
+        }
+        other => r.push(format!(
+            "{label}: {field}: must be a list, not {}",
+            other.type_name()
+        )),
+    }
+}
+
+fn check_native_record<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>, task: &Task) {
+    match v {
+        J::Null => {}
+        J::Object(o) => {
+            let kind = o.field("kind").as_str();
+            let shape = o.len() == 3
+                && kind.is_some_and(|k| RECORD_KINDS.contains(&k))
+                && o.field("id").as_str().is_some_and(|s| !s.is_empty())
+                && o.field("sha256")
+                    .as_str()
+                    .is_some_and(crate::declaration::is_sha256);
+            if !shape {
+                r.push(format!("{label}: native_record: must be {{\"kind\": \"scenario\", \"arena\", \"inspect\" or \"hand\", \"id\": string, \"sha256\": hex}} or null"));
+            } else {
+                let kind = kind.unwrap_or_default();
+                if kind != "hand" && kind != task.kind.as_str() {
+                    r.push(format!("{label}: native_record.kind: a {kind} record cannot fill a row of {} task {}", task.kind.as_str(), task.id));
+                }
+            }
+        }
+        other => r.push(format!(
+            "{label}: native_record: must be an object or null, not {}",
+            other.type_name()
+        )),
+    }
+}
+
+/// A field of the template row of a scheduled attempt ([`Row::template`]).
+pub(super) fn template_field<'e>(
+    field: &str,
+    entry: &'e ScheduleEntry,
+    task: &'e Task,
+) -> J<'e, Value> {
+    match field {
+        "schedule_id" => J::String(&entry.id),
+        "task_id" => J::String(&entry.task),
+        "repetition" => J::Number(json::Num::Pos(entry.repetition)),
+        "evidence" => J::String(task.evidence.as_str()),
+        "native_outcome" => J::String(DEFERRED),
+        "reason" => J::String(NOT_ATTEMPTED),
+        "option_deviations" | "evidence_refs" | "interventions_decision_or_repair" => J::Array(&[]),
+        _ => J::Null,
+    }
+}

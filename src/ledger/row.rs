@@ -1,0 +1,164 @@
+//! The row type: [`Row`] (built only by the row checks, or as a template row), its typed
+//! accessors (through [`RowView`]), and its canonical bytes (fields in `attempt_fields` order).
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::checks::{check_members, template_field};
+use super::view::{Check, NativeRecord, RowView};
+use crate::declaration::{Declaration, Evidence};
+use crate::json::{self};
+use crate::refusal::Reason;
+
+/// One checked row (an object holding exactly the declared attempt fields).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub(super) fields: Map<String, Value>,
+}
+
+impl Row {
+    /// The template row of a scheduled attempt: DEFERRED, "not attempted", lists empty, every
+    /// other field null.
+    pub fn template(decl: &Declaration, schedule_id: &str) -> Option<Row> {
+        let entry = decl.schedule_entry(schedule_id)?;
+        let task = decl.task(&entry.task)?;
+        let fields = (decl.attempt_fields.iter())
+            .map(|f| (f.clone(), template_field(f, &entry, task).to_value()))
+            .collect();
+        Some(Row { fields })
+    }
+
+    /// Check a row against the declaration (groups 3–6 of `ledger.md`), returning every reason.
+    /// `at` names where the row came from (e.g. `rows[3]` or a file path).
+    pub fn check(
+        decl: &Declaration,
+        value: &Value,
+        at: &str,
+    ) -> std::result::Result<Row, Vec<String>> {
+        Self::check_reasons(decl, value, at).map_err(|r| r.iter().map(Reason::to_string).collect())
+    }
+
+    /// [`Row::check`] with each reason as a value: the row's own checks name the row, the field
+    /// and the refusal group (`Rule::Ledger`), with the same text.
+    pub fn check_reasons(
+        decl: &Declaration,
+        value: &Value,
+        at: &str,
+    ) -> std::result::Result<Row, Vec<Reason>> {
+        match value {
+            Value::Object(m) => {
+                let row = Row { fields: m.clone() };
+                check_members(decl, &row.fields, &at)?;
+                Ok(row)
+            }
+            _ => Err(vec![Reason::new(format!(
+                "{at}: a row must be an object, not {}",
+                json::type_name(value)
+            ))]),
+        }
+    }
+
+    /// The value of a field.
+    pub fn get(&self, field: &str) -> &Value {
+        self.fields.get(field).unwrap_or(&Value::Null)
+    }
+
+    /// The row as a JSON object.
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+
+    /// A copy of the fields, for building a changed row (check it again with [`Row::check`]).
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.fields.clone())
+    }
+
+    /// The row's fields through a [`RowView`] (what the accessors below read).
+    pub fn view(&self) -> RowView<'_, Map<String, Value>> {
+        RowView {
+            obj: &self.fields,
+            at: None,
+        }
+    }
+    pub fn schedule_id(&self) -> &str {
+        self.view().schedule_id()
+    }
+    pub fn task_id(&self) -> &str {
+        self.view().task_id()
+    }
+    pub fn native_outcome(&self) -> &str {
+        self.view().native_outcome()
+    }
+    pub fn is_deferred(&self) -> bool {
+        self.view().is_deferred()
+    }
+    pub fn native_status(&self) -> Option<&str> {
+        self.view().native_status()
+    }
+    pub fn reason(&self) -> Option<&str> {
+        self.view().reason()
+    }
+    pub fn source_revision(&self) -> Option<&str> {
+        self.view().source_revision()
+    }
+    pub fn evidence(&self) -> Evidence {
+        self.view().evidence()
+    }
+    pub fn runtime_identity(&self) -> Option<&Map<String, Value>> {
+        self.view().runtime_identity()
+    }
+    pub fn actual_models_and_efforts(&self) -> Option<&Map<String, Value>> {
+        self.view().actual_models_and_efforts()
+    }
+    pub fn option_deviations(&self) -> impl Iterator<Item = &str> {
+        self.view().option_deviations()
+    }
+    pub fn evidence_refs(&self) -> impl Iterator<Item = &str> {
+        self.view().evidence_refs()
+    }
+    pub fn oracle_checks(&self) -> Option<Vec<Check<'_>>> {
+        self.view().oracle_checks()
+    }
+    pub fn elapsed_seconds(&self) -> Option<f64> {
+        self.view().elapsed_seconds()
+    }
+    pub fn estimated_usd(&self) -> Option<f64> {
+        self.view().estimated_usd()
+    }
+    /// The spend recorded against a declared limit (`None`: unknown).
+    pub fn spent(&self, limit: &str) -> Option<f64> {
+        self.view().spent(limit)
+    }
+    /// `(kind, note)` of each intervention, in order.
+    pub fn interventions(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.view().interventions()
+    }
+    pub fn native_record(&self) -> Option<NativeRecord<'_>> {
+        self.view().native_record()
+    }
+
+    /// The row's canonical bytes: fields in `attempt_fields` order, nested keys sorted,
+    /// two-space indent, trailing newline (the bytes of `rows/<id>.json`).
+    pub fn canonical(&self, decl: &Declaration) -> Vec<u8> {
+        json::canonical(&RowSer {
+            row: self,
+            fields: &decl.attempt_fields,
+        })
+    }
+}
+
+pub(super) struct RowSer<'a> {
+    pub(super) row: &'a Row,
+    pub(super) fields: &'a [String],
+}
+
+impl Serialize for RowSer<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.fields.len()))?;
+        for f in self.fields {
+            m.serialize_entry(f, self.row.get(f))?;
+        }
+        m.end()
+    }
+}
