@@ -367,8 +367,13 @@ pub fn check_commit(
         || "commit".into(),
         &mut buf,
     )?;
-    check(raw, repo.object_hash(), writers)
-        .map_err(|why| Error::refused(format!("commit {commit}: rule 8: {why}")))
+    check(raw, repo.object_hash(), writers).map_err(|why| {
+        Error::refused(
+            crate::refusal::Reason::new(why)
+                .rule(crate::refusal::Rule::Admission(8))
+                .at(format!("commit {commit}")),
+        )
+    })
 }
 
 /// Rule 8 for `commit`, whose ledger's writers are in `tree` (the parent's tree for a step,
@@ -380,7 +385,7 @@ pub(crate) fn rule8(
     tree: ObjectId,
     commit: ObjectId,
     max_bytes: u64,
-) -> Result<Vec<String>> {
+) -> Result<Vec<crate::refusal::Reason>> {
     if known.decl.writers.is_none() {
         return Ok(Vec::new());
     }
@@ -404,7 +409,9 @@ pub(crate) fn rule8(
     )?;
     Ok(match check(raw, repo.object_hash(), &writers) {
         Ok(_) => Vec::new(),
-        Err(why) => vec![format!("{at}: rule 8: {why}")],
+        Err(why) => vec![crate::refusal::Reason::new(why)
+            .rule(crate::refusal::Rule::Admission(8))
+            .at(at)],
     })
 }
 

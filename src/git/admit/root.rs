@@ -14,6 +14,7 @@ use crate::git::layout::{self, CAMPAIGN, WRITERS};
 use crate::git::message;
 use crate::git::objects::{describe_mode, is_regular, read_commit};
 use crate::git::signature;
+use crate::refusal::{Reason, Rule};
 
 impl Admission<'_> {
     /// Rule 1 for a root commit: no parent, and exactly the tree `init` writes.
@@ -21,10 +22,14 @@ impl Admission<'_> {
         let info = read_commit(self.repo, commit)?;
         let at = format!("commit {commit}");
         if !info.parents.is_empty() {
-            return Err(Error::refused(format!(
-                "{at}: rule 1: it has {} parent(s); a ledger's root commit has none",
-                info.parents.len()
-            )));
+            return Err(Error::refused(
+                crate::refusal::Reason::new(format!(
+                    "it has {} parent(s); a ledger's root commit has none",
+                    info.parents.len()
+                ))
+                .rule(crate::refusal::Rule::Admission(1))
+                .at(&at),
+            ));
         }
         let known = self
             .declaration_of_tree(info.tree, &format!("{at}: rule 1"))
@@ -64,7 +69,7 @@ impl Admission<'_> {
 
     /// Why a root tree is not the template tree: each path that differs (reads the whole root
     /// tree, only when the root is refused).
-    fn root_differences(&self, known: &Known, tree: ObjectId, at: &str) -> Result<Vec<String>> {
+    fn root_differences(&self, known: &Known, tree: ObjectId, at: &str) -> Result<Vec<Reason>> {
         let hash = self.repo.object_hash();
         let mut expected: BTreeMap<String, ObjectId> = BTreeMap::new();
         expected.insert(CAMPAIGN.to_owned(), known.blob);
@@ -79,32 +84,30 @@ impl Admission<'_> {
         let mut actual = Vec::new();
         list_tree(self.repo, tree, String::new(), &mut actual)?;
         let mut r = Vec::new();
-        let rule = "rule 1: the root commit must be exactly what `init` writes";
+        let rule = "the root commit must be exactly what `init` writes";
+        // Each difference breaks rule 1, at the root commit.
+        let breaks = |sentence: String| Reason::new(sentence).rule(Rule::Admission(1)).at(at);
         for (path, mode, id) in &actual {
             match expected.remove(path) {
-                None => r.push(format!(
-                    "{at}: {rule}: {path} is not part of the template (every row DEFERRED, no records)"
-                )),
-                Some(_) if !is_regular(*mode) => r.push(format!(
-                    "{at}: {rule}: {path} has mode {}; every entry is a regular file (100644)",
+                None => r.push(breaks(format!("{rule}: {path} is not part of the template (every row DEFERRED, no records)"
+                ))),
+                Some(_) if !is_regular(*mode) => r.push(breaks(format!("{rule}: {path} has mode {}; every entry is a regular file (100644)",
                     describe_mode(*mode)
-                )),
+                ))),
                 Some(want) if want != *id => match layout::schedule_id_of(path) {
-                    Some(sid) => r.push(format!(
-                        "{at}: {rule}: row {sid} differs from its template row (a root row is DEFERRED, byte for byte)"
-                    )),
-                    None => r.push(format!("{at}: {rule}: {path} differs from what `init` writes")),
+                    Some(sid) => r.push(breaks(format!("{rule}: row {sid} differs from its template row (a root row is DEFERRED, byte for byte)"
+                    ))),
+                    None => r.push(breaks(format!("{rule}: {path} differs from what `init` writes"))),
                 },
                 Some(_) => {}
             }
         }
         for path in expected.keys() {
-            r.push(format!("{at}: {rule}: {path} is missing"));
+            r.push(breaks(format!("{rule}: {path} is missing")));
         }
         if r.is_empty() {
-            r.push(format!(
-                "{at}: {rule}: its tree is not the template tree (an empty directory or an entry Git would not write?)"
-            ));
+            r.push(breaks(format!("{rule}: its tree is not the template tree (an empty directory or an entry Git would not write?)"
+            )));
         }
         Ok(r)
     }

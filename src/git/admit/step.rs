@@ -22,6 +22,13 @@ use crate::git::objects::{
 use crate::git::signature;
 use crate::refusal::Reason;
 
+/// [`breaks`] with a `format!` sentence.
+macro_rules! breaks {
+    ($at:expr, $rule:expr, $row:expr, $($fmt:tt)+) => {
+        breaks($at, $rule, $row, format!($($fmt)+))
+    };
+}
+
 impl Admission<'_> {
     /// [`Self::step`], with `child` as [`Admitted`]. `parent` must itself be admitted (the tip
     /// of the ref the caller moves, or a commit this validator admitted).
@@ -61,18 +68,15 @@ impl Admission<'_> {
         match c.parents.as_slice() {
             [p] if *p == parent => {}
             [p] => {
-                return Err(Error::refused(format!(
-                    "{at}: rule 1: its parent is {p}, not {parent}"
+                return Err(Error::refused(breaks!(&at, 1, None, "its parent is {p}, not {parent}"
                 )))
             }
             [] => {
-                return Err(Error::refused(format!(
-                    "{at}: rule 1: it has no parent, but follows {parent} (only the root has none)"
+                return Err(Error::refused(breaks!(&at, 1, None, "it has no parent, but follows {parent} (only the root has none)"
                 )))
             }
             ps => {
-                return Err(Error::refused(format!(
-                    "{at}: rule 1: it is a merge commit ({} parents); a ledger's history is linear, each commit has exactly one parent",
+                return Err(Error::refused(breaks!(&at, 1, None, "it is a merge commit ({} parents); a ledger's history is linear, each commit has exactly one parent",
                     ps.len()
                 )))
             }
@@ -147,8 +151,11 @@ impl Admission<'_> {
                 } else {
                     " (a zero-padded mode, entries out of order or a name twice)".to_owned()
                 };
-                r.push(format!(
-                    "{at}: rule 3: {dir} is not as Git writes it: {bad}{what}"
+                r.push(breaks!(
+                    &at,
+                    3,
+                    None,
+                    "{dir} is not as Git writes it: {bad}{what}"
                 ));
             }
         }
@@ -157,7 +164,6 @@ impl Admission<'_> {
         let mut rows: Vec<RowEdit> = Vec::new();
         let mut files: Vec<RecordFile> = Vec::new();
         let mut bad_dirs: Vec<String> = Vec::new();
-        let rule3 = "rule 3";
         for TreeChange { path, old, new } in changes {
             let path = crate::git::show_path(&path);
             if bad_trees.iter().any(|t| {
@@ -179,8 +185,7 @@ impl Admission<'_> {
                     (Some((om, oi)), Some((nm, ni))) if oi == ni && om != nm => "changed mode",
                     _ => "changed",
                 };
-                r.push(format!(
-                    "{at}: rule 2: {path} {what}; the declaration, the ledger header and the writers never change (same blob as the parent's)"
+                r.push(breaks!(&at, 2, None, "{path} {what}; the declaration, the ledger header and the writers never change (same blob as the parent's)"
                 ));
                 continue;
             }
@@ -199,21 +204,26 @@ impl Admission<'_> {
                             }
                             _ => format!("{path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<hh>/<rest>.json)"),
                         };
-                        r.push(format!("{at}: {rule3}: {what}"));
+                        r.push(breaks!(&at, 3, None, "{what}"));
                         bad_dirs.push(path.clone());
                     }
                 }
                 if let Some((_, id)) = new.filter(|_| old.is_none() && layout::is_fanout_dir(&path))
                 {
                     if id == ObjectId::empty_tree(self.repo.object_hash()) {
-                        r.push(format!("{at}: {rule3}: {path} is an empty directory (Git writes no empty trees; a fan-out directory holds record files)"));
+                        r.push(breaks!(&at, 3, None, "{path} is an empty directory (Git writes no empty trees; a fan-out directory holds record files)"));
                     }
                 }
                 if !is_tree(old) {
                     // A file became a directory: the file is gone.
                     if let Some(sid) = scheduled(decl, &path) {
                         if old.is_some() {
-                            r.push(format!("{at}: {rule3}: row {sid} was removed ({path} is gone); no row is ever removed"));
+                            r.push(breaks!(
+                                &at,
+                                3,
+                                None,
+                                "row {sid} was removed ({path} is gone); no row is ever removed"
+                            ));
                         }
                     }
                 }
@@ -222,26 +232,38 @@ impl Admission<'_> {
             if path.starts_with("rows/") {
                 let Some(sid) = scheduled(decl, &path) else {
                     if new.is_some() {
-                        r.push(format!("{at}: {rule3}: {path} is not a row of the schedule (no row is added; a retry needs a new declared schedule)"));
+                        r.push(breaks!(&at, 3, None, "{path} is not a row of the schedule (no row is added; a retry needs a new declared schedule)"));
                     }
                     continue;
                 };
                 match (old, new) {
-                    (_, None) => r.push(format!(
-                        "{at}: {rule3}: row {sid} was removed ({path} is gone); no row is ever removed"
+                    (_, None) => r.push(breaks!(
+                        &at,
+                        3,
+                        None,
+                        "row {sid} was removed ({path} is gone); no row is ever removed"
                     )),
                     (old, Some((mode, _))) if !is_regular(mode) => {
                         let _ = old;
-                        r.push(format!(
-                            "{at}: {rule3}: row {sid}: {path} has mode {}; every entry is a regular file (100644)",
+                        r.push(breaks!(
+                            &at,
+                            3,
+                            Some(sid),
+                            "{path} has mode {}; every entry is a regular file (100644)",
                             describe_mode(mode)
                         ))
                     }
-                    (None, Some(_)) => r.push(format!(
-                        "{at}: {rule3}: row {sid} was added ({path} is not in the parent); no row is ever added"
+                    (None, Some(_)) => r.push(breaks!(
+                        &at,
+                        3,
+                        None,
+                        "row {sid} was added ({path} is not in the parent); no row is ever added"
                     )),
-                    (Some((om, _)), Some(_)) if om.is_tree() => r.push(format!(
-                        "{at}: {rule3}: row {sid} was added ({path} was a directory); no row is ever added"
+                    (Some((om, _)), Some(_)) if om.is_tree() => r.push(breaks!(
+                        &at,
+                        3,
+                        None,
+                        "row {sid} was added ({path} was a directory); no row is ever added"
                     )),
                     (Some((_, oid)), Some((_, nid))) => {
                         match self.row_edit(&known.decl, sid, oid, nid, &at) {
@@ -265,7 +287,7 @@ impl Admission<'_> {
                     } else {
                         format!("{path} is outside the ledger layout: records/ holds only fan-out directories records/<hh>/ (two lowercase hex digits)")
                     };
-                    r.push(format!("{at}: {rule3}: {what}"));
+                    r.push(breaks!(&at, 3, None, "{what}"));
                 }
                 continue;
             }
@@ -273,10 +295,13 @@ impl Admission<'_> {
                 match (old, new) {
                     (None, Some((mode, oid))) => {
                         if !layout::is_record_path(&path) {
-                            r.push(format!("{at}: rule 5: {path} is not a record file name (records/<hh>/<rest>.json: the record key's SHA-256, 64 lowercase hex digits, split after the first two)"));
+                            r.push(breaks!(&at, 5, None, "{path} is not a record file name (records/<hh>/<rest>.json: the record key's SHA-256, 64 lowercase hex digits, split after the first two)"));
                         } else if !is_regular(mode) {
-                            r.push(format!(
-                                "{at}: rule 5: {path} has mode {}; every entry is a regular file (100644)",
+                            r.push(breaks!(
+                                &at,
+                                5,
+                                None,
+                                "{path} has mode {}; every entry is a regular file (100644)",
                                 describe_mode(mode)
                             ));
                         } else {
@@ -300,7 +325,7 @@ impl Admission<'_> {
                 continue;
             }
             if new.is_some() {
-                r.push(format!("{at}: {rule3}: {path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<hh>/<rest>.json)"));
+                r.push(breaks!(&at, 3, None, "{path} is outside the ledger layout (campaign.json, ledger.json, rows/<schedule id>.json, records/<hh>/<rest>.json)"));
             }
         }
 
@@ -393,11 +418,11 @@ impl Admission<'_> {
 struct StepReasons(Vec<Reason>);
 
 impl StepReasons {
-    fn push(&mut self, sentence: impl Into<String>) {
-        self.0.push(Reason::new(sentence.into()));
+    fn push(&mut self, reason: impl Into<Reason>) {
+        self.0.push(reason.into());
     }
-    fn extend(&mut self, sentences: impl IntoIterator<Item = String>) {
-        self.0.extend(sentences.into_iter().map(Reason::new));
+    fn extend(&mut self, reasons: impl IntoIterator<Item = impl Into<Reason>>) {
+        self.0.extend(reasons.into_iter().map(Into::into));
     }
 }
 
@@ -456,4 +481,15 @@ pub(super) fn rule7(
 /// The schedule id a `rows/…` path names, if it is scheduled.
 fn scheduled<'p>(decl: &Declaration, path: &'p str) -> Option<&'p str> {
     layout::schedule_id_of(path).filter(|sid| decl.schedule_position(sid).is_some())
+}
+
+/// A reason of the commit validator: at `at` (the commit), breaking admission rule `rule`, about
+/// row `row` where there is one.
+fn breaks(at: &str, rule: u8, row: Option<&str>, sentence: String) -> Reason {
+    let r = Reason::new(sentence).rule(crate::refusal::Rule::Admission(rule));
+    match row {
+        Some(id) => r.row(id),
+        None => r,
+    }
+    .at(at)
 }
