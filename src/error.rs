@@ -286,10 +286,6 @@ impl Reasons {
     pub fn into_vec(self) -> Vec<Reason> {
         self.reasons
     }
-    /// The reasons alone, as text: for the row checks, whose callers still pass sentences.
-    pub fn into_strings(self) -> Vec<String> {
-        self.reasons.iter().map(Reason::to_string).collect()
-    }
 }
 
 impl From<Reasons> for Error {

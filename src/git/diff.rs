@@ -147,7 +147,7 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
         Err(why) => Follows {
             follows: false,
             steps: None,
-            why_not: why,
+            why_not: why.iter().map(ToString::to_string).collect(),
         },
     };
     Ok(LedgerDiff {

@@ -77,20 +77,7 @@ impl Ledger {
         };
         let mut r = Reasons::new();
         check_top(&mut r, decl, &value).map_err(sentences)?;
-        let rows = match rows_value.take() {
-            Some(Value::Array(rows)) => rows,
-            Some(other) => {
-                r.push(format!(
-                    "ledger: rows: must be a list, not {}",
-                    json::type_name(&other)
-                ));
-                Vec::new()
-            }
-            None => {
-                r.push("ledger: rows: missing");
-                Vec::new()
-            }
-        };
+        let rows = rows_list(rows_value.take(), &mut r);
         let checked = (rows.into_iter().enumerate()).map(|(i, v)| checked_row(decl, i, v));
         Ok(Ledger {
             declaration_id: decl.id.clone(),
@@ -161,20 +148,7 @@ impl Ledger {
         };
         let mut r = Reasons::new();
         check_top(&mut r, decl, &value)?;
-        let rows = match rows_value.take() {
-            Some(Value::Array(rows)) => rows,
-            Some(other) => {
-                r.push(format!(
-                    "ledger: rows: must be a list, not {}",
-                    json::type_name(&other)
-                ));
-                Vec::new()
-            }
-            None => {
-                r.push("ledger: rows: missing");
-                Vec::new()
-            }
-        };
+        let rows = rows_list(rows_value.take(), &mut r);
         let checked = rows
             .into_iter()
             .enumerate()
@@ -391,6 +365,24 @@ fn assemble(decl: &Declaration, r: Reasons, rows: impl Iterator<Item = Checked>)
 
 /// The checked rows of [`assemble`], in schedule order. `check_records`: refuse two rows that name
 /// one record (group 7).
+/// A ledger document's `rows` member, taken out of it: the list, or no rows and the reason.
+fn rows_list(rows: Option<Value>, r: &mut Reasons) -> Vec<Value> {
+    match rows {
+        Some(Value::Array(rows)) => rows,
+        Some(other) => {
+            r.push(format!(
+                "ledger: rows: must be a list, not {}",
+                json::type_name(&other)
+            ));
+            Vec::new()
+        }
+        None => {
+            r.push("ledger: rows: missing");
+            Vec::new()
+        }
+    }
+}
+
 pub(super) fn assemble_rows(
     decl: &Declaration,
     r: Reasons,

@@ -66,22 +66,22 @@ impl Admission<'_> {
         &mut self,
         a: ObjectId,
         b: ObjectId,
-    ) -> Result<std::result::Result<usize, Vec<String>>> {
+    ) -> Result<std::result::Result<usize, Vec<crate::refusal::Reason>>> {
         if a == b {
             return Ok(Ok(0));
         }
         let (chain, reached) = self.first_parent_chain(b, Some(a))?;
         if reached.is_none() {
-            return Ok(Err(vec![format!(
+            return Ok(Err(vec![crate::refusal::Reason::new(format!(
                 "{a} is not an ancestor of {b} on its first-parent chain"
-            )]));
+            ))]));
         }
         let total = chain.len();
         let mut parent = a;
         for child in chain.into_iter().rev() {
             match self.step(parent, child) {
                 Ok(_) => parent = child,
-                Err(Error::Refused(r)) => return Ok(Err(r.into_strings())),
+                Err(Error::Refused(r)) => return Ok(Err(r.into_vec())),
                 Err(e) => return Err(e),
             }
         }
