@@ -53,7 +53,7 @@ pub fn declaration(data: &[u8]) -> String {
         assert_eq!(d.schedule_len(), d.tasks.len() * d.repetitions as usize);
         assert_eq!(
             d.schedule().collect::<Vec<_>>(),
-            declaration::expected_schedule(&d.tasks, d.repetitions)
+            declaration::expected_schedule(d.tasks.ids(), d.repetitions)
         );
         assert_eq!(d.bytes(), Some(data));
         assert_eq!(d.sha256, git_ledger::sha256_hex(data));

@@ -12,17 +12,18 @@
 
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use crate::error::{Error, Reasons, Result};
 use crate::json;
 
 mod canonical;
 mod fast;
+mod tasks;
 mod validation;
 mod vocabulary;
 
 pub use canonical::canonical;
+pub use tasks::{Iter as TaskIter, Tasks};
 use validation::validate;
 pub use validation::validate_profile_file;
 pub use vocabulary::*;
@@ -38,12 +39,9 @@ pub struct Declaration {
     bytes: Option<Vec<u8>>,
     /// SHA-256 of its bytes, lowercase hex (its identity).
     pub sha256: String,
-    /// The parsed document, without its `schedule` ([`Declaration::value`]); parsed from
-    /// `value_json` when first asked for, in a declaration rebuilt from its cached form.
-    value: std::sync::OnceLock<Value>,
-    /// The document's JSON (checked as JSON when the cached form was read), if `value` is
-    /// parsed only when asked for.
-    value_json: Option<Box<[u8]>>,
+    /// The parsed document, without its `schedule` ([`Declaration::value`]); `None` in a
+    /// declaration rebuilt from its cached form (no command that reads one needs it).
+    value: Option<Value>,
     pub id: String,
     pub source_revision: Option<String>,
     pub repetitions: u64,
@@ -54,8 +52,9 @@ pub struct Declaration {
     pub writers: Option<FilePin>,
     pub runtime_requirements: Map<String, Value>,
     pub attempt_fields: Vec<String>,
-    pub tasks: Vec<Task>,
-    task_index: HashMap<String, usize>,
+    /// The tasks, in declared order (in a declaration rebuilt from its cached form, each read
+    /// when first asked for).
+    pub tasks: Tasks,
     /// `attempt_fields` in key order (a row's members iterate so): a row has exactly the
     /// declared fields when its keys are these, in one pass without a lookup.
     attempt_keys: Vec<String>,
@@ -82,7 +81,15 @@ struct CachedForm<'a> {
     writers: Cow<'a, Option<FilePin>>,
     runtime_requirements: Cow<'a, Map<String, Value>>,
     attempt_fields: Cow<'a, [String]>,
-    tasks: Cow<'a, [Task]>,
+}
+
+/// The cached form's parts: the declaration's parts, its task ids, and where each task's JSON
+/// ends in the tasks' JSON that follows them ([`Tasks::cached`]).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CachedParts<'a> {
+    parts: CachedForm<'a>,
+    task_ids: Cow<'a, [String]>,
+    task_ends: Vec<usize>,
 }
 
 impl Declaration {
@@ -120,7 +127,7 @@ impl Declaration {
         Ok(Declaration {
             bytes: Some(input.into_owned()),
             sha256,
-            value: value.into(),
+            value: Some(value),
             ..d
         })
     }
@@ -175,49 +182,52 @@ impl Declaration {
     }
 
     /// The declaration as the cache of checked declarations keeps it (`git::decl_cache`): its
-    /// parts (everything but its bytes, its document and the indexes computed from the rest)
-    /// and its document, each as JSON.
+    /// parts (everything but its bytes, its document and the indexes computed from the rest,
+    /// with its task ids) as JSON, and the JSON of each task back to back.
     pub(crate) fn cached_form(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let parts = CachedForm {
-            sha256: Cow::Borrowed(&self.sha256),
-            id: Cow::Borrowed(&self.id),
-            source_revision: Cow::Borrowed(&self.source_revision),
-            repetitions: self.repetitions,
-            profile: Cow::Borrowed(&self.profile),
-            policy_files: Cow::Borrowed(&self.policy_files),
-            runner_tools: Cow::Borrowed(&self.runner_tools),
-            writers: Cow::Borrowed(&self.writers),
-            runtime_requirements: Cow::Borrowed(&self.runtime_requirements),
-            attempt_fields: Cow::Borrowed(&self.attempt_fields),
-            tasks: Cow::Borrowed(&self.tasks),
+        let (task_ids, tasks, task_ends) = self.tasks.cached_form()?;
+        let parts = CachedParts {
+            parts: CachedForm {
+                sha256: Cow::Borrowed(&self.sha256),
+                id: Cow::Borrowed(&self.id),
+                source_revision: Cow::Borrowed(&self.source_revision),
+                repetitions: self.repetitions,
+                profile: Cow::Borrowed(&self.profile),
+                policy_files: Cow::Borrowed(&self.policy_files),
+                runner_tools: Cow::Borrowed(&self.runner_tools),
+                writers: Cow::Borrowed(&self.writers),
+                runtime_requirements: Cow::Borrowed(&self.runtime_requirements),
+                attempt_fields: Cow::Borrowed(&self.attempt_fields),
+            },
+            task_ids: Cow::Borrowed(task_ids),
+            task_ends,
         };
-        let parts = serde_json::to_vec(&parts).ok()?;
-        Some((parts, serde_json::to_vec(self.value()).ok()?))
+        Some((serde_json::to_vec(&parts).ok()?, tasks))
     }
 
     /// Rebuild a declaration from its [`cached form`](Declaration::cached_form). Nothing is
     /// validated again: the caller vouches that the form was made by this version of
-    /// git-ledger from a declaration that parsed (the cache checks the version, the blob and a
-    /// checksum). The document is only checked to be JSON; it is parsed when first asked for
-    /// ([`Declaration::value`]). `None` if the parts are not that form.
-    pub(crate) fn from_cached_form(parts: &[u8], document: &[u8]) -> Option<Self> {
-        let form: CachedForm = serde_json::from_slice(parts).ok()?;
-        serde_json::from_slice::<serde::de::IgnoredAny>(document).ok()?;
-        if !is_sha256(&form.sha256) {
+    /// git-ledger, under the same rules, from a declaration that parsed (the cache checks the
+    /// version, the rules fingerprint, the blob and a checksum). Each task is deserialised when
+    /// first read ([`Tasks`]); the document is not kept ([`Declaration::value`] is `None`).
+    /// `entry` holds the parts at `parts`, and the tasks' JSON after them to its end (taken
+    /// without a copy). `None` if the parts are not that form.
+    pub(crate) fn from_cached_form(
+        mut entry: Vec<u8>,
+        parts: std::ops::Range<usize>,
+    ) -> Option<Self> {
+        let form: CachedParts = serde_json::from_slice(entry.get(parts.clone())?).ok()?;
+        if !is_sha256(&form.parts.sha256) {
             return None;
         }
-        let mut d = Self::assemble(form.sha256.to_string(), form)?;
-        d.value_json = Some(document.into());
-        Some(d)
+        entry.drain(..parts.end);
+        let tasks = Tasks::cached(form.task_ids.into_owned(), entry, form.task_ends.into())?;
+        Self::assemble(form.parts.sha256.to_string(), form.parts, tasks)
     }
 
-    /// A declaration of these parts, its indexes computed (no bytes, no document yet); `None`
-    /// if `attempt_fields` lacks a standard field.
-    fn assemble(sha256: String, form: CachedForm<'_>) -> Option<Self> {
-        let tasks = form.tasks.into_owned();
-        let task_index = (tasks.iter().enumerate())
-            .map(|(i, t)| (t.id.clone(), i))
-            .collect();
+    /// A declaration of these parts and tasks, its indexes computed (no bytes, no document
+    /// yet); `None` if `attempt_fields` lacks a standard field.
+    fn assemble(sha256: String, form: CachedForm<'_>, tasks: Tasks) -> Option<Self> {
         let attempt_fields = form.attempt_fields.into_owned();
         let mut attempt_keys = attempt_fields.clone();
         attempt_keys.sort_unstable();
@@ -228,8 +238,7 @@ impl Declaration {
         Some(Declaration {
             bytes: None,
             sha256,
-            value: std::sync::OnceLock::new(),
-            value_json: None,
+            value: None,
             id: form.id.into_owned(),
             source_revision: form.source_revision.into_owned(),
             repetitions: form.repetitions,
@@ -240,19 +249,15 @@ impl Declaration {
             runtime_requirements: form.runtime_requirements.into_owned(),
             attempt_fields,
             tasks,
-            task_index,
             attempt_keys,
             standard_at,
         })
     }
 
-    /// The parsed document, without its `schedule` (which [`Declaration::schedule`] gives).
-    pub fn value(&self) -> &Value {
-        self.value.get_or_init(|| {
-            let json = (self.value_json.as_deref())
-                .expect("a declaration without its document was rebuilt with the document's JSON");
-            serde_json::from_slice(json).expect("the cached document was checked to be JSON")
-        })
+    /// The parsed document, without its `schedule` (which [`Declaration::schedule`] gives);
+    /// `None` in a declaration rebuilt from its cached form.
+    pub fn value(&self) -> Option<&Value> {
+        self.value.as_ref()
     }
 
     /// The exact bytes the declaration was parsed from; `None` when it was rebuilt from its
@@ -269,7 +274,7 @@ impl Declaration {
 
     /// The task with this id.
     pub fn task(&self, id: &str) -> Option<&Task> {
-        self.task_index.get(id).map(|&i| &self.tasks[i])
+        self.tasks.by_id(id)
     }
 
     /// The position of a schedule id in the schedule: `<task id>/<repetition>`, the repetition
@@ -277,7 +282,7 @@ impl Declaration {
     /// position is computed, not looked up).
     pub fn schedule_position(&self, id: &str) -> Option<usize> {
         let (task, rep) = id.rsplit_once('/')?;
-        let t = *self.task_index.get(task)?;
+        let t = self.tasks.position(task)?;
         if rep.len() != repetition_width(self.repetitions) {
             return None;
         }
@@ -299,11 +304,11 @@ impl Declaration {
     /// The entry at a position of the schedule (below [`Declaration::schedule_len`]).
     pub fn schedule_at(&self, position: usize) -> ScheduleEntry {
         let reps = self.repetitions as usize;
-        let task = &self.tasks[position / reps].id;
+        let task = self.tasks.id(position / reps);
         let repetition = (position % reps) as u64 + 1;
         ScheduleEntry {
             id: schedule_id(task, repetition, self.repetitions),
-            task: task.clone(),
+            task: task.to_owned(),
             repetition,
         }
     }
@@ -318,7 +323,7 @@ impl Declaration {
     pub fn scheduled(&self, schedule_id: &str) -> Option<(usize, &Task, u64)> {
         let pos = self.schedule_position(schedule_id)?;
         let reps = self.repetitions as usize;
-        Some((pos, &self.tasks[pos / reps], (pos % reps) as u64 + 1))
+        Some((pos, self.tasks.get(pos / reps), (pos % reps) as u64 + 1))
     }
 
     /// Whether an object's keys are exactly the declared `attempt_fields`: if so, where each

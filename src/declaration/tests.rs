@@ -705,7 +705,7 @@ fn schedule_helpers() {
     assert_eq!(schedule_id("arena/x", 1, 2), "arena/x/01");
     assert_eq!(schedule_id("arena/x", 7, 100), "arena/x/007");
     let d = parse(&declaration_value());
-    let ids: Vec<_> = expected_schedule(&d.tasks, 2)
+    let ids: Vec<_> = expected_schedule(d.tasks.ids(), 2)
         .into_iter()
         .map(|e| e.id)
         .collect();
@@ -1048,7 +1048,7 @@ fn renamed(names: &[&str], reps: u64) -> Declaration {
 fn computed_schedule_is_the_materialised_one() {
     for reps in [1, 2, 99, 100, 999] {
         let d = renamed(&["a", "ab", "a.b", "a-b_c.9"], reps);
-        let want = expected_schedule(&d.tasks, reps);
+        let want = expected_schedule(d.tasks.ids(), reps);
         assert_eq!(d.schedule_len(), want.len());
         assert_eq!(d.schedule().collect::<Vec<_>>(), want, "{reps} repetitions");
         for (i, e) in want.iter().enumerate() {
@@ -1104,7 +1104,7 @@ fn fast_and_ordinary_parse_agree() {
     let fast = Declaration::parse(&w, DEFAULT_MAX_INPUT_BYTES).expect("valid");
     let ordinary = parse(&v);
     assert_eq!(fast.value(), ordinary.value());
-    assert!(fast.value().get("schedule").is_none());
+    assert!(fast.value().unwrap().get("schedule").is_none());
     assert_eq!(
         fast.schedule().collect::<Vec<_>>(),
         ordinary.schedule().collect::<Vec<_>>()
@@ -1179,10 +1179,10 @@ fn a_canonical_schedule_is_compared_as_bytes() {
         let ordinary = serde_json::from_str::<Value>(&edited)
             .map_err(|e| e.to_string())
             .map(|v| {
-                Declaration::parse(&bytes(&v), DEFAULT_MAX_INPUT_BYTES).map(|d| d.value().clone())
+                Declaration::parse(&bytes(&v), DEFAULT_MAX_INPUT_BYTES).map(|d| d.value().cloned())
             });
         let got = Declaration::parse(edited.as_bytes(), DEFAULT_MAX_INPUT_BYTES)
-            .map(|d| d.value().clone());
+            .map(|d| d.value().cloned());
         match ordinary {
             Ok(Ok(value)) => assert_eq!(got.expect(what), value, "{what}"),
             Ok(Err(_)) | Err(_) => assert!(got.is_err(), "{what}: refused"),
@@ -1220,21 +1220,22 @@ fn decimals_are_zero_padded_to_their_width() {
     }
 }
 
+/// The declaration of an entry holding `parts` then `tasks`.
+fn rebuild(parts: &[u8], tasks: &[u8]) -> Option<Declaration> {
+    Declaration::from_cached_form([parts, tasks].concat(), 0..parts.len())
+}
+
 #[test]
 fn a_declaration_is_rebuilt_from_its_cached_form_and_from_nothing_else() {
     let b = bytes(&declaration_value());
     let d = Declaration::parse(&b, DEFAULT_MAX_INPUT_BYTES).unwrap();
-    let (parts, document) = d.cached_form().unwrap();
-    let rebuilt = Declaration::from_cached_form(&parts, &document).unwrap();
+    let (parts, tasks) = d.cached_form().unwrap();
+    let rebuilt = rebuild(&parts, &tasks).unwrap();
     assert_eq!(rebuilt.bytes(), None);
+    assert_eq!(rebuilt.value(), None, "the document is not kept");
     assert_eq!(
-        (
-            &rebuilt.id,
-            &rebuilt.sha256,
-            rebuilt.value(),
-            rebuilt.schedule_len()
-        ),
-        (&d.id, &d.sha256, d.value(), d.schedule_len())
+        (&rebuilt.id, &rebuilt.sha256, rebuilt.schedule_len()),
+        (&d.id, &d.sha256, d.schedule_len())
     );
     let parts_of = |d: &Declaration| {
         format!(
@@ -1257,22 +1258,65 @@ fn a_declaration_is_rebuilt_from_its_cached_form_and_from_nothing_else() {
         )
     };
     assert_eq!(parts_of(&rebuilt), parts_of(&d));
+    assert!(rebuilt.tasks == d.tasks);
     for e in d.schedule() {
         assert_eq!(rebuilt.schedule_position(&e.id), d.schedule_position(&e.id));
+        assert_eq!(rebuilt.task_of(&e.id), d.task_of(&e.id));
     }
-    // Parts that are not the form, a hash that is not one, a document that is not JSON.
+    // Parts that are not the form, a hash that is not one, task ids and ends that do not fit
+    // the tasks' JSON, tasks' JSON of another length.
     let form: Value = serde_json::from_slice(&parts).unwrap();
-    let mut no_tasks = form.clone();
-    no_tasks.as_object_mut().unwrap().remove("tasks");
-    let mut no_standard_field = form.clone();
-    no_standard_field["attempt_fields"] = Value::from(vec!["schedule_id"]);
-    let mut bad_hash = form.clone();
-    bad_hash["sha256"] = Value::from("abc");
-    for parts in [no_tasks, no_standard_field, bad_hash, Value::Null] {
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut v = form.clone();
+        f(&mut v);
+        v
+    };
+    let cases = [
+        edit(&|v| drop(v.as_object_mut().unwrap().remove("task_ids"))),
+        edit(&|v| v["task_ids"].as_array_mut().unwrap().truncate(1)),
+        edit(&|v| v["task_ids"][1] = v["task_ids"][0].clone()),
+        edit(&|v| v["task_ends"][0] = v["task_ends"][1].as_u64().map(|n| n + 1).into()),
+        edit(&|v| v["parts"]["attempt_fields"] = Value::from(vec!["schedule_id"])),
+        edit(&|v| v["parts"]["sha256"] = Value::from("abc")),
+        Value::Null,
+    ];
+    for (i, parts) in cases.into_iter().enumerate() {
         let parts = serde_json::to_vec(&parts).unwrap();
-        assert!(Declaration::from_cached_form(&parts, &document).is_none());
+        assert!(rebuild(&parts, &tasks).is_none(), "case {i}");
     }
-    assert!(Declaration::from_cached_form(&parts, b"{").is_none());
+    assert!(rebuild(&parts, b"{").is_none());
+    assert!(rebuild(&parts, &tasks[1..]).is_none());
+}
+
+#[test]
+fn a_cached_declaration_reads_each_task_when_first_asked_for() {
+    let d = Declaration::parse(&bytes(&declaration_value()), DEFAULT_MAX_INPUT_BYTES).unwrap();
+    let (parts, tasks) = d.cached_form().unwrap();
+    // The second task's JSON made unreadable, its length kept: the other tasks, the ids and
+    // the schedule still read; reading that task stops the command (only an entry changed by
+    // hand with its checksum recomputed gets this far).
+    let second = d.tasks.get(1).id.clone();
+    let text = String::from_utf8(tasks.clone()).unwrap();
+    let start = text
+        .find(&format!(
+            "{{\"id\":{}",
+            serde_json::to_string(&second).unwrap()
+        ))
+        .unwrap();
+    let mut broken = tasks.clone();
+    broken[start] = b'[';
+    let rebuilt = rebuild(&parts, &broken).unwrap();
+    assert_eq!(
+        rebuilt.tasks.ids().collect::<Vec<_>>(),
+        d.tasks.ids().collect::<Vec<_>>()
+    );
+    assert_eq!(rebuilt.tasks.get(0), d.tasks.get(0));
+    assert_eq!(rebuilt.schedule().count(), d.schedule().count());
+    let read = std::panic::catch_unwind(|| rebuilt.task(&second).map(|t| t.kind));
+    assert!(
+        read.is_err(),
+        "a task that does not read back is never taken for another"
+    );
 }
 
 #[test]
@@ -1603,7 +1647,7 @@ mod inspect {
     fn the_cached_form_keeps_the_inspect_block() {
         let d = parse(&inspect_declaration_value());
         let (parts, doc) = d.cached_form().unwrap();
-        let back = Declaration::from_cached_form(&parts, &doc).unwrap();
+        let back = rebuild(&parts, &doc).unwrap();
         assert_eq!(back.tasks, d.tasks);
     }
 }

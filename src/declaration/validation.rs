@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::{
     expected_schedule, is_full_commit, is_repo_path, is_sample_id, is_sha256, is_valid_id,
     is_valid_task_name, sample_key, CachedForm, Declaration, Evidence, Expects, FilePin,
-    InspectSpec, Kind, Mode, Profile, Role, ScheduleEntry, Task, TreePin, Upstream,
+    InspectSpec, Kind, Mode, Profile, Role, ScheduleEntry, Task, Tasks, TreePin, Upstream,
     ACCEPTANCE_RULES, COUNT_LIMITS, FORMAT, INSPECT_LIMITS, MAX_SCHEDULE, STANDARD_FIELDS,
 };
 use crate::error::{Reasons, Result};
@@ -322,7 +322,9 @@ pub(super) fn validate(
     };
     let schedule_ok = if mode == Mode::Declaration && !schedule_checked {
         let expected = match (&tasks, repetitions) {
-            (Some(tasks), Some(reps)) if implied => Some(expected_schedule(tasks, reps)),
+            (Some(tasks), Some(reps)) if implied => {
+                Some(expected_schedule(tasks.iter().map(|t| t.id.as_str()), reps))
+            }
             _ => None,
         };
         validate_schedule(&mut c, top.get("schedule"), expected).is_some()
@@ -362,8 +364,8 @@ pub(super) fn validate(
             }),
             runtime_requirements: Cow::Owned(runtime_requirements?),
             attempt_fields: Cow::Owned(attempt_fields?),
-            tasks: Cow::Owned(tasks),
         },
+        Tasks::parsed(tasks),
     )
 }
 

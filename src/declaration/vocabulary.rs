@@ -389,14 +389,18 @@ pub fn schedule_id(task: &str, repetition: u64, repetitions: u64) -> String {
     )
 }
 
-/// The schedule `tasks × repetitions` implies, in task order then repetition order.
-pub fn expected_schedule(tasks: &[Task], repetitions: u64) -> Vec<ScheduleEntry> {
-    let mut out = Vec::with_capacity(tasks.len() * repetitions as usize);
-    for t in tasks {
+/// The schedule `tasks × repetitions` implies (the tasks given by their ids), in task order
+/// then repetition order.
+pub fn expected_schedule<'a>(
+    task_ids: impl ExactSizeIterator<Item = &'a str>,
+    repetitions: u64,
+) -> Vec<ScheduleEntry> {
+    let mut out = Vec::with_capacity(task_ids.len() * repetitions as usize);
+    for id in task_ids {
         for rep in 1..=repetitions {
             out.push(ScheduleEntry {
-                id: schedule_id(&t.id, rep, repetitions),
-                task: t.id.clone(),
+                id: schedule_id(id, rep, repetitions),
+                task: id.to_owned(),
                 repetition: rep,
             });
         }

@@ -3,10 +3,10 @@
 //! Every command that reads a ledger needs the declaration in its `campaign.json`: for a
 //! 100,000-row campaign a 10.8 MB blob (its schedule), whose reading, hashing and parsing was
 //! most of an import's time. A blob never changes, so what one parse found out about it can be
-//! kept: the declaration's parts in their cached form ([`Declaration::cached_form`]: everything
-//! but the bytes, the schedule being `tasks × repetitions`) and its document. Reading that back
-//! costs what the tasks cost, not what the schedule costs; the document is parsed only if asked
-//! for.
+//! kept: the declaration in its cached form ([`Declaration::cached_form`]: its parts and task
+//! ids, then each task's JSON; not the bytes, the schedule being `tasks × repetitions`, nor the
+//! document, which no command reading a ledger needs). Reading that back costs what the parts
+//! and the ids cost, not what the schedule costs; each task is deserialised when first read.
 //!
 //! The cache is derived data, like Git's index or commit-graph: nothing is lost when it is
 //! deleted, and a clone starts without it. An entry is used only when it is whole (a SHA-256 of
@@ -26,12 +26,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use gix::ObjectId;
-use sha2::Digest;
 
 use crate::declaration::Declaration;
 
 /// The first line of an entry; a change of the entry's layout changes it.
-const MAGIC: &str = "git-ledger declaration cache 3";
+const MAGIC: &str = "git-ledger declaration cache 4";
 
 /// The rules fingerprint of this build: a SHA-256 over the source files that hold the
 /// declaration and row rules (see `build.rs`). An entry is trusted only when it carries it.
@@ -52,38 +51,46 @@ fn entry_path(repo: &gix::Repository, blob: ObjectId) -> Option<PathBuf> {
 /// for it exists and checks out; `None` means: parse the blob.
 pub fn load(repo: &gix::Repository, blob: ObjectId, size: u64) -> Option<Declaration> {
     let path = entry_path(repo, blob)?;
-    // An entry holds less than the blob twice over (its parts and its document, both smaller
-    // than the blob's text): anything much larger, or not a file, is not read.
+    // An entry holds less than the blob twice over (its parts and its tasks, both smaller than
+    // the blob's text): anything much larger, or not a file, is not read.
     let bound = size.saturating_mul(3).saturating_add(64 << 10);
     let meta = std::fs::metadata(&path).ok()?;
     if !meta.is_file() || meta.len() > bound {
         return None;
     }
     let bytes = std::fs::read(path).ok()?;
-    let (head, body) = split_head(&bytes)?;
+    let body_at = memchr::memmem::find(&bytes, b"\n\n")? + 2;
+    let head = std::str::from_utf8(&bytes[..body_at - 2]).ok()?;
+    let body = &bytes[body_at..];
     let mut lines = head.split('\n');
     let mut field = |name: &str| lines.next()?.strip_prefix(name);
     let (magic, version, rules) = (field("")?, field("version ")?, field("rules ")?);
     let (id, length) = field("blob ")?.split_once(' ')?;
-    let (parts, check) = (field("parts ")?.parse().ok()?, field("check ")?);
+    let (parts, check) = (field("parts ")?.parse::<usize>().ok()?, field("check ")?);
     if magic != MAGIC
         || version != env!("CARGO_PKG_VERSION")
         || rules != RULES
         || *id != blob
         || length != size.to_string()
         || parts > body.len()
-        || check != crate::sha256_hex(body)
+        || check != checksum(&[body])
     {
         return None;
     }
-    let (parts, document) = body.split_at(parts);
-    Declaration::from_cached_form(parts, document)
+    Declaration::from_cached_form(bytes, body_at..body_at + parts)
 }
 
-/// The head (text lines) and the body of an entry, split at the first empty line.
-fn split_head(bytes: &[u8]) -> Option<(&str, &[u8])> {
-    let at = bytes.windows(2).position(|w| w == b"\n\n")?;
-    Some((std::str::from_utf8(&bytes[..at]).ok()?, &bytes[at + 2..]))
+/// The check of an entry's body: a CRC-32 (of its parts, in order), in hex. It finds a damaged
+/// or cut entry; no checksum could find a forged one (whoever writes the entry writes its
+/// check), which is why only a repository of the current user's reads its entries. CRC-32
+/// rather than SHA-256: the 480 KB entry of a 1,000-task declaration is checked in 0.05 ms
+/// instead of 0.3 ms, on every command that reads it.
+fn checksum(parts: &[&[u8]]) -> String {
+    let mut crc = crc32fast::Hasher::new();
+    for p in parts {
+        crc.update(p);
+    }
+    format!("{:08x}", crc.finalize())
 }
 
 /// Keep what a parse of `blob` (`size` bytes) found, for the next command that reads it. Best
@@ -92,19 +99,16 @@ pub fn store(repo: &gix::Repository, blob: ObjectId, size: u64, decl: &Declarati
     let Some(path) = entry_path(repo, blob) else {
         return;
     };
-    let Some((parts, document)) = decl.cached_form() else {
+    let Some((parts, tasks)) = decl.cached_form() else {
         return;
     };
-    let mut check = sha2::Sha256::new();
-    check.update(&parts);
-    check.update(&document);
     let head = format!(
         "{MAGIC}\nversion {}\nrules {RULES}\nblob {blob} {size}\nparts {}\ncheck {}\n\n",
         env!("CARGO_PKG_VERSION"),
         parts.len(),
-        crate::hex(&check.finalize())
+        checksum(&[&parts, &tasks])
     );
-    let _ = write_atomically(&path, &[head.as_bytes(), &parts, &document]);
+    let _ = write_atomically(&path, &[head.as_bytes(), &parts, &tasks]);
 }
 
 /// Write `parts` to `path` through a temporary file in the same directory, renamed over it: a
@@ -178,13 +182,7 @@ mod tests {
             format!(
                 "{:?}",
                 (
-                    (
-                        &d.sha256,
-                        d.value(),
-                        &d.id,
-                        &d.source_revision,
-                        d.repetitions
-                    ),
+                    (&d.sha256, &d.id, &d.source_revision, d.repetitions),
                     (&d.profile, &d.policy_files, &d.runner_tools),
                     (&d.runtime_requirements, &d.attempt_fields, &d.tasks),
                 )
@@ -237,7 +235,7 @@ mod tests {
             .next()
             .unwrap();
         let edits: Vec<String> = vec![
-            good.replacen("cache 3", "cache 4", 1),
+            good.replacen("cache 4", "cache 3", 1),
             good.replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1),
             good.replacen("\nparts ", "\nparts 1", 1),
             good.replacen("\ncheck ", "\ncheck 0", 1),
@@ -252,16 +250,16 @@ mod tests {
             assert!(load(&repo, blob, size).is_none(), "edit {i} is a miss");
         }
         // A body that passes its check but is not the cached form is a miss too: parts that
-        // are not a declaration's, a document that is not JSON.
+        // are not a declaration's, tasks' JSON that is not theirs.
         let body = good.split_once("\n\n").unwrap().1;
-        let (parts, document) = body.split_at(parts_len.parse().unwrap());
+        let (parts, tasks) = body.split_at(parts_len.parse().unwrap());
         let head = good.split("\nparts ").next().unwrap();
-        for (parts, document) in [("{}", document), (parts, "{")] {
-            let body = format!("{parts}{document}");
+        for (parts, tasks) in [("{}", tasks), (parts, "{")] {
+            let body = format!("{parts}{tasks}");
             let forged = format!(
                 "{head}\nparts {}\ncheck {}\n\n{body}",
                 parts.len(),
-                crate::sha256_hex(body.as_bytes()),
+                checksum(&[body.as_bytes()]),
             );
             std::fs::write(&path, forged).unwrap();
             assert!(load(&repo, blob, size).is_none());

@@ -12,14 +12,16 @@ use super::allowed_signers::AllowedSigners;
 use super::layout::ROWS;
 use crate::declaration::Declaration;
 
-/// A parsed declaration and the directories its row paths imply (`rows`, `rows/scenario`, …).
+/// A parsed declaration, what its row paths imply of directories, and its writers.
 #[derive(Debug)]
 pub struct Known {
     pub decl: Declaration,
     /// The blob id of `campaign.json` it was parsed from.
     pub blob: ObjectId,
-    /// The directories the row paths imply.
-    pub(super) dirs: HashSet<String>,
+    /// The proper prefixes of the task ids that end before a `/` (`scenario` of
+    /// `scenario/t0001`): with the task ids, the directories under `rows/` (see
+    /// [`Known::is_row_dir`]).
+    prefixes: HashSet<String>,
     /// The ledger's writers and their blob, read once (see [`super::signature::writers_of`]).
     pub(crate) writers: OnceCell<Rc<AllowedSigners>>,
     pub(crate) writers_blob: OnceCell<ObjectId>,
@@ -29,27 +31,33 @@ impl Known {
     /// The declaration `decl`, parsed from the blob `blob` (the caller's own parse).
     pub(crate) fn new(decl: Declaration, blob: ObjectId) -> Self {
         // Row paths are `rows/<task id>/<repetition>.json` (the schedule is exactly tasks ×
-        // repetitions), so the directories are `rows` and every prefix of `rows/<task id>`:
-        // one pass over the tasks, not over every scheduled row.
-        let mut dirs = HashSet::new();
-        dirs.insert(ROWS.to_owned());
-        for t in &decl.tasks {
-            let path = format!("{ROWS}/{}", t.id);
-            let mut end = 0;
-            while let Some(i) = path[end..].find('/') {
-                end += i;
-                dirs.insert(path[..end].to_owned());
-                end += 1;
+        // repetitions): the directories are `rows`, `rows/<task id>` and `rows/<prefix>` for
+        // each prefix of a task id ending before a `/`. Task ids are looked up in the
+        // declaration; only the prefixes (a few, shared by many tasks) are kept here.
+        let mut prefixes = HashSet::new();
+        for id in decl.tasks.ids() {
+            for (i, _) in id.match_indices('/') {
+                if !prefixes.contains(&id[..i]) {
+                    prefixes.insert(id[..i].to_owned());
+                }
             }
-            dirs.insert(path);
         }
         Known {
             decl,
             blob,
-            dirs,
+            prefixes,
             writers: Default::default(),
             writers_blob: Default::default(),
         }
+    }
+
+    /// Whether `path` is a directory the row paths imply (`rows`, `rows/scenario`,
+    /// `rows/scenario/t0001`, …).
+    pub(super) fn is_row_dir(&self, path: &str) -> bool {
+        path == ROWS
+            || (path.strip_prefix(ROWS))
+                .and_then(|p| p.strip_prefix('/'))
+                .is_some_and(|d| self.decl.tasks.position(d).is_some() || self.prefixes.contains(d))
     }
 }
 
@@ -72,6 +80,21 @@ mod tests {
             }
         }
         let known = Known::new(decl, ObjectId::null(gix::hash::Kind::Sha1));
-        assert_eq!(known.dirs, want);
+        for dir in &want {
+            assert!(known.is_row_dir(dir), "{dir}");
+        }
+        for path in want.iter().map(|d| format!("{d}/")).chain(
+            [
+                "row",
+                "rows/",
+                "records",
+                "rows/scenario/interrupted",
+                "scenario",
+                "rows/rows",
+            ]
+            .map(String::from),
+        ) {
+            assert!(!known.is_row_dir(&path), "{path}");
+        }
     }
 }

@@ -45,7 +45,8 @@ pub fn pin_with_progress(
         done += 1;
         progress(done, total);
     };
-    let mut out = match draft.value().clone() {
+    let document = document(&draft)?;
+    let mut out = match document.clone() {
         Value::Object(m) => m,
         _ => unreachable!("a parsed draft is an object"),
     };
@@ -87,7 +88,7 @@ pub fn pin_with_progress(
     for (task, raw) in draft
         .tasks
         .iter()
-        .zip(draft.value()["tasks"].as_array().into_iter().flatten())
+        .zip(document["tasks"].as_array().into_iter().flatten())
     {
         let mut t = raw.as_object().cloned().unwrap_or_default();
         match tree_pin(repo, commit, &task.definition) {
@@ -135,6 +136,16 @@ pub struct CheckReport {
     pub checked: Vec<String>,
 }
 
+/// The document of a declaration parsed from its bytes (one rebuilt from the cache of checked
+/// declarations has none: pinning and checking read the file).
+fn document(decl: &Declaration) -> Result<&Value> {
+    decl.value().ok_or_else(|| {
+        Error::failed(
+            "the declaration was read from the cache, without its document; read its file",
+        )
+    })
+}
+
 /// Recompute every hash, file count, the profile copy and the schedule of a declaration from
 /// local Git objects at its `source_revision`; refuse with every mismatch.
 pub fn check(
@@ -160,7 +171,7 @@ pub fn check(
         )),
         Err(e) => r.absorb(e.context(&what).into_reasons()),
     };
-    let v = decl.value();
+    let v = document(decl)?;
     compare(
         "profile".into(),
         &v["profile"],

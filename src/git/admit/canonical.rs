@@ -4,8 +4,27 @@
 
 /// Why a raw tree object is not one Git writes, if it is not: each entry's mode in canonical
 /// octal (no leading zero), entries strictly in Git's order (a directory's name compared as if
-/// followed by `/`), no name twice (a file and a directory of one name included).
+/// followed by `/`), no name twice (a file and a directory of one name included), each name
+/// one path component.
 pub(super) fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String> {
+    fault(data, hash_len).map(|f| match f {
+        Fault::Name(why) => why,
+        Fault::Entry(why) => {
+            format!("{why} (a zero-padded mode, entries out of order or a name twice)")
+        }
+    })
+}
+
+/// What is wrong with a tree object: a name that is not one path component, or how its
+/// entries are written.
+#[derive(Debug, PartialEq)]
+enum Fault {
+    Name(String),
+    Entry(String),
+}
+
+fn fault(data: &[u8], hash_len: usize) -> Option<Fault> {
+    use Fault::{Entry, Name};
     let mut rest = data;
     // The previous entry's name and whether it was a directory (compared as `name/`).
     let mut previous: Option<(&[u8], bool)> = None;
@@ -17,16 +36,16 @@ pub(super) fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String>
     let mut files: Vec<&[u8]> = Vec::new();
     while !rest.is_empty() {
         let Some(sp) = rest.iter().position(|&b| b == b' ') else {
-            return Some("an entry has no mode".into());
+            return Some(Entry("an entry has no mode".into()));
         };
         if rest[..sp].contains(&0) {
-            return Some("an entry has no name".into());
+            return Some(Entry("an entry has no name".into()));
         }
         let Some(nul) = memchr::memchr(0, &rest[sp..]).map(|n| sp + n) else {
-            return Some("an entry has no name".into());
+            return Some(Entry("an entry has no name".into()));
         };
         if rest.len() < nul + 1 + hash_len {
-            return Some("an entry is cut short".into());
+            return Some(Entry("an entry is cut short".into()));
         }
         let (mode, name) = (&rest[..sp], &rest[sp + 1..nul]);
         rest = &rest[nul + 1 + hash_len..];
@@ -35,21 +54,21 @@ pub(super) fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String>
         // hasDot, hasDotdot): an entry `a/b.json` is no file `b.json` in a directory `a`, and
         // naming it by the path it spells would name a file that is not there.
         if name.contains(&b'/') || name.is_empty() || name == b"." || name == b".." {
-            return Some(format!(
+            return Some(Name(format!(
                 "it has an entry named {:?}, which is not one path component (Git writes no '/' in a name, nor an empty, '.' or '..' name)",
                 shown()
-            ));
+            )));
         }
         if mode.first() == Some(&b'0') || !mode.iter().all(|b| (b'0'..=b'7').contains(b)) {
-            return Some(format!(
+            return Some(Entry(format!(
                 "entry {} has mode {}",
                 shown(),
                 crate::git::show_path(mode)
-            ));
+            )));
         }
         let is_dir = mode == b"40000";
         if previous.is_some_and(|p| git_order(p, (name, is_dir)).is_ge()) {
-            return Some(format!("entry {} is out of order", shown()));
+            return Some(Entry(format!("entry {} is out of order", shown())));
         }
         while let Some(&file) = files.last() {
             match name.strip_prefix(file) {
@@ -61,7 +80,7 @@ pub(super) fn noncanonical_entry(data: &[u8], hash_len: usize) -> Option<String>
             }
         }
         if is_dir && files.last() == Some(&name) {
-            return Some(format!("{} appears twice", shown()));
+            return Some(Entry(format!("{} appears twice", shown())));
         }
         if !is_dir {
             files.push(name);
@@ -123,11 +142,14 @@ mod tests {
                     (b.1.as_bytes(), b.0 == "40000"),
                 )
             });
-            let got = noncanonical_entry(&raw_tree(&entries), 20);
+            let got = fault(&raw_tree(&entries), 20);
             // With several names twice, the first found is the one whose directory sorts first.
             assert_eq!(got.is_some(), twice.is_some(), "{entries:?}");
             if let Some(got) = got {
-                assert!(got.ends_with("appears twice"), "{entries:?}: {got}");
+                assert!(
+                    matches!(&got, Fault::Entry(s) if s.ends_with("appears twice")),
+                    "{entries:?}: {got:?}"
+                );
             }
         }
     }
@@ -212,8 +234,21 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                noncanonical_entry(&raw_tree(entries), 20).as_deref(),
-                Some(why)
+                fault(&raw_tree(entries), 20),
+                Some(Fault::Entry(why.into()))
+            );
+            assert_eq!(
+                noncanonical_entry(&raw_tree(entries), 20),
+                Some(format!(
+                    "{why} (a zero-padded mode, entries out of order or a name twice)"
+                ))
+            );
+        }
+        for name in ["a/b.json", "", ".", ".."] {
+            let why = noncanonical_entry(&raw_tree(&[("100644", name)]), 20);
+            assert_eq!(
+                why,
+                Some(format!("it has an entry named {name:?}, which is not one path component (Git writes no '/' in a name, nor an empty, '.' or '..' name)"))
             );
         }
         assert!(noncanonical_entry(b"100644 a", 20).is_some());

@@ -108,7 +108,9 @@ impl Admission<'_> {
                 .count();
             self.bound_records(records, &at)?;
         }
-        let mut r = StepReasons::default();
+        // Rules 1–5 and 8's reasons, in the order they are found; rule 7 is judged only when
+        // they are none.
+        let mut r = Reasons::new();
         r.extend(signature::rule8(
             self.repo,
             &known,
@@ -146,16 +148,11 @@ impl Admission<'_> {
                 } else {
                     format!("tree {dir}/")
                 };
-                let what = if bad.starts_with("it has an entry named") {
-                    String::new()
-                } else {
-                    " (a zero-padded mode, entries out of order or a name twice)".to_owned()
-                };
                 r.push(breaks!(
                     &at,
                     3,
                     None,
-                    "{dir} is not as Git writes it: {bad}{what}"
+                    "{dir} is not as Git writes it: {bad}"
                 ));
             }
         }
@@ -193,9 +190,8 @@ impl Admission<'_> {
             // implies; a removed one shows as removed rows.
             if is_tree(new) || (new.is_none() && is_tree(old)) {
                 if let (None, Some((m, _))) = (old.filter(|_| is_tree(old)), new) {
-                    let known_dir = path == RECORDS
-                        || layout::is_fanout_dir(&path)
-                        || known.dirs.contains(&path);
+                    let known_dir =
+                        path == RECORDS || layout::is_fanout_dir(&path) || known.is_row_dir(&path);
                     if !known_dir {
                         let what = match layout::schedule_id_of(&path) {
                             Some(sid) if decl.schedule_position(sid).is_some() => {
@@ -268,7 +264,7 @@ impl Admission<'_> {
                     (Some((_, oid)), Some((_, nid))) => {
                         match self.row_edit(&known.decl, sid, oid, nid, &at) {
                             Ok(e) => rows.push(e),
-                            Err(reasons) => r.0.extend(reasons),
+                            Err(reasons) => r.extend(reasons),
                         }
                     }
                 }
@@ -310,7 +306,7 @@ impl Admission<'_> {
                                 match read_blob_bounded_id(self.repo, oid, self.max_bytes, &what) {
                                     Ok(bytes) => Some(crate::sha256_hex(&bytes)),
                                     Err(Error::Refused(reasons)) => {
-                                        r.0.extend(reasons.into_vec());
+                                        r.absorb(reasons);
                                         None
                                     }
                                     Err(e) => return Err(e),
@@ -361,12 +357,12 @@ impl Admission<'_> {
                 }
             }
             Err(refusal) => {
-                r.0.extend(refusal.into_vec().into_iter().map(|x| x.at(&at)));
-                return Ok(Err(r.0));
+                r.absorb(refusal.at(&at));
+                return Ok(Err(r.into_vec()));
             }
         }
-        if !r.0.is_empty() {
-            return Ok(Err(r.0));
+        if !r.is_empty() {
+            return Ok(Err(r.into_vec()));
         }
         let mut r = Reasons::new();
         // Rule 7, once the trees say what C did: its message says exactly that, counted from
@@ -409,20 +405,6 @@ impl Admission<'_> {
             after,
             from: String::new(),
         })
-    }
-}
-
-/// The reasons one step is refused, in the order they are found: rules 4 and 5 as values
-/// (row, field, rule), the rest as sentences.
-#[derive(Default)]
-struct StepReasons(Vec<Reason>);
-
-impl StepReasons {
-    fn push(&mut self, reason: impl Into<Reason>) {
-        self.0.push(reason.into());
-    }
-    fn extend(&mut self, reasons: impl IntoIterator<Item = impl Into<Reason>>) {
-        self.0.extend(reasons.into_iter().map(Into::into));
     }
 }
 
