@@ -6,7 +6,7 @@
 //! The text form is the one git-ledger always printed: `<place>: rule <n>: row <id>: <field>:
 //! <sentence>`, each part present only when the reason has it (a row-check reason names the
 //! row and field but prints no rule number, as `ledger.md`'s refusal groups are not numbered in
-//! messages).
+//! messages; found by admission rule 4 in a commit, it prints that rule, its `within`).
 
 use serde::Serialize;
 use std::fmt;
@@ -48,6 +48,10 @@ pub struct Reason {
     /// The rule broken.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<Rule>,
+    /// The rule whose check found it, when that is not `rule` itself: admission rule 4 reads
+    /// each changed row file of a commit with `ledger.md`'s row checks, whose groups are `rule`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub within: Option<Rule>,
     /// What a person reads: the rule in words, with the values that broke it.
     pub sentence: String,
 }
@@ -60,6 +64,7 @@ impl Reason {
             row: None,
             field: None,
             rule: None,
+            within: None,
             sentence: sentence.into(),
         }
     }
@@ -92,6 +97,17 @@ impl Reason {
         self.rule = Some(rule);
         self
     }
+
+    /// The same reason, found by the check of `rule` (see [`Reason::within`]); a reason that
+    /// breaks no rule yet breaks `rule` itself.
+    pub fn within(mut self, rule: Rule) -> Self {
+        match self.rule {
+            Some(own) if own != rule => self.within = Some(rule),
+            Some(_) => {}
+            None => self.rule = Some(rule),
+        }
+        self
+    }
 }
 
 impl From<String> for Reason {
@@ -111,7 +127,7 @@ impl fmt::Display for Reason {
         for p in &self.place {
             write!(f, "{p}: ")?;
         }
-        if let Some(r) = self.rule.and_then(Rule::shown) {
+        if let Some(r) = self.within.or(self.rule).and_then(Rule::shown) {
             write!(f, "{r}: ")?;
         }
         if let Some(id) = &self.row {
@@ -150,6 +166,27 @@ mod tests {
             "commit abc: rows/t1-r1.json: row t1-r1: reason: is not a string"
         );
         assert_eq!(Reason::from("plain").to_string(), "plain");
+        // A row check found by rule 4 in a commit: the text shows rule 4, the value keeps both.
+        let r = Reason::new("is not a string")
+            .row("t1-r1")
+            .field("reason")
+            .rule(Rule::Ledger(3))
+            .within(Rule::Admission(4))
+            .at("commit abc");
+        assert_eq!(
+            r.to_string(),
+            "commit abc: rule 4: row t1-r1: reason: is not a string"
+        );
+        assert_eq!(
+            (r.rule, r.within),
+            (Some(Rule::Ledger(3)), Some(Rule::Admission(4)))
+        );
+        // A reason of no rule yet breaks the one whose check found it; the same rule is not
+        // named twice.
+        let plain = Reason::new("not JSON").within(Rule::Admission(4));
+        assert_eq!((plain.rule, plain.within), (Some(Rule::Admission(4)), None));
+        let same = plain.within(Rule::Admission(4));
+        assert_eq!((same.rule, same.within), (Some(Rule::Admission(4)), None));
     }
 
     #[test]

@@ -103,11 +103,11 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
 
 /// Exit 0 when every message said what its commit did; else a refusal listing each rule 7
 /// reason (what was printed is the trees' account).
-fn refuse_lies(lies: Vec<String>, name: &str) -> Result<i32> {
+fn refuse_lies(lies: Vec<crate::refusal::Reason>, name: &str) -> Result<i32> {
     if lies.is_empty() {
         return Ok(0);
     }
-    let mut r = crate::error::Reasons::from(lies.into_iter().map(Into::into).collect::<Vec<_>>());
+    let mut r = crate::error::Reasons::from(lies);
     r.hint(format!(
         "log shows what each commit's rows say, not its message; {name} holds commits whose messages were not admitted: check it with `git ledger verify {name}`"
     ));

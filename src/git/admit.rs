@@ -43,7 +43,7 @@ use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 pub use budget::Budget;
 pub use diff::tree_changes;
-pub use row::{read_row, read_row_reasons};
+pub use row::read_row;
 
 /// One path that differs between two trees: its entry before (`None`: added) and after
 /// (`None`: removed).

@@ -78,7 +78,7 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
     let changes = super::admit::tree_changes(repo, &mut state, ia.tree, ib.tree)?;
     let mut rows = Vec::new();
     let mut other = Vec::new();
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     for super::admit::TreeChange { path, old, new } in changes {
         let path = String::from_utf8_lossy(&path).into_owned();
         if old.is_some_and(|(m, _)| m.is_tree()) || new.is_some_and(|(m, _)| m.is_tree()) {
@@ -135,7 +135,7 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
         }
     }
     if !reasons.is_empty() {
-        return Err(Error::refusal(reasons));
+        return Err(Error::Refused(reasons));
     }
     rows.sort_by_key(|r| decl.schedule_position(&r.schedule_id));
     let follows = match admission.follows(a, b)? {

@@ -15,6 +15,7 @@ use crate::git::objects::{find_in_tree, read_commit, CommitInfo};
 use crate::git::signature;
 use crate::ledger::Row;
 use crate::portfolio::classify;
+use crate::refusal::{Reason, Rule};
 
 /// The writers file at the tip of a ledger, parsed (`None` when it holds none, or they do not
 /// parse: `verify` says why).
@@ -173,7 +174,7 @@ fn what_changed(
 /// The history of the ledger whose tip is `tip`, oldest first: one entry per commit with what
 /// its trees say it did, and the rule 7 reasons of every commit whose message says something
 /// else (empty when each message was admitted).
-pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<(Vec<Entry>, Vec<String>)> {
+pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<(Vec<Entry>, Vec<Reason>)> {
     // Oldest first: what each commit did is read from its rows (fills and repairs, the count
     // from the root), never from its message; the message is only compared with it (rule 7).
     let mut chain = Vec::new();
@@ -230,10 +231,11 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<(Vec<Entry>
         if i == 0 {
             entries.push(entry(info, Vec::new(), Vec::new(), 0, n));
         }
-        let why = match &expected {
-            Ok(e) => message::check(&info.message, e, &format!("{at}: rule 7")),
-            Err(why) => vec![format!("{at}: rule 7: {why}")],
+        let why: Vec<Reason> = match &expected {
+            Ok(e) => message::check(&info.message, e),
+            Err(why) => vec![Reason::new(why.clone()).rule(Rule::Admission(7))],
         };
+        let why: Vec<Reason> = why.into_iter().map(|r| r.at(&at)).collect();
         if let Some(last) = entries.last_mut() {
             last.message_admitted = why.is_empty();
             (last.signer, last.signature_refused) =

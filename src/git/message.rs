@@ -11,6 +11,7 @@
 use crate::declaration::Declaration;
 use crate::ledger::Row;
 use crate::portfolio::classify;
+use crate::refusal::{Reason, Rule};
 use crate::store::{Change, ChangeKind};
 
 use super::layout::{T_ATTEMPT, T_DECLARATION, T_FILLED, T_REPAIR};
@@ -269,23 +270,31 @@ fn is_ledger_key(key: &str) -> bool {
 }
 
 /// Why `message` is not a message that says exactly what `expected` describes: each reason
-/// prefixed by `at` (`commit <id>: rule 7`). Empty when it is.
-pub fn check(message: &str, expected: &Expected, at: &str) -> Vec<String> {
+/// breaking rule 7 (the caller names the commit). Empty when it is.
+pub fn check(message: &str, expected: &Expected) -> Vec<Reason> {
+    let r = sentences(message, expected);
+    (r.into_iter())
+        .map(|s| Reason::new(s).rule(Rule::Admission(7)))
+        .collect()
+}
+
+/// [`check`]'s sentences.
+fn sentences(message: &str, expected: &Expected) -> Vec<String> {
     let mut r = Vec::new();
     let (subject, body, trailers) = split(message);
     let want_subject = &expected.subject;
     match subject.first() {
         Some((_, s)) if *s == want_subject.as_str() => {}
         Some((_, s)) => r.push(format!(
-            "{at}: its subject is {s:?}; for what its tree does the tool writes {want_subject:?}"
+            "its subject is {s:?}; for what its tree does the tool writes {want_subject:?}"
         )),
         None => r.push(format!(
-            "{at}: its message is empty; for what its tree does the tool writes the subject {want_subject:?}"
+            "its message is empty; for what its tree does the tool writes the subject {want_subject:?}"
         )),
     }
     if subject.len() > 1 {
         r.push(format!(
-            "{at}: its subject runs on to line 2 ({:?}); Git shows the whole first paragraph as the subject, so the subject is one line followed by a blank line",
+            "its subject runs on to line 2 ({:?}); Git shows the whole first paragraph as the subject, so the subject is one line followed by a blank line",
             subject[1].1
         ));
     }
@@ -294,13 +303,13 @@ pub fn check(message: &str, expected: &Expected, at: &str) -> Vec<String> {
     for (n, line) in subject.iter().skip(1).chain(&body) {
         if trailer_key(line.trim_start()).is_some_and(is_ledger_key) {
             r.push(format!(
-                "{at}: line {n} of the body parses as a Ledger- trailer ({line:?}); only the trailer paragraph at the end says what the commit did"
+                "line {n} of the body parses as a Ledger- trailer ({line:?}); only the trailer paragraph at the end says what the commit did"
             ));
         }
     }
     if trailers.is_empty() {
         r.push(format!(
-            "{at}: it has no trailer paragraph; its last paragraph must hold {}",
+            "it has no trailer paragraph; its last paragraph must hold {}",
             expected.trailers.join(", ")
         ));
         return r;
@@ -309,12 +318,12 @@ pub fn check(message: &str, expected: &Expected, at: &str) -> Vec<String> {
     for &(n, line) in &trailers {
         match trailer_key(line) {
             None => r.push(format!(
-                "{at}: line {n} of the last paragraph is not a trailer ({line:?}); the last paragraph holds only `Key: value` trailers, so that Git reads every one"
+                "line {n} of the last paragraph is not a trailer ({line:?}); the last paragraph holds only `Key: value` trailers, so that Git reads every one"
             )),
             Some(key) if is_ledger_key(key) => {
                 if ![T_DECLARATION, T_ATTEMPT, T_REPAIR, T_FILLED].contains(&key) {
                     r.push(format!(
-                        "{at}: line {n}: trailer key {key} is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)"
+                        "line {n}: trailer key {key} is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)"
                     ));
                 } else {
                     got.push((n, line));
@@ -362,24 +371,24 @@ pub fn check(message: &str, expected: &Expected, at: &str) -> Vec<String> {
                 ),
             };
             r.push(format!(
-                "{at}: line {n}: trailer {line:?} does not say what the commit did ({says})"
+                "line {n}: trailer {line:?} does not say what the commit did ({says})"
             ));
         }
     }
     for w in &want {
         let count = |v: &[&str]| v.iter().filter(|l| *l == w).count();
         if count(&got_lines) < count(&want) {
-            r.push(format!("{at}: trailer {w:?} is missing"));
+            r.push(format!("trailer {w:?} is missing"));
         } else if count(&got_lines) > count(&want) {
             r.push(format!(
-                "{at}: trailer {w:?} appears {} times; once per row",
+                "trailer {w:?} appears {} times; once per row",
                 count(&got_lines)
             ));
         }
     }
     if r.is_empty() {
         r.push(format!(
-            "{at}: its Ledger- trailers are out of order; the tool writes {}",
+            "its Ledger- trailers are out of order; the tool writes {}",
             want.join(", ")
         ));
     }
@@ -455,7 +464,7 @@ mod tests {
         let d = decl();
         let e = root_expected(&d);
         let m = compose(&e, "");
-        assert_eq!(check(&m, &e, "c"), Vec::<String>::new());
+        assert_eq!(check(&m, &e), Vec::<Reason>::new());
         assert_eq!(filled_of(&m, d.schedule_len()), Some(0));
         assert_eq!(filled_of(&m, d.schedule_len() + 1), None);
     }
@@ -469,7 +478,7 @@ mod tests {
             e.subject,
             e.trailers.join("\n")
         );
-        assert_eq!(check(&m, &e, "c"), Vec::<String>::new());
+        assert_eq!(check(&m, &e), Vec::<Reason>::new());
     }
 
     #[test]
@@ -515,8 +524,15 @@ mod tests {
             ),
             (format!("{s}\n"), "no trailer paragraph"),
         ] {
-            let got = check(&m, &e, "c");
-            assert!(got.iter().any(|g| g.contains(why)), "{m:?}: {got:?}");
+            let got = check(&m, &e);
+            assert!(
+                got.iter().all(|g| g.rule == Some(Rule::Admission(7))),
+                "{got:?}"
+            );
+            assert!(
+                got.iter().any(|g| g.sentence.contains(why)),
+                "{m:?}: {got:?}"
+            );
         }
     }
 }

@@ -371,7 +371,7 @@ pub fn ledger_at(
     list_blobs(repo, rows_tree, "rows".into(), &mut files)?;
     let mut by_path: std::collections::HashMap<String, (gix::objs::tree::EntryMode, ObjectId)> =
         files.into_iter().map(|(p, m, i)| (p, (m, i))).collect();
-    let mut reasons = Vec::new();
+    let mut reasons = crate::error::Reasons::new();
     let mut rows = Vec::with_capacity(decl.schedule_len());
     for e in decl.schedule() {
         let path = layout::row_path(&e.id);
@@ -395,9 +395,7 @@ pub fn ledger_at(
             "{at}: {p} is not a row of the schedule (no row is added)"
         ));
     }
-    if !reasons.is_empty() {
-        return Err(Error::refusal(reasons));
-    }
+    reasons.into_result()?;
     // The whole-ledger checks (one record per row, …) as for a ledger file.
     let value = serde_json::json!({
         "format": crate::ledger::FORMAT,

@@ -18,8 +18,13 @@ use crate::refusal::{Reason, Rule};
 struct RowReasons(Vec<Reason>);
 
 impl RowReasons {
-    fn push(&mut self, sentence: String) {
-        self.0.push(Reason::new(sentence));
+    /// A field of the wrong type (refusal group 3), about the row `label` names.
+    fn typed(&mut self, label: &Label, field: impl Into<String>, sentence: String) {
+        let reason = Reason::new(sentence).field(field).rule(Rule::Ledger(3));
+        self.0.push(match label.sid {
+            Some(id) => reason.row(id),
+            None => reason.at(label.at),
+        });
     }
     fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -29,20 +34,11 @@ impl RowReasons {
     }
 }
 
-/// Where a reason is: `row <schedule id>`, or `at` when the row has no schedule id. Written
-/// only into a reason, so a row that passes costs no label.
+/// Whom a reason is about: the row `sid` names, or the place `at` when the row has no
+/// schedule id.
 struct Label<'a> {
     sid: Option<&'a str>,
     at: &'a dyn fmt::Display,
-}
-
-impl fmt::Display for Label<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self.sid {
-            Some(id) => write!(f, "row {id}"),
-            None => self.at.fmt(f),
-        }
-    }
 }
 
 /// The row checks (groups 3–6 of `ledger.md`) of a row's members, seen through any JSON view:
@@ -344,21 +340,26 @@ pub(crate) fn check_members<'a, O: Obj>(
 fn check_strings<V: View>(r: &mut RowReasons, label: &Label, field: &str, v: J<'_, V>) {
     match v {
         J::Array(items) if items.iter().all(|i| i.view().is_string()) => {}
-        J::Array(_) => r.push(format!(
-            "{label}: {field}: must be a list of strings (an entry is not a string)"
-        )),
-        other => r.push(format!(
-            "{label}: {field}: must be a list of strings, not {}",
-            other.type_name()
-        )),
+        J::Array(_) => r.typed(
+            label,
+            field,
+            "must be a list of strings (an entry is not a string)".to_string(),
+        ),
+        other => r.typed(
+            label,
+            field,
+            format!("must be a list of strings, not {}", other.type_name()),
+        ),
     }
 }
 
 fn check_amount<V: View>(r: &mut RowReasons, label: &Label, field: &dyn fmt::Display, v: J<'_, V>) {
     if !v.is_null() && v.nonneg_number().is_none() {
-        r.push(format!(
-            "{label}: {field}: must be a nonnegative finite number or null, not {v}"
-        ));
+        r.typed(
+            label,
+            field.to_string(),
+            format!("must be a nonnegative finite number or null, not {v}"),
+        );
     }
 }
 
@@ -373,14 +374,15 @@ fn check_runtime_identity<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V
                     _ => false,
                 };
                 if !ok {
-                    r.push(format!("{label}: runtime_identity.dependencies: must be a list of \"name==version\" strings or an object with a \"sha256\""));
+                    r.typed(label, "runtime_identity.dependencies", "must be a list of \"name==version\" strings or an object with a \"sha256\"".to_string());
                 }
             }
         }
-        other => r.push(format!(
-            "{label}: runtime_identity: must be an object or null, not {}",
-            other.type_name()
-        )),
+        other => r.typed(
+            label,
+            "runtime_identity",
+            format!("must be an object or null, not {}", other.type_name()),
+        ),
     }
 }
 
@@ -395,24 +397,29 @@ fn check_models<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
         J::Null => return,
         J::Object(m) => m,
         other => {
-            r.push(format!(
-                "{label}: {field}: must be an object or null, not {}",
-                other.type_name()
-            ));
+            r.typed(
+                label,
+                field.to_string(),
+                format!("must be an object or null, not {}", other.type_name()),
+            );
             return;
         }
     };
     for (k, _) in m.iter() {
         if k != "provider" && k != "roles" {
-            r.push(format!(
-                "{label}: {field}.{k}: unknown key (expected provider and roles)"
-            ));
+            r.typed(
+                label,
+                format!("{field}.{k}"),
+                "unknown key (expected provider and roles)".to_string(),
+            );
         }
     }
     if !string_or_null(m.get("provider")) {
-        r.push(format!(
-            "{label}: {field}.provider: must be a string or null"
-        ));
+        r.typed(
+            label,
+            format!("{field}.provider"),
+            "must be a string or null".to_string(),
+        );
     }
     match m.get("roles").map(View::view) {
         Some(J::Object(roles)) => {
@@ -421,13 +428,20 @@ fn check_models<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
                     s.len() == 2 && ["model", "effort"].iter().all(|k| string_or_null(s.get(k)))
                 });
                 if !ok {
-                    r.push(format!("{label}: {field}.roles.{role}: must be {{\"model\": string or null, \"effort\": string or null}}"));
+                    r.typed(
+                        label,
+                        format!("{field}.roles.{role}"),
+                        "must be {\"model\": string or null, \"effort\": string or null}"
+                            .to_string(),
+                    );
                 }
             }
         }
-        _ => r.push(format!(
-            "{label}: {field}.roles: must be an object of roles"
-        )),
+        _ => r.typed(
+            label,
+            format!("{field}.roles"),
+            "must be an object of roles".to_string(),
+        ),
     }
 }
 
@@ -442,14 +456,19 @@ fn check_oracle<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) {
                         && matches!(o.field("ok"), J::Bool(_))
                 });
                 if !ok {
-                    r.push(format!("{label}: oracle_checks[{i}]: must be {{\"name\": string, \"ok\": boolean}}"));
+                    r.typed(
+                        label,
+                        format!("oracle_checks[{i}]"),
+                        "must be {\"name\": string, \"ok\": boolean}".to_string(),
+                    );
                 }
             }
         }
-        other => r.push(format!(
-            "{label}: oracle_checks: must be a list or null, not {}",
-            other.type_name()
-        )),
+        other => r.typed(
+            label,
+            "oracle_checks",
+            format!("must be a list or null, not {}", other.type_name()),
+        ),
     }
 }
 
@@ -464,14 +483,20 @@ fn check_interventions<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>) 
                         && o.field("note").is_string()
                 });
                 if !ok {
-                    r.push(format!("{label}: {field}[{i}]: must be {{\"kind\": \"decision\" or \"repair\", \"note\": string}}"));
+                    r.typed(
+                        label,
+                        format!("{field}[{i}]"),
+                        "must be {\"kind\": \"decision\" or \"repair\", \"note\": string}"
+                            .to_string(),
+                    );
                 }
             }
         }
-        other => r.push(format!(
-            "{label}: {field}: must be a list, not {}",
-            other.type_name()
-        )),
+        other => r.typed(
+            label,
+            field.to_string(),
+            format!("must be a list, not {}", other.type_name()),
+        ),
     }
 }
 
@@ -487,18 +512,27 @@ fn check_native_record<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>, 
                     .as_str()
                     .is_some_and(crate::declaration::is_sha256);
             if !shape {
-                r.push(format!("{label}: native_record: must be {{\"kind\": \"scenario\", \"arena\", \"inspect\" or \"hand\", \"id\": string, \"sha256\": hex}} or null"));
+                r.typed(label, "native_record", "must be {\"kind\": \"scenario\", \"arena\", \"inspect\" or \"hand\", \"id\": string, \"sha256\": hex} or null".to_string());
             } else {
                 let kind = kind.unwrap_or_default();
                 if kind != "hand" && kind != task.kind.as_str() {
-                    r.push(format!("{label}: native_record.kind: a {kind} record cannot fill a row of {} task {}", task.kind.as_str(), task.id));
+                    r.typed(
+                        label,
+                        "native_record.kind",
+                        format!(
+                            "a {kind} record cannot fill a row of {} task {}",
+                            task.kind.as_str(),
+                            task.id
+                        ),
+                    );
                 }
             }
         }
-        other => r.push(format!(
-            "{label}: native_record: must be an object or null, not {}",
-            other.type_name()
-        )),
+        other => r.typed(
+            label,
+            "native_record",
+            format!("must be an object or null, not {}", other.type_name()),
+        ),
     }
 }
 

@@ -53,9 +53,10 @@ impl Row {
                 Ok(row)
             }
             _ => Err(vec![Reason::new(format!(
-                "{at}: a row must be an object, not {}",
+                "a row must be an object, not {}",
                 json::type_name(value)
-            ))]),
+            ))
+            .at(at)]),
         }
     }
 

@@ -11,23 +11,10 @@ use crate::ledger::Row;
 use crate::refusal::Reason;
 
 /// Read and check the row file `blob` of `sid`: strict JSON under the size bound, every row
-/// check, its `schedule_id` equal to the one its path names, and canonical bytes. `at` starts
-/// every reason.
+/// check, its `schedule_id` equal to the one its path names, and canonical bytes. Each reason
+/// is a value found at `at` (a row check names the row, the field and its refusal group; the
+/// others name the row).
 pub fn read_row(
-    repo: &gix::Repository,
-    decl: &Declaration,
-    blob: ObjectId,
-    sid: &str,
-    max_bytes: u64,
-    at: &str,
-) -> std::result::Result<Row, Vec<String>> {
-    read_row_reasons(repo, decl, blob, sid, max_bytes, at)
-        .map_err(|r| r.iter().map(Reason::to_string).collect())
-}
-
-/// [`read_row`] with each reason as a value (a row check names the row, the field and its
-/// refusal group; the others are sentences), found at `at`.
-pub fn read_row_reasons(
     repo: &gix::Repository,
     decl: &Declaration,
     blob: ObjectId,
@@ -36,23 +23,36 @@ pub fn read_row_reasons(
     at: &str,
 ) -> std::result::Result<Row, Vec<Reason>> {
     let path = layout::row_path(sid);
-    let what = format!("{at}: {path}");
-    let sentence = |s: String| vec![Reason::new(s)];
-    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &what)
-        .map_err(|e| e.reasons().into_iter().map(Reason::new).collect::<Vec<_>>())?;
+    let about = |s: String| vec![Reason::new(s).row(sid).at(at)];
+    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &path).map_err(|e| {
+        (e.into_reasons().into_vec().into_iter())
+            .map(|r| r.at(at))
+            .collect::<Vec<_>>()
+    })?;
     let value = crate::json::parse_strict(&bytes)
-        .map_err(|e| sentence(format!("{at}: row {sid}: {path} is not valid JSON: {e}")))?;
-    let row = Row::check_reasons(decl, &value, &path)
-        .map_err(|reasons| reasons.into_iter().map(|r| r.at(at)).collect::<Vec<_>>())?;
+        .map_err(|e| about(format!("{path} is not valid JSON: {e}")))?;
+    // The path names the row: a reason the row's own fields cannot place (its schedule_id
+    // missing or wrong) is about that row all the same.
+    let row = Row::check_reasons(decl, &value, "").map_err(|reasons| {
+        (reasons.into_iter())
+            .map(|r| match r.row {
+                Some(_) => r.at(at),
+                None => r.row(sid).at(at),
+            })
+            .collect::<Vec<_>>()
+    })?;
     if row.schedule_id() != sid {
-        return Err(sentence(format!(
-            "{at}: row {sid}: schedule_id: {path} holds row {}; a row file's path names its schedule_id",
+        return Err(vec![Reason::new(format!(
+            "{path} holds row {}; a row file's path names its schedule_id",
             row.schedule_id()
-        )));
+        ))
+        .row(sid)
+        .field("schedule_id")
+        .at(at)]);
     }
     if row.canonical(decl) != bytes {
-        return Err(sentence(format!(
-            "{at}: row {sid}: {path} is not the row's canonical bytes (fields in attempt_fields order, nested keys sorted, two-space indent, trailing newline)"
+        return Err(about(format!(
+            "{path} is not the row's canonical bytes (fields in attempt_fields order, nested keys sorted, two-space indent, trailing newline)"
         )));
     }
     Ok(row)

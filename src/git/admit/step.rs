@@ -7,7 +7,7 @@ use gix::objs::tree::EntryMode;
 use gix::ObjectId;
 
 use super::canonical::noncanonical_entry;
-use super::row::read_row_reasons;
+use super::row::read_row;
 use super::{Admission, Admitted, Step, TreeChange};
 use crate::admission::{
     self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, RowChange, RowEdit,
@@ -20,7 +20,7 @@ use crate::git::objects::{
     describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit,
 };
 use crate::git::signature;
-use crate::refusal::Reason;
+use crate::refusal::{Reason, Rule};
 
 /// [`breaks`] with a `format!` sentence.
 macro_rules! breaks {
@@ -262,7 +262,7 @@ impl Admission<'_> {
                         "row {sid} was added ({path} was a directory); no row is ever added"
                     )),
                     (Some((_, oid)), Some((_, nid))) => {
-                        match self.row_edit(&known.decl, sid, oid, nid, &at) {
+                        match self.row_edit(&known.decl, sid, (parent, oid), nid, &at) {
                             Ok(e) => rows.push(e),
                             Err(reasons) => r.extend(reasons),
                         }
@@ -381,25 +381,25 @@ impl Admission<'_> {
     }
 
     /// One changed row file read for rule 4: strict JSON, every row check, the path naming its
-    /// `schedule_id` and canonical bytes, on both sides (the transition is `admission`'s).
+    /// `schedule_id` and canonical bytes, on both sides (`old` in the parent commit; the
+    /// transition is `admission`'s). Each reason is found within rule 4.
     fn row_edit(
         &self,
         decl: &Declaration,
         sid: &str,
-        old: ObjectId,
+        (parent, old): (ObjectId, ObjectId),
         new: ObjectId,
         at: &str,
     ) -> std::result::Result<RowEdit, Vec<Reason>> {
-        let rule = format!("{at}: rule 4");
-        let before = read_row_reasons(
-            self.repo,
-            decl,
-            old,
-            sid,
-            self.max_bytes,
-            &format!("{rule} (the parent's row)"),
-        )?;
-        let after = read_row_reasons(self.repo, decl, new, sid, self.max_bytes, &rule)?;
+        let rule4 = |reasons: Vec<Reason>| {
+            (reasons.into_iter())
+                .map(|r| r.within(Rule::Admission(4)))
+                .collect::<Vec<_>>()
+        };
+        let parent_at = format!("commit {parent}");
+        let before = read_row(self.repo, decl, old, sid, self.max_bytes, &parent_at);
+        let before = before.map_err(rule4)?;
+        let after = read_row(self.repo, decl, new, sid, self.max_bytes, at).map_err(rule4)?;
         Ok(RowEdit {
             before,
             after,
@@ -446,17 +446,14 @@ pub(super) fn rule7(
     at: &str,
     r: &mut Reasons,
 ) {
-    let at = format!("{at}: rule 7");
     if let Some(enc) = c.encoding.as_deref() {
         if !enc.eq_ignore_ascii_case("utf-8") && !enc.eq_ignore_ascii_case("utf8") {
-            r.push(format!(
-                "{at}: its message is declared in encoding {enc:?}; Git would re-encode it to show it, so a ledger commit's message is UTF-8 without an encoding header"
-            ));
+            r.push(breaks!(at, 7, None, "its message is declared in encoding {enc:?}; Git would re-encode it to show it, so a ledger commit's message is UTF-8 without an encoding header"));
         }
     }
     match expected {
-        Ok(e) => r.extend(message::check(&c.message, e, &at)),
-        Err(why) => r.push(format!("{at}: {why}")),
+        Ok(e) => r.extend(message::check(&c.message, e).into_iter().map(|x| x.at(at))),
+        Err(why) => r.push(breaks(at, 7, None, why.clone())),
     }
 }
 
