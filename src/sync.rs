@@ -39,6 +39,28 @@ pub fn tracking_prefix(remote: &str) -> String {
     format!("refs/remotes/{remote}/ledgers/")
 }
 
+/// Fetch `refs/ledgers/*` (or the one ledger `only`) from `remote` into
+/// `refs/remotes/<remote>/ledgers/*`, never forced (a rewritten remote ledger is rejected by Git
+/// and reported here, not followed). Returns the declaration ids whose remote ledger was
+/// rewritten.
+fn fetch_ledgers(dir: &std::path::Path, remote: &str, only: Option<&str>) -> Result<Vec<String>> {
+    let tracking = tracking_prefix(remote);
+    let spec = match only {
+        Some(id) => format!("{REF_PREFIX}{id}:{tracking}{id}"),
+        None => format!("{REF_PREFIX}*:{tracking}*"),
+    };
+    let rejected = transport::fetch_unforced(dir, remote, &spec)?;
+    // Git shows a destination under refs/remotes/ without that prefix.
+    let shown = tracking.strip_prefix("refs/remotes/").unwrap_or(&tracking);
+    Ok((rejected.iter())
+        .filter_map(|to| {
+            to.strip_prefix(&tracking)
+                .or_else(|| to.strip_prefix(shown))
+        })
+        .map(str::to_owned)
+        .collect())
+}
+
 /// What happened to one ledger.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Synced {
@@ -69,7 +91,7 @@ pub fn sync_with_progress(
             "add one with `git remote add <name> <url>`, or name another: `git ledger sync <REMOTE>`",
         ));
     }
-    let rewritten = transport::fetch_ledgers(dir, remote, None)?;
+    let rewritten = fetch_ledgers(dir, remote, None)?;
     let repo = crate::git::open(Some(dir))?;
     let prefix = tracking_prefix(remote);
     let mut ids: Vec<String> = ledger_refs(&repo)?
@@ -191,7 +213,7 @@ fn sync_one(
     for attempt in 0..MAX_ATTEMPTS {
         if attempt > 0 {
             backoff(attempt);
-            if !transport::fetch_ledgers(dir, remote, Some(id))?.is_empty() {
+            if !fetch_ledgers(dir, remote, Some(id))?.is_empty() {
                 return Err(Error::refused(rewritten_reason(remote, id)));
             }
         }
@@ -305,7 +327,7 @@ fn sync_one(
                 }
             },
         };
-        match transport::push_ledger(dir, remote, &to_push.to_string(), &refname)? {
+        match transport::push_unforced(dir, remote, &to_push.to_string(), &refname)? {
             Pushed::Done => {
                 // What the remote now holds, as `git push` records it with a fetch refspec; its
                 // reflog kept whatever the configuration, so that a later forced fetch that

@@ -37,7 +37,7 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<Output> {
         .map_err(|e| {
             Error::failed_with_hint(
                 format!("cannot run git: {e}"),
-                "sync moves ledgers through the git executable; install Git and put it on PATH",
+                "fetch and push go through the git executable; install Git and put it on PATH",
             )
         })?;
     Ok(Output {
@@ -122,41 +122,32 @@ pub fn parse_push(stdout: &str, stderr: &str, dst: &str) -> Option<Pushed> {
     None
 }
 
-/// Fetch `refs/ledgers/*` from `remote` into `refs/remotes/<remote>/ledgers/*`, never forced
-/// (a rewritten remote ledger is rejected by Git and reported here, not followed). Returns the
-/// declaration ids whose remote ledger was rewritten.
-pub fn fetch_ledgers(dir: &Path, remote: &str, only: Option<&str>) -> Result<Vec<String>> {
-    let spec = match only {
-        Some(id) => format!("refs/ledgers/{id}:refs/remotes/{remote}/ledgers/{id}"),
-        None => format!("refs/ledgers/*:refs/remotes/{remote}/ledgers/*"),
-    };
-    let out = git(dir, &["fetch", "--no-tags", remote, &spec])?;
+/// Fetch `spec` (one refspec, never forced) from `remote`: a destination ref whose remote ref
+/// was rewritten is rejected by Git, not followed. Returns the rejected destinations as Git
+/// names them (a ref under `refs/remotes/` without that prefix); a fetch that fails otherwise
+/// is an error.
+pub fn fetch_unforced(dir: &Path, remote: &str, spec: &str) -> Result<Vec<String>> {
+    let out = git(dir, &["fetch", "--no-tags", remote, spec])?;
     if out.ok {
         return Ok(Vec::new());
     }
-    let mut rewritten = Vec::new();
-    for line in out.stderr.lines() {
-        if !line.contains("[rejected]") {
-            continue;
-        }
-        if let Some((_, to)) = line.split_once("->") {
-            let to = to.split_whitespace().next().unwrap_or("");
-            if let Some((_, id)) = to.split_once("ledgers/") {
-                rewritten.push(id.to_owned());
-            }
-        }
-    }
-    if rewritten.is_empty() {
+    let rejected: Vec<String> = (out.stderr.lines())
+        .filter(|line| line.contains("[rejected]"))
+        .filter_map(|line| line.split_once("->"))
+        .filter_map(|(_, to)| to.split_whitespace().next())
+        .map(str::to_owned)
+        .collect();
+    if rejected.is_empty() {
         return Err(Error::failed(format!(
             "git fetch {remote} {spec} failed:\n{}",
             out.stderr.trim_end()
         )));
     }
-    Ok(rewritten)
+    Ok(rejected)
 }
 
-/// Push `commit` to `refs/ledgers/<id>` on `remote`, never forced.
-pub fn push_ledger(dir: &Path, remote: &str, commit: &str, refname: &str) -> Result<Pushed> {
+/// Push `commit` to the ref `refname` on `remote`, never forced.
+pub fn push_unforced(dir: &Path, remote: &str, commit: &str, refname: &str) -> Result<Pushed> {
     let spec = format!("{commit}:{refname}");
     let out = git(dir, &["push", "--porcelain", remote, &spec])?;
     match parse_push(&out.stdout, &out.stderr, refname) {

@@ -867,26 +867,23 @@ impl Tamper {
         for n in needles {
             assert!(v.stderr.contains(n), "{what}: no {n:?} in:\n{}", v.stderr);
         }
-        // A rule the text names is a value of a reason too, not only words in it. Not yet rule
-        // 4's reading of a row file: its reasons carry "rule 4" in their place (a row check's
-        // value is its ledger.md refusal group), see ARCHITECTURE.
+        // A rule the text names is a value of a reason too, not only words in it: its rule,
+        // or the rule whose check found it (rule 4 reads a row file with ledger.md's checks,
+        // whose refusal group is the reason's rule).
         let j = {
             git(dir, &["update-ref", REF, commit]);
             let j = self.f.run(&["verify", "--json"]);
             git(dir, &["update-ref", REF, &self.tip]);
             j.json()
         };
-        for k in (needles.iter())
-            .filter_map(|n| n.strip_prefix("rule ")?.parse::<u8>().ok())
-            .filter(|&k| k != 4)
-        {
+        for k in (needles.iter()).filter_map(|n| n.strip_prefix("rule ")?.parse::<u8>().ok()) {
             let want = serde_json::json!({"spec": "admission", "number": k});
             assert!(
                 j["details"]
                     .as_array()
                     .unwrap()
                     .iter()
-                    .any(|d| d["rule"] == want),
+                    .any(|d| d["rule"] == want || d["within"] == want),
                 "{what}: no reason carries rule {k} as a value: {j}"
             );
         }
