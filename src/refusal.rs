@@ -42,7 +42,8 @@ pub struct Reason {
     /// The scheduled attempt the reason is about.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row: Option<String>,
-    /// The row field (or dotted path into one, e.g. `native_record.sha256`).
+    /// The row field (or dotted path into one, e.g. `native_record.sha256`); in a reason about
+    /// a declaration, the member (`tasks[2].limits`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     /// The rule broken.

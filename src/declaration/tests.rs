@@ -148,6 +148,35 @@ fn unknown_top_level_key_is_refused() {
 }
 
 #[test]
+fn a_declaration_reason_names_the_member_as_its_field() {
+    let v = with(|v| v["tasks"][1]["limits"] = json!([]));
+    let Err(crate::Error::Refused(r)) = Declaration::parse(&bytes(&v), DEFAULT_MAX_INPUT_BYTES)
+    else {
+        panic!("refused");
+    };
+    let r = &r.reasons()[0];
+    assert_eq!(r.place, ["declaration"]);
+    assert_eq!(
+        r.field.as_deref(),
+        Some("tasks[1] (scenario/bugfix-iso-weeks).limits")
+    );
+    assert_eq!(
+        r.to_string(),
+        format!(
+            "declaration: {}: {}",
+            r.field.as_deref().unwrap(),
+            r.sentence
+        )
+    );
+    // An unknown key with an empty name is named so, not as an empty member.
+    let v = with(|v| v[""] = json!(1));
+    assert_reason(
+        &reasons(&v),
+        &["declaration: unknown key \"\" (an empty name)"],
+    );
+}
+
+#[test]
 fn title_and_status_are_accepted_as_free_strings() {
     parse(&with(|v| {
         v["title"] = json!("Pinned reliability campaign");

@@ -15,6 +15,7 @@ use super::{
 };
 use crate::error::{Reasons, Result};
 use crate::json;
+use crate::refusal::Reason;
 
 struct Ctx<'r> {
     r: &'r mut Reasons,
@@ -22,8 +23,15 @@ struct Ctx<'r> {
 }
 
 impl Ctx<'_> {
+    /// A reason about the member at `at` (`tasks[2].limits`) of the declaration.
     fn bad(&mut self, at: &str, msg: impl std::fmt::Display) {
-        self.r.push(format!("declaration: {at}: {msg}"));
+        let reason = Reason::new(msg.to_string());
+        let reason = if at.is_empty() {
+            reason
+        } else {
+            reason.field(at)
+        };
+        self.r.push(reason.at("declaration"));
     }
 
     /// Check an object's keys: unknown keys refused, required keys present. In a draft the
@@ -45,7 +53,11 @@ impl Ctx<'_> {
                     "a draft carries no computed field (pin computes it)",
                 );
             } else if !known && !is_computed {
-                self.bad(&join(at, k), "unknown key");
+                if k.is_empty() {
+                    self.bad(at, "unknown key \"\" (an empty name)");
+                } else {
+                    self.bad(&join(at, k), "unknown key");
+                }
             }
         }
         for k in required {

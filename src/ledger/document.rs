@@ -417,7 +417,13 @@ pub(super) fn assemble_rows(
                 None => seen_unscheduled.insert(sid.to_owned(), i),
             };
             if let Some(first) = before {
-                r.push(Reason::new(format!("ledger: rows[{i}]: scheduled attempt {sid} appears twice (also rows[{first}]); one row per schedule id, the original row stays")));
+                r.push(
+                    Reason::new(format!("appears twice (also rows[{first}]); one row per schedule id, the original row stays"))
+                        .row(sid)
+                        .rule(Rule::Ledger(1))
+                        .at(format!("rows[{i}]"))
+                        .at("ledger"),
+                );
                 continue;
             }
         }
@@ -445,11 +451,16 @@ pub(super) fn assemble_rows(
                     }
                 }
                 match furthest {
-                    Some(last) if pos < last => r.push(Reason::new(format!(
-                        "ledger: rows[{i}]: scheduled attempt {} is out of schedule order (it comes before {}; rows are in schedule order)",
-                        row.schedule_id(),
-                        decl.schedule_at(last).id
-                    ))),
+                    Some(last) if pos < last => r.push(
+                        Reason::new(format!(
+                            "is out of schedule order (it comes before {}; rows are in schedule order)",
+                            decl.schedule_at(last).id
+                        ))
+                        .row(row.schedule_id())
+                        .rule(Rule::Ledger(1))
+                        .at(format!("rows[{i}]"))
+                        .at("ledger"),
+                    ),
                     _ => furthest = Some(pos),
                 }
                 if pos == out.len() {
@@ -462,7 +473,14 @@ pub(super) fn assemble_rows(
     // A schedule id no row names (a row that names one and passed was seen too).
     for (pos, _) in seen.iter().enumerate().filter(|(_, &i)| i == usize::MAX) {
         let entry = decl.schedule_at(pos);
-        r.push(Reason::new(format!("ledger: scheduled attempt {} is missing (every schedule id appears exactly once, DEFERRED if not attempted)", entry.id)));
+        r.push(
+            Reason::new(
+                "is missing (every schedule id appears exactly once, DEFERRED if not attempted)",
+            )
+            .row(entry.id)
+            .rule(Rule::Ledger(1))
+            .at("ledger"),
+        );
     }
     if !r.is_empty() {
         return Err(r);

@@ -933,6 +933,47 @@ fn two_rows_naming_the_same_native_record_are_refused() {
 }
 
 #[test]
+fn a_row_missing_twice_or_out_of_order_is_named_by_its_row_and_group_1() {
+    use crate::refusal::Rule;
+    let d = declaration();
+    let values = |f: &dyn Fn(&mut Value)| {
+        let mut v = template_value(&d);
+        f(&mut v);
+        match parse_ledger(&d, &v) {
+            Err(crate::Error::Refused(r)) => (r.into_vec().into_iter())
+                .map(|r| (r.place, r.row, r.rule))
+                .collect::<Vec<_>>(),
+            other => panic!("refused, not {other:?}"),
+        }
+    };
+    let ledger = || vec!["ledger".to_owned()];
+    let group1 = Some(Rule::Ledger(1));
+    // The arena row removed: missing.
+    let missing = values(&|l| drop(l["rows"].as_array_mut().unwrap().remove(ARENA_ROW)));
+    assert_eq!(missing, [(ledger(), Some(ARENA_1.to_owned()), group1)]);
+    // Twice.
+    let twice = values(&|l| {
+        let copy = l["rows"][ARENA_ROW].clone();
+        l["rows"].as_array_mut().unwrap().push(copy);
+    });
+    assert_eq!(
+        twice,
+        [(
+            vec!["ledger".into(), "rows[6]".into()],
+            Some(ARENA_1.to_owned()),
+            group1
+        )]
+    );
+    // The first two rows swapped: the second is out of order where the first was.
+    let swapped = values(&|l| l["rows"].as_array_mut().unwrap().swap(0, 1));
+    assert_eq!(swapped.len(), 1, "{swapped:?}");
+    assert_eq!(
+        (&swapped[0].0[1], &swapped[0].2),
+        (&"rows[1]".to_owned(), &group1)
+    );
+}
+
+#[test]
 fn a_row_or_record_three_times_names_the_one_before_each_time() {
     let d = declaration();
     let r = ledger_reasons(&d, |l| {
@@ -944,8 +985,8 @@ fn a_row_or_record_three_times_names_the_one_before_each_time() {
     assert_eq!(
         r,
         [
-            format!("ledger: rows[6]: scheduled attempt {ARENA_1} appears twice (also rows[0]); one row per schedule id, the original row stays"),
-            format!("ledger: rows[7]: scheduled attempt {ARENA_1} appears twice (also rows[6]); one row per schedule id, the original row stays"),
+            format!("ledger: rows[6]: row {ARENA_1}: appears twice (also rows[0]); one row per schedule id, the original row stays"),
+            format!("ledger: rows[7]: row {ARENA_1}: appears twice (also rows[6]); one row per schedule id, the original row stays"),
         ]
     );
     let r = ledger_reasons(&d, |l| {

@@ -242,7 +242,7 @@ fn a_refused_ledger_exits_2_with_every_reason_on_stderr_and_as_json_on_stdout() 
     assert!(r.stderr.contains("elapsed_seconds"), "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("scenario/interrupted-reuse/02 is missing"),
+            .contains("row scenario/interrupted-reuse/02: is missing"),
         "{}",
         r.stderr
     );
@@ -261,6 +261,14 @@ fn a_refused_ledger_exits_2_with_every_reason_on_stderr_and_as_json_on_stdout() 
     assert_eq!(reasons.len(), 2);
     assert!(reasons.iter().any(|s| s.contains("elapsed_seconds")));
     assert!(reasons.iter().any(|s| s.contains("is missing")));
+    // The same reasons as values: the missing row names its row and ledger.md's group 1.
+    assert!(
+        j["details"].as_array().unwrap().iter().any(|d| {
+            d["row"] == "scenario/interrupted-reuse/02"
+                && d["rule"] == json!({"spec": "ledger", "number": 1})
+        }),
+        "{j}"
+    );
     for reason in &reasons {
         assert!(
             r.stderr.contains(reason),
