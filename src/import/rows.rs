@@ -192,16 +192,30 @@ fn check_evidence(
     match evidence {
         Err(e) => r.absorb(for_id(e, schedule_id)),
         Ok(e) if e == task.evidence => {}
-        Ok(Evidence::Fixture) => r.push(format!(
-            "{label}: evidence: a {mode:?} run is fixture evidence (scripted or hybrid) and \
-             cannot fill live row {schedule_id}"
+        Ok(Evidence::Fixture) => r.push(relabel(
+            label,
+            format!(
+                "a {mode:?} run is fixture evidence (scripted or hybrid) and cannot fill live \
+                 row {schedule_id}"
+            ),
         )),
-        Ok(Evidence::Live) => r.push(format!(
-            "{label}: evidence: a live run cannot fill fixture row {schedule_id} (task {} is \
-             declared fixture)",
-            task.id
+        Ok(Evidence::Live) => r.push(relabel(
+            label,
+            format!(
+                "a live run cannot fill fixture row {schedule_id} (task {} is declared fixture)",
+                task.id
+            ),
         )),
     }
+}
+
+/// A record whose evidence class is not its row's: `ledger.md`'s refusal group 4 (a row
+/// relabeled), found at the record.
+fn relabel(label: &str, sentence: String) -> crate::refusal::Reason {
+    crate::refusal::Reason::new(sentence)
+        .field("evidence")
+        .rule(crate::refusal::Rule::Ledger(4))
+        .at(label)
 }
 
 /// `spent_budget` with every declared limit of the task as a key (null where the record does
@@ -239,21 +253,18 @@ fn row_value(decl: &Declaration, fields: Vec<(&str, Value)>) -> Value {
     Value::Object(m)
 }
 
-/// Check the built row with the one row check, naming the record in every reason.
+/// Check the built row with the one row check: each reason (row, field, refusal group) found
+/// at the record, as a row `put` writes is refused at its file.
 pub(crate) fn check_row(
     decl: &Declaration,
     value: &Value,
     label: &str,
     r: &mut Reasons,
 ) -> Option<Row> {
-    match Row::check(decl, value, label) {
+    match Row::check_reasons(decl, value, "") {
         Ok(row) => Some(row),
         Err(reasons) => {
-            r.extend(
-                reasons
-                    .into_iter()
-                    .map(|x| format!("{label}: the row would fail the report: {x}")),
-            );
+            r.extend(reasons.into_iter().map(|x| x.at(label)));
             None
         }
     }

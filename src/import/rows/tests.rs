@@ -282,8 +282,7 @@ fn a_result_that_would_fail_the_report_is_refused_by_the_row_check() {
     assert_reason(
         &refusal(convert(LIVE, &v)),
         &[
-            "the row would fail the report",
-            "a native PASS contradicts its own status",
+            "row scenario/bugfix-iso-weeks/01: native_status: a native PASS contradicts its own status",
         ],
     );
     let mut v = result("bugfix-iso-weeks", "live");
