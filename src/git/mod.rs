@@ -17,6 +17,7 @@ mod known;
 pub mod layout;
 pub mod message;
 pub mod objects;
+mod params;
 pub mod pin;
 pub mod quarantine;
 pub mod read;
@@ -113,7 +114,11 @@ pub fn ref_storage_error(backend: &str) -> Error {
 /// [`open`] without refusing another ref backend (the hooks, which decide per update).
 pub fn open_any_ref_storage(repo_dir: Option<&Path>) -> Result<gix::Repository> {
     let start = absolute_start(repo_dir)?;
-    let options = gix::open::Options::default().config_overrides(["core.useReplaceRefs=false"]);
+    // `git -c …` settings first (Git hands them over in GIT_CONFIG_PARAMETERS), this tool's own
+    // last, so that they win.
+    let mut overrides = params::overrides().map_err(Error::failed)?;
+    overrides.push("core.useReplaceRefs=false".to_owned());
+    let options = gix::open::Options::default().config_overrides(overrides);
     let trust = gix::sec::trust::Mapping {
         full: options.clone().with(gix::sec::Trust::Full),
         reduced: options.with(gix::sec::Trust::Reduced),

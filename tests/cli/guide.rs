@@ -502,7 +502,7 @@ fn pages() -> Vec<PathBuf> {
 
 #[test]
 fn the_guide_runs_as_written() {
-    for tool in ["bash", "sqlite3"] {
+    for tool in ["bash", "sqlite3", "ssh-keygen"] {
         if crate::common::which(tool).is_none() {
             require_tool(tool, "the guide test (docs/guide/)");
             return;
