@@ -82,6 +82,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("git::defhash", Git),
     ("git::quarantine", Git),
     ("git::transport", Git),
+    ("git::params", Git),
     ("git::pin", Store),
     ("git::history", Store),
     ("git::read", Store),
