@@ -521,12 +521,12 @@ fn replay(
                 // The local row as a change of the remote's: what admission says of it names
                 // the field and the rule (a retry, mostly); replay needs the remote's row to be
                 // the one the local commit changed either way.
-                let local_row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))
+                let local_row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))?
                     .map_err(Error::refusal)?;
                 let why = match theirs {
                     Some(id) => {
                         let their_row =
-                            read_row(repo, decl, id, sid, max_bytes, &format!("commit {by}"))
+                            read_row(repo, decl, id, sid, max_bytes, &format!("commit {by}"))?
                                 .map_err(Error::refusal)?;
                         let change = LedgerChange {
                             rows: vec![RowEdit {
@@ -557,17 +557,17 @@ fn replay(
                 ));
                 continue;
             }
-            let row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))
+            let row = read_row(repo, decl, *oid, sid, max_bytes, &format!("commit {c}"))?
                 .map_err(Error::refusal)?;
             editor
                 .upsert(path.as_str(), gix::objs::tree::EntryKind::Blob, *oid)
                 .map_err(|e| Error::failed(format!("cannot edit tree at {path}: {e}")))?;
-            let parent_row_deferred = find_in_tree(repo, parent_tree, &path)?
-                .map(|(_, id)| id)
-                .map(|id| read_row(repo, decl, id, sid, max_bytes, "").map(|r| r.is_deferred()))
-                .transpose()
-                .map_err(Error::refusal)?
-                .unwrap_or(false);
+            let parent_row_deferred = match find_in_tree(repo, parent_tree, &path)? {
+                Some((_, id)) => read_row(repo, decl, id, sid, max_bytes, "")?
+                    .map_err(Error::refusal)?
+                    .is_deferred(),
+                None => false,
+            };
             // Where a filled row came from, as the trees say it: its record file in the
             // ledger (the writer's own path is only in the local commit's message, which
             // replay does not read).

@@ -99,8 +99,8 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
                 }
             }
             (Some(sid), Some((_, oa)), Some((_, ob))) => {
-                let ra = super::admit::read_row(repo, decl, oa, sid, max, &format!("commit {a}"));
-                let rb = super::admit::read_row(repo, decl, ob, sid, max, &format!("commit {b}"));
+                let ra = super::admit::read_row(repo, decl, oa, sid, max, &format!("commit {a}"))?;
+                let rb = super::admit::read_row(repo, decl, ob, sid, max, &format!("commit {b}"))?;
                 match (ra, rb) {
                     (Ok(ra), Ok(rb)) => rows.push(ledger_diff::row_diff(
                         decl,

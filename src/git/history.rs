@@ -159,7 +159,7 @@ fn what_changed(
             &template.canonical(decl),
         )
         .map_err(|e| Error::failed(format!("cannot hash a row: {e}")))?;
-        let after = read_row(repo, decl, new, sid, max, &at).map_err(Error::refusal)?;
+        let after = read_row(repo, decl, new, sid, max, &at)?.map_err(Error::refusal)?;
         if old == template {
             if !after.is_deferred() {
                 filled.push(after);

@@ -68,6 +68,6 @@ pub fn row_at(repo: &gix::Repository, commit: ObjectId, id: &str, max: u64) -> R
             super::objects::describe_mode(mode)
         )));
     }
-    let row = super::admit::read_row(repo, decl, blob, id, max, &at).map_err(Error::refusal)?;
+    let row = super::admit::read_row(repo, decl, blob, id, max, &at)?.map_err(Error::refusal)?;
     Ok(row.canonical(decl))
 }

@@ -382,7 +382,7 @@ pub fn ledger_at(
                 e.id,
                 super::objects::describe_mode(mode)
             )),
-            Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at) {
+            Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
                 Ok(row) => rows.push(row),
                 Err(r) => reasons.extend(r),
             },
@@ -578,7 +578,7 @@ pub(crate) fn count_filled(
                 e.id
             )));
         };
-        let row = read_row(repo, decl, id, &e.id, max_bytes, at).map_err(Error::refusal)?;
+        let row = read_row(repo, decl, id, &e.id, max_bytes, at)?.map_err(Error::refusal)?;
         if !row.is_deferred() {
             n += 1;
         }
@@ -609,7 +609,7 @@ impl Store for RefStore {
         let path = layout::row_path(schedule_id);
         match find_in_tree(&self.repo, self.tip_tree, &path)? {
             Some((mode, id)) if is_regular(mode) => {
-                read_row(&self.repo, decl, id, schedule_id, self.max_bytes, &at)
+                read_row(&self.repo, decl, id, schedule_id, self.max_bytes, &at)?
                     .map_err(Error::refusal)
             }
             Some(_) => Err(Error::refused(format!(

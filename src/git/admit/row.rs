@@ -5,6 +5,7 @@
 use gix::ObjectId;
 
 use crate::declaration::Declaration;
+use crate::error::Error;
 use crate::git::layout;
 use crate::git::objects::read_blob_bounded_id;
 use crate::ledger::Row;
@@ -13,7 +14,8 @@ use crate::refusal::Reason;
 /// Read and check the row file `blob` of `sid`: strict JSON under the size bound, every row
 /// check, its `schedule_id` equal to the one its path names, and canonical bytes. Each reason
 /// is a value found at `at` (a row check names the row, the field and its refusal group; the
-/// others name the row).
+/// others name the row). `Err` of the outer result: the blob could not be read at all (not
+/// in the repository), a failure like a missing record or commit, not a refusal.
 pub fn read_row(
     repo: &gix::Repository,
     decl: &Declaration,
@@ -21,15 +23,27 @@ pub fn read_row(
     sid: &str,
     max_bytes: u64,
     at: &str,
-) -> std::result::Result<Row, Vec<Reason>> {
+) -> crate::Result<std::result::Result<Row, Vec<Reason>>> {
     let path = layout::row_path(sid);
+    let bytes = match read_blob_bounded_id(repo, blob, max_bytes, &path) {
+        Ok(bytes) => bytes,
+        Err(Error::Refused(r)) => return Ok(Err(r.at(at).into_vec())),
+        Err(e) if at.is_empty() => return Err(e),
+        Err(e) => return Err(e.context(at)),
+    };
+    Ok(check_row_bytes(decl, &bytes, sid, &path, at))
+}
+
+/// [`read_row`] of bytes read.
+fn check_row_bytes(
+    decl: &Declaration,
+    bytes: &[u8],
+    sid: &str,
+    path: &str,
+    at: &str,
+) -> std::result::Result<Row, Vec<Reason>> {
     let about = |s: String| vec![Reason::new(s).row(sid).at(at)];
-    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &path).map_err(|e| {
-        (e.into_reasons().into_vec().into_iter())
-            .map(|r| r.at(at))
-            .collect::<Vec<_>>()
-    })?;
-    let value = crate::json::parse_strict(&bytes)
+    let value = crate::json::parse_strict(bytes)
         .map_err(|e| about(format!("{path} is not valid JSON: {e}")))?;
     // The path names the row: a reason the row's own fields cannot place (its schedule_id
     // missing or wrong) is about that row all the same.

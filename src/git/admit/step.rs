@@ -262,7 +262,7 @@ impl Admission<'_> {
                         "row {sid} was added ({path} was a directory); no row is ever added"
                     )),
                     (Some((_, oid)), Some((_, nid))) => {
-                        match self.row_edit(&known.decl, sid, (parent, oid), nid, &at) {
+                        match self.row_edit(&known.decl, sid, (parent, oid), nid, &at)? {
                             Ok(e) => rows.push(e),
                             Err(reasons) => r.extend(reasons),
                         }
@@ -390,21 +390,26 @@ impl Admission<'_> {
         (parent, old): (ObjectId, ObjectId),
         new: ObjectId,
         at: &str,
-    ) -> std::result::Result<RowEdit, Vec<Reason>> {
+    ) -> Result<std::result::Result<RowEdit, Vec<Reason>>> {
         let rule4 = |reasons: Vec<Reason>| {
             (reasons.into_iter())
                 .map(|r| r.within(Rule::Admission(4)))
                 .collect::<Vec<_>>()
         };
         let parent_at = format!("commit {parent}");
-        let before = read_row(self.repo, decl, old, sid, self.max_bytes, &parent_at);
-        let before = before.map_err(rule4)?;
-        let after = read_row(self.repo, decl, new, sid, self.max_bytes, at).map_err(rule4)?;
-        Ok(RowEdit {
+        let before = match read_row(self.repo, decl, old, sid, self.max_bytes, &parent_at)? {
+            Ok(row) => row,
+            Err(r) => return Ok(Err(rule4(r))),
+        };
+        let after = match read_row(self.repo, decl, new, sid, self.max_bytes, at)? {
+            Ok(row) => row,
+            Err(r) => return Ok(Err(rule4(r))),
+        };
+        Ok(Ok(RowEdit {
             before,
             after,
             from: String::new(),
-        })
+        }))
     }
 }
 
