@@ -300,7 +300,7 @@ fn inspect_rows<S: Store + ?Sized>(
             let mut r = Reasons::new();
             match super::rows::check_row(
                 decl,
-                &b.row,
+                b.row,
                 &format!("{label} (for {schedule_id})"),
                 &mut r,
             ) {

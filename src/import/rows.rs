@@ -257,11 +257,11 @@ fn row_value(decl: &Declaration, fields: Vec<(&str, Value)>) -> Value {
 /// at the record, as a row `put` writes is refused at its file.
 pub(crate) fn check_row(
     decl: &Declaration,
-    value: &Value,
+    value: Value,
     label: &str,
     r: &mut Reasons,
 ) -> Option<Row> {
-    match Row::check_reasons(decl, value, "") {
+    match Row::check_owned(decl, value, "") {
         Ok(row) => Some(row),
         Err(reasons) => {
             r.extend(reasons.into_iter().map(|x| x.at(label)));
@@ -336,8 +336,7 @@ pub fn scenario_row(
         ),
         ("native_record", rec.native_record()),
     ]);
-    let value = row_value(decl, fields);
-    let row = check_row(decl, &value, &label, &mut r);
+    let row = check_row(decl, row_value(decl, fields), &label, &mut r);
     match row {
         Some(row) if r.is_empty() => {
             let mut notes = Vec::new();
@@ -484,8 +483,7 @@ pub fn arena_row(
         ),
         ("native_record", att.native_record()),
     ]);
-    let value = row_value(decl, fields);
-    let row = check_row(decl, &value, &label, &mut r);
+    let row = check_row(decl, row_value(decl, fields), &label, &mut r);
     match row {
         Some(row) if r.is_empty() => Ok(Converted {
             row,

@@ -169,9 +169,16 @@ impl Ledger {
 
     /// The ledger document's canonical bytes.
     pub fn canonical(&self, decl: &Declaration) -> Vec<u8> {
+        self.canonical_replacing(decl, &HashMap::new())
+    }
+
+    /// The canonical bytes of this ledger with the row at each schedule position of `rows`
+    /// replaced by the row given for it (a writer's next ledger, without copying this one).
+    pub fn canonical_replacing(&self, decl: &Declaration, rows: &HashMap<usize, &Row>) -> Vec<u8> {
         json::canonical(&DocSer {
             ledger: self,
             fields: &decl.attempt_fields,
+            replaced: rows,
         })
     }
 
@@ -530,6 +537,7 @@ pub fn check_header_declaration(r: &mut Reasons, decl: &Declaration, v: Option<&
 struct DocSer<'a> {
     ledger: &'a Ledger,
     fields: &'a [String],
+    replaced: &'a HashMap<usize, &'a Row>,
 }
 
 struct RowsSer<'a>(&'a DocSer<'a>);
@@ -537,9 +545,9 @@ struct RowsSer<'a>(&'a DocSer<'a>);
 impl Serialize for RowsSer<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.ledger.rows.len()))?;
-        for row in &self.0.ledger.rows {
+        for (i, row) in self.0.ledger.rows.iter().enumerate() {
             seq.serialize_element(&RowSer {
-                row,
+                row: self.0.replaced.get(&i).copied().unwrap_or(row),
                 fields: self.0.fields,
             })?;
         }

@@ -48,15 +48,26 @@ impl Row {
     ) -> std::result::Result<Row, Vec<Reason>> {
         match value {
             Value::Object(m) => {
-                let row = Row { fields: m.clone() };
-                check_members(decl, &row.fields, &at)?;
-                Ok(row)
+                check_members(decl, m, &at)?;
+                Ok(Row { fields: m.clone() })
             }
-            _ => Err(vec![Reason::new(format!(
-                "a row must be an object, not {}",
-                json::type_name(value)
-            ))
-            .at(at)]),
+            _ => Err(not_an_object(value, at)),
+        }
+    }
+
+    /// [`Row::check_reasons`] of a value the caller gives up: a row that passes keeps its
+    /// members, not a copy of them.
+    pub fn check_owned(
+        decl: &Declaration,
+        value: Value,
+        at: &str,
+    ) -> std::result::Result<Row, Vec<Reason>> {
+        match value {
+            Value::Object(fields) => {
+                check_members(decl, &fields, &at)?;
+                Ok(Row { fields })
+            }
+            other => Err(not_an_object(&other, at)),
         }
     }
 
@@ -162,4 +173,13 @@ impl Serialize for RowSer<'_> {
         }
         m.end()
     }
+}
+
+/// The reason a value that is not an object is no row.
+fn not_an_object(value: &Value, at: &str) -> Vec<Reason> {
+    vec![Reason::new(format!(
+        "a row must be an object, not {}",
+        json::type_name(value)
+    ))
+    .at(at)]
 }

@@ -100,24 +100,16 @@ impl Store for FileStore {
     }
 
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError> {
-        let mut next = self.ledger.clone();
-        let positions: HashMap<&str, usize> = change
-            .rows
-            .iter()
-            .filter_map(|w| {
-                Some((
-                    w.row.schedule_id(),
-                    self.decl.schedule_position(w.row.schedule_id())?,
-                ))
-            })
+        // The next ledger's bytes, this one's rows with the change's in their places (every row
+        // of a change was found scheduled when it was checked).
+        let replaced: HashMap<usize, &Row> = (change.rows.iter())
+            .filter_map(|w| Some((self.decl.schedule_position(w.row.schedule_id())?, &w.row)))
             .collect();
-        for w in &change.rows {
-            next.rows[positions[w.row.schedule_id()]] = w.row.clone();
-        }
-        let bytes = next.canonical(&self.decl);
+        let bytes = self.ledger.canonical_replacing(&self.decl, &replaced);
         // The resulting ledger must pass every check of the report, under the same input bound
-        // the next reader will hold it to (a ledger written over it could not be read back).
-        Ledger::parse(&self.decl, &bytes, self.max_input_bytes)
+        // the next reader will hold it to (a ledger written over it could not be read back);
+        // what that parse gives is the store's next ledger.
+        let next = Ledger::parse(&self.decl, &bytes, self.max_input_bytes)
             .map_err(|e| e.context("the resulting ledger"))?;
         // Compare-and-swap on the file's bytes, under its lock: another writer may have
         // replaced it, and none can between the comparison and the rename.
