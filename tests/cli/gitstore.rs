@@ -1422,3 +1422,49 @@ fn records_are_fanned_out_and_every_other_record_path_is_refused() {
     );
     assert_eq!(t.f.tip(), t.tip, "nothing moved");
 }
+
+/// `git -c <key>=<value> ledger …`: Git hands the setting over in GIT_CONFIG_PARAMETERS, and it
+/// applies as it would to a Git command; without it, the repository's configuration stands.
+#[test]
+fn git_dash_c_settings_reach_the_tool() {
+    let f = Fixture::new(2);
+    let row = f.hand_row("scenario/bugfix-iso-weeks/01", "ERROR");
+    let row = row.to_str().unwrap();
+    let tip = git(f.dir(), &["rev-parse", REF]);
+    // Signing asked for on the command line alone, in a format the tool does not sign with:
+    // refused before anything is written.
+    let r = crate::common::git_hooked(
+        f.dir(),
+        &[
+            "-c",
+            "commit.gpgSign=true",
+            "ledger",
+            "put",
+            "scenario/bugfix-iso-weeks/01",
+            row,
+        ],
+        None,
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("commit.gpgSign is true, but gpg.format is \"openpgp\""),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(f.dir(), &["rev-parse", REF]), tip, "nothing moved");
+    // A value Git itself would call bogus stops the command (exit 1), as it stops Git.
+    let mut cmd = std::process::Command::new(crate::common::bin());
+    pin_env(&mut cmd)
+        .current_dir(f.dir())
+        .env("GIT_CONFIG_PARAMETERS", "'commit.gpgsign")
+        .args(["put", "scenario/bugfix-iso-weeks/01", row]);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bogus format in GIT_CONFIG_PARAMETERS"),
+        "{out:?}"
+    );
+    // Without the setting, the same put is written.
+    f.run(&["put", "scenario/bugfix-iso-weeks/01", row]).ok();
+}
