@@ -17,6 +17,8 @@ pub const REFERENCE_TRANSACTION: &str = include_str!("../../hooks/reference-tran
 pub const PRE_COMMIT: &str = include_str!("../../hooks/pre-commit");
 /// `git merge` runs pre-merge-commit instead of pre-commit; it runs the same check.
 pub const PRE_MERGE_COMMIT: &str = include_str!("../../hooks/pre-merge-commit");
+/// `git am` runs pre-applypatch instead of pre-commit; it runs the same check.
+pub const PRE_APPLYPATCH: &str = include_str!("../../hooks/pre-applypatch");
 
 /// SHA-256 of each earlier shipped version of a script: an installed hook that is one of them
 /// is ours, and `install` replaces it without `--force` (an upgrade, not a foreign hook).
@@ -57,6 +59,7 @@ pub fn scripts(server: bool) -> Vec<(&'static str, &'static str)> {
             ("reference-transaction", REFERENCE_TRANSACTION),
             ("pre-commit", PRE_COMMIT),
             ("pre-merge-commit", PRE_MERGE_COMMIT),
+            ("pre-applypatch", PRE_APPLYPATCH),
         ]
     }
 }
@@ -185,7 +188,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let hooks = dir.path().join("hooks");
         let out = install(&hooks, false, false).unwrap();
-        assert_eq!(out.len(), 4);
+        assert_eq!(out.len(), 5);
         assert!(matches!(out[0], Outcome::Installed(_)));
         let again = install(&hooks, false, false).unwrap();
         assert!(again

@@ -474,6 +474,94 @@ fn a_merge_that_edits_a_filled_row_is_refused() {
     assert_ne!(git(dir, &["rev-parse", "HEAD"]), main);
 }
 
+/// A ledger file on a branch, edited by `git am`: Git runs `pre-applypatch`, not `pre-commit`,
+/// between applying a patch and committing it, so a patch that edits a filled row (made on
+/// another clone with `--no-verify`) was committed before; the installed `pre-applypatch` runs
+/// the same check. The other side: a patch that fills a DEFERRED row applies.
+#[test]
+fn a_patch_that_edits_a_filled_row_is_refused_by_git_am() {
+    use crate::common::write;
+    let repo = crate::common::new_repo();
+    let dir = repo.path();
+    ledger(dir, &["hooks", "install"]).ok();
+    assert!(dir.join(".git/hooks/pre-applypatch").is_file());
+    write(
+        dir,
+        "eval/campaign.json",
+        crate::gitstore::pretty(&crate::gitstore::declaration_value(crate::gitstore::ID, 2)),
+    );
+    let template = ledger(dir, &["template", "eval/campaign.json"])
+        .ok()
+        .stdout
+        .clone();
+    write(dir, "eval/ledger.json", &template);
+    git(dir, &["add", "-A"]);
+    git_hooked(dir, &["commit", "-q", "-m", "declare"], None).ok();
+    let put = |sid: &str| {
+        let l: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("eval/ledger.json")).unwrap()).unwrap();
+        let mut row = (l["rows"].as_array().unwrap().iter())
+            .find(|r| r["schedule_id"] == sid)
+            .unwrap()
+            .clone();
+        row["native_outcome"] = "INTERRUPTED_UNGRADED".into();
+        row["native_status"] = "INCOMPLETE".into();
+        row["reason"] = "by hand".into();
+        let p = dir.join("../row.json");
+        std::fs::write(&p, crate::gitstore::pretty(&row)).unwrap();
+        let p = p.to_str().unwrap().to_owned();
+        ledger(
+            dir,
+            &["put", sid, &p, "eval/campaign.json", "eval/ledger.json"],
+        )
+        .ok();
+    };
+    put(D);
+    git(dir, &["add", "-A"]);
+    git_hooked(dir, &["commit", "-q", "-m", "fill"], None).ok();
+    let main = git(dir, &["rev-parse", "HEAD"]);
+    // A patch that sets a field of the filled row, committed past pre-commit.
+    let filled = std::fs::read_to_string(dir.join("eval/ledger.json")).unwrap();
+    let at = filled.find(&format!("\"schedule_id\": \"{D}\"")).unwrap();
+    let e = at + filled[at..].find("\"elapsed_seconds\": null").unwrap();
+    let edited = format!(
+        "{}\"elapsed_seconds\": 99.0{}",
+        &filled[..e],
+        &filled[e + "\"elapsed_seconds\": null".len()..]
+    );
+    git(dir, &["checkout", "-q", "-b", "edit"]);
+    write(dir, "eval/ledger.json", &edited);
+    git(
+        dir,
+        &["commit", "-q", "--no-verify", "-am", "edit a filled row"],
+    );
+    let patch = git(dir, &["format-patch", "-1", "--stdout"]);
+    git(dir, &["checkout", "-q", "main"]);
+    let r = git_hooked(dir, &["am"], Some(format!("{patch}\n").as_bytes()));
+    assert_ne!(r.code, 0, "git am must be refused\n{}", r.stdout);
+    assert!(
+        r.stderr.contains("eval/ledger.json (against HEAD)")
+            && r.stderr.contains("elapsed_seconds"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        git(dir, &["rev-parse", "HEAD"]),
+        main,
+        "the patch was committed"
+    );
+    git(dir, &["am", "--abort"]);
+    // The other side: a patch that fills another row applies.
+    git(dir, &["checkout", "-q", "-b", "other"]);
+    put(crate::message_rule::FILLED);
+    git_hooked(dir, &["commit", "-q", "-am", "other fill"], None).ok();
+    let patch = git(dir, &["format-patch", "-1", "--stdout"]);
+    git(dir, &["checkout", "-q", "main"]);
+    let r = git_hooked(dir, &["am"], Some(format!("{patch}\n").as_bytes()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_ne!(git(dir, &["rev-parse", "HEAD"]), main);
+}
+
 /// A WAL store opened through a symbolic link to its database: SQLite keeps the `-wal` beside
 /// the file the link points to. Before this review the import looked for `-wal` beside the
 /// link, found none, and read the database without its committed transactions (the attempt
