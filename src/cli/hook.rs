@@ -40,6 +40,9 @@ pub enum HookKind {
         state: String,
     },
     /// Local: check every staged ledger file (`"format": "campaign-ledger/1"`) against HEAD.
+    ///
+    /// The pre-commit, pre-merge-commit (`git merge`) and pre-applypatch (`git am`) scripts
+    /// all run this check on the index about to be committed.
     PreCommit,
 }
 
