@@ -401,7 +401,7 @@ struct Refs {
 /// Paths of the crate a layer may not name, though its layer may use the module they are in:
 /// (layer, path prefixes). The CLI parses arguments, calls one operation and prints, so it
 /// reads no Git objects itself (`git::objects`, `git::tree`) and walks no commit's tree diff
-/// or row files (`git::admit`'s `tree_changes`, `TreeChange`, `read_row`, `read_row_reasons`:
+/// or row files (`git::admit`'s `tree_changes`, `TreeChange`, `read_row`:
 /// that is `git::diff`'s, `git::history`'s and `git::read`'s work). The validator itself,
 /// `git::admit::Admission`, is one operation (`verify` runs a chain through it). A name
 /// reached through a re-export or a `use` of the module is not seen.
@@ -413,7 +413,6 @@ const NOT_NAMED: &[(Layer, &[&str])] = &[(
         "git::admit::tree_changes",
         "git::admit::TreeChange",
         "git::admit::read_row",
-        "git::admit::read_row_reasons",
     ],
 )];
 
