@@ -380,19 +380,13 @@ fn a_forged_cache_entry_does_not_change_what_sync_admits() {
     assert!(r.stderr.contains("VERIFIED"), "{}", r.stderr);
 }
 
-/// A ledger file on a branch, edited by `git merge`: a side branch from before a row was filled
-/// fills it the same way and also sets a field the main line left null; the two merge without
-/// conflict into a filled row that was edited. `git merge` runs `pre-merge-commit`, not
-/// `pre-commit`, so the merge was committed before this review; the installed
-/// `pre-merge-commit` runs the same check. The other side: a merge whose result is admitted
-/// (the side branch fills another row) commits.
-#[test]
-fn a_merge_that_edits_a_filled_row_is_refused() {
+/// A repository with the hooks installed and a ledger file on its branch: `eval/campaign.json`
+/// and its template `eval/ledger.json`, committed.
+fn ledger_file_repo() -> tempfile::TempDir {
     use crate::common::write;
     let repo = crate::common::new_repo();
     let dir = repo.path();
     ledger(dir, &["hooks", "install"]).ok();
-    assert!(dir.join(".git/hooks/pre-merge-commit").is_file());
     write(
         dir,
         "eval/campaign.json",
@@ -405,28 +399,69 @@ fn a_merge_that_edits_a_filled_row_is_refused() {
     write(dir, "eval/ledger.json", &template);
     git(dir, &["add", "-A"]);
     git_hooked(dir, &["commit", "-q", "-m", "declare"], None).ok();
-    let put = |sid: &str| {
-        let l: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join("eval/ledger.json")).unwrap()).unwrap();
-        let mut row = l["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["schedule_id"] == sid)
-            .unwrap()
-            .clone();
-        row["native_outcome"] = "INTERRUPTED_UNGRADED".into();
-        row["native_status"] = "INCOMPLETE".into();
-        row["reason"] = "by hand".into();
-        let p = dir.join("../row.json");
-        std::fs::write(&p, crate::gitstore::pretty(&row)).unwrap();
-        let p = p.to_str().unwrap().to_owned();
-        ledger(
-            dir,
-            &["put", sid, &p, "eval/campaign.json", "eval/ledger.json"],
-        )
-        .ok();
-    };
+    repo
+}
+
+/// The ledger file's text with row D's `elapsed_seconds` (null once D is filled by hand) set.
+fn with_d_elapsed(dir: &std::path::Path) -> String {
+    let filled = std::fs::read_to_string(dir.join("eval/ledger.json")).unwrap();
+    let at = filled.find(&format!("\"schedule_id\": \"{D}\"")).unwrap();
+    let e = at + filled[at..].find("\"elapsed_seconds\": null").unwrap();
+    format!(
+        "{}\"elapsed_seconds\": 99.0{}",
+        &filled[..e],
+        &filled[e + "\"elapsed_seconds\": null".len()..]
+    )
+}
+
+/// `r` (a `git` run that would commit an edit of row D's `elapsed_seconds`) was refused by the
+/// pre-commit check, and `HEAD` is still `main`.
+fn refused_against_head(r: &crate::common::Run, dir: &std::path::Path, main: &str, what: &str) {
+    assert_ne!(r.code, 0, "{what} must be refused\n{}", r.stdout);
+    assert!(
+        r.stderr.contains("eval/ledger.json (against HEAD)")
+            && r.stderr.contains("elapsed_seconds"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), main, "{what} committed");
+}
+
+/// Fill row `sid` of the ledger file of [`ledger_file_repo`] by hand (`put` in file mode).
+fn put_by_hand(dir: &std::path::Path, sid: &str) {
+    let l: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("eval/ledger.json")).unwrap()).unwrap();
+    let mut row = (l["rows"].as_array().unwrap().iter())
+        .find(|r| r["schedule_id"] == sid)
+        .unwrap()
+        .clone();
+    row["native_outcome"] = "INTERRUPTED_UNGRADED".into();
+    row["native_status"] = "INCOMPLETE".into();
+    row["reason"] = "by hand".into();
+    // Outside the work tree and private to this repository (tests run in parallel).
+    let p = dir.join(".git/row.json");
+    std::fs::write(&p, crate::gitstore::pretty(&row)).unwrap();
+    let p = p.to_str().unwrap().to_owned();
+    ledger(
+        dir,
+        &["put", sid, &p, "eval/campaign.json", "eval/ledger.json"],
+    )
+    .ok();
+}
+
+/// A ledger file on a branch, edited by `git merge`: a side branch from before a row was filled
+/// fills it the same way and also sets a field the main line left null; the two merge without
+/// conflict into a filled row that was edited. `git merge` runs `pre-merge-commit`, not
+/// `pre-commit`, so the merge was committed before this review; the installed
+/// `pre-merge-commit` runs the same check. The other side: a merge whose result is admitted
+/// (the side branch fills another row) commits.
+#[test]
+fn a_merge_that_edits_a_filled_row_is_refused() {
+    use crate::common::write;
+    let repo = ledger_file_repo();
+    let dir = repo.path();
+    assert!(dir.join(".git/hooks/pre-merge-commit").is_file());
+    let put = |sid: &str| put_by_hand(dir, sid);
     let commit = |what: &str| {
         git(dir, &["add", "-A"]);
         git_hooked(dir, &["commit", "-q", "-m", what], None)
@@ -434,32 +469,14 @@ fn a_merge_that_edits_a_filled_row_is_refused() {
     put(D);
     commit("fill").ok();
     let main = git(dir, &["rev-parse", "HEAD"]);
-    let filled = std::fs::read_to_string(dir.join("eval/ledger.json")).unwrap();
     // The side branch: the same fill, and a field the main line left null.
-    let at = filled.find(&format!("\"schedule_id\": \"{D}\"")).unwrap();
-    let e = at + filled[at..].find("\"elapsed_seconds\": null").unwrap();
-    let side = format!(
-        "{}\"elapsed_seconds\": 99.0{}",
-        &filled[..e],
-        &filled[e + "\"elapsed_seconds\": null".len()..]
-    );
+    let side = with_d_elapsed(dir);
     git(dir, &["checkout", "-q", "-b", "side", "HEAD~1"]);
     write(dir, "eval/ledger.json", &side);
     commit("side fill").ok();
     git(dir, &["checkout", "-q", "main"]);
     let r = git_hooked(dir, &["merge", "--no-edit", "side"], None);
-    assert_ne!(r.code, 0, "the merge must be refused\n{}", r.stdout);
-    assert!(
-        r.stderr.contains("eval/ledger.json (against HEAD)")
-            && r.stderr.contains("elapsed_seconds"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(
-        git(dir, &["rev-parse", "HEAD"]),
-        main,
-        "a merge commit was written"
-    );
+    refused_against_head(&r, dir, &main, "the merge");
     git(dir, &["merge", "--abort"]);
     // The other side: the side branch fills another row; the merge is admitted.
     git(
@@ -481,54 +498,16 @@ fn a_merge_that_edits_a_filled_row_is_refused() {
 #[test]
 fn a_patch_that_edits_a_filled_row_is_refused_by_git_am() {
     use crate::common::write;
-    let repo = crate::common::new_repo();
+    let repo = ledger_file_repo();
     let dir = repo.path();
-    ledger(dir, &["hooks", "install"]).ok();
     assert!(dir.join(".git/hooks/pre-applypatch").is_file());
-    write(
-        dir,
-        "eval/campaign.json",
-        crate::gitstore::pretty(&crate::gitstore::declaration_value(crate::gitstore::ID, 2)),
-    );
-    let template = ledger(dir, &["template", "eval/campaign.json"])
-        .ok()
-        .stdout
-        .clone();
-    write(dir, "eval/ledger.json", &template);
-    git(dir, &["add", "-A"]);
-    git_hooked(dir, &["commit", "-q", "-m", "declare"], None).ok();
-    let put = |sid: &str| {
-        let l: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join("eval/ledger.json")).unwrap()).unwrap();
-        let mut row = (l["rows"].as_array().unwrap().iter())
-            .find(|r| r["schedule_id"] == sid)
-            .unwrap()
-            .clone();
-        row["native_outcome"] = "INTERRUPTED_UNGRADED".into();
-        row["native_status"] = "INCOMPLETE".into();
-        row["reason"] = "by hand".into();
-        let p = dir.join("../row.json");
-        std::fs::write(&p, crate::gitstore::pretty(&row)).unwrap();
-        let p = p.to_str().unwrap().to_owned();
-        ledger(
-            dir,
-            &["put", sid, &p, "eval/campaign.json", "eval/ledger.json"],
-        )
-        .ok();
-    };
+    let put = |sid: &str| put_by_hand(dir, sid);
     put(D);
     git(dir, &["add", "-A"]);
     git_hooked(dir, &["commit", "-q", "-m", "fill"], None).ok();
     let main = git(dir, &["rev-parse", "HEAD"]);
     // A patch that sets a field of the filled row, committed past pre-commit.
-    let filled = std::fs::read_to_string(dir.join("eval/ledger.json")).unwrap();
-    let at = filled.find(&format!("\"schedule_id\": \"{D}\"")).unwrap();
-    let e = at + filled[at..].find("\"elapsed_seconds\": null").unwrap();
-    let edited = format!(
-        "{}\"elapsed_seconds\": 99.0{}",
-        &filled[..e],
-        &filled[e + "\"elapsed_seconds\": null".len()..]
-    );
+    let edited = with_d_elapsed(dir);
     git(dir, &["checkout", "-q", "-b", "edit"]);
     write(dir, "eval/ledger.json", &edited);
     git(
@@ -538,18 +517,7 @@ fn a_patch_that_edits_a_filled_row_is_refused_by_git_am() {
     let patch = git(dir, &["format-patch", "-1", "--stdout"]);
     git(dir, &["checkout", "-q", "main"]);
     let r = git_hooked(dir, &["am"], Some(format!("{patch}\n").as_bytes()));
-    assert_ne!(r.code, 0, "git am must be refused\n{}", r.stdout);
-    assert!(
-        r.stderr.contains("eval/ledger.json (against HEAD)")
-            && r.stderr.contains("elapsed_seconds"),
-        "{}",
-        r.stderr
-    );
-    assert_eq!(
-        git(dir, &["rev-parse", "HEAD"]),
-        main,
-        "the patch was committed"
-    );
+    refused_against_head(&r, dir, &main, "git am");
     git(dir, &["am", "--abort"]);
     // The other side: a patch that fills another row applies.
     git(dir, &["checkout", "-q", "-b", "other"]);
