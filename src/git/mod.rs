@@ -129,8 +129,17 @@ pub fn open_any_ref_storage(repo_dir: Option<&Path>) -> Result<gix::Repository> 
         trust,
     )
     .map_err(|e| {
+        use gix::discover::upwards::Error as Upwards;
         let detail = e.to_string();
-        let message = if detail.starts_with("Could not find a git repository") {
+        let none_found = e.downcast_any_ref::<Upwards>().is_some_and(|u| {
+            matches!(
+                u,
+                Upwards::NoGitRepository { .. }
+                    | Upwards::NoGitRepositoryWithinCeiling { .. }
+                    | Upwards::NoGitRepositoryWithinFs { .. }
+            )
+        });
+        let message = if none_found {
             format!(
                 "not a Git repository: no repository at {} or any of its parent directories",
                 start.display()
