@@ -24,6 +24,64 @@ pub use view::{Check, NativeRecord, RowView};
 use checks::check_members;
 use document::{assemble_rows, check_top, checked_row, Checked, Placed};
 
+/// The parse entry points: the fast path (`fast.rs`: rows parsed and checked on every core),
+/// which says only yes, then for a ledger it does not accept the ordinary path
+/// (`document.rs`), which names every fault. They are here, above both, so that the fast path
+/// may build the document's types while the document knows nothing of the fast path.
+impl Ledger {
+    /// Parse a ledger document and apply every refusal rule of `ledger.md` against `decl`.
+    pub fn parse(
+        decl: &crate::declaration::Declaration,
+        bytes: &[u8],
+        max_input_bytes: u64,
+    ) -> crate::error::Result<Ledger> {
+        if bytes.len() as u64 <= max_input_bytes {
+            if let Some(ledger) = fast::parse(decl, bytes) {
+                return Ok(ledger);
+            }
+        }
+        Ledger::parse_ordinary(decl, bytes, max_input_bytes)
+    }
+
+    /// [`Ledger::parse`] for the new side of a change: every check but "two rows name the same
+    /// `native_record`" (group 7), which [`crate::admission::admit`] decides for a change
+    /// against the state it follows (as rule 5), so that a ledger file and a ledger ref name the
+    /// same row, field and rule for it. Every reason is a value: a row's own checks name the
+    /// row, the field and the refusal group; the rest are sentences.
+    pub fn parse_for_change(
+        decl: &crate::declaration::Declaration,
+        bytes: &[u8],
+        max_input_bytes: u64,
+    ) -> std::result::Result<Ledger, crate::error::Reasons> {
+        if bytes.len() as u64 <= max_input_bytes {
+            if let Some(ledger) = fast::parse(decl, bytes) {
+                return Ok(ledger);
+            }
+        }
+        Ledger::parse_for_change_ordinary(decl, bytes, max_input_bytes)
+    }
+
+    /// [`Ledger::parse`] keeping only what `keep` takes of each checked row, in schedule order:
+    /// the same checks and refusals, but on the fast path no row is built as a [`Row`] (each is
+    /// parsed into [`crate::json::Members`], checked by `check_members`, kept and dropped on
+    /// the core that parsed it; `report` of 100,000 rows never holds them all). A ledger the
+    /// fast path does not accept is parsed by the ordinary path, exactly as [`Ledger::parse`]
+    /// does.
+    pub fn parse_kept<K: Keep>(
+        decl: &crate::declaration::Declaration,
+        bytes: &[u8],
+        max_input_bytes: u64,
+        keep: &K,
+    ) -> crate::error::Result<KeptRows<K::Kept>> {
+        if bytes.len() as u64 <= max_input_bytes {
+            if let Some(kept) = fast::parse_kept(decl, bytes, keep) {
+                return Ok(kept);
+            }
+        }
+        Ledger::parse_kept_ordinary(decl, bytes, max_input_bytes, keep)
+    }
+}
+
 /// The format string of a ledger document.
 pub const FORMAT: &str = "campaign-ledger/1";
 /// The native outcome of a row that holds no attempt.

@@ -39,35 +39,22 @@ impl Ledger {
         }
     }
 
-    /// Parse a ledger document and apply every refusal rule of `ledger.md` against `decl`.
-    pub fn parse(decl: &Declaration, bytes: &[u8], max_input_bytes: u64) -> Result<Ledger> {
-        // The fast path (rows parsed and checked on every core) says only yes; a ledger it does
-        // not accept is parsed again by the ordinary path, which names every fault.
-        if bytes.len() as u64 <= max_input_bytes {
-            if let Some(ledger) = super::fast::parse(decl, bytes) {
-                return Ok(ledger);
-            }
-        }
+    /// [`Ledger::parse`] on the ordinary path, which names every fault.
+    pub(super) fn parse_ordinary(
+        decl: &Declaration,
+        bytes: &[u8],
+        max_input_bytes: u64,
+    ) -> Result<Ledger> {
         let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
         Self::from_owned_value(decl, value)
     }
 
-    /// [`Ledger::parse`] for the new side of a change: every check but "two rows name the same
-    /// `native_record`" (group 7), which [`crate::admission::admit`] decides for a change
-    /// against the state it follows (as rule 5), so that a ledger file and a ledger ref name the
-    /// same row, field and rule for it.
-    /// Every reason is a value: a row's own checks name the row, the field and the refusal
-    /// group; the rest are sentences.
-    pub fn parse_for_change(
+    /// [`Ledger::parse_for_change`] on the ordinary path.
+    pub(super) fn parse_for_change_ordinary(
         decl: &Declaration,
         bytes: &[u8],
         max_input_bytes: u64,
     ) -> std::result::Result<Ledger, Reasons> {
-        if bytes.len() as u64 <= max_input_bytes {
-            if let Some(ledger) = super::fast::parse(decl, bytes) {
-                return Ok(ledger);
-            }
-        }
         let sentences = |e: Error| e.into_reasons();
         let mut value =
             json::parse_document(bytes, "ledger", max_input_bytes).map_err(sentences)?;
@@ -98,22 +85,13 @@ impl Ledger {
             .map_err(|e| e.context(path.display()))
     }
 
-    /// [`Ledger::parse`] keeping only what `keep` takes of each checked row, in schedule order:
-    /// the same checks and refusals, but on the fast path no row is built as a [`Row`] (each is
-    /// parsed into [`json::Members`], checked by `check_members`, kept and dropped on the
-    /// core that parsed it; `report` of 100,000 rows never holds them all). A ledger the fast
-    /// path does not accept is parsed by the ordinary path, exactly as [`Ledger::parse`] does.
-    pub fn parse_kept<K: Keep>(
+    /// [`Ledger::parse_kept`] on the ordinary path (every row built, then kept).
+    pub(super) fn parse_kept_ordinary<K: Keep>(
         decl: &Declaration,
         bytes: &[u8],
         max_input_bytes: u64,
         keep: &K,
     ) -> Result<KeptRows<K::Kept>> {
-        if bytes.len() as u64 <= max_input_bytes {
-            if let Some(kept) = super::fast::parse_kept(decl, bytes, keep) {
-                return Ok(kept);
-            }
-        }
         let value = json::parse_document(bytes, "ledger", max_input_bytes)?;
         let ledger = Self::from_owned_value(decl, value)?;
         let kept: Vec<K::Kept> = ledger
