@@ -206,6 +206,37 @@ mod tests {
         assert_eq!(names, [std::ffi::OsString::from(blob.to_string())]);
     }
 
+    /// Any one byte of an entry changed, wherever it is (the head, the parts, a task's JSON),
+    /// is a miss: the CRC-32 finds every change of up to 32 bits in a row, and the head is
+    /// compared field by field. No change makes a load panic or read a task that is not the
+    /// parse's.
+    #[test]
+    fn every_entry_with_one_byte_changed_is_a_miss() {
+        let (_dir, repo, blob, bytes) = repo_with_declaration();
+        let size = bytes.len() as u64;
+        store_parsed(&repo, blob, &bytes);
+        let path = entry(&repo, blob);
+        let good = std::fs::read(&path).unwrap();
+        for i in 0..good.len() {
+            for flip in [0x01u8, 0x80] {
+                let mut bad = good.clone();
+                bad[i] ^= flip;
+                std::fs::write(&path, &bad).unwrap();
+                assert!(
+                    load(&repo, blob, size).is_none(),
+                    "byte {i} ^ {flip:#x} of {} was not noticed",
+                    good.len()
+                );
+            }
+        }
+        std::fs::write(&path, &good).unwrap();
+        let cached = load(&repo, blob, size).expect("the entry as written is used");
+        assert_eq!(
+            cached.tasks.len(),
+            crate::testutil::declaration().tasks.len()
+        );
+    }
+
     #[test]
     fn an_entry_that_does_not_check_out_is_a_miss() {
         let (_dir, repo, blob, bytes) = repo_with_declaration();
