@@ -298,6 +298,9 @@ fn inspect_rows<S: Store + ?Sized>(
             seen.insert(b.key.clone(), schedule_id.clone());
             let decl = store.declaration();
             let mut r = Reasons::new();
+            if let Some(h) = b.evidence_hint {
+                r.hint(h);
+            }
             match super::rows::check_row(
                 decl,
                 b.row,
@@ -315,7 +318,7 @@ fn inspect_rows<S: Store + ?Sized>(
                         message_notes: b.message_notes,
                     },
                 )),
-                _ => reasons.extend(r.into_vec()),
+                _ => reasons.absorb(r),
             }
         }
     }

@@ -180,42 +180,34 @@ pub(crate) fn for_schedule_id(
     reason
 }
 
-/// Refuse a record whose evidence class differs from the task's (or whose mode is unknown).
-fn check_evidence(
+/// The evidence class a record's mode gives its row's `evidence` (`import.md`: `live` is live,
+/// `fake` and every `-hybrid` mode fixture). A class other than the task's is refused by the
+/// row check, as any relabeled row is (`ledger.md` group 4), not here: this only adds a hint
+/// that says where the class came from. An unknown mode is refused (the record's format).
+pub(crate) fn record_evidence(
     evidence: Result<Evidence>,
-    mode: &str,
+    why: &str,
     task: &Task,
     schedule_id: &str,
-    label: &str,
     r: &mut Reasons,
-) {
+) -> Evidence {
     match evidence {
-        Err(e) => r.absorb(for_id(e, schedule_id)),
-        Ok(e) if e == task.evidence => {}
-        Ok(Evidence::Fixture) => r.push(relabel(
-            label,
-            format!(
-                "a {mode:?} run is fixture evidence (scripted or hybrid) and cannot fill live \
-                 row {schedule_id}"
-            ),
-        )),
-        Ok(Evidence::Live) => r.push(relabel(
-            label,
-            format!(
-                "a live run cannot fill fixture row {schedule_id} (task {} is declared fixture)",
-                task.id
-            ),
-        )),
+        Err(e) => {
+            r.absorb(for_id(e, schedule_id));
+            task.evidence
+        }
+        Ok(e) => {
+            if e != task.evidence {
+                r.hint(format!(
+                    "{why} is {} evidence: it cannot fill a row of task {}, declared {}",
+                    e.as_str(),
+                    task.id,
+                    task.evidence.as_str()
+                ));
+            }
+            e
+        }
     }
-}
-
-/// A record whose evidence class is not its row's: `ledger.md`'s refusal group 4 (a row
-/// relabeled), found at the record.
-fn relabel(label: &str, sentence: String) -> crate::refusal::Reason {
-    crate::refusal::Reason::new(sentence)
-        .field("evidence")
-        .rule(crate::refusal::Rule::Ledger(4))
-        .at(label)
 }
 
 /// `spent_budget` with every declared limit of the task as a key (null where the record does
@@ -272,7 +264,7 @@ pub(crate) fn check_row(
 
 fn common_fields(
     entry: &ScheduleEntry,
-    task: &Task,
+    evidence: Evidence,
     options: OptionsAnalysis,
     ctx: &Context,
 ) -> Vec<(&'static str, Value)> {
@@ -280,7 +272,7 @@ fn common_fields(
         ("schedule_id", Value::from(entry.id.clone())),
         ("task_id", Value::from(entry.task.clone())),
         ("repetition", Value::from(entry.repetition)),
-        ("evidence", Value::from(task.evidence.as_str())),
+        ("evidence", Value::from(evidence.as_str())),
         (
             "runtime_identity",
             ctx.runtime_identity.cloned().unwrap_or(Value::Null),
@@ -312,12 +304,13 @@ pub fn scenario_row(
     ) else {
         return Err(Error::Refused(r));
     };
-    check_evidence(rec.evidence(), &rec.mode, task, schedule_id, &label, &mut r);
+    let why = format!("{label}: a {:?} run", rec.mode);
+    let evidence = record_evidence(rec.evidence(), &why, task, schedule_id, &mut r);
     if let Err(e) = rec.check_reason() {
         r.absorb(for_id(e, schedule_id));
     }
     let options = rec.options(&declared_profile(decl));
-    let mut fields = common_fields(&entry, task, options, ctx);
+    let mut fields = common_fields(&entry, evidence, options, ctx);
     fields.extend([
         ("native_outcome", Value::from(rec.verdict.clone())),
         ("native_status", json!(rec.autocode_status)),
@@ -394,7 +387,8 @@ pub fn arena_row(
             "{label}: the Git pins of the declaration were not read"
         )));
     };
-    check_evidence(att.evidence(), &att.mode, task, schedule_id, &label, &mut r);
+    let why = format!("{label}: a {:?} run", att.mode);
+    let evidence = record_evidence(att.evidence(), &why, task, schedule_id, &mut r);
     if let Err(e) = att.check_reason() {
         r.absorb(for_id(e, schedule_id));
     }
@@ -464,7 +458,7 @@ pub fn arena_row(
         .get("max_iterations")
         .map_or(0, |&n| n.max(0.0) as u64);
     let options = att.options(&declared_profile(decl), max_iterations);
-    let mut fields = common_fields(&entry, task, options, ctx);
+    let mut fields = common_fields(&entry, evidence, options, ctx);
     fields.extend([
         ("native_outcome", Value::from(att.verdict.clone())),
         ("native_status", Value::from(att.status.clone())),

@@ -454,7 +454,12 @@ fn evidence_must_match_the_task() {
     let p = c.scenario_run("fake-1", &fake);
     c.refused(
         &["--scenario", "scenario/bugfix-iso-weeks/01", &p],
-        &["cannot fill live row scenario/bugfix-iso-weeks/01"],
+        // The row check's reason (a relabeled row), and the hint that says why it is fixture.
+        &[
+            "row scenario/bugfix-iso-weeks/01: evidence: is \"fixture\" but task scenario/bugfix-iso-weeks is declared live",
+            "hint: ",
+            "a \"fake\" run is fixture evidence",
+        ],
     );
     // A hybrid run (even one skipped before the hybrid setup) of a live task.
     fake["run_id"] = json!("hybrid-1");
@@ -462,7 +467,10 @@ fn evidence_must_match_the_task() {
     let p = c.scenario_run("hybrid-1", &fake);
     c.refused(
         &["--scenario", "scenario/bugfix-iso-weeks/02", &p],
-        &["\"live-hybrid\" run is fixture evidence"],
+        &[
+            "row scenario/bugfix-iso-weeks/02: evidence: is \"fixture\"",
+            "\"live-hybrid\" run is fixture evidence",
+        ],
     );
     // A live run of the fixture task.
     let mut live = c.example_result(FAKE);
@@ -475,7 +483,7 @@ fn evidence_must_match_the_task() {
             "scenario/interrupted-verification-reuse/01",
             &p,
         ],
-        &["a live run cannot fill fixture row"],
+        &["evidence: is \"live\"", "a \"live\" run is live evidence"],
     );
     // An Arena attempt run in fake mode.
     let sql = c
@@ -489,7 +497,10 @@ fn evidence_must_match_the_task() {
             &s,
             "att-0001",
         ],
-        &["\"fake\" run is fixture evidence"],
+        &[
+            "row arena/sympy-matrix-derivatives/01: evidence: is \"fixture\"",
+            "\"fake\" run is fixture evidence",
+        ],
     );
 }
 

@@ -443,7 +443,10 @@ fn a_scripted_model_cannot_fill_a_live_row_but_fills_a_fixture_row() {
     );
     h.refused(
         &["--inspect", &log],
-        &["mockllm", "cannot fill live row inspect/popularity-1/01"],
+        &[
+            "row inspect/popularity-1/01: evidence: is \"fixture\"",
+            "mockllm (scripted) model is fixture evidence",
+        ],
     );
     let h = Harness::new(
         vec![task("p1", "popularity", json!(1), "match", "fixture")],

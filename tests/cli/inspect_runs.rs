@@ -591,7 +591,10 @@ fn two_epochs_of_passing_and_failing_samples() {
     let r = s.import("live", &[&log], &[]);
     r.expect_code(2);
     assert!(
-        r.stderr.contains("mockllm") && r.stderr.contains("cannot fill live row inspect/live-a/01"),
+        r.stderr
+            .contains("mockllm (scripted) model is fixture evidence")
+            && r.stderr
+                .contains("row inspect/live-a/01: evidence: is \"fixture\""),
         "{}",
         r.stderr
     );

@@ -282,6 +282,9 @@ pub struct Env<'a> {
 #[derive(Debug)]
 pub struct Built {
     pub row: Value,
+    /// Where the row's evidence class came from, when it is not the task's (the row check
+    /// refuses the row; this is the hint beside its reason).
+    pub evidence_hint: Option<String>,
     pub key: String,
     pub notes: Vec<String>,
     /// Notes the commit message carries too (an edited score).
@@ -300,17 +303,23 @@ pub fn sample_row(
     let label = format!("{} (for {schedule_id})", label(log, sample));
     let spec = task.inspect.as_ref().expect("an inspect task");
     let mut r = Vec::new();
-    let scripted = is_scripted(&log.eval, sample);
-    match (scripted, task.evidence) {
-        (true, Evidence::Live) => r.push(format!(
-            "{label}: evidence: a mockllm (scripted) model is fixture evidence and cannot fill live row {schedule_id}"
-        )),
-        (false, Evidence::Fixture) => r.push(format!(
-            "{label}: evidence: a live run cannot fill fixture row {schedule_id} (task {} is declared fixture)",
-            task.id
-        )),
-        _ => {}
-    }
+    // The row's evidence class: a scripted (mockllm) model is fixture evidence, any other model
+    // live. A class other than the task's is the row check's refusal (a relabeled row), as
+    // for every importer.
+    let evidence = if is_scripted(&log.eval, sample) {
+        Evidence::Fixture
+    } else {
+        Evidence::Live
+    };
+    let evidence_hint = (evidence != task.evidence).then(|| {
+        format!(
+            "{label}: a run of {} model is {} evidence: it cannot fill a row of task {}, declared {}",
+            if evidence == Evidence::Fixture { "a mockllm (scripted)" } else { "a live (not mockllm)" },
+            evidence.as_str(),
+            task.id,
+            task.evidence.as_str()
+        )
+    });
     let Some(record) = record_id(log, sample) else {
         r.push(format!(
             "{label}: the sample has no uuid and the log no eval_id or run_id: no record id"
@@ -506,7 +515,7 @@ pub fn sample_row(
         ("schedule_id", Value::from(schedule_id)),
         ("task_id", Value::from(entry_task)),
         ("repetition", json!(repetition)),
-        ("evidence", Value::from(task.evidence.as_str())),
+        ("evidence", Value::from(evidence.as_str())),
         ("native_outcome", Value::from(outcome)),
         ("native_status", Value::from(status)),
         (
@@ -556,6 +565,7 @@ pub fn sample_row(
     }
     Ok(Built {
         row: Value::Object(m),
+        evidence_hint,
         key: format!("{}:{record}", Kind::Inspect.as_str()),
         notes,
         message_notes,

@@ -111,6 +111,25 @@ fn convert_with(
     Ok(b)
 }
 
+/// The evidence hint of sample `i`'s row, before the row check.
+fn sample_hint(log: &InspectLog, i: usize) -> Option<String> {
+    let decl = parse(&inspect_declaration_value());
+    let s = &log.samples[i];
+    let index = SampleIndex::new(&decl);
+    let Target::Scheduled { task, schedule_id } = index.target(&decl, log, s) else {
+        panic!("sample {i} is not scheduled");
+    };
+    let lookup = |p: &str| Resolved::Commit(format!("{p}{}", "0".repeat(40 - p.len())));
+    let env = Env {
+        repo_root: None,
+        runtime_identity: None,
+        lookup: &lookup,
+    };
+    sample_row(&decl, &env, task, &schedule_id, log, s)
+        .unwrap()
+        .evidence_hint
+}
+
 fn one(dir: &Path, s: Value) -> InspectLog {
     let p = eval_file(
         dir,
@@ -705,12 +724,18 @@ fn a_mockllm_model_is_fixture_evidence() {
         8,
     );
     let log = read_log(&p, 1 << 20).unwrap();
+    // The row says fixture, which the row check refuses for a live task (a relabeled row);
+    // the hint says why the class is fixture.
     let e = convert(&log, 0).unwrap_err();
     assert!(
         e.iter()
-            .any(|r| r.contains("mockllm")
-                && r.contains("cannot fill live row inspect/arith-add-1/01")),
+            .any(|r| r.contains("row inspect/arith-add-1/01: evidence: is \"fixture\"")),
         "{e:?}"
+    );
+    let hint = sample_hint(&log, 0).expect("a hint");
+    assert!(
+        hint.contains("mockllm") && hint.contains("is fixture evidence"),
+        "{hint}"
     );
     // It fills the fixture task's row.
     let b = convert(&log, 1).unwrap();
@@ -724,12 +749,16 @@ fn a_mockllm_model_is_fixture_evidence() {
         &[sample(json!(2), 1, json!("C"))],
         8,
     );
-    let e = convert(&read_log(&p, 1 << 20).unwrap(), 0).unwrap_err();
+    let live = read_log(&p, 1 << 20).unwrap();
+    let e = convert(&live, 0).unwrap_err();
     assert!(
-        e.iter()
-            .any(|r| r.contains("a live run cannot fill fixture row")),
+        e.iter().any(|r| r.contains("evidence: is \"live\"")),
         "{e:?}"
     );
+    let hint = sample_hint(&live, 0).expect("a hint");
+    assert!(hint.contains("is live evidence"), "{hint}");
+    // The same class as the task's: no hint.
+    assert_eq!(sample_hint(&log, 1), None);
 }
 
 #[test]

@@ -217,24 +217,52 @@ fn a_record_of_another_task_or_kind_is_refused() {
     assert_reason(&r, &["a record of another task or kind"]);
 }
 
+/// `r` is refused by the row check as a relabeled row: a reason at the record whose field is
+/// `evidence` and rule `ledger.md`'s group 4, saying the row's class is `class`; and a hint
+/// that says the record's mode made it so (no rule of the importer's own).
+fn relabeled(r: Result<Converted>, class: &str, hint: &str) {
+    let Err(crate::Error::Refused(r)) = r else {
+        panic!("refused, not {r:?}");
+    };
+    let found = r
+        .reasons()
+        .iter()
+        .find(|x| x.field.as_deref() == Some("evidence"));
+    let found = found.unwrap_or_else(|| panic!("no evidence reason: {r:?}"));
+    assert_eq!(
+        found.rule,
+        Some(crate::refusal::Rule::Ledger(4)),
+        "{found:?}"
+    );
+    assert!(
+        found.sentence.contains(&format!("is \"{class}\"")),
+        "{found:?}"
+    );
+    assert!(!found.place.is_empty(), "found at the record: {found:?}");
+    assert!(
+        r.hints()
+            .iter()
+            .any(|h| h.contains(hint) && h.contains(&format!("is {class} evidence"))),
+        "{:?}",
+        r.hints()
+    );
+}
+
 #[test]
 fn fixture_evidence_never_fills_a_live_row_and_live_never_a_fixture_row() {
     for mode in ["fake", "live-hybrid", "fake-hybrid"] {
-        let r = refusal(convert(LIVE, &result("bugfix-iso-weeks", mode)));
-        assert_reason(&r, &["is fixture evidence", "cannot fill live row", LIVE]);
+        let r = convert(LIVE, &result("bugfix-iso-weeks", mode));
+        relabeled(r, "fixture", &format!("a {mode:?} run"));
         // The same run fills a fixture row, keeping its argv-derived values.
         let c = convert(FIXTURE, &result("interrupted-reuse", mode)).unwrap();
         assert_eq!(c.row.get("evidence"), "fixture");
         assert_eq!(c.row.get("actual_models_and_efforts")["provider"], "acme");
     }
-    let r = refusal(convert(FIXTURE, &result("interrupted-reuse", "live")));
-    assert_reason(&r, &["a live run cannot fill fixture row", FIXTURE]);
+    let r = convert(FIXTURE, &result("interrupted-reuse", "live"));
+    relabeled(r, "live", "a \"live\" run");
     let mut a = attempt();
     a.mode = "fake".into();
-    assert_reason(
-        &refusal(convert_arena(ARENA, &a)),
-        &["cannot fill live row"],
-    );
+    relabeled(convert_arena(ARENA, &a), "fixture", "a \"fake\" run");
 }
 
 #[test]
@@ -438,7 +466,7 @@ fn every_reason_of_one_record_is_listed() {
     let r = refusal(convert_arena(ARENA, &a));
     assert_reason(&r, &["base_commit"]);
     assert_reason(&r, &["another oracle"]);
-    assert_reason(&r, &["fixture evidence"]);
+    assert_reason(&r, &["evidence: is \"fixture\""]);
     assert_reason(&r, &["ERROR has no reason"]);
     for reason in &r {
         assert!(reason.contains("stores/s1#a1"), "{reason}");
