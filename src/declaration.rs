@@ -210,8 +210,8 @@ impl Declaration {
     /// git-ledger, under the same rules, from a declaration that parsed (the cache checks the
     /// version, the rules fingerprint, the blob and a checksum). Each task is deserialised when
     /// first read ([`Tasks`]); the document is not kept ([`Declaration::value`] is `None`).
-    /// `entry` holds the parts at `parts`, and the tasks' JSON after them to its end (taken
-    /// without a copy). `None` if the parts are not that form.
+    /// `entry` holds the parts at `parts`, and the tasks' JSON after them to its end (kept in
+    /// `entry`'s own buffer, moved to its start: no second allocation). `None` if the parts are not that form.
     pub(crate) fn from_cached_form(
         mut entry: Vec<u8>,
         parts: std::ops::Range<usize>,
@@ -337,8 +337,7 @@ impl Declaration {
 
     /// The task of a scheduled attempt.
     pub fn task_of(&self, schedule_id: &str) -> Option<&Task> {
-        self.schedule_entry(schedule_id)
-            .and_then(|e| self.task(&e.task))
+        self.scheduled(schedule_id).map(|(_, task, _)| task)
     }
 
     /// The first characters of the declaration's hash, for sentences and headings.

@@ -59,7 +59,7 @@ pub fn put<S: Store + ?Sized>(
             "set native_outcome to what happened (one of the task's native outcomes) and say why in reason; an attempt that never ran stays DEFERRED without a put",
         ));
     }
-    let row = Row::check_reasons(decl, &value, source).map_err(Error::refusal)?;
+    let row = Row::check_owned(decl, value, source).map_err(Error::refusal)?;
     Ok(Change {
         kind: ChangeKind::Put,
         rows: vec![RowWrite {
@@ -73,8 +73,8 @@ pub fn put<S: Store + ?Sized>(
 
 /// Build the change `repair` writes: one `repair` intervention appended to a filled row.
 pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -> Result<Change> {
-    // A blank note is refused by the row rules (`crate::ledger::REPAIR_NOTE_EMPTY`), as the
-    // hooks refuse it.
+    // A blank note is refused by the transition rule (`admission::transition`,
+    // `admission::REPAIR_NOTE_EMPTY`), as the hooks refuse it.
     let current = store.row(schedule_id)?;
     if current.is_deferred() {
         return Err(Error::refused_with_hint(
@@ -89,8 +89,7 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
         .as_array_mut()
         .expect("checked row")
         .push(json!({"kind": "repair", "note": note}));
-    let row =
-        Row::check_reasons(store.declaration(), &value, schedule_id).map_err(Error::refusal)?;
+    let row = Row::check_owned(store.declaration(), value, schedule_id).map_err(Error::refusal)?;
     Ok(Change {
         kind: ChangeKind::Repair,
         rows: vec![RowWrite {

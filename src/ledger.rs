@@ -9,8 +9,6 @@
 //! `view.rs` (a checked row through any JSON view), `document.rs` (the ledger document, its
 //! parse and canonical bytes), `fast.rs` (the report's parallel parse).
 
-use crate::declaration::STANDARD_FIELDS;
-
 mod checks;
 mod document;
 mod fast;
@@ -91,11 +89,6 @@ pub const NOT_ATTEMPTED: &str = "not attempted";
 
 /// The kinds of native record a row can be filled from.
 pub const RECORD_KINDS: [&str; 4] = ["scenario", "arena", "inspect", "hand"];
-
-/// The standard fields, for code that must not depend on a declaration's additions.
-pub fn is_standard_field(f: &str) -> bool {
-    STANDARD_FIELDS.contains(&f)
-}
 
 #[cfg(test)]
 mod tests;

@@ -2,8 +2,9 @@
 //! whether a ref update `old → new` of a `refs/ledgers/*` ref is admitted.
 //!
 //! One step compares P's and C's trees with a tree diff that skips unchanged subtrees, so its
-//! cost follows the rows C changed, not the ledger's size or history. Each changed row goes
-//! through [`crate::admission::row_transition`], the one row-level rule. Rule 6 ("C passes the
+//! cost follows the rows C changed, not the ledger's size or history. What C does to rows and
+//! records is reduced to a [`crate::admission::LedgerChange`] and decided by
+//! [`crate::admission::admit`], the one row-level rule. Rule 6 ("C passes the
 //! report's checks") follows from the others when P did: every changed row passes every row
 //! check, the set of rows is unchanged (rule 3), the declaration and header are unchanged
 //! (rule 2), and two rows cannot share a record because each filled row adds its record file at
@@ -44,6 +45,7 @@ use crate::error::{Error, Result};
 pub use budget::Budget;
 pub use diff::tree_changes;
 pub use row::read_row;
+pub(crate) use step::rule7;
 
 /// One path that differs between two trees: its entry before (`None`: added) and after
 /// (`None`: removed).
@@ -129,11 +131,6 @@ impl<'r> Admission<'r> {
     pub fn with_budget(mut self, budget: Budget) -> Self {
         self.budget = Some(budget);
         self
-    }
-
-    /// Commits walked and row files read so far.
-    pub fn work(&self) -> (usize, usize) {
-        (self.commits_walked, self.rows_read)
     }
 
     /// Parse every declaration from its blob, never from the cache of checked declarations

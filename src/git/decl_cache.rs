@@ -9,8 +9,8 @@
 //! and the ids cost, not what the schedule costs; each task is deserialised when first read.
 //!
 //! The cache is derived data, like Git's index or commit-graph: nothing is lost when it is
-//! deleted, and a clone starts without it. An entry is used only when it is whole (a SHA-256 of
-//! its body) and was written by this version of git-ledger, built with the same rules, for the
+//! deleted, and a clone starts without it. An entry is used only when it is whole (a CRC-32 of its
+//! body, [`checksum`]) and was written by this version of git-ledger, built with the same rules, for the
 //! same blob (same id, same size); it is then trusted as the parse it records, without
 //! validating it again. "The same rules" is [`RULES`], a fingerprint of the source files that
 //! hold the declaration and row rules (`build.rs`): a build whose rules differ in any way

@@ -15,7 +15,7 @@ use crate::git::objects::{find_in_tree, read_commit, CommitInfo};
 use crate::git::signature;
 use crate::ledger::Row;
 use crate::portfolio::classify;
-use crate::refusal::{Reason, Rule};
+use crate::refusal::Reason;
 
 /// The writers file at the tip of a ledger, parsed (`None` when it holds none, or they do not
 /// parse: `verify` says why).
@@ -231,11 +231,10 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<(Vec<Entry>
         if i == 0 {
             entries.push(entry(info, Vec::new(), Vec::new(), 0, n));
         }
-        let why: Vec<Reason> = match &expected {
-            Ok(e) => message::check(&info.message, e),
-            Err(why) => vec![Reason::new(why.clone()).rule(Rule::Admission(7))],
-        };
-        let why: Vec<Reason> = why.into_iter().map(|r| r.at(&at)).collect();
+        // Rule 7 as the validator judges it (the encoding header included).
+        let mut why = crate::error::Reasons::new();
+        crate::git::admit::rule7(info, &expected, &at, &mut why);
+        let why = why.into_vec();
         if let Some(last) = entries.last_mut() {
             last.message_admitted = why.is_empty();
             (last.signer, last.signature_refused) =

@@ -196,52 +196,6 @@ pub struct Attempt {
     pub outcome: String,
 }
 
-/// The ledger trailers of a commit message.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Trailers {
-    pub declaration: Option<String>,
-    pub attempts: Vec<Attempt>,
-    pub repairs: Vec<String>,
-    /// `Ledger-Filled: k/n`.
-    pub filled: Option<(usize, usize)>,
-}
-
-/// Read the ledger trailers from the last paragraph of a message (other lines are ignored).
-pub fn parse_trailers(message: &str) -> Trailers {
-    let trimmed = message.trim_end();
-    let last = trimmed.rsplit("\n\n").next().unwrap_or("");
-    let mut t = Trailers::default();
-    for line in last.lines() {
-        let Some((key, value)) = line.split_once(": ") else {
-            continue;
-        };
-        let value = value.trim();
-        match key {
-            T_DECLARATION => t.declaration = Some(value.to_owned()),
-            T_REPAIR => t.repairs.push(value.to_owned()),
-            T_ATTEMPT => {
-                let parts: Vec<&str> = value.split(' ').collect();
-                if let [id, native, outcome] = parts.as_slice() {
-                    t.attempts.push(Attempt {
-                        schedule_id: (*id).to_owned(),
-                        native_outcome: (*native).to_owned(),
-                        outcome: (*outcome).to_owned(),
-                    });
-                }
-            }
-            T_FILLED => {
-                if let Some((k, n)) = value.split_once('/') {
-                    if let (Ok(k), Ok(n)) = (k.parse(), n.parse()) {
-                        t.filled = Some((k, n));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    t
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,18 +227,6 @@ mod tests {
         assert!(!folds_to_ledger_ref("refs/ledgersé/x"));
         assert_eq!(misspelled_ledger_ref("refs/ledgersé/x"), None);
         assert!(folds_to_replace_ref("refs/Replace/1") && !folds_to_replace_ref("refs/replaced"));
-    }
-
-    #[test]
-    fn trailers_round_trip_through_a_message() {
-        let decl = crate::testutil::declaration();
-        let msg = super::super::message::root_message(&decl);
-        let t = parse_trailers(&msg);
-        assert_eq!(t.filled, Some((0, decl.schedule_len())));
-        assert_eq!(
-            t.declaration.as_deref(),
-            Some(format!("{} sha256:{}", decl.id, decl.sha256).as_str())
-        );
     }
 
     #[test]

@@ -36,8 +36,14 @@ pub fn declaration_bytes_at(repo: &gix::Repository, commit: ObjectId, max: u64) 
     // What a reviewer reads: the declaration from its blob, never from the cache.
     let mut admission = super::admit::Admission::new(repo, max).without_cache();
     let known = super::store::declaration_at(&mut admission, repo, info.tree, &at)?;
-    let what = format!("{at}: {}", super::layout::CAMPAIGN);
-    super::objects::read_blob_bounded_id(repo, known.blob, max, &what)
+    // A parse from the blob keeps its exact bytes: the blob is not read again.
+    match known.decl.bytes() {
+        Some(bytes) => Ok(bytes.to_vec()),
+        None => {
+            let what = format!("{at}: {}", super::layout::CAMPAIGN);
+            super::objects::read_blob_bounded_id(repo, known.blob, max, &what)
+        }
+    }
 }
 
 /// The canonical bytes of row `id` at ledger commit `commit`: scheduled by its declaration, a

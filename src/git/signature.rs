@@ -353,29 +353,6 @@ pub fn declared_writers(
     Ok(Some((bytes, parsed)))
 }
 
-/// Rule 8 for a commit just written, against writers already parsed.
-pub fn check_commit(
-    repo: &gix::Repository,
-    commit: ObjectId,
-    writers: &AllowedSigners,
-) -> Result<Signer> {
-    let mut buf = Vec::new();
-    let raw = read_object(
-        &repo.objects,
-        &commit,
-        gix::objs::Kind::Commit,
-        || "commit".into(),
-        &mut buf,
-    )?;
-    check(raw, repo.object_hash(), writers).map_err(|why| {
-        Error::refused(
-            crate::refusal::Reason::new(why)
-                .rule(crate::refusal::Rule::Admission(8))
-                .at(format!("commit {commit}")),
-        )
-    })
-}
-
 /// Rule 8 for `commit`, whose ledger's writers are in `tree` (the parent's tree for a step,
 /// the root's own for the root; rule 2 keeps them equal). Reasons, empty when it holds or the
 /// ledger has no writers.

@@ -607,7 +607,9 @@ impl Store for RefStore {
         }
         let at = format!("{} (commit {})", self.refname, self.tip);
         let path = layout::row_path(schedule_id);
-        match find_in_tree(&self.repo, self.tip_tree, &path)? {
+        // Through the trees this store keeps, as record_owner: a change's rows share `rows/`.
+        let trees = RecentTrees::sharing(&self.repo.objects, self.trees.clone());
+        match find_in_tree_of(&trees, self.repo.object_hash(), self.tip_tree, &path)? {
             Some((mode, id)) if is_regular(mode) => {
                 read_row(&self.repo, decl, id, schedule_id, self.max_bytes, &at)?
                     .map_err(Error::refusal)

@@ -46,13 +46,7 @@ impl Row {
         value: &Value,
         at: &str,
     ) -> std::result::Result<Row, Vec<Reason>> {
-        match value {
-            Value::Object(m) => {
-                check_members(decl, m, &at)?;
-                Ok(Row { fields: m.clone() })
-            }
-            _ => Err(not_an_object(value, at)),
-        }
+        Self::check_owned(decl, value.clone(), at)
     }
 
     /// [`Row::check_reasons`] of a value the caller gives up: a row that passes keeps its

@@ -27,7 +27,7 @@ pub enum Tone {
 
 /// The outcome whose JSON key is `key`.
 pub fn outcome(key: &str) -> Option<Outcome> {
-    Outcome::ALL.iter().copied().find(|o| o.key() == key)
+    Outcome::from_key(key)
 }
 
 /// The label of an outcome key (the key itself if it is unknown).

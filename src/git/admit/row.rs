@@ -47,7 +47,7 @@ fn check_row_bytes(
         .map_err(|e| about(format!("{path} is not valid JSON: {e}")))?;
     // The path names the row: a reason the row's own fields cannot place (its schedule_id
     // missing or wrong) is about that row all the same.
-    let row = Row::check_reasons(decl, &value, "").map_err(|reasons| {
+    let row = Row::check_owned(decl, value, "").map_err(|reasons| {
         (reasons.into_iter())
             .map(|r| match r.row {
                 Some(_) => r.at(at),

@@ -445,7 +445,7 @@ impl LedgerState for ParentRecords<'_> {
 
 /// Rule 7 for commit `c` (named `at`): its message is the one `expected` describes (`Err`: why
 /// no message fits what its tree does), in UTF-8 as Git shows it.
-pub(super) fn rule7(
+pub(crate) fn rule7(
     c: &crate::git::objects::CommitInfo,
     expected: &std::result::Result<message::Expected, String>,
     at: &str,
