@@ -197,6 +197,21 @@ mod tests {
             serde_json::to_value(&r).unwrap(),
             serde_json::json!({"row": "a", "rule": {"spec": "admission", "number": 5}, "sentence": "s"})
         );
+        let r = Reason::new("s")
+            .field("f")
+            .rule(Rule::Ledger(3))
+            .within(Rule::Admission(4))
+            .at("");
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            serde_json::json!({
+                "field": "f",
+                "rule": {"spec": "ledger", "number": 3},
+                "within": {"spec": "admission", "number": 4},
+                "sentence": "s"
+            }),
+            "an empty place names nothing"
+        );
         let r = Reason::new("s").at("rows/a.json").at("commit c");
         assert_eq!(
             serde_json::to_value(&r).unwrap(),

@@ -425,6 +425,8 @@ fn one_change_is_one_kind_of_step() {
     // Each alone is admitted.
     let c = change(vec![repair], vec![]);
     assert_eq!(verdict(&decl, &c, vec![]), Ok(vec![RowChange::Repaired(1)]));
+    let c = change(vec![fill(&decl, 1, "r1")], vec![added("r1", "r1")]);
+    assert_eq!(verdict(&decl, &c, vec![]), Ok(vec![RowChange::Filled]));
     // A hand-written fill beside an imported one: refused as rule 7 too.
     let hand = edit(deferred(&decl, 1), filled(&decl, &b));
     let mut c = change(vec![fill(&decl, 0, "r1"), hand], vec![added("r1", "r1")]);

@@ -1342,10 +1342,31 @@ fn a_cached_declaration_reads_each_task_when_first_asked_for() {
     assert_eq!(rebuilt.tasks.get(0), d.tasks.get(0));
     assert_eq!(rebuilt.schedule().count(), d.schedule().count());
     let read = std::panic::catch_unwind(|| rebuilt.task(&second).map(|t| t.kind));
-    assert!(
-        read.is_err(),
-        "a task that does not read back is never taken for another"
-    );
+    let payload = read.expect_err("a task that does not read back is never taken for another");
+    let said = (payload.downcast_ref::<String>().cloned())
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(said.contains("not what this build wrote"), "{said}");
+    // Another task's JSON in its place (valid JSON, ends fixed up): not taken for it either.
+    let ends: Vec<usize> = serde_json::from_slice::<Value>(&parts).unwrap()["task_ends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    let first = tasks[..ends[0]].to_vec();
+    let mut swapped = first.clone();
+    swapped.extend_from_slice(&first);
+    swapped.extend_from_slice(&tasks[ends[1]..]);
+    let mut form: Value = serde_json::from_slice(&parts).unwrap();
+    let shift = ends[0] as i64 - (ends[1] - ends[0]) as i64;
+    for (i, e) in ends.iter().enumerate().skip(1) {
+        form["task_ends"][i] = Value::from((*e as i64 + shift) as u64);
+    }
+    let other = rebuild(&serde_json::to_vec(&form).unwrap(), &swapped).unwrap();
+    assert_eq!(other.tasks.get(0), d.tasks.get(0));
+    let read = std::panic::catch_unwind(|| other.task(&second).map(|t| t.kind));
+    assert!(read.is_err(), "task 0's JSON is never read as {second}");
 }
 
 #[test]

@@ -266,7 +266,7 @@ mod tests {
             .next()
             .unwrap();
         let edits: Vec<String> = vec![
-            good.replacen("cache 4", "cache 3", 1),
+            good.replacen(MAGIC, "git-ledger declaration cache 3", 1),
             good.replacen(env!("CARGO_PKG_VERSION"), "0.0.0-other", 1),
             good.replacen("\nparts ", "\nparts 1", 1),
             good.replacen("\ncheck ", "\ncheck 0", 1),
@@ -368,9 +368,13 @@ mod tests {
         std::fs::write(&path, &older).unwrap();
         assert!(load(&repo, blob, size).is_none(), "other rules: a miss");
         // An entry from before the fingerprint (no rules line at all) is a miss too.
-        let before =
-            good.replacen("cache 3", "cache 2", 1)
-                .replacen(&format!("rules {RULES}\n"), "", 1);
+        let before = good
+            .replacen(MAGIC, "git-ledger declaration cache 2", 1)
+            .replacen(&format!("rules {RULES}\n"), "", 1);
+        assert!(
+            !before.contains(MAGIC) && !before.contains("\nrules "),
+            "{before}"
+        );
         std::fs::write(&path, &before).unwrap();
         assert!(
             load(&repo, blob, size).is_none(),

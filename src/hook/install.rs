@@ -189,7 +189,18 @@ mod tests {
         let hooks = dir.path().join("hooks");
         let out = install(&hooks, false, false).unwrap();
         assert_eq!(out.len(), 5);
-        assert!(matches!(out[0], Outcome::Installed(_)));
+        // Every hook of the list, written with its script's bytes, executable.
+        for ((name, script), o) in scripts(false).into_iter().zip(&out) {
+            assert_eq!(o, &Outcome::Installed(hooks.join(name)));
+            assert_eq!(std::fs::read_to_string(hooks.join(name)).unwrap(), script);
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(hooks.join(name))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o111, 0o111, "{name} is executable");
+        }
+        assert!(scripts(false).iter().any(|(n, _)| *n == "pre-applypatch"));
         let again = install(&hooks, false, false).unwrap();
         assert!(again
             .iter()

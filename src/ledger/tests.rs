@@ -967,9 +967,10 @@ fn a_row_missing_twice_or_out_of_order_is_named_by_its_row_and_group_1() {
     // The first two rows swapped: the second is out of order where the first was.
     let swapped = values(&|l| l["rows"].as_array_mut().unwrap().swap(0, 1));
     assert_eq!(swapped.len(), 1, "{swapped:?}");
+    let first = d.schedule_at(0).id;
     assert_eq!(
-        (&swapped[0].0[1], &swapped[0].2),
-        (&"rows[1]".to_owned(), &group1)
+        swapped[0],
+        (vec!["ledger".into(), "rows[1]".into()], Some(first), group1)
     );
 }
 

@@ -98,11 +98,18 @@ fn each(target: &str, min: usize, reached: &[&str], check: impl Fn(&[u8]) -> Str
     compare(target, &got);
     let missing: Vec<&&str> = reached
         .iter()
-        .filter(|want| !got.values().any(|v| v.contains(**want)))
+        // A verdict reaches a kind when it, or one of its `; `-separated parts, starts with it:
+        // a word further in ("read" inside "serde_json reads", "refused" inside "evidence
+        // refused") is not that kind.
+        .filter(|want| {
+            !got.values().any(|v| {
+                v.starts_with(**want) || v.split("; ").any(|part| part.starts_with(**want))
+            })
+        })
         .collect();
     assert!(
         missing.is_empty(),
-        "{target}: no corpus file has a verdict containing {missing:?}"
+        "{target}: no corpus file has a verdict (part) starting with {missing:?}"
     );
 }
 
@@ -225,7 +232,11 @@ fn node_parser_corpus() {
     each(
         "node_parser",
         5,
-        &["read", "gave up; serde_json reads", "serde_json refuses"],
+        &[
+            "depth 0: read ",
+            "depth 0: gave up; serde_json reads",
+            "depth 0: gave up; serde_json refuses",
+        ],
         checks::node_parser,
     );
 }

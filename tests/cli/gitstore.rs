@@ -1465,6 +1465,14 @@ fn git_dash_c_settings_reach_the_tool() {
         String::from_utf8_lossy(&out.stderr).contains("bogus format in GIT_CONFIG_PARAMETERS"),
         "{out:?}"
     );
+    assert_eq!(git(f.dir(), &["rev-parse", REF]), tip, "nothing moved");
     // Without the setting, the same put is written.
     f.run(&["put", "scenario/bugfix-iso-weeks/01", row]).ok();
+    assert_ne!(git(f.dir(), &["rev-parse", REF]), tip);
+    let shown = f
+        .run(&["show", "--row", "scenario/bugfix-iso-weeks/01"])
+        .ok()
+        .stdout
+        .clone();
+    assert!(shown.contains("\"native_outcome\": \"ERROR\""), "{shown}");
 }
