@@ -16,9 +16,7 @@ use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
 use crate::git::layout::{self, CAMPAIGN, HEADER, RECORDS, WRITERS};
 use crate::git::message;
-use crate::git::objects::{
-    describe_mode, find_in_tree, is_regular, read_blob_bounded_id, read_commit,
-};
+use crate::git::objects::{describe_mode, is_regular, read_blob_bounded_id, read_commit};
 use crate::git::signature;
 use crate::refusal::{Reason, Rule};
 
@@ -335,7 +333,8 @@ impl Admission<'_> {
             fills: false,
         };
         let mut state = ParentRecords {
-            repo: self.repo,
+            trees: &self.trees,
+            hash: self.repo.object_hash(),
             tree: p.tree,
         };
         let mut step = Step::default();
@@ -430,16 +429,21 @@ fn record_file(path: &str, edit: RecordEdit) -> RecordFile {
 
 /// The parent's records, as the ledger state a commit is admitted against: a record key is
 /// in the ledger when its file is in the parent's tree.
-struct ParentRecords<'r> {
-    repo: &'r gix::Repository,
+/// Each lookup goes through the step's tree cache: the root, `records/` and the fan-out
+/// directories a step's claims share are read once, not once per claim.
+struct ParentRecords<'t, 'r> {
+    trees: &'t crate::git::tree::RecentTrees<'r>,
+    hash: gix::hash::Kind,
     tree: ObjectId,
 }
 
-impl LedgerState for ParentRecords<'_> {
+impl LedgerState for ParentRecords<'_, '_> {
     fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
         let path = layout::record_path(key);
-        Ok(find_in_tree(self.repo, self.tree, &path)?
-            .map(|_| format!("a row of the ledger ({path} exists in the parent)")))
+        Ok(
+            crate::git::objects::find_in_tree_of(self.trees, self.hash, self.tree, &path)?
+                .map(|_| format!("a row of the ledger ({path} exists in the parent)")),
+        )
     }
 }
 
