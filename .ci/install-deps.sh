@@ -8,7 +8,7 @@
 #               cross-check of docs/schemas/ in tests/cli/schemas.rs (python_jsonschema_agrees)
 #   util-linux, mount - `unshare` and `mount`: a read-only bind mount of an Arena store, for
 #               tests/cli/inputs.rs when run as root (normally already present)
-#   openssh-client - `ssh-keygen` (keys and signatures in tests/cli/signing.rs) and `ssh`
+#   openssh-client - `ssh-keygen` (keys and signatures in tests/cli/signing.rs and guide page 10) and `ssh`
 #   openssh-server - `sshd` on 127.0.0.1, the SSH push test in tests/cli/servers.rs
 #   lighttpd  - the web server in front of `git http-backend`, the smart HTTP push test
 #   python3, python3-venv - the venv .ci/inspect-venv.sh builds for the Inspect AI tests
