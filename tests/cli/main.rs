@@ -23,6 +23,7 @@ mod message_rule;
 mod messages;
 mod pin;
 mod progress;
+mod ready;
 mod redteam;
 mod refhooks;
 mod render;
