@@ -51,13 +51,18 @@ fn signer_of(
             ),
             Err(why) => (None, Some(why)),
         },
-        None => (
-            signature::signature_key(raw, hash).map(|fingerprint| Signer {
-                principal: None,
-                fingerprint,
-            }),
-            None,
-        ),
+        // No writers: a key is named only when the signature verifies with it.
+        None => match signature::self_verified(raw, hash) {
+            None => (None, None),
+            Some(Ok(fingerprint)) => (
+                Some(Signer {
+                    principal: None,
+                    fingerprint,
+                }),
+                None,
+            ),
+            Some(Err(why)) => (None, Some(why)),
+        },
     })
 }
 
