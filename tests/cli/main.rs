@@ -30,6 +30,7 @@ mod report;
 mod schemas;
 mod servers;
 mod shell;
+mod signature_diff;
 mod signing;
 mod sync;
 mod writers_agree;
