@@ -19,6 +19,7 @@ mod inputs;
 mod inspect;
 mod inspect_runs;
 mod links;
+mod log_trust;
 mod message_rule;
 mod messages;
 mod pin;
