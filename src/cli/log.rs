@@ -35,7 +35,8 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
                 format!("git ledger log {id}")
             })
         })?;
-    let (mut entries, lies) = crate::git::history::history(&repo, tip)?;
+    let history = crate::git::history::history(&repo, tip)?;
+    let (mut entries, lies) = (history.entries, history.reasons);
     entries.reverse();
     if args.reverse {
         entries.reverse();
@@ -87,12 +88,18 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
                 Some(p) => format!("  signed by {p} {}", s.fingerprint),
                 None => format!("  signed by key {}", s.fingerprint),
             },
-            (None, Some(why)) => format!("  rule 8: {why}"),
+            (None, Some(why)) if history.writers => format!("  rule 8: {why}"),
+            (None, Some(why)) => format!("  signature not verified: {why}"),
             (None, None) => String::new(),
         };
+        let refused = e
+            .refused
+            .as_ref()
+            .map(|why| format!("  (verify refuses it: {why})"))
+            .unwrap_or_default();
         writeln!(
             io.out,
-            "{} {} {}  {what}{filled}{signed}",
+            "{} {} {}  {what}{filled}{signed}{refused}",
             &e.commit[..7],
             &e.date[..10.min(e.date.len())],
             e.author
@@ -109,7 +116,7 @@ fn refuse_lies(lies: Vec<crate::refusal::Reason>, name: &str) -> Result<i32> {
     }
     let mut r = crate::error::Reasons::from(lies);
     r.hint(format!(
-        "log shows what each commit's rows say, not its message; {name} holds commits whose messages were not admitted: check it with `git ledger verify {name}`"
+        "log shows what each commit's rows say, not its message, and names a signer only when the signature verified; {name} holds commits that were not admitted: check it with `git ledger verify {name}`"
     ));
     Err(Error::Refused(r))
 }
