@@ -99,9 +99,11 @@ pub fn load_with_progress(
     let mut out = Vec::with_capacity(sources.len());
     let mut inspect = Vec::new();
     let mut inspect_notes = Vec::new();
+    // Every Inspect log of the call shares one bound (`inspect::IMPORT_FACTOR`).
+    let mut budget = super::inspect::import_budget(max_input_bytes);
     for (i, source) in sources.iter().enumerate() {
         if let Source::Inspect { path } = source {
-            match super::inspect::load(path, max_input_bytes) {
+            match super::inspect::load(path, max_input_bytes, &mut budget) {
                 Ok((logs, manifests)) => {
                     inspect.extend(logs.into_iter().map(|l| (i + 1, l)));
                     inspect_notes.extend(manifests);

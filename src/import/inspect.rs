@@ -23,14 +23,20 @@ mod row;
 pub use index::{
     label, record_id, resolve_prefix, revision_of, revision_prefixes, Resolved, SampleIndex, Target,
 };
-pub use read::{load, read_eval, read_json, read_log, MANIFESTS};
+pub use read::{
+    import_budget, load, read_eval, read_eval_within, read_json, read_log, read_log_within,
+    MANIFESTS,
+};
 pub use row::{sample_row, Built, Env, Skipped};
 
 use json::IVal;
 
-/// An `.eval` archive may be this many times the input bound (`--max-input-bytes`, which
-/// bounds each member's decompressed JSON): a log holds one member per sample.
-pub const ARCHIVE_FACTOR: u64 = 16;
+/// One import's Inspect logs are bounded as a whole by this many times the input bound
+/// (`--max-input-bytes`, which bounds each member's decompressed JSON and each `.json` log):
+/// the bytes decompressed from every member of every `.eval` log read (a member counted each
+/// time an entry names it) and the bytes of every `.json` log, together; and an `.eval`
+/// archive's own size. See `docs/hardening.md` for the memory this gives.
+pub const IMPORT_FACTOR: u64 = 4;
 
 /// The note every Inspect row's output carries (`inspect.md`, `definition`).
 pub const DEFINITION_NOTE: &str = "Inspect does not hash what a sample ran: the log cannot \

@@ -1142,3 +1142,5 @@ fn damaged_copies_of_every_shared_log_never_crash_the_import() {
     }
     assert_eq!(n, 17 * 6);
 }
+
+mod bounds;

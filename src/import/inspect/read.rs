@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::json::{self, IVal, Reader, Take};
 use super::zip;
-use super::{Approval, Format, InspectLog, InspectSample, ARCHIVE_FACTOR, SAMPLE_FIELDS};
+use super::{Approval, Format, InspectLog, InspectSample, IMPORT_FACTOR, SAMPLE_FIELDS};
 use crate::error::{Error, Reasons, Result};
+use crate::refusal::Reason;
 
 /// Read a list of transcript events, keeping the approvals by a person; the events nested in
 /// an event (an older Inspect's `subtask` events) are read the same way.
@@ -101,9 +102,33 @@ fn read_sample(
     })
 }
 
-/// A refusal naming the log (and member).
+/// A refusal naming the log.
 fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
-    Error::refused(format!("{}: {what}", path.display()))
+    Error::refused(Reason::new(what.to_string()).at(path.display()))
+}
+
+/// A member that could not be read: a refusal naming the log and the member, or (no memory
+/// for it) a failure to run.
+fn unread(path: &Path, member: &str, e: zip::ReadError) -> Error {
+    match e {
+        zip::ReadError::Refused(s) => Error::refused(Reason::new(s).at(member).at(path.display())),
+        zip::ReadError::Bound(s) => Error::refused_with_hint(
+            Reason::new(s).at(member).at(path.display()),
+            crate::error::MAX_INPUT_HINT,
+        ),
+        e @ zip::ReadError::Memory(_) => {
+            Error::failed(format!("{}: {member}: {e}", path.display()))
+        }
+    }
+}
+
+/// The budget of one import: every member of every log it reads, decompressed, at most
+/// [`IMPORT_FACTOR`] × `--max-input-bytes` (a `.json` log counted by its size).
+pub fn import_budget(max_input_bytes: u64) -> zip::Budget {
+    zip::Budget::new(
+        max_input_bytes.saturating_mul(IMPORT_FACTOR),
+        "4 × --max-input-bytes",
+    )
 }
 
 /// The manifests `eval_set` writes beside its logs (not logs themselves).
@@ -112,8 +137,13 @@ pub const MANIFESTS: [&str; 2] = ["logs.json", "eval-set.json"];
 /// Read every log a `--inspect` argument names: a log file, or every `.eval` and `.json` log
 /// directly in a directory, in name order (the manifests `eval_set` writes there,
 /// [`MANIFESTS`], are left out and named in the second list). A path that cannot be read is a
-/// failure (exit 1); a log that breaks its format is refused (exit 2).
-pub fn load(path: &Path, max_input_bytes: u64) -> Result<(Vec<InspectLog>, Vec<String>)> {
+/// failure (exit 1); a log that breaks its format is refused (exit 2). Every member read is
+/// charged to `budget` (the import's, [`import_budget`]).
+pub fn load(
+    path: &Path,
+    max_input_bytes: u64,
+    budget: &mut zip::Budget,
+) -> Result<(Vec<InspectLog>, Vec<String>)> {
     let meta = std::fs::metadata(path)
         .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
     if meta.is_dir() {
@@ -146,7 +176,7 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<(Vec<InspectLog>, Vec<S
                 ));
                 continue;
             }
-            match read_log(&f, max_input_bytes) {
+            match read_log_within(&f, max_input_bytes, budget) {
                 Ok(l) => out.push(l),
                 Err(Error::Refused(reasons)) => r.absorb(reasons),
                 Err(e) => return Err(e),
@@ -155,19 +185,33 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<(Vec<InspectLog>, Vec<S
         r.into_result()?;
         return Ok((out, manifests));
     }
-    read_log(path, max_input_bytes).map(|l| (vec![l], Vec::new()))
+    read_log_within(path, max_input_bytes, budget).map(|l| (vec![l], Vec::new()))
 }
 
-/// Read one log file by its extension.
+/// Read one log file by its extension, under a budget of its own ([`import_budget`]).
 pub fn read_log(path: &Path, max_input_bytes: u64) -> Result<InspectLog> {
+    read_log_within(path, max_input_bytes, &mut import_budget(max_input_bytes))
+}
+
+/// Read one log file by its extension, charging `budget`: an `.eval` archive is at most
+/// [`IMPORT_FACTOR`] × `max_input_bytes` and every member it reads is charged; a `.json` log
+/// is at most `max_input_bytes` and charged its size.
+pub fn read_log_within(
+    path: &Path,
+    max_input_bytes: u64,
+    budget: &mut zip::Budget,
+) -> Result<InspectLog> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("eval") => {
             let bytes =
-                crate::json::read_bounded(path, max_input_bytes.saturating_mul(ARCHIVE_FACTOR))?;
-            read_eval(path, &bytes, max_input_bytes)
+                crate::json::read_bounded(path, max_input_bytes.saturating_mul(IMPORT_FACTOR))?;
+            read_eval_within(path, &bytes, max_input_bytes, budget)
         }
         Some("json") => {
             let bytes = crate::json::read_bounded(path, max_input_bytes)?;
+            budget
+                .charge(bytes.len() as u64)
+                .map_err(|e| unread(path, "the log", e))?;
             read_json(path, &bytes)
         }
         _ => Err(bad(
@@ -177,16 +221,31 @@ pub fn read_log(path: &Path, max_input_bytes: u64) -> Result<InspectLog> {
     }
 }
 
-/// An `.eval` archive.
+/// An `.eval` archive, under a budget of its own ([`import_budget`]).
 pub fn read_eval(path: &Path, bytes: &[u8], max_input_bytes: u64) -> Result<InspectLog> {
+    read_eval_within(
+        path,
+        bytes,
+        max_input_bytes,
+        &mut import_budget(max_input_bytes),
+    )
+}
+
+/// An `.eval` archive, every member read charged to `budget`.
+pub fn read_eval_within(
+    path: &Path,
+    bytes: &[u8],
+    max_input_bytes: u64,
+    budget: &mut zip::Budget,
+) -> Result<InspectLog> {
     let archive = zip::Archive::open(bytes).map_err(|e| bad(path, e))?;
-    let member = |name: &str| -> Result<Option<IVal>> {
+    let mut member = |name: &str| -> Result<Option<IVal>> {
         let Some(i) = archive.last(name) else {
             return Ok(None);
         };
         let data = archive
-            .read(i, max_input_bytes)
-            .map_err(|e| bad(path, format_args!("{name}: {e}")))?;
+            .read_within(i, max_input_bytes, budget)
+            .map_err(|e| unread(path, name, e))?;
         json::parse(&data)
             .map(Some)
             .map_err(|e| bad(path, format_args!("{name}: not valid JSON: {e}")))
@@ -235,8 +294,8 @@ pub fn read_eval(path: &Path, bytes: &[u8], max_input_bytes: u64) -> Result<Insp
             continue;
         }
         let data = archive
-            .read(i, max_input_bytes)
-            .map_err(|err| bad(path, format_args!("{}: {err}", e.name)))?;
+            .read_within(i, max_input_bytes, budget)
+            .map_err(|err| unread(path, &e.name, err))?;
         let mut r =
             Reader::new(&data).map_err(|err| bad(path, format_args!("{}: {err}", e.name)))?;
         let s = read_sample(&mut r, e.name.clone(), Vec::new())

@@ -213,7 +213,10 @@ fn a_zip_bomb_is_refused_at_the_bound() {
         lying[pos + 24..pos + 28].copy_from_slice(&10u32.to_le_bytes());
         let a = Archive::open(&lying).unwrap();
         let e = a.read(0, 1000).unwrap_err();
-        assert!(e.contains("more than the bound"), "{e}");
+        assert!(
+            e.contains("decompresses to more than the 10 bytes its header records"),
+            "{e}"
+        );
     }
 }
 
@@ -1137,8 +1140,8 @@ fn zip64_offsets_near_the_end_of_the_address_space_are_refused() {
     let mut bad = z.clone();
     let cd = bad.len() - 22 - (46 + 6);
     bad[cd + 42..cd + 46].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
-    let a = Archive::open(&bad).unwrap();
-    assert!(a.read(0, 100).is_err());
+    let e = Archive::open(&bad).err().unwrap();
+    assert!(e.contains("local header is damaged"), "{e}");
 }
 
 #[test]
@@ -1154,7 +1157,8 @@ fn an_archive_of_many_members_reads_in_linear_time() {
     let p = dir.path().join("many.eval");
     std::fs::write(&p, write_archive(&members)).unwrap();
     let start = std::time::Instant::now();
-    let log = read_log(&p, 1 << 20).unwrap();
+    // 6.8 MB of headers for 120 KB of members: within 4 × 2 MiB.
+    let log = read_log(&p, 2 << 20).unwrap();
     assert_eq!(log.samples.len(), 60_000);
     assert!(
         start.elapsed() < std::time::Duration::from_secs(10),

@@ -36,6 +36,15 @@ pub struct Entry {
 pub struct Archive<'a> {
     bytes: &'a [u8],
     pub entries: Vec<Entry>,
+    /// Where each entry's local header and data lie (checked not to overlap).
+    spans: Vec<Span>,
+}
+
+/// The bytes of one entry: its local header's offset, and its (compressed) data.
+#[derive(Debug, Clone)]
+struct Span {
+    header: usize,
+    data: std::ops::Range<usize>,
 }
 
 type Res<T> = std::result::Result<T, String>;
@@ -175,7 +184,12 @@ impl<'a> Archive<'a> {
             });
             p = name_at + name_len + extra_len + comment_len;
         }
-        Ok(Archive { bytes, entries })
+        let spans = spans(bytes, &entries, start)?;
+        Ok(Archive {
+            bytes,
+            entries,
+            spans,
+        })
     }
 
     /// The index of the last entry named `name` (the last of a repeated name counts).
@@ -183,57 +197,71 @@ impl<'a> Archive<'a> {
         self.entries.iter().rposition(|e| e.name == name)
     }
 
-    /// Entry `i`'s decompressed bytes, refused beyond `limit` bytes, with its CRC-32 checked.
+    /// Entry `i`'s decompressed bytes, refused beyond `limit` bytes, with its CRC-32 checked
+    /// (a budget of its own: for the tests and the benchmark).
     pub fn read(&self, i: usize, limit: u64) -> Res<Vec<u8>> {
+        self.read_within(i, limit, &mut Budget::new(limit, "the member's bound"))
+            .map_err(|e| e.to_string())
+    }
+
+    /// Entry `i`'s decompressed bytes, refused beyond `limit` bytes or beyond what is left of
+    /// `budget` (which it is charged with, each time a member is read: a member that several
+    /// entries share counts once per entry read), with its CRC-32 checked. The bytes are
+    /// decoded into one buffer of the size the central directory records (allocated once,
+    /// fallibly: [`ReadError::Memory`]), never past it.
+    pub fn read_within(
+        &self,
+        i: usize,
+        limit: u64,
+        budget: &mut Budget,
+    ) -> Result<Vec<u8>, ReadError> {
         let e = self.entries.get(i).ok_or("no such member")?;
+        let span = self.spans.get(i).ok_or("no such member")?;
         if e.flags & 1 != 0 {
             return Err("encrypted member".into());
         }
         if e.uncompressed > limit {
-            return Err(format!(
+            return Err(ReadError::Bound(format!(
                 "{} bytes decompressed is over the bound of {limit} bytes (--max-input-bytes)",
                 e.uncompressed
-            ));
+            )));
         }
-        let lo = usize::try_from(e.local_offset).map_err(|_| "bad member offset")?;
-        if u32_at(self.bytes, lo).ok() != Some(LOCAL) {
-            return Err("the member's local header is damaged".into());
-        }
-        let n = u16_at(self.bytes, lo.saturating_add(26))? as usize;
-        let x = u16_at(self.bytes, lo.saturating_add(28))? as usize;
-        let data_at = lo.saturating_add(30 + n + x);
-        let data = usize::try_from(e.compressed)
-            .ok()
-            .and_then(|c| self.bytes.get(data_at..data_at.checked_add(c)?))
-            .ok_or("the member's data lies outside the archive")?;
-        let cap = e.uncompressed.min(limit) as usize;
-        let mut out = Vec::with_capacity(cap);
+        budget.charge(e.uncompressed)?;
+        debug_assert!(span.header < span.data.start);
+        let data = &self.bytes[span.data.clone()];
+        let size = usize::try_from(e.uncompressed).map_err(|_| "bad member size")?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(size.saturating_add(1))
+            .map_err(|_| ReadError::Memory(e.uncompressed))?;
+        // One byte past the recorded size says the header lies (refused below).
+        let most = e.uncompressed + 1;
         match e.method {
-            0 => out.extend_from_slice(data),
+            0 => out.extend_from_slice(&data[..data.len().min(size + 1)]),
             8 => {
                 flate2::read::DeflateDecoder::new(data)
-                    .take(limit + 1)
+                    .take(most)
                     .read_to_end(&mut out)
                     .map_err(|err| format!("deflate data is damaged: {err}"))?;
             }
-            93 => zstd(data, limit, &mut out)?,
+            93 => zstd(data, limit, most, &mut out)?,
             m => {
-                return Err(format!(
+                return Err(ReadError::Refused(format!(
                     "compression method {m} (only stored, deflate and zstd are read)"
-                ))
+                )))
             }
         }
-        if out.len() as u64 > limit {
-            return Err(format!(
-                "decompresses to more than the bound of {limit} bytes (--max-input-bytes)"
-            ));
+        if out.len() as u64 > e.uncompressed {
+            return Err(ReadError::Refused(format!(
+                "decompresses to more than the {} bytes its header records",
+                e.uncompressed
+            )));
         }
         if out.len() as u64 != e.uncompressed {
-            return Err(format!(
+            return Err(ReadError::Refused(format!(
                 "decompresses to {} bytes, not the {} its header records",
                 out.len(),
                 e.uncompressed
-            ));
+            )));
         }
         if crc32fast::hash(&out) != e.crc32 {
             return Err("CRC-32 mismatch (the member is damaged)".into());
@@ -242,22 +270,216 @@ impl<'a> Archive<'a> {
     }
 }
 
-/// Decode zstd frames (one or more, skippable frames skipped) into `out`, at most `limit + 1`
-/// bytes.
-fn zstd(mut data: &[u8], limit: u64, out: &mut Vec<u8>) -> Res<()> {
+/// Each entry's local header and data, checked: the header is one, its data lies before the
+/// central directory (at `cd`), and no two entries' bytes overlap — an entry is the bytes it
+/// points to, so two entries sharing data (a small member read many times over) or reaching
+/// into each other are refused, whatever their names.
+fn spans(bytes: &[u8], entries: &[Entry], cd: usize) -> Res<Vec<Span>> {
+    let mut spans = Vec::with_capacity(entries.len());
+    for (n, e) in entries.iter().enumerate() {
+        let lo = usize::try_from(e.local_offset).map_err(|_| {
+            format!(
+                "central directory entry {n} ({}): bad member offset",
+                e.name
+            )
+        })?;
+        if u32_at(bytes, lo).ok() != Some(LOCAL) {
+            return Err(format!(
+                "central directory entry {n} ({}): the member's local header is damaged",
+                e.name
+            ));
+        }
+        let name = u16_at(bytes, lo.saturating_add(26))? as usize;
+        let extra = u16_at(bytes, lo.saturating_add(28))? as usize;
+        let data_at = lo.saturating_add(30 + name + extra);
+        let data_end = usize::try_from(e.compressed)
+            .ok()
+            .and_then(|c| data_at.checked_add(c))
+            .filter(|&end| end <= cd)
+            .ok_or_else(|| {
+                format!(
+                    "central directory entry {n} ({}): the member's data lies outside the \
+                     archive's members (past the central directory)",
+                    e.name
+                )
+            })?;
+        spans.push(Span {
+            header: lo,
+            data: data_at..data_end,
+        });
+    }
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| (spans[i].header, i));
+    for w in order.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if spans[b].header < spans[a].data.end {
+            return Err(format!(
+                "central directory entries {a} ({}) and {b} ({}) overlap: {} lies inside the \
+                 bytes of {} (at offset {}; an archive's entries each have bytes of their own)",
+                entries[a].name, entries[b].name, entries[b].name, entries[a].name, spans[b].header
+            ));
+        }
+    }
+    Ok(spans)
+}
+
+/// Why a member could not be read: it breaks its format or a bound (a refusal), or the memory
+/// for its recorded size could not be had (a failure to run, exit 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    Refused(String),
+    /// Over a bound (`--max-input-bytes` raises it).
+    Bound(String),
+    /// The bytes the member records it decompresses to.
+    Memory(u64),
+}
+
+impl From<String> for ReadError {
+    fn from(s: String) -> Self {
+        ReadError::Refused(s)
+    }
+}
+
+impl From<&str> for ReadError {
+    fn from(s: &str) -> Self {
+        ReadError::Refused(s.to_owned())
+    }
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Refused(s) | ReadError::Bound(s) => f.write_str(s),
+            ReadError::Memory(n) => write!(
+                f,
+                "out of memory: {n} bytes for the member's decompressed data could not be allocated"
+            ),
+        }
+    }
+}
+
+/// The decompressed bytes one import may read, over every member of every log it reads (a
+/// member counted each time it is read). `what` names the bound in a refusal.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    total: u64,
+    left: u64,
+    what: &'static str,
+}
+
+impl Budget {
+    pub fn new(total: u64, what: &'static str) -> Self {
+        Budget {
+            total,
+            left: total,
+            what,
+        }
+    }
+
+    /// What is left.
+    pub fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// Take `n` bytes, or refuse (taking nothing) when fewer are left.
+    pub fn charge(&mut self, n: u64) -> Result<(), ReadError> {
+        if n > self.left {
+            return Err(ReadError::Bound(format!(
+                "decompresses to {n} bytes, which with the {} bytes this import has already \
+                 decompressed is over its bound of {} bytes ({})",
+                self.total - self.left,
+                self.total,
+                self.what
+            )));
+        }
+        self.left -= n;
+        Ok(())
+    }
+}
+
+/// The largest zstd window read beyond a frame's own size: a frame may declare a window up to
+/// this, whatever it holds (8 MiB, what zstd's levels up to 19 use); a larger window is read
+/// only when the member records at least that many bytes.
+pub const ZSTD_WINDOW_FREE: u64 = 8 << 20;
+
+/// A zstd frame header (RFC 8878 3.1.1.1): its window size and its content size, if given.
+fn zstd_header(data: &[u8]) -> Res<(u64, Option<u64>)> {
+    const MAGIC: u32 = 0xFD2F_B528;
+    if u32_at(data, 0)? != MAGIC {
+        return Err("zstd data is damaged: not a zstd frame".into());
+    }
+    let d = *data.get(4).ok_or("truncated zstd frame header")?;
+    let (fcs_flag, single, reserved, dict_flag) = (d >> 6, d >> 5 & 1 == 1, d >> 3 & 1, d & 3);
+    if reserved != 0 {
+        return Err("zstd data is damaged: a reserved bit of the frame header is set".into());
+    }
+    let mut at = 5;
+    let mut window = None;
+    if !single {
+        let w = *data.get(at).ok_or("truncated zstd frame header")?;
+        let base = 1u64 << (10 + u64::from(w >> 3));
+        window = Some(base + base / 8 * u64::from(w & 7));
+        at += 1;
+    }
+    at += [0, 1, 2, 4][dict_flag as usize];
+    let fcs_len = match fcs_flag {
+        0 if single => 1,
+        0 => 0,
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let fcs = if fcs_len == 0 {
+        None
+    } else {
+        let b = data
+            .get(at..at + fcs_len)
+            .ok_or("truncated zstd frame header")?;
+        let mut v = [0u8; 8];
+        v[..fcs_len].copy_from_slice(b);
+        let v = u64::from_le_bytes(v);
+        Some(if fcs_len == 2 { v + 256 } else { v })
+    };
+    match (window, fcs) {
+        (Some(w), _) => Ok((w, fcs)),
+        (None, Some(c)) => Ok((c, fcs)),
+        (None, None) => Err("zstd data is damaged: a single-segment frame without its size".into()),
+    }
+}
+
+/// Decode zstd frames (one or more, skippable frames skipped) into `out`, at most `most`
+/// bytes. Each frame's header is read first: a frame whose window (the history the decoder
+/// allocates) is larger than both [`ZSTD_WINDOW_FREE`] and `most`, or whose content size is
+/// more than `most` bytes, is refused before anything is allocated for it; `limit` is the
+/// member's bound, named in the refusal.
+fn zstd(mut data: &[u8], limit: u64, most: u64, out: &mut Vec<u8>) -> Res<()> {
     while !data.is_empty() {
         // A skippable frame: magic 0x184D2A5?, then its length.
         if data.len() >= 8 && u32_at(data, 0)? & 0xFFFF_FFF0 == 0x184D_2A50 {
             let len = u32_at(data, 4)? as usize;
             data = data
-                .get(8 + len..)
+                .get(len.checked_add(8).ok_or("truncated zstd skippable frame")?..)
                 .ok_or("truncated zstd skippable frame")?;
             continue;
         }
-        let budget = (limit + 1).saturating_sub(out.len() as u64);
+        let budget = most.saturating_sub(out.len() as u64);
         if budget == 0 {
             return Ok(());
         }
+        let (window, content) = zstd_header(data)?;
+        if window > ZSTD_WINDOW_FREE.max(most) {
+            return Err(format!(
+                "a zstd frame declares a window of {window} bytes: more than the member's recorded \
+                 size and than {ZSTD_WINDOW_FREE} bytes (the bound is {limit} bytes)"
+            ));
+        }
+        if content.is_some_and(|c| c > budget) {
+            return Err(format!(
+                "a zstd frame declares {} bytes of content: more than the member's recorded size",
+                content.unwrap_or_default()
+            ));
+        }
+        let before = data.len();
         let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut data)
             .map_err(|e| format!("zstd data is damaged: {e}"))?;
         (&mut dec)
@@ -267,6 +489,11 @@ fn zstd(mut data: &[u8], limit: u64, out: &mut Vec<u8>) -> Res<()> {
         if !dec.decoder.is_finished() {
             // Stopped at the bound (the caller refuses the size).
             return Ok(());
+        }
+        drop(dec);
+        // Every frame read consumes its bytes: the loop ends.
+        if data.len() >= before {
+            return Err("zstd data is damaged: a frame of no bytes".into());
         }
     }
     Ok(())
