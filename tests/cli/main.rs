@@ -32,6 +32,7 @@ mod servers;
 mod shell;
 mod signing;
 mod sync;
+mod sync_conflicts;
 mod writers_agree;
 
 /// The generator of the example records, shared with the tests that import them.
