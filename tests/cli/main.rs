@@ -12,6 +12,7 @@ mod fuzz_regressions;
 mod gitstore;
 mod guide;
 mod hooks;
+mod hooks_without_binary;
 mod hostile;
 mod hostile_git;
 mod import;
