@@ -12,6 +12,7 @@ mod fuzz_regressions;
 mod gitstore;
 mod guide;
 mod hooks;
+mod hooks_without_binary;
 mod hostile;
 mod hostile_git;
 mod import;
@@ -35,6 +36,7 @@ mod shell;
 mod signature_diff;
 mod signing;
 mod sync;
+mod sync_conflicts;
 mod writers_agree;
 
 /// The generator of the example records, shared with the tests that import them.
