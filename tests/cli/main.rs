@@ -32,6 +32,7 @@ mod schemas;
 mod servers;
 mod shell;
 mod signing;
+mod spelling;
 mod sync;
 mod writers_agree;
 
