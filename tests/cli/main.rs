@@ -22,6 +22,7 @@ mod inspect_runs;
 mod links;
 mod message_rule;
 mod messages;
+mod output_size;
 mod pin;
 mod progress;
 mod redteam;
