@@ -16,6 +16,9 @@ pub struct LogArgs {
     /// The ledger ref: a full ref name or a declaration id (default the only one).
     #[arg(value_name = "REF")]
     pub ledger_ref: Option<String>,
+    /// The ledger ref, as with every other command (the same as the positional REF).
+    #[arg(long = "ref", value_name = "REF", conflicts_with = "ledger_ref")]
+    pub ref_flag: Option<String>,
     /// Oldest first.
     #[arg(long)]
     pub reverse: bool,
@@ -29,12 +32,15 @@ pub struct LogArgs {
 
 pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let (name, tip) =
-        crate::git::store::resolve_ref(&repo, args.ledger_ref.as_deref()).map_err(|e| {
-            super::name_a_ledger(e, Some("as an argument:"), |id| {
-                format!("git ledger log {id}")
-            })
-        })?;
+    let (name, tip) = crate::git::store::resolve_ref(
+        &repo,
+        args.ledger_ref.as_deref().or(args.ref_flag.as_deref()),
+    )
+    .map_err(|e| {
+        super::name_a_ledger(e, Some("as an argument:"), |id| {
+            format!("git ledger log {id}")
+        })
+    })?;
     let history = crate::git::history::history(&repo, tip)?;
     let (mut entries, lies) = (history.entries, history.reasons);
     entries.reverse();

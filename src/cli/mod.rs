@@ -124,7 +124,13 @@ pub fn main() -> i32 {
                 }
                 _ => exit::USAGE,
             };
-            let _ = e.print();
+            if code == exit::OK
+                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            {
+                let _ = e.print();
+            } else {
+                let _ = write!(std::io::stderr(), "{}", usage_error_text(&e));
+            }
             return code;
         }
     };
@@ -162,6 +168,17 @@ pub fn main() -> i32 {
             exit::FAILED
         }
         Ok(()) => code,
+    }
+}
+
+/// A usage error from clap as the reference prints it: `usage error:` in place of clap's
+/// `error:`, then clap's suggestion (`tip: a similar argument exists …`) and usage lines as
+/// clap words them (no colour: the same bytes on a terminal and in a pipe).
+pub fn usage_error_text(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    match text.strip_prefix("error:") {
+        Some(rest) => format!("usage error:{rest}"),
+        None => format!("usage error: {text}"),
     }
 }
 

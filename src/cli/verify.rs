@@ -1,5 +1,6 @@
-//! `git-ledger verify [REF…] [--all]`: re-check whole ledger chains from their roots with the
-//! admission validator; exit 2 naming the first inadmissible commit.
+//! `git-ledger verify [REF…] [--all] [--expect-tip ID@TIP]`: re-check whole ledger chains from
+//! their roots with the admission validator; exit 2 naming the first inadmissible commit, or a
+//! tip a reviewer holds (a paper's citation) that the chain no longer contains.
 
 use std::path::PathBuf;
 
@@ -12,6 +13,13 @@ pub struct VerifyArgs {
     /// Ledger refs (full names or declaration ids); default the only one.
     #[arg(value_name = "REF", conflicts_with = "all")]
     pub refs: Vec<String>,
+    /// A ledger ref, as with every other command (the same as the positional REF; repeatable).
+    #[arg(long = "ref", value_name = "REF", conflicts_with = "all")]
+    pub ref_flags: Vec<String>,
+    /// Refuse (exit 2) unless TIP is the ref's tip or a first-parent ancestor of it: the
+    /// citation `<declaration id>@<full commit id>` a report prints, or the commit id alone.
+    #[arg(long, value_name = "ID@TIP | TIP")]
+    pub expect_tip: Option<String>,
     /// Every refs/ledgers/* ref.
     #[arg(long)]
     pub all: bool,
@@ -28,11 +36,86 @@ pub struct VerifyArgs {
 /// Chains shorter than this show no progress.
 const PROGRESS_FROM: usize = 50;
 
+/// An `--expect-tip` argument: the declaration id (when given as `ID@TIP`) and the commit.
+struct ExpectTip {
+    id: Option<String>,
+    tip: gix::ObjectId,
+}
+
+/// Read `--expect-tip ID@TIP | TIP`: TIP is a full commit id, as a citation names it.
+fn parse_expect_tip(arg: &str, hex_len: usize) -> Result<ExpectTip> {
+    let (id, tip) = match arg.rsplit_once('@') {
+        Some((id, tip)) => (Some(id.to_owned()), tip),
+        None => (None, arg),
+    };
+    if id
+        .as_deref()
+        .is_some_and(|id| !crate::declaration::is_valid_id(id))
+    {
+        return Err(Error::Usage(format!(
+            "--expect-tip {arg}: {:?} is not a declaration id; give <declaration id>@<full commit id>, as a report's citation says",
+            id.unwrap_or_default()
+        )));
+    }
+    if tip.len() != hex_len || !tip.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Usage(format!(
+            "--expect-tip {arg}: give the full commit id ({hex_len} hex digits), as a report's citation names it"
+        )));
+    }
+    let tip = gix::ObjectId::from_hex(tip.to_ascii_lowercase().as_bytes())
+        .map_err(|e| Error::Usage(format!("--expect-tip {arg}: {e}")))?;
+    Ok(ExpectTip { id, tip })
+}
+
+/// How many first-parent steps `expected` is behind `tip` (0: it is the tip), or the reason
+/// the chain does not contain it: the commit is missing from the served history, or it is
+/// another commit than any on the chain.
+fn behind(
+    repo: &gix::Repository,
+    tip: gix::ObjectId,
+    expected: gix::ObjectId,
+) -> Result<std::result::Result<usize, String>> {
+    let mut at = tip;
+    let mut steps = 0;
+    loop {
+        if at == expected {
+            return Ok(Ok(steps));
+        }
+        match crate::git::objects::read_commit(repo, at)?.parents.first() {
+            Some(parent) if repo.has_object(*parent) => at = *parent,
+            _ => break,
+        }
+        steps += 1;
+    }
+    let what = if repo.has_object(expected) {
+        format!(
+            "commit {expected} is not on the ledger's first-parent chain from {tip} to its root"
+        )
+    } else {
+        format!(
+            "commit {expected} is not in the served history: the ledger may have been rewritten"
+        )
+    };
+    Ok(Err(format!("rewritten since {expected}: {what}")))
+}
+
 pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
+    let expect = args
+        .expect_tip
+        .as_deref()
+        .map(|a| parse_expect_tip(a, repo.object_hash().len_in_hex()))
+        .transpose()?;
+    let mut named: Vec<String> = args.refs.clone();
+    named.extend(args.ref_flags.iter().cloned());
+    if named.is_empty() && !args.all {
+        if let Some(id) = expect.as_ref().and_then(|e| e.id.clone()) {
+            named.push(id);
+        }
+    }
     let refs = if args.all {
         crate::git::store::ledger_refs(&repo)?
-    } else if args.refs.is_empty() {
+    } else if named.is_empty() {
         vec![crate::git::store::resolve_ref(&repo, None).map_err(|e| {
             super::name_a_ledger(
                 e,
@@ -41,12 +124,37 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             )
         })?]
     } else {
-        args.refs
+        named
             .iter()
             .map(|r| crate::git::store::resolve_ref(&repo, Some(r)))
             .collect::<Result<Vec<_>>>()?
     };
+    // The ref the expected tip is about: ID's, else the only one verified.
+    let expect = match expect {
+        None => None,
+        Some(e) => {
+            let name = match &e.id {
+                Some(id) => crate::git::layout::ref_name(id),
+                None if refs.len() == 1 => refs[0].0.clone(),
+                None => {
+                    return Err(Error::Usage(
+                        "--expect-tip TIP with several ledgers: say which, as <declaration id>@<full commit id>".into(),
+                    ))
+                }
+            };
+            if !refs.iter().any(|(n, _)| *n == name) {
+                return Err(Error::Usage(format!(
+                    "--expect-tip {}: {name} is not among the ledgers verified",
+                    args.expect_tip.as_deref().unwrap_or_default()
+                )));
+            }
+            Some((name, e.tip))
+        }
+    };
     let mut reasons = crate::error::Reasons::new();
+    // A cited tip the chain no longer holds: the server serves another history, which no
+    // local hook would have stopped (so no hint about hooks for these).
+    let mut tip_reasons = crate::error::Reasons::new();
     let mut results = Vec::new();
     for (name, tip) in &refs {
         let mut admission =
@@ -64,16 +172,41 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         drop(bar);
         match result {
             Ok(n) => {
-                if !args.json {
-                    writeln!(
-                        io.out,
-                        "{name}: {n} commit{} admitted, root to {tip}",
-                        if n == 1 { "" } else { "s" }
-                    )?;
+                let mut line = format!(
+                    "{name}: {n} commit{} admitted, root to {tip}",
+                    if n == 1 { "" } else { "s" }
+                );
+                let mut result = serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n});
+                if let Some((_, expected)) = expect.as_ref().filter(|(n, _)| n == name) {
+                    match behind(&repo, *tip, *expected)? {
+                        Ok(k) => {
+                            line.push_str(&match k {
+                                0 => format!("; {expected} is its tip"),
+                                k => format!(
+                                    "; it extends {expected} by {k} commit{}",
+                                    if k == 1 { "" } else { "s" }
+                                ),
+                            });
+                            result["expected_tip"] =
+                                serde_json::json!({"commit": expected.to_string(), "behind": k});
+                        }
+                        Err(why) => {
+                            tip_reasons.absorb(crate::error::Reasons::one(why).at(name));
+                            continue;
+                        }
+                    }
                 }
-                results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n}));
+                if !args.json {
+                    writeln!(io.out, "{line}")?;
+                }
+                results.push(result);
             }
             Err(e @ Error::Refused(_)) => {
+                if let Some((_, expected)) = expect.as_ref().filter(|(n, _)| n == name) {
+                    if let Err(why) = behind(&repo, *tip, *expected)? {
+                        tip_reasons.absorb(crate::error::Reasons::one(why).at(name));
+                    }
+                }
                 let mut result = super::reasons_json(&e);
                 result["ref"] = name.as_str().into();
                 result["tip"] = tip.to_string().into();
@@ -90,6 +223,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             "a local ledger ref holds a commit git ledger would not write: plain Git put it there (commit, update-ref, a forced fetch); `git ledger hooks install` makes this repository refuse such updates",
         );
     }
+    reasons.absorb(tip_reasons);
     if reasons.is_empty() {
         if args.json {
             io.out.write_all(&crate::json::canonical(

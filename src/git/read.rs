@@ -16,6 +16,7 @@ pub fn ledger_commit(
     match at {
         Some(rev) => match super::resolve_commit(repo, rev) {
             Ok(id) => Ok(id),
+            Err(e) if names_a_missing_commit(repo, rev) => Err(not_served(rev, e)),
             Err(e) => {
                 let (base, rest) = rev.split_at(rev.find(['~', '^']).unwrap_or(rev.len()));
                 let name = super::layout::ref_name(base);
@@ -27,6 +28,32 @@ pub fn ledger_commit(
         },
         None => Ok(super::store::resolve_ref(repo, ledger_ref)?.1),
     }
+}
+
+/// Whether `rev` names a commit by its full id (as a citation does) that this repository
+/// does not hold.
+fn names_a_missing_commit(repo: &gix::Repository, rev: &str) -> bool {
+    let base = &rev[..rev.find(['~', '^']).unwrap_or(rev.len())];
+    base.len() == repo.object_hash().len_in_hex()
+        && gix::ObjectId::from_hex(base.as_bytes()).is_ok_and(|id| !repo.has_object(id))
+}
+
+/// The error for a named commit the served history does not hold (review.md §1): the ledger
+/// may have been rewritten; fetching is only the second line, since a commit that was
+/// rewritten away cannot be fetched from the server that rewrote it.
+fn not_served(rev: &str, e: Error) -> Error {
+    let hint = e
+        .hints()
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| super::FETCH_OBJECT_HINT.to_owned());
+    Error::failed_with_hint(
+        format!(
+            "commit {} is not in the served history: the ledger may have been rewritten",
+            super::show_str(rev)
+        ),
+        format!("if it was only never fetched here: {hint}"),
+    )
 }
 
 /// The exact bytes of the declaration (`campaign.json`) of ledger commit `commit`.

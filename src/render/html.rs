@@ -102,8 +102,12 @@ fn page(h: &mut String, report: &Report) -> std::fmt::Result {
     head(h, &format!("Ledger report: {id}"), "")?;
     writeln!(
         h,
-        "<body data-declaration-id=\"{id}\" data-declaration-sha256=\"{}\">",
-        esc(&report.declaration.sha256)
+        "<body data-declaration-id=\"{id}\" data-declaration-sha256=\"{}\"{}>",
+        esc(&report.declaration.sha256),
+        match report.ledger.citation() {
+            Some(c) => format!(" data-citation=\"{}\"", esc(c)),
+            None => String::new(),
+        }
     )?;
     writeln!(h, "<header>")?;
     writeln!(
@@ -115,6 +119,17 @@ fn page(h: &mut String, report: &Report) -> std::fmt::Result {
         "<p class=\"muted\">Declaration sha256 <code class=\"hash\" id=\"declaration-sha256\">{}</code></p>",
         esc(&report.declaration.sha256)
     )?;
+    writeln!(h, "<dl class=\"facts\" id=\"ledger-state\">")?;
+    for (name, value) in super::state_lines(&report.ledger) {
+        let id = name.to_ascii_lowercase().replace([' ', '-'], "-");
+        writeln!(
+            h,
+            "<dt>{}</dt><dd><code class=\"hash\" id=\"{id}\">{}</code></dd>",
+            esc(name),
+            esc(&value)
+        )?;
+    }
+    writeln!(h, "</dl>")?;
     writeln!(
         h,
         "<p>Every scheduled attempt of the campaign has exactly one row; each row lands in one portfolio outcome. Live and fixture attempts are separate sections and never pooled. A section's comparison is <strong>blocked</strong> while any row is not attempted or ungraded, ran on another revision, runtime or (live) profile, or spent more than a declared limit. These are counts of one finite campaign, not a reliability estimate or a model ranking.</p>"

@@ -29,6 +29,10 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         "Declaration sha256 {}. Counts of one finite campaign as its ledger records them: not a reliability estimate or a model ranking.",
         code(&report.declaration.sha256, false)
     )?;
+    writeln!(out)?;
+    for (name, value) in super::state_lines(&report.ledger) {
+        writeln!(out, "- {name}: {}", code(&value, false))?;
+    }
     for name in SECTION_ORDER {
         if let Some(s) = report.sections.get(name) {
             section(out, name, s)?;

@@ -37,6 +37,9 @@ fn outcome_sgr(o: Outcome) -> &'static str {
 pub fn write_text_color(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     writeln!(out, "Campaign {}", report.declaration.id)?;
     writeln!(out, "Declaration sha256 {}", report.declaration.sha256)?;
+    for (name, value) in super::state_lines(&report.ledger) {
+        writeln!(out, "{name} {value}")?;
+    }
     for name in ["live", "fixture"] {
         let Some(s) = report.sections.get(name) else {
             continue;

@@ -2,6 +2,7 @@
 //! environment pinned for determinism. One test binary, one module per area.
 
 mod agree;
+mod citation;
 mod cite;
 mod common;
 mod concurrency;
@@ -23,6 +24,7 @@ mod links;
 mod log_trust;
 mod message_rule;
 mod messages;
+mod output_size;
 mod pin;
 mod progress;
 mod ready;
@@ -35,6 +37,7 @@ mod servers;
 mod shell;
 mod signature_diff;
 mod signing;
+mod spelling;
 mod sync;
 mod sync_conflicts;
 mod writers_agree;
