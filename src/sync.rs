@@ -11,7 +11,8 @@
 //! may follow the remote tip is [`admission::admit`]'s answer, over that commit's rows and
 //! records as a change of the remote's state; a row it refuses (a retry, mostly) is a
 //! conflict: that attempt is kept, unchanged, on `refs/ledger-conflicts/<id>/<n>` (a commit on
-//! the remote tip holding that row and its record file; never pushed, not a ledger ref), the
+//! the tip sync pushes — the remote's tip once pushed — holding that row and its record file;
+//! never pushed, not a ledger ref), the
 //! other rows are replayed and pushed, the local ledger ref moves to the synced tip, and the
 //! run is refused (exit 2) naming each conflict — so the next sync has nothing to refuse.
 //!
@@ -412,9 +413,11 @@ impl One<'_> {
                     Some(base) => {
                         let replay = replay(repo, &refname, l, r, base, max_bytes)?;
                         // Each refused attempt is on its own ref before the local ledger ref
-                        // leaves it: nothing is lost.
+                        // leaves it: nothing is lost. Its parent is the tip this run pushes
+                        // (the remote's when nothing else is), so that it differs from what
+                        // the remote then holds by that attempt alone.
                         for c in &replay.conflicts {
-                            kept.push(keep(repo, id, r, c, replay.signed)?);
+                            kept.push(keep(repo, id, replay.tip.id(), c, replay.signed)?);
                         }
                         match move_ref(
                             repo,
@@ -543,7 +546,7 @@ impl One<'_> {
 struct Kept {
     /// `refs/ledger-conflicts/<id>/<n>`.
     refname: String,
-    /// The remote tip it was kept on (the conflict commit's parent).
+    /// The tip it was kept on (the conflict commit's parent): the synced tip.
     on: ObjectId,
     conflict: Conflict,
 }
@@ -587,8 +590,8 @@ fn kept_refusal(remote: &str, refname: &str, kept: &[Kept]) -> Reasons {
     out
 }
 
-/// Write `c` as a commit on the remote tip `on` (its tree: the tip's, with the attempt's row
-/// and record file) and point the next free `refs/ledger-conflicts/<id>/<n>` at it. The same
+/// Write `c` as a commit on `on`, the tip sync pushes (its tree: the tip's, with the attempt's
+/// row and record file) and point the next free `refs/ledger-conflicts/<id>/<n>` at it. The same
 /// attempt on the same tip kept before is not kept twice.
 fn keep(
     repo: &gix::Repository,

@@ -63,7 +63,11 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
         writeln!(io.out, "{}: {} ({})", s.refname, s.what, s.tip)?;
     }
     match outcome.error {
-        Some(e) => Err(e),
+        Some(e) => {
+            // What was synced comes first, as `git pull` says what it updated before it stops.
+            io.out.flush()?;
+            Err(e)
+        }
         None => Ok(exit::OK),
     }
 }

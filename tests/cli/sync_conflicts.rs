@@ -155,7 +155,7 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     assert_eq!(
         lines[4],
         format!(
-            "hint: each refused attempt is kept on a commit on origin's tip: read it with `git ledger show --at {kept} --row {X}` and `git ledger diff {a_tip} {kept}`; sync never pushes it, the local ledger now follows origin, and the next sync has nothing to refuse"
+            "hint: each refused attempt is kept on a commit on origin's tip: read it with `git ledger show --at {kept} --row {X}` and `git ledger diff {tip} {kept}`; sync never pushes it, the local ledger now follows origin, and the next sync has nothing to refuse"
         )
     );
     assert!(
@@ -174,16 +174,16 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     // The attempt is kept unchanged on a commit on the remote tip: show and diff read it.
     let refs = conflict_refs(b.path());
     assert_eq!(refs.len(), 1, "{refs:?}");
-    assert_eq!(git(b.path(), &["rev-parse", &format!("{kept}^")]), a_tip);
+    assert_eq!(git(b.path(), &["rev-parse", &format!("{kept}^")]), tip, "on the synced tip");
     assert_eq!(
         git(b.path(), &["rev-parse", &format!("{kept}:rows/{X}.json")]),
         git(b.path(), &["rev-parse", &format!("{b_retry}:rows/{X}.json")]),
         "the row's bytes are the local attempt's"
     );
     assert_eq!(reason_at(b.path(), &kept, X), "b's attempt");
-    let changed = git(b.path(), &["diff", "--name-only", &a_tip, &kept]);
+    let changed = git(b.path(), &["diff", "--name-only", &tip, &kept]);
     assert_eq!(changed.lines().count(), 2, "its row and its record: {changed}");
-    let d = ledger(b.path(), &["diff", &a_tip, &kept]);
+    let d = ledger(b.path(), &["diff", &tip, &kept]);
     d.ok();
     assert!(d.stdout.contains(X) && !d.stdout.contains(Y), "{}", d.stdout);
     // Never pushed, and not a ledger ref: the server has none.
