@@ -288,7 +288,6 @@ fn follows_first_parent(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Res
     }
 }
 
-
 /// One ledger of a run.
 struct One<'a> {
     dir: &'a Path,
@@ -639,7 +638,10 @@ fn keep(
                 }
             }
         }
-        if let Some(n) = name.strip_prefix(&prefix).and_then(|n| n.parse::<u64>().ok()) {
+        if let Some(n) = name
+            .strip_prefix(&prefix)
+            .and_then(|n| n.parse::<u64>().ok())
+        {
             taken.push(n);
         }
     }
@@ -751,7 +753,6 @@ pub fn first_parent_base(
     }
     Ok(None)
 }
-
 
 /// Which remote commit a conflict names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1010,7 +1011,11 @@ fn replay(
             // of a put and an import by the rows' records either way).
             if done == RowChange::Filled {
                 let hand = lr.row.native_record().is_some_and(|r| r.kind == "hand");
-                kind = if hand { ChangeKind::Put } else { ChangeKind::Import };
+                kind = if hand {
+                    ChangeKind::Put
+                } else {
+                    ChangeKind::Import
+                };
             }
             writes.push(RowWrite {
                 notes: Vec::new(),
@@ -1025,19 +1030,13 @@ fn replay(
             .detach();
         // Schedule order, as the writers produce it.
         writes.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
-        let (message, now) = crate::git::message::change_message(
-            decl,
-            &Change {
-                kind,
-                rows: writes,
-            },
-            filled,
-        )
-        .map_err(|why| {
-            Error::refused(format!(
-                "{refname}: replaying local commit {c}: rule 7: {why}"
-            ))
-        })?;
+        let (message, now) =
+            crate::git::message::change_message(decl, &Change { kind, rows: writes }, filled)
+                .map_err(|why| {
+                    Error::refused(format!(
+                        "{refname}: replaying local commit {c}: rule 7: {why}"
+                    ))
+                })?;
         filled = now;
         let author = repo
             .find_object(c)
