@@ -499,3 +499,36 @@ fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {
         r.stdout
     );
 }
+
+/// Two clones repair the same row with different notes: the second repair is kept aside
+/// ("changed this row first"), with a hint to repair again on the synced ledger, which then
+/// syncs.
+#[test]
+fn a_repair_the_remote_made_differently_is_kept_aside_and_can_be_made_again() {
+    let w = World::new();
+    let a = w.clone();
+    w.put(a.path(), X, "ERROR", "a");
+    sync(a.path()).ok();
+    let b = w.clone();
+    ledger(a.path(), &["repair", X, "--note", "a fixed it"]).ok();
+    sync(a.path()).ok();
+    let a_repair = w.tip();
+    ledger(b.path(), &["repair", X, "--note", "b fixed it"]).ok();
+    let r = sync(b.path());
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains(&format!(
+            "origin changed this row first at commit {a_repair}"
+        )) && r.stderr.contains(&format!(
+            "hint: a refused repair can be made again on the synced ledger: `git ledger repair {X} --note TEXT`"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(b.path(), &["rev-parse", REF]), a_repair);
+    ledger(b.path(), &["repair", X, "--note", "b fixed it"]).ok();
+    let r = sync(b.path());
+    r.ok();
+    assert!(r.stdout.contains("pushed to origin"), "{}", r.stdout);
+    ledger(&w.server, &["verify", REF]).ok();
+}
