@@ -11,7 +11,8 @@
 //! may follow the remote tip is [`admission::admit`]'s answer, over that commit's rows and
 //! records as a change of the remote's state; a row it refuses (a retry, mostly) is a
 //! conflict: that attempt is kept, unchanged, on `refs/ledger-conflicts/<id>/<n>` (a commit on
-//! the remote tip holding that row and its record file; never pushed, not a ledger ref), the
+//! the tip sync pushes — the remote's tip once pushed — holding that row and its record file;
+//! never pushed, not a ledger ref), the
 //! other rows are replayed and pushed, the local ledger ref moves to the synced tip, and the
 //! run is refused (exit 2) naming each conflict — so the next sync has nothing to refuse.
 //!
@@ -287,7 +288,6 @@ fn follows_first_parent(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Res
     }
 }
 
-
 /// One ledger of a run.
 struct One<'a> {
     dir: &'a Path,
@@ -412,9 +412,11 @@ impl One<'_> {
                     Some(base) => {
                         let replay = replay(repo, &refname, l, r, base, max_bytes)?;
                         // Each refused attempt is on its own ref before the local ledger ref
-                        // leaves it: nothing is lost.
+                        // leaves it: nothing is lost. Its parent is the tip this run pushes
+                        // (the remote's when nothing else is), so that it differs from what
+                        // the remote then holds by that attempt alone.
                         for c in &replay.conflicts {
-                            kept.push(keep(repo, id, r, c, replay.signed)?);
+                            kept.push(keep(repo, id, replay.tip.id(), c, replay.signed)?);
                         }
                         match move_ref(
                             repo,
@@ -543,7 +545,7 @@ impl One<'_> {
 struct Kept {
     /// `refs/ledger-conflicts/<id>/<n>`.
     refname: String,
-    /// The remote tip it was kept on (the conflict commit's parent).
+    /// The tip it was kept on (the conflict commit's parent): the synced tip.
     on: ObjectId,
     conflict: Conflict,
 }
@@ -584,11 +586,17 @@ fn kept_refusal(remote: &str, refname: &str, kept: &[Kept]) -> Reasons {
     out.hint(
         "running an attempt again needs a new declared schedule: raise `repetitions` (or add a task) in the draft and pin a new declaration; the remote's row keeps its attempt",
     );
+    if let Some(k) = kept.iter().find(|k| k.conflict.first == First::Changed) {
+        out.hint(format!(
+            "a refused repair can be made again on the synced ledger: `git ledger repair {} --note TEXT`",
+            k.conflict.sid
+        ));
+    }
     out
 }
 
-/// Write `c` as a commit on the remote tip `on` (its tree: the tip's, with the attempt's row
-/// and record file) and point the next free `refs/ledger-conflicts/<id>/<n>` at it. The same
+/// Write `c` as a commit on `on`, the tip sync pushes (its tree: the tip's, with the attempt's
+/// row and record file) and point the next free `refs/ledger-conflicts/<id>/<n>` at it. The same
 /// attempt on the same tip kept before is not kept twice.
 fn keep(
     repo: &gix::Repository,
@@ -636,20 +644,14 @@ fn keep(
                 }
             }
         }
-        if let Some(n) = name.strip_prefix(&prefix).and_then(|n| n.parse::<u64>().ok()) {
+        if let Some(n) = name
+            .strip_prefix(&prefix)
+            .and_then(|n| n.parse::<u64>().ok())
+        {
             taken.push(n);
         }
     }
-    let local = repo
-        .find_object(c.local)
-        .map_err(|e| Error::failed(format!("cannot read commit {}: {e}", c.local)))?
-        .try_into_commit()
-        .map_err(|e| Error::failed(format!("commit {}: {e}", c.local)))?;
-    let author = local
-        .author()
-        .map_err(|e| Error::failed(format!("commit {}: author: {e}", c.local)))?
-        .to_owned()
-        .map_err(|e| Error::failed(format!("commit {}: author: {e}", c.local)))?;
+    let author = author_of(repo, c.local)?;
     let (_, committer) = identity(repo)?;
     let committer = committer
         .to_owned()
@@ -749,7 +751,6 @@ pub fn first_parent_base(
     Ok(None)
 }
 
-
 /// Which remote commit a conflict names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum First {
@@ -770,7 +771,7 @@ impl First {
             First::Filled => "filled this row first",
             First::Changed => "changed this row first",
             First::Record => "filled a row with this attempt's record first",
-            First::Tip => "holds a tip this attempt cannot follow",
+            First::Tip => "refuses this attempt on its tip",
         }
     }
 }
@@ -840,32 +841,8 @@ fn replay(
     max_bytes: u64,
 ) -> Result<Replayed> {
     let mut state = gix::diff::tree::State::default();
-    // The remote's changes since the base: path -> the oldest remote commit that changed it.
-    let mut remote_first: HashMap<String, ObjectId> = HashMap::new();
-    let mut c = remote;
-    while c != base {
-        let info = read_commit(repo, c)?;
-        let Some(&p) = info.parents.first() else {
-            break;
-        };
-        let ptree = read_commit(repo, p)?.tree;
-        for ch in tree_changes(repo, &mut state, ptree, info.tree)? {
-            remote_first.insert(crate::git::show_path(&ch.path), c);
-        }
-        c = p;
-    }
-    // The local commits, oldest first.
-    let mut local_chain = Vec::new();
-    let mut c = local;
-    while c != base {
-        local_chain.push(c);
-        c = *read_commit(repo, c)?.parents.first().ok_or_else(|| {
-            Error::failed(format!(
-                "{refname}: commit {c} has no parent above the base {base}"
-            ))
-        })?;
-    }
-    local_chain.reverse();
+    let remote_first = remote_first_changes(repo, &mut state, remote, base)?;
+    let local_chain = chain_since(repo, refname, local, base)?;
 
     // The remote's commits since the base are admitted before anything is replayed on them:
     // the local ref moves to the replayed tip, and so to them.
@@ -887,11 +864,16 @@ fn replay(
         )));
     };
     let (_, committer) = identity(repo)?;
-    let committer = committer
-        .to_owned()
-        .map_err(|e| Error::failed(format!("committer identity: {e}")))?;
-    // Re-signed with the local writer's key, as every commit the tool writes.
-    let signing = crate::git::sign::config(repo, decl.writers.is_some())?;
+    let writer = Writer {
+        repo,
+        decl,
+        refname,
+        committer: committer
+            .to_owned()
+            .map_err(|e| Error::failed(format!("committer identity: {e}")))?,
+        // Re-signed with the local writer's key, as every commit the tool writes.
+        signing: crate::git::sign::config(repo, decl.writers.is_some())?,
+    };
 
     let mut tip = remote;
     let mut tip_tree = remote_info.tree;
@@ -899,58 +881,22 @@ fn replay(
     let mut skipped_rows = 0;
     let mut conflicts: Vec<Conflict> = Vec::new();
     for c in local_chain {
-        let info = read_commit(repo, c)?;
-        let parent = info.parents[0];
-        let parent_tree = read_commit(repo, parent)?.tree;
-        let (at, parent_at) = (format!("commit {c}"), format!("commit {parent}"));
         let mut rows = Vec::new();
-        for ch in tree_changes(repo, &mut state, parent_tree, info.tree)? {
-            let (Some((_, previous)), Some((entry_mode, oid))) = (&ch.old, &ch.new) else {
-                continue; // records come with their rows; nothing else changes in a ledger
-            };
-            if entry_mode.is_tree() {
-                continue;
-            }
-            let path = crate::git::show_path(&ch.path);
-            let Some(sid) = layout::schedule_id_of(&path) else {
-                continue;
-            };
-            let row = read_row(repo, decl, *oid, sid, max_bytes, &at)?.map_err(Error::refusal)?;
-            let was = read_row(repo, decl, *previous, sid, max_bytes, &parent_at)?
-                .map_err(Error::refusal)?;
-            let record = match row.native_record().filter(|_| was.is_deferred()) {
-                Some(rec) => {
-                    let rpath = layout::record_path(&rec.key());
-                    let Some((_, rid)) = find_in_tree(repo, info.tree, &rpath)? else {
-                        return Err(Error::refused(format!(
-                            "commit {c}: row {sid}: its record file {rpath} is missing"
-                        )));
-                    };
-                    Some((rpath, rid))
-                }
-                None => None,
-            };
+        for lr in local_rows(repo, decl, &mut state, c, max_bytes)? {
             // A later local change of an attempt already kept aside (its repair) joins it:
             // what is kept is the local ledger's newest version of that attempt.
-            if let Some(k) = conflicts.iter_mut().find(|k| k.sid == sid) {
-                (k.local, k.row) = (c, *oid);
-                if record.is_some() {
-                    k.record = record;
+            if let Some(k) = conflicts.iter_mut().find(|k| k.sid == lr.sid) {
+                (k.local, k.row) = (c, lr.oid);
+                if lr.record.is_some() {
+                    k.record = lr.record;
                 }
                 continue;
             }
-            if find_in_tree(repo, tip_tree, &path)?.map(|(_, id)| id) == Some(*oid) {
+            if find_in_tree(repo, tip_tree, &lr.path)?.map(|(_, id)| id) == Some(lr.oid) {
                 skipped_rows += 1; // the same attempt arrived twice
                 continue;
             }
-            rows.push(LocalRow {
-                sid: sid.to_owned(),
-                path,
-                oid: *oid,
-                row,
-                filled: was.is_deferred(),
-                record,
-            });
+            rows.push(lr);
         }
         if rows.is_empty() {
             continue; // everything this commit did is already on the remote, or kept aside
@@ -963,33 +909,182 @@ fn replay(
         };
         let (replayed, refused) = on.decide(rows)?;
         for (lr, reasons) in refused {
-            let (by, first) = match (remote_first.get(&lr.path), &lr.record) {
-                (Some(by), _) if lr.filled => (*by, First::Filled),
-                (Some(by), _) => (*by, First::Changed),
-                (None, Some((rpath, _))) if remote_first.contains_key(rpath) => {
-                    (remote_first[rpath], First::Record)
-                }
-                _ => (remote, First::Tip),
-            };
-            conflicts.push(Conflict {
-                sid: lr.sid,
-                local: c,
-                by,
-                first,
-                reasons,
-                row: lr.oid,
-                record: lr.record,
-            });
+            conflicts.push(Conflict::of(lr, reasons, c, &remote_first, remote));
         }
         if replayed.is_empty() {
             continue;
         }
+        let (new, tree, now) = writer.write(c, (tip, tip_tree), replayed, filled)?;
+        (_, admitted) = admission
+            .admit_step(tip, new)
+            .map_err(|e| e.context(format!("replaying local commit {c}")))?;
+        (tip, tip_tree, filled) = (new, tree, now);
+        commits += 1;
+    }
+    Ok(Replayed {
+        tip: admitted,
+        commits,
+        skipped_rows,
+        conflicts,
+        signed: decl.writers.is_some(),
+    })
+}
+
+/// The remote's changes since `base`: each changed path, with the oldest remote commit that
+/// changed it.
+fn remote_first_changes(
+    repo: &gix::Repository,
+    state: &mut gix::diff::tree::State,
+    remote: ObjectId,
+    base: ObjectId,
+) -> Result<HashMap<String, ObjectId>> {
+    let mut first = HashMap::new();
+    let mut c = remote;
+    while c != base {
+        let info = read_commit(repo, c)?;
+        let Some(&p) = info.parents.first() else {
+            break;
+        };
+        let ptree = read_commit(repo, p)?.tree;
+        for ch in tree_changes(repo, state, ptree, info.tree)? {
+            first.insert(crate::git::show_path(&ch.path), c); // newest first: the last wins
+        }
+        c = p;
+    }
+    Ok(first)
+}
+
+/// The commits of `base..tip` on the first-parent chain, oldest first.
+fn chain_since(
+    repo: &gix::Repository,
+    refname: &str,
+    tip: ObjectId,
+    base: ObjectId,
+) -> Result<Vec<ObjectId>> {
+    let mut chain = Vec::new();
+    let mut c = tip;
+    while c != base {
+        chain.push(c);
+        c = *read_commit(repo, c)?.parents.first().ok_or_else(|| {
+            Error::failed(format!(
+                "{refname}: commit {c} has no parent above the base {base}"
+            ))
+        })?;
+    }
+    chain.reverse();
+    Ok(chain)
+}
+
+/// The rows local commit `c` changed, read from its trees (each row checked on both sides; a
+/// fill with its record file).
+fn local_rows(
+    repo: &gix::Repository,
+    decl: &crate::declaration::Declaration,
+    state: &mut gix::diff::tree::State,
+    c: ObjectId,
+    max_bytes: u64,
+) -> Result<Vec<LocalRow>> {
+    let info = read_commit(repo, c)?;
+    let parent = info.parents[0];
+    let parent_tree = read_commit(repo, parent)?.tree;
+    let (at, parent_at) = (format!("commit {c}"), format!("commit {parent}"));
+    let mut rows = Vec::new();
+    for ch in tree_changes(repo, state, parent_tree, info.tree)? {
+        let (Some((_, previous)), Some((entry_mode, oid))) = (&ch.old, &ch.new) else {
+            continue; // records come with their rows; nothing else changes in a ledger
+        };
+        if entry_mode.is_tree() {
+            continue;
+        }
+        let path = crate::git::show_path(&ch.path);
+        let Some(sid) = layout::schedule_id_of(&path) else {
+            continue;
+        };
+        let row = read_row(repo, decl, *oid, sid, max_bytes, &at)?.map_err(Error::refusal)?;
+        let was =
+            read_row(repo, decl, *previous, sid, max_bytes, &parent_at)?.map_err(Error::refusal)?;
+        let record = match row.native_record().filter(|_| was.is_deferred()) {
+            Some(rec) => {
+                let rpath = layout::record_path(&rec.key());
+                let Some((_, rid)) = find_in_tree(repo, info.tree, &rpath)? else {
+                    return Err(Error::refused(format!(
+                        "commit {c}: row {sid}: its record file {rpath} is missing"
+                    )));
+                };
+                Some((rpath, rid))
+            }
+            None => None,
+        };
+        rows.push(LocalRow {
+            sid: sid.to_owned(),
+            path,
+            oid: *oid,
+            row,
+            filled: was.is_deferred(),
+            record,
+        });
+    }
+    Ok(rows)
+}
+
+impl Conflict {
+    /// Local row `lr` of commit `c`, refused for `reasons`: the remote commit to name is the
+    /// oldest since the base that changed its row, else the one that added its record file,
+    /// else the remote tip.
+    fn of(
+        lr: LocalRow,
+        reasons: Vec<Reason>,
+        c: ObjectId,
+        remote_first: &HashMap<String, ObjectId>,
+        remote: ObjectId,
+    ) -> Conflict {
+        let record_first = (lr.record.as_ref()).and_then(|(rpath, _)| remote_first.get(rpath));
+        let (by, first) = match (remote_first.get(&lr.path), record_first) {
+            (Some(by), _) if lr.filled => (*by, First::Filled),
+            (Some(by), _) => (*by, First::Changed),
+            (None, Some(by)) => (*by, First::Record),
+            (None, None) => (remote, First::Tip),
+        };
+        Conflict {
+            sid: lr.sid,
+            local: c,
+            by,
+            first,
+            reasons,
+            row: lr.oid,
+            record: lr.record,
+        }
+    }
+}
+
+/// Who writes the replayed commits, and how.
+struct Writer<'a> {
+    repo: &'a gix::Repository,
+    decl: &'a crate::declaration::Declaration,
+    refname: &'a str,
+    committer: gix::actor::Signature,
+    signing: Option<crate::git::sign::Signing>,
+}
+
+impl Writer<'_> {
+    /// The replay of local commit `c` on `(tip, its tree)`: the rows admission admitted (with
+    /// their record files), the message rule 7 wants for what they did (counted from `filled`),
+    /// `c`'s author, signed as every commit the tool writes. Returns the commit, its tree and
+    /// its count.
+    fn write(
+        &self,
+        c: ObjectId,
+        (tip, tip_tree): (ObjectId, ObjectId),
+        rows: Vec<(LocalRow, RowChange)>,
+        filled: usize,
+    ) -> Result<(ObjectId, ObjectId, usize)> {
+        let repo = self.repo;
         let mut editor = repo
             .edit_tree(tip_tree)
             .map_err(|e| Error::failed(format!("cannot edit tree {tip_tree}: {e}")))?;
         let mut writes = Vec::new();
         let mut kind = ChangeKind::Repair;
-        for (lr, done) in replayed {
+        for (lr, done) in rows {
             editor
                 .upsert(lr.path.as_str(), gix::objs::tree::EntryKind::Blob, lr.oid)
                 .map_err(|e| Error::failed(format!("cannot edit tree at {}: {e}", lr.path)))?;
@@ -1007,7 +1102,11 @@ fn replay(
             // of a put and an import by the rows' records either way).
             if done == RowChange::Filled {
                 let hand = lr.row.native_record().is_some_and(|r| r.kind == "hand");
-                kind = if hand { ChangeKind::Put } else { ChangeKind::Import };
+                kind = if hand {
+                    ChangeKind::Put
+                } else {
+                    ChangeKind::Import
+                };
             }
             writes.push(RowWrite {
                 notes: Vec::new(),
@@ -1021,55 +1120,42 @@ fn replay(
             .map_err(|e| Error::failed(format!("cannot write a tree: {e}")))?
             .detach();
         // Schedule order, as the writers produce it.
-        writes.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
-        let (message, now) = crate::git::message::change_message(
-            decl,
-            &Change {
-                kind,
-                rows: writes,
-            },
-            filled,
-        )
-        .map_err(|why| {
-            Error::refused(format!(
-                "{refname}: replaying local commit {c}: rule 7: {why}"
-            ))
-        })?;
-        filled = now;
-        let author = repo
-            .find_object(c)
-            .map_err(|e| Error::failed(format!("cannot read commit {c}: {e}")))?
-            .try_into_commit()
-            .map_err(|e| Error::failed(format!("commit {c}: {e}")))?;
-        let author = author
-            .author()
-            .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))?
-            .to_owned()
-            .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))?;
+        writes.sort_by_key(|w| self.decl.schedule_position(w.row.schedule_id()));
+        let change = Change { kind, rows: writes };
+        let (message, now) = crate::git::message::change_message(self.decl, &change, filled)
+            .map_err(|why| {
+                Error::refused(format!(
+                    "{}: replaying local commit {c}: rule 7: {why}",
+                    self.refname
+                ))
+            })?;
+        let author = author_of(repo, c)?;
         let new = crate::git::sign::write_commit(
             repo,
-            committer.to_ref(&mut Default::default()),
+            self.committer.to_ref(&mut Default::default()),
             author.to_ref(&mut Default::default()),
             &message,
             tree,
             vec![tip],
-            signing.as_ref(),
+            self.signing.as_ref(),
         )
         .map_err(|e| e.context("cannot write the replayed commit"))?;
-        (_, admitted) = admission
-            .admit_step(tip, new)
-            .map_err(|e| e.context(format!("replaying local commit {c}")))?;
-        tip = new;
-        tip_tree = tree;
-        commits += 1;
+        Ok((new, tree, now))
     }
-    Ok(Replayed {
-        tip: admitted,
-        commits,
-        skipped_rows,
-        conflicts,
-        signed: decl.writers.is_some(),
-    })
+}
+
+/// The author of commit `c`.
+fn author_of(repo: &gix::Repository, c: ObjectId) -> Result<gix::actor::Signature> {
+    let commit = repo
+        .find_object(c)
+        .map_err(|e| Error::failed(format!("cannot read commit {c}: {e}")))?
+        .try_into_commit()
+        .map_err(|e| Error::failed(format!("commit {c}: {e}")))?;
+    commit
+        .author()
+        .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))?
+        .to_owned()
+        .map_err(|e| Error::failed(format!("commit {c}: author: {e}")))
 }
 
 /// The tip a local commit's rows are replayed on.

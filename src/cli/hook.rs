@@ -212,7 +212,7 @@ pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
             if crate::git::transport::which("git-ledger").is_none() {
                 writeln!(
                     io.err,
-                    "warning: git-ledger is not on PATH; the hooks call it by name (or set GIT_LEDGER to its path in the hooks' environment)"
+                    "warning: git-ledger is not on PATH; the hooks call it by name (or set GIT_LEDGER to its path in the hooks' environment), and without it they refuse every ledger file and ledger ref update"
                 )?;
             }
             Ok(exit::OK)

@@ -46,15 +46,11 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
         max_bytes: args.input.max_input_bytes,
         restore: args.restore,
     };
-    let outcome = crate::sync::sync_with_progress(
-        &dir,
-        &args.remote,
-        options,
-        &mut |done, total| {
+    let outcome =
+        crate::sync::sync_with_progress(&dir, &args.remote, options, &mut |done, total| {
             bar.get_or_insert_with(|| super::term::Progress::new("syncing ledgers", total as u64))
                 .set(done as u64)
-        },
-    );
+        });
     drop(bar);
     let outcome = outcome?;
     // What was synced is said even when something else was refused (a ledger whose
@@ -63,7 +59,11 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
         writeln!(io.out, "{}: {} ({})", s.refname, s.what, s.tip)?;
     }
     match outcome.error {
-        Some(e) => Err(e),
+        Some(e) => {
+            // What was synced comes first, as `git pull` says what it updated before it stops.
+            io.out.flush()?;
+            Err(e)
+        }
         None => Ok(exit::OK),
     }
 }

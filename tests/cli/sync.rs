@@ -203,8 +203,14 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
         git(&server, &["rev-parse", REF])
     );
     assert_eq!(
-        git(rival.path(), &["rev-parse", &format!("{kept}:rows/{rival_sid}.json")]),
-        git(rival.path(), &["rev-parse", &format!("{rival_tip}:rows/{rival_sid}.json")])
+        git(
+            rival.path(),
+            &["rev-parse", &format!("{kept}:rows/{rival_sid}.json")]
+        ),
+        git(
+            rival.path(),
+            &["rev-parse", &format!("{rival_tip}:rows/{rival_sid}.json")]
+        )
     );
     assert_eq!(git(&server, &["rev-list", "--count", REF]), "13");
     sync(rival.path()).ok();

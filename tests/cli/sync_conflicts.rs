@@ -150,12 +150,20 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
         r.stderr
     );
     // Admission's other reasons for the same attempt (its record, rule 5) follow.
-    assert!(lines[2].starts_with(&format!("  {REF}: rule 5: ")), "{}", r.stderr);
-    assert!(lines[3].starts_with(&format!("  {REF}: rule 5: ")), "{}", r.stderr);
+    assert!(
+        lines[2].starts_with(&format!("  {REF}: rule 5: ")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        lines[3].starts_with(&format!("  {REF}: rule 5: ")),
+        "{}",
+        r.stderr
+    );
     assert_eq!(
         lines[4],
         format!(
-            "hint: each refused attempt is kept on a commit on origin's tip: read it with `git ledger show --at {kept} --row {X}` and `git ledger diff {a_tip} {kept}`; sync never pushes it, the local ledger now follows origin, and the next sync has nothing to refuse"
+            "hint: each refused attempt is kept on a commit on origin's tip: read it with `git ledger show --at {kept} --row {X}` and `git ledger diff {tip} {kept}`; sync never pushes it, the local ledger now follows origin, and the next sync has nothing to refuse"
         )
     );
     assert!(
@@ -174,18 +182,33 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     // The attempt is kept unchanged on a commit on the remote tip: show and diff read it.
     let refs = conflict_refs(b.path());
     assert_eq!(refs.len(), 1, "{refs:?}");
-    assert_eq!(git(b.path(), &["rev-parse", &format!("{kept}^")]), a_tip);
+    assert_eq!(
+        git(b.path(), &["rev-parse", &format!("{kept}^")]),
+        tip,
+        "on the synced tip"
+    );
     assert_eq!(
         git(b.path(), &["rev-parse", &format!("{kept}:rows/{X}.json")]),
-        git(b.path(), &["rev-parse", &format!("{b_retry}:rows/{X}.json")]),
+        git(
+            b.path(),
+            &["rev-parse", &format!("{b_retry}:rows/{X}.json")]
+        ),
         "the row's bytes are the local attempt's"
     );
     assert_eq!(reason_at(b.path(), &kept, X), "b's attempt");
-    let changed = git(b.path(), &["diff", "--name-only", &a_tip, &kept]);
-    assert_eq!(changed.lines().count(), 2, "its row and its record: {changed}");
-    let d = ledger(b.path(), &["diff", &a_tip, &kept]);
+    let changed = git(b.path(), &["diff", "--name-only", &tip, &kept]);
+    assert_eq!(
+        changed.lines().count(),
+        2,
+        "its row and its record: {changed}"
+    );
+    let d = ledger(b.path(), &["diff", &tip, &kept]);
     d.ok();
-    assert!(d.stdout.contains(X) && !d.stdout.contains(Y), "{}", d.stdout);
+    assert!(
+        d.stdout.contains(X) && !d.stdout.contains(Y),
+        "{}",
+        d.stdout
+    );
     // Never pushed, and not a ledger ref: the server has none.
     assert!(git(&w.server, &["for-each-ref", "refs/ledger-conflicts/"]).is_empty());
     assert_eq!(
@@ -201,7 +224,10 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     sync(a.path()).ok();
     assert_eq!(git(a.path(), &["rev-parse", REF]), tip);
     assert_eq!(
-        git(&w.server, &["rev-list", "--count", &format!("{base}..{REF}")]),
+        git(
+            &w.server,
+            &["rev-list", "--count", &format!("{base}..{REF}")]
+        ),
         "2"
     );
 }
@@ -221,22 +247,36 @@ fn three_clones_each_conflict_on_its_own_ref_and_every_clone_syncs_again() {
     w.put(c.path(), Z, "ERROR", "c");
     let rb = sync(b.path());
     rb.expect_code(2);
-    assert!(rb.stdout.contains("replayed 1 local commit"), "{}", rb.stdout);
+    assert!(
+        rb.stdout.contains("replayed 1 local commit"),
+        "{}",
+        rb.stdout
+    );
     let rc = sync(c.path());
     rc.expect_code(2);
-    assert!(rc.stdout.contains("replayed 1 local commit") && rc.stdout.contains("2 refused attempts"), "{}", rc.stdout);
+    assert!(
+        rc.stdout.contains("replayed 1 local commit") && rc.stdout.contains("2 refused attempts"),
+        "{}",
+        rc.stdout
+    );
     let x_by = filler(&w.server, X);
     let y_by = filler(&w.server, Y);
     let one = format!("refs/ledger-conflicts/{ID}/1");
     let two = format!("refs/ledger-conflicts/{ID}/2");
     // Each conflict names its row, the remote commit that filled it first, and its own ref.
     assert!(
-        rc.stderr.contains(&format!("row {Y}: native_record: ")) && rc.stderr.contains(&format!("origin filled this row first at commit {y_by}")) && rc.stderr.contains(&format!("kept, unchanged, on {one} ")),
+        rc.stderr.contains(&format!("row {Y}: native_record: "))
+            && rc
+                .stderr
+                .contains(&format!("origin filled this row first at commit {y_by}"))
+            && rc.stderr.contains(&format!("kept, unchanged, on {one} ")),
         "{}",
         rc.stderr
     );
     assert!(
-        rc.stderr.contains(&format!("origin filled this row first at commit {x_by}")) && rc.stderr.contains(&format!("kept, unchanged, on {two} ")),
+        rc.stderr
+            .contains(&format!("origin filled this row first at commit {x_by}"))
+            && rc.stderr.contains(&format!("kept, unchanged, on {two} ")),
         "{}",
         rc.stderr
     );
@@ -280,7 +320,8 @@ fn a_clone_whose_every_local_commit_conflicts_moves_to_the_remote_tip_and_pushes
         )
     );
     assert!(
-        r.stderr.contains(&format!("local commit {b_tip} is not replayed")),
+        r.stderr
+            .contains(&format!("local commit {b_tip} is not replayed")),
         "the newest local version of the attempt: {}",
         r.stderr
     );
@@ -317,7 +358,11 @@ fn the_hooks_leave_conflict_refs_alone_and_still_refuse_other_spellings_of_ledge
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = git_hooked(b.path(), &["update-ref", "-d", &kept], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let r = git_hooked(b.path(), &["update-ref", &format!("refs/LEDGERS/{ID}"), &id], None);
+    let r = git_hooked(
+        b.path(),
+        &["update-ref", &format!("refs/LEDGERS/{ID}"), &id],
+        None,
+    );
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("in lowercase"), "{}", r.stderr);
 }
@@ -357,7 +402,10 @@ fn a_signed_ledger_replays_re_signed_and_keeps_the_conflict_signed() {
     a.put(x, "ERROR").ok();
     sync(a.dir()).ok();
     let put = |sid: &str, outcome: &str| {
-        let template = ledger(b.path(), &["show", "--row", sid]).ok().stdout.clone();
+        let template = ledger(b.path(), &["show", "--row", sid])
+            .ok()
+            .stdout
+            .clone();
         let p = b.path().join("row.json");
         let mut row = hand_row_value(&template, outcome);
         row["reason"] = Value::from("b's attempt");
@@ -424,7 +472,9 @@ fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {
     r.ok();
     assert_eq!(
         r.stdout,
-        format!("{REF}: restored on origin, which had deleted it (pushed back, new there) ({tip})\n")
+        format!(
+            "{REF}: restored on origin, which had deleted it (pushed back, new there) ({tip})\n"
+        )
     );
     assert_eq!(w.tip(), tip);
     sync(a.path()).ok();
@@ -435,9 +485,50 @@ fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {
     let c = new_repo();
     let other = w.files.path().join("other.json");
     std::fs::write(&other, pretty(&declaration_value("other-slice-1", 1))).unwrap();
-    git(c.path(), &["remote", "add", "origin", &w.daemon.url("ledger.git")]);
+    git(
+        c.path(),
+        &["remote", "add", "origin", &w.daemon.url("ledger.git")],
+    );
     ledger(c.path(), &["init", other.to_str().unwrap()]).ok();
     let r = sync(c.path());
     r.ok();
-    assert!(r.stdout.contains("refs/ledgers/other-slice-1: pushed to origin (new there)"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("refs/ledgers/other-slice-1: pushed to origin (new there)"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// Two clones repair the same row with different notes: the second repair is kept aside
+/// ("changed this row first"), with a hint to repair again on the synced ledger, which then
+/// syncs.
+#[test]
+fn a_repair_the_remote_made_differently_is_kept_aside_and_can_be_made_again() {
+    let w = World::new();
+    let a = w.clone();
+    w.put(a.path(), X, "ERROR", "a");
+    sync(a.path()).ok();
+    let b = w.clone();
+    ledger(a.path(), &["repair", X, "--note", "a fixed it"]).ok();
+    sync(a.path()).ok();
+    let a_repair = w.tip();
+    ledger(b.path(), &["repair", X, "--note", "b fixed it"]).ok();
+    let r = sync(b.path());
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains(&format!(
+            "origin changed this row first at commit {a_repair}"
+        )) && r.stderr.contains(&format!(
+            "hint: a refused repair can be made again on the synced ledger: `git ledger repair {X} --note TEXT`"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(b.path(), &["rev-parse", REF]), a_repair);
+    ledger(b.path(), &["repair", X, "--note", "b fixed it"]).ok();
+    let r = sync(b.path());
+    r.ok();
+    assert!(r.stdout.contains("pushed to origin"), "{}", r.stdout);
+    ledger(&w.server, &["verify", REF]).ok();
 }
