@@ -550,6 +550,17 @@ pub fn mutations(base: &Base, rng: &mut Rng, outsider: &Key, other: &Base) -> Ve
             let neg = [string(&neg), string(&s)].concat();
             g.sig = [string(&stype), string(&neg)].concat();
             out.push(("ecdsa r negative", with_fields(&g)));
+            // The key's point compressed (`get_ec` handles only uncompressed points).
+            let mut k = &f.key[..];
+            let (kt, curve, point) = (
+                take_string(&mut k),
+                take_string(&mut k),
+                take_string(&mut k),
+            );
+            let compressed = [vec![2 + (point[64] & 1)], point[1..33].to_vec()].concat();
+            let mut h = f.clone();
+            h.key = [string(&kt), string(&curve), string(&compressed)].concat();
+            out.push(("ecdsa key point compressed", with_fields(&h)));
         }
     }
     // Length prefixes and the blob's ends.
