@@ -99,7 +99,7 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
             (None, None) => String::new(),
         };
         let refused = e
-            .refused
+            .refused_short
             .as_ref()
             .map(|why| format!("  (verify refuses it: {why})"))
             .unwrap_or_default();

@@ -84,6 +84,11 @@ pub struct Entry {
     /// When it does not: the reasons `verify` gives for the first commit it refuses, or, for
     /// the commits after it, that they follow a refused commit.
     pub refused: Option<String>,
+    /// What the text form shows of `refused`: the rules broken (`rule 7`, `rule 8`, …), or
+    /// the short id of the refused commit this one follows (the reasons themselves go to
+    /// stderr, as `verify` prints them).
+    #[serde(skip)]
+    pub refused_short: Option<String>,
 }
 
 /// A commit's signer, as `log` shows it.
@@ -116,6 +121,7 @@ fn entry(
         signature_refused: None,
         admitted: true,
         refused: None,
+        refused_short: None,
     }
 }
 
@@ -301,13 +307,26 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join("; ");
+        let mut rules: Vec<String> = reasons
+            .iter()
+            .map(|r| match r.rule {
+                Some(crate::refusal::Rule::Admission(n)) => format!("rule {n}"),
+                _ => "its contents".to_owned(),
+            })
+            .collect();
+        rules.dedup();
         for (i, e) in entries.iter_mut().enumerate().skip(done) {
             e.admitted = false;
-            e.refused = Some(if i == done {
-                text.clone()
+            if i == done {
+                e.refused = Some(text.clone());
+                e.refused_short = Some(format!("{}; the reasons are below", rules.join(", ")));
             } else {
-                format!("it follows commit {first}, which verify refuses")
-            });
+                e.refused = Some(format!("it follows commit {first}, which verify refuses"));
+                e.refused_short = Some(format!(
+                    "it follows {}, which verify refuses",
+                    &first[..7.min(first.len())]
+                ));
+            }
         }
         for r in reasons {
             if !lies.contains(&r) {

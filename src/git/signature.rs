@@ -3,10 +3,14 @@
 //! the committer time.
 //!
 //! A commit's signature is its `gpgsig` header (`gpgsig-sha256` in a SHA-256 repository); the
-//! signed payload is the commit object without that header and its continuation lines, as
-//! `git commit -S` signs it. The SSHSIG blob is checked in process (RustCrypto's `ssh-key`):
-//! namespace `git`, a key the writers file declares, the signature over the payload, then the
-//! line's principals, namespaces and validity. Each failure is a reason of its own that names
+//! signed payload is the commit object without every `gpgsig*` header and its continuation
+//! lines, exactly as Git builds it ([`split`]). The signature is read exactly as OpenSSH 9.2p1's
+//! ssh-keygen reads it when Git runs it ([`dearmor`], [`parse_sshsig`], [`verify_sshsig`]: the
+//! functions of sshsig.c, sshbuf*.c and ssh-*.c mirrored, each cited), in process: namespace
+//! `git`, a key the writers file declares, the signature over the payload (the cryptography
+//! from RustCrypto through `ssh-key`), then the line's principals, namespaces and validity.
+//! `tests/cli/signature_diff.rs` compares the verdicts with `git verify-commit` on hundreds of
+//! mutations. Each failure is a reason of its own that names
 //! the commit and, where there is one, the key's fingerprint as ssh-keygen prints it.
 
 use std::cell::OnceCell;
@@ -386,7 +390,7 @@ pub struct SshSig {
 /// it says), the hash algorithm (`sha256` or `sha512`) and the signature string, with nothing
 /// after it ("Signature contains trailing data").
 pub fn parse_sshsig(blob: &[u8]) -> std::result::Result<SshSig, String> {
-    let bad = |what: &str| format!("{what}");
+    let bad = |what: &str| what.to_owned();
     let mut w = Wire(blob);
     let magic =
         w.0.strip_prefix(b"SSHSIG")
@@ -477,7 +481,11 @@ fn parse_key(blob: &[u8]) -> Option<ssh_key::public::KeyData> {
             if w.cstring()? != b"nistp256" {
                 return None;
             }
+            // `get_ec` (sshbuf-getput-crypto.c): only an uncompressed point.
             let point = w.string()?;
+            if point.first() != Some(&0x04) {
+                return None;
+            }
             KeyData::Ecdsa(EcdsaPublicKey::from_sec1_bytes(point).ok()?)
         }
     };

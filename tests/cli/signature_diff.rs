@@ -233,6 +233,32 @@ fn add_l(s: &mut [u8]) {
     }
 }
 
+/// `base` re-signed (with ssh-key, not ssh-keygen) over data whose reserved string is not
+/// empty, that string in the blob too.
+fn signed_over_reserved(base: &Base, f: &Fields, payload: &str) -> String {
+    use sha2::Digest;
+    use signature::Signer;
+    let key = ssh_key::PrivateKey::read_openssh_file(&base.key.path).unwrap();
+    let reserved = b"red team".to_vec();
+    let hash = sha2::Sha512::digest(payload.as_bytes());
+    let data = [
+        b"SSHSIG".to_vec(),
+        string(b"git"),
+        string(&reserved),
+        string(b"sha512"),
+        string(&hash),
+    ]
+    .concat();
+    let sig: ssh_key::Signature = key.try_sign(&data).unwrap();
+    let algorithm = sig.algorithm().to_string();
+    let mut g = f.clone();
+    g.hash = b"sha512".to_vec();
+    g.reserved = reserved;
+    g.sig = [string(algorithm.as_bytes()), string(sig.as_bytes())].concat();
+    let p = Parts::of(&base.raw);
+    p.with_armour(&armour(&g.bytes(), 70))
+}
+
 /// One base commit to mutate: its key's type, the key, the raw commit.
 pub struct Base {
     pub kind: &'static str,
@@ -451,6 +477,15 @@ pub fn mutations(base: &Base, rng: &mut Rng, outsider: &Key, other: &Base) -> Ve
     let mut g = f.clone();
     g.reserved = (0..1 + rng.below(8)).map(|_| rng.next() as u8).collect();
     out.push(("reserved not empty", with_fields(&g)));
+    // What the red team built with another signer: the reserved field filled in *and* signed
+    // over. ssh-keygen verifies over an empty reserved string, so Git refuses it.
+    // (Ed25519 and ECDSA: the crate's RSA signing wants a hash named in the key.)
+    if base.kind != "rsa" {
+        out.push((
+            "reserved not empty and signed over",
+            signed_over_reserved(base, &f, &payload),
+        ));
+    }
     let mut g = f.clone();
     g.version = 0;
     out.push(("version 0", with_fields(&g)));
@@ -550,6 +585,17 @@ pub fn mutations(base: &Base, rng: &mut Rng, outsider: &Key, other: &Base) -> Ve
             let neg = [string(&neg), string(&s)].concat();
             g.sig = [string(&stype), string(&neg)].concat();
             out.push(("ecdsa r negative", with_fields(&g)));
+            // The key's point compressed (`get_ec` handles only uncompressed points).
+            let mut k = &f.key[..];
+            let (kt, curve, point) = (
+                take_string(&mut k),
+                take_string(&mut k),
+                take_string(&mut k),
+            );
+            let compressed = [vec![2 + (point[64] & 1)], point[1..33].to_vec()].concat();
+            let mut h = f.clone();
+            h.key = [string(&kt), string(&curve), string(&compressed)].concat();
+            out.push(("ecdsa key point compressed", with_fields(&h)));
         }
     }
     // Length prefixes and the blob's ends.
