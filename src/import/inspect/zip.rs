@@ -359,21 +359,38 @@ impl std::fmt::Display for ReadError {
 }
 
 /// The decompressed bytes one import may read, over every member of every log it reads (a
-/// member counted each time it is read). `what` names the bound in a refusal.
+/// member counted each time it is read), and the memory the values it builds from them may
+/// take ([`Budget::kept`]). `what` names the bound in a refusal.
 #[derive(Debug, Clone)]
 pub struct Budget {
     total: u64,
     left: u64,
     what: &'static str,
+    kept: std::cell::Cell<u64>,
 }
 
 impl Budget {
+    /// `total` bytes decompressed, and as many bytes of values kept.
     pub fn new(total: u64, what: &'static str) -> Self {
         Budget {
             total,
             left: total,
             what,
+            kept: std::cell::Cell::new(total),
         }
+    }
+
+    /// The same budget, its values bounded to `bytes` of memory.
+    pub fn keeping(self, bytes: u64) -> Self {
+        Budget {
+            kept: std::cell::Cell::new(bytes),
+            ..self
+        }
+    }
+
+    /// The memory the values built from the logs may still take (`json::Reader::kept`).
+    pub fn kept(&self) -> &std::cell::Cell<u64> {
+        &self.kept
     }
 
     /// What is left.
