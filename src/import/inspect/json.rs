@@ -239,7 +239,7 @@ impl<'a> Reader<'a> {
             }
             None => self.err(
                 "the values read from this import's Inspect logs (scores, usage, the eval spec, \
-                 events, …) take more memory than --max-input-bytes allows",
+                 events, …) take more than the memory kept for them (2 × --max-input-bytes)",
             ),
         }
     }

@@ -473,7 +473,7 @@ fn a_header_of_thirty_million_zeros_is_refused_at_the_memory_its_values_take() {
         "zeros.eval",
         &log,
         "header.json",
-        "take more memory than --max-input-bytes allows",
+        "take more than the memory kept for them (2 × --max-input-bytes)",
     );
 }
 
@@ -594,4 +594,55 @@ fn a_member_whose_memory_cannot_be_had_fails_with_exit_1_not_a_panic() {
     );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     assert_eq!(h.ledger_bytes(), before);
+}
+
+/// The corpus of the `eval_container` fuzz target: each attack at the target's member bound
+/// (1 MiB, `fuzz/checks.rs`), and Inspect's own logs.
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let mib = 1_000_000;
+    let mut c = vec![
+        ("attack-shared-zstd.eval".to_owned(), shared_zstd(16, mib)),
+        ("attack-distinct-zstd.eval".into(), distinct_zstd(6, mib)),
+        (
+            "attack-distinct-deflate.eval".into(),
+            distinct_deflate(6, mib),
+        ),
+        ("attack-zstd-window.eval".into(), window_bomb(4)),
+        ("attack-nested.eval".into(), nested()),
+        ("attack-zeros.eval".into(), zeros_header(500_000)),
+        (
+            "under-bound-one-sample.eval".into(),
+            one_sample_log(1, 1000),
+        ),
+    ];
+    for name in [
+        "log_streaming.eval",
+        "log_formats.eval",
+        "mmlu-summary-choices.eval",
+    ] {
+        let bytes = std::fs::read(super::shared(name)).unwrap();
+        c.push((format!("inspect-{name}"), bytes));
+    }
+    c
+}
+
+#[test]
+fn the_eval_container_fuzz_corpus_holds_every_attack() {
+    let dir = crate::common::project_root().join("tests/fuzz_corpus/eval_container");
+    let bless = std::env::var_os("FUZZ_VERDICTS_BLESS").is_some_and(|v| !v.is_empty());
+    for (name, bytes) in corpus() {
+        let p = dir.join(&name);
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&p, &bytes).unwrap();
+        }
+        let got = std::fs::read(&p).unwrap_or_else(|e| {
+            panic!("{}: {e} (write it with FUZZ_VERDICTS_BLESS=1)", p.display())
+        });
+        assert!(
+            got == bytes,
+            "{}: not the attack this test builds",
+            p.display()
+        );
+    }
 }
