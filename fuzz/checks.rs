@@ -426,3 +426,55 @@ pub fn row_transition(decl: &Declaration, data: &[u8]) -> String {
         }
     }
 }
+
+/// The member bound of the `eval_container` target (its `--max-input-bytes`): 1 MiB, so the
+/// corpus's attacks (16 entries sharing a member, members that add up past the import's bound)
+/// stay small files.
+pub const EVAL_MEMBER_BYTES: u64 = 1 << 20;
+
+/// Bytes → the `.eval` container reader (`import::inspect::zip`) and the log reader over it.
+/// The archive is opened; every entry is read under one import's budget (members of at most
+/// [`EVAL_MEMBER_BYTES`], 4 × that in all, as `import` reads them); then the same bytes are read
+/// as a log (`read_eval`). What is read must be what the central directory records, and never
+/// more in all than the budget.
+/// Verdict: `open: <refusal>`, or `<n> entries: read <k> (<bytes> bytes)[, refused <m>: <first>];
+/// log: <k samples or refusal>`.
+pub fn eval_container(data: &[u8]) -> String {
+    use git_ledger::import::inspect::{self, zip};
+    let a = match zip::Archive::open(data) {
+        Ok(a) => a,
+        Err(e) => return format!("open: {}", e.verdict()),
+    };
+    let mut budget = inspect::import_budget(EVAL_MEMBER_BYTES);
+    let total = budget.left();
+    let (mut read, mut bytes, mut refused) = (0usize, 0u64, Vec::new());
+    for i in 0..a.entries.len() {
+        match a.read_within(i, EVAL_MEMBER_BYTES, &mut budget) {
+            Ok(out) => {
+                read += 1;
+                bytes += out.len() as u64;
+                assert!(out.len() as u64 <= EVAL_MEMBER_BYTES);
+            }
+            Err(e) => refused.push(e.to_string()),
+        }
+        assert!(bytes <= total && total - budget.left() >= bytes);
+    }
+    let n = a.entries.len();
+    let mut v = format!(
+        "{n} entr{}: read {read} ({bytes} bytes)",
+        if n == 1 { "y" } else { "ies" }
+    );
+    if !refused.is_empty() {
+        v.push_str(&format!(", {}", refused.verdict()));
+    }
+    let log = match inspect::read_eval(std::path::Path::new("log.eval"), data, EVAL_MEMBER_BYTES) {
+        Ok(log) => {
+            assert!(log.samples.len() <= a.entries.len());
+            let held: u64 = log.samples.iter().map(|s| s.bytes.len() as u64).sum();
+            assert!(held <= total);
+            count(log.samples.len(), "sample")
+        }
+        Err(e) => e.verdict(),
+    };
+    format!("{v}; log: {log}")
+}

@@ -179,7 +179,8 @@ pub fn load_with_progress(
 /// What an import wrote, row by row, for the output.
 #[derive(Debug, Clone)]
 pub struct Imported {
-    /// The converted rows, in the order the records were given.
+    /// The converted rows, in the order the records were given (their `record` bytes moved
+    /// into the change: empty here).
     pub rows: Vec<Converted>,
     /// Inspect samples not imported: already in the ledger, or undeclared and skipped.
     pub skipped: Skipped,
@@ -218,14 +219,16 @@ pub fn build<S: Store + ?Sized>(
     skipped.undeclared.extend(h.undeclared);
     // In the order the records were given (a stable sort keeps a log's samples in order).
     converted.sort_by_key(|(p, _)| *p);
-    let converted: Vec<Converted> = converted.into_iter().map(|(_, c)| c).collect();
+    let mut converted: Vec<Converted> = converted.into_iter().map(|(_, c)| c).collect();
     reasons.into_result()?;
     let decl = store.declaration();
+    // The record bytes move into the change (one copy of every record, not two: an import's
+    // records are up to 4 × --max-input-bytes); the output needs only the rest.
     let mut rows: Vec<RowWrite> = converted
-        .iter()
+        .iter_mut()
         .map(|c| RowWrite {
             row: c.row.clone(),
-            record: Some(c.record.clone()),
+            record: Some(std::mem::take(&mut c.record)),
             source: c.source.clone(),
             notes: c.message_notes.clone(),
         })

@@ -23,7 +23,7 @@ mod checks;
 mod admission;
 
 /// The fuzz targets, each a directory of `tests/fuzz_corpus/`.
-const TARGETS: [&str; 7] = [
+const TARGETS: [&str; 8] = [
     "declaration",
     "ledger",
     "node_parser",
@@ -31,6 +31,7 @@ const TARGETS: [&str; 7] = [
     "cite_line",
     "row_transition",
     "admission",
+    "eval_container",
 ];
 
 /// The directory of `tests/fuzz_corpus/` holding the verdicts: not a target, no inputs.
@@ -281,5 +282,17 @@ fn admission_corpus() {
         100,
         &["step: admitted", "step: refused"],
         |b| harness.run(b),
+    );
+}
+
+#[test]
+fn eval_container_corpus() {
+    // The attacks of issue 25 (written by `inspect::bounds`, which checks they are here) and
+    // Inspect's own logs.
+    each(
+        "eval_container",
+        8,
+        &["open: refused", "log: refused", "log: 4 samples"],
+        checks::eval_container,
     );
 }

@@ -570,6 +570,20 @@ fn the_guide_runs_as_written() {
         total_cmds >= 40,
         "the guide runs only {total_cmds} commands"
     );
+    // No page writes outside the directory it works in: nothing in HOME (no key under
+    // `~/.ssh`, no global Git configuration in `~/.gitconfig` or `~/.config/git`).
+    let home = shell.root().join("home");
+    let written: Vec<String> = std::fs::read_dir(&home)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        written.is_empty(),
+        "the guide wrote into HOME ({}): {written:?}",
+        home.display()
+    );
     if bless_mode {
         eprintln!("{report}");
         return;

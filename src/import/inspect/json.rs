@@ -11,6 +11,7 @@
 //! keeps the exact bytes of each sample object).
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 /// Deepest nesting of arrays and objects accepted (as for every JSON input).
 pub const MAX_DEPTH: usize = crate::json::MAX_DEPTH;
@@ -186,6 +187,20 @@ pub struct Reader<'a> {
     b: &'a [u8],
     pos: usize,
     depth: usize,
+    /// The memory the values built may still take, when bounded (an import's, shared by the
+    /// readers of all its logs: [`Reader::kept`]).
+    kept: Option<&'a Cell<u64>>,
+}
+
+/// The memory one value built takes, as charged to [`Reader::kept`]: its node (an object's
+/// member: the key's `String` beside it) and the bytes of its string, if it is one.
+fn node_bytes(member: bool, heap: usize) -> u64 {
+    let node = if member {
+        std::mem::size_of::<(String, IVal)>()
+    } else {
+        std::mem::size_of::<IVal>()
+    };
+    (node + heap) as u64
 }
 
 type Res<T> = std::result::Result<T, String>;
@@ -200,7 +215,33 @@ impl<'a> Reader<'a> {
             b: bytes,
             pos: 0,
             depth: 0,
+            kept: None,
         })
+    }
+
+    /// A reader whose built values are charged to `kept` (bytes of memory left): a value that
+    /// would take more is refused, so what is kept of a log is bounded whatever its shape (a
+    /// list of a million zeros is 2 MB of JSON and 32 MB of values).
+    pub fn kept(bytes: &'a [u8], kept: &'a Cell<u64>) -> Res<Self> {
+        let mut r = Reader::new(bytes)?;
+        r.kept = Some(kept);
+        Ok(r)
+    }
+
+    fn keep(&self, n: u64) -> Res<()> {
+        let Some(left) = self.kept else {
+            return Ok(());
+        };
+        match left.get().checked_sub(n) {
+            Some(l) => {
+                left.set(l);
+                Ok(())
+            }
+            None => self.err(
+                "the values read from this import's Inspect logs (scores, usage, the eval spec, \
+                 events, …) take more than the memory kept for them (2 × --max-input-bytes)",
+            ),
+        }
     }
 
     /// The byte offset reached.
@@ -260,6 +301,7 @@ impl<'a> Reader<'a> {
             Some(b'{') => {
                 let mut out: Vec<(String, IVal)> = Vec::new();
                 self.object(|r, key| {
+                    r.keep(node_bytes(true, key.len()))?;
                     let v = r.value()?;
                     out.push((key.into_owned(), v));
                     Ok(())
@@ -269,12 +311,17 @@ impl<'a> Reader<'a> {
             Some(b'[') => {
                 let mut out = Vec::new();
                 self.array(|r| {
+                    r.keep(node_bytes(false, 0))?;
                     out.push(r.value()?);
                     Ok(())
                 })?;
                 Ok(IVal::Arr(out))
             }
-            Some(b'"') => Ok(IVal::Str(self.string()?.into_owned())),
+            Some(b'"') => {
+                let s = self.string()?;
+                self.keep(s.len() as u64)?;
+                Ok(IVal::Str(s.into_owned()))
+            }
             _ => self.scalar(),
         }
     }
@@ -599,6 +646,14 @@ impl<'a> Keys<'a> {
 /// Parse one whole document (a header, the eval spec): built, strictly, to its end.
 pub fn parse(bytes: &[u8]) -> Res<IVal> {
     let mut r = Reader::new(bytes)?;
+    let v = r.value()?;
+    r.end()?;
+    Ok(v)
+}
+
+/// [`parse`], the values built charged to `kept` ([`Reader::kept`]).
+pub fn parse_kept(bytes: &[u8], kept: &Cell<u64>) -> Res<IVal> {
+    let mut r = Reader::kept(bytes, kept)?;
     let v = r.value()?;
     r.end()?;
     Ok(v)

@@ -243,7 +243,7 @@ impl<'a> Archive<'a> {
                     .read_to_end(&mut out)
                     .map_err(|err| format!("deflate data is damaged: {err}"))?;
             }
-            93 => zstd(data, limit, most, &mut out)?,
+            93 => zstd(data, e.uncompressed, &mut out)?,
             m => {
                 return Err(ReadError::Refused(format!(
                     "compression method {m} (only stored, deflate and zstd are read)"
@@ -359,21 +359,38 @@ impl std::fmt::Display for ReadError {
 }
 
 /// The decompressed bytes one import may read, over every member of every log it reads (a
-/// member counted each time it is read). `what` names the bound in a refusal.
+/// member counted each time it is read), and the memory the values it builds from them may
+/// take ([`Budget::kept`]). `what` names the bound in a refusal.
 #[derive(Debug, Clone)]
 pub struct Budget {
     total: u64,
     left: u64,
     what: &'static str,
+    kept: std::cell::Cell<u64>,
 }
 
 impl Budget {
+    /// `total` bytes decompressed, and as many bytes of values kept.
     pub fn new(total: u64, what: &'static str) -> Self {
         Budget {
             total,
             left: total,
             what,
+            kept: std::cell::Cell::new(total),
         }
+    }
+
+    /// The same budget, its values bounded to `bytes` of memory.
+    pub fn keeping(self, bytes: u64) -> Self {
+        Budget {
+            kept: std::cell::Cell::new(bytes),
+            ..self
+        }
+    }
+
+    /// The memory the values built from the logs may still take (`json::Reader::kept`).
+    pub fn kept(&self) -> &std::cell::Cell<u64> {
+        &self.kept
     }
 
     /// What is left.
@@ -447,12 +464,13 @@ fn zstd_header(data: &[u8]) -> Res<(u64, Option<u64>)> {
     }
 }
 
-/// Decode zstd frames (one or more, skippable frames skipped) into `out`, at most `most`
-/// bytes. Each frame's header is read first: a frame whose window (the history the decoder
-/// allocates) is larger than both [`ZSTD_WINDOW_FREE`] and `most`, or whose content size is
-/// more than `most` bytes, is refused before anything is allocated for it; `limit` is the
-/// member's bound, named in the refusal.
-fn zstd(mut data: &[u8], limit: u64, most: u64, out: &mut Vec<u8>) -> Res<()> {
+/// Decode zstd frames (one or more, skippable frames skipped) into `out`, at most one byte
+/// more than the `recorded` size (a longer member is refused by the caller). Each frame's
+/// header is read first: a frame whose window (the history the decoder allocates) is larger
+/// than both [`ZSTD_WINDOW_FREE`] and the recorded size, or whose content size is larger than
+/// what is left of it, is refused before anything is allocated for it.
+fn zstd(mut data: &[u8], recorded: u64, out: &mut Vec<u8>) -> Res<()> {
+    let most = recorded + 1;
     while !data.is_empty() {
         // A skippable frame: magic 0x184D2A5?, then its length.
         if data.len() >= 8 && u32_at(data, 0)? & 0xFFFF_FFF0 == 0x184D_2A50 {
@@ -469,13 +487,15 @@ fn zstd(mut data: &[u8], limit: u64, most: u64, out: &mut Vec<u8>) -> Res<()> {
         let (window, content) = zstd_header(data)?;
         if window > ZSTD_WINDOW_FREE.max(most) {
             return Err(format!(
-                "a zstd frame declares a window of {window} bytes: more than the member's recorded \
-                 size and than {ZSTD_WINDOW_FREE} bytes (the bound is {limit} bytes)"
+                "a zstd frame declares a window of {window} bytes, more than both the member's \
+                 recorded size ({recorded} bytes) and {ZSTD_WINDOW_FREE} bytes: the decoder would \
+                 allocate it whatever the frame holds"
             ));
         }
         if content.is_some_and(|c| c > budget) {
             return Err(format!(
-                "a zstd frame declares {} bytes of content: more than the member's recorded size",
+                "a zstd frame declares {} bytes of content, more than the member's recorded size \
+                 ({recorded} bytes)",
                 content.unwrap_or_default()
             ));
         }

@@ -85,14 +85,20 @@ fn local_header(l: &Local) -> Vec<u8> {
 
 /// JSON made of `prefix`, `n` bytes `a` and `suffix`: its CRC-32 (computed in pieces).
 fn crc(prefix: &[u8], n: u64, suffix: &[u8]) -> u32 {
+    crc_of(prefix, b"a", n, suffix)
+}
+
+/// The CRC-32 of `prefix`, `n` times `unit` and `suffix`.
+fn crc_of(prefix: &[u8], unit: &[u8], n: u64, suffix: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(prefix);
-    let chunk = vec![b'a'; 1 << 20];
+    let chunk = unit.repeat((1 << 20) / unit.len());
+    let per = (chunk.len() / unit.len()) as u64;
     let mut left = n;
     while left > 0 {
-        let k = left.min(chunk.len() as u64) as usize;
-        h.update(&chunk[..k]);
-        left -= k as u64;
+        let k = left.min(per);
+        h.update(&chunk[..k as usize * unit.len()]);
+        left -= k;
     }
     h.update(suffix);
     h.finalize()
@@ -248,6 +254,13 @@ impl Bits {
 /// literal, then matches of 258 bytes at distance 1, 13 bits each) and `suffix` (the last,
 /// stored block): what a compressor gives for such JSON, written by hand.
 pub fn deflate_rle(prefix: &[u8], n: u64, suffix: &[u8]) -> Vec<u8> {
+    deflate_runs(prefix, b"a", n, suffix)
+}
+
+/// [`deflate_rle`] of `n` times `unit` (one or two bytes, each below 144: the distance of the
+/// matches is the unit's length).
+pub fn deflate_runs(prefix: &[u8], unit: &[u8], n: u64, suffix: &[u8]) -> Vec<u8> {
+    assert!(matches!(unit.len(), 1 | 2) && unit.iter().all(|&c| c < 144));
     let mut b = Bits {
         out: Vec::new(),
         acc: 0,
@@ -256,15 +269,18 @@ pub fn deflate_rle(prefix: &[u8], n: u64, suffix: &[u8]) -> Vec<u8> {
     b.stored(prefix, false);
     b.put(0, 1);
     b.put(1, 2); // fixed Huffman codes
-    let literal = |b: &mut Bits| b.code(0x30 + u64::from(b'a'), 8);
-    if n > 0 {
-        literal(&mut b);
-        for _ in 0..(n - 1) / 258 {
+    let literal = |b: &mut Bits, c: u8| b.code(0x30 + u64::from(c), 8);
+    let total = n * unit.len() as u64;
+    if total > 0 {
+        unit.iter().for_each(|&c| literal(&mut b, c));
+        let rest = total - unit.len() as u64;
+        for _ in 0..rest / 258 {
             b.code(0b1100_0101, 8); // length 258 (code 285)
-            b.code(0, 5); // distance 1
+            b.code(unit.len() as u64 - 1, 5); // distance 1 or 2 (codes 0, 1)
         }
-        for _ in 0..(n - 1) % 258 {
-            literal(&mut b);
+        let done = unit.len() as u64 + rest / 258 * 258;
+        for i in done..total {
+            literal(&mut b, unit[(i % unit.len() as u64) as usize]);
         }
     }
     b.code(0, 7); // end of block (256)
@@ -294,6 +310,27 @@ pub fn window_bomb(members: usize) -> Vec<u8> {
         .map(|(i, l)| (i, l.name.as_str()))
         .collect();
     archive(&locals, &e)
+}
+
+/// A header whose eval spec holds a list of `n` zeros (2 bytes of JSON each, a 32-byte value
+/// each once built), deflated: 60 MB of JSON that an unbounded reader builds into 1 GB.
+pub fn zeros_header(n: u64) -> Vec<u8> {
+    let spec = text(&eval_spec(super::MODEL, Value::Null));
+    let prefix = [
+        br#"{"version": 2, "status": "success", "eval": "#.as_slice(),
+        &spec[..spec.len() - 1],
+        br#", "zeros": ["#,
+    ]
+    .concat();
+    let suffix = b"0]}}".to_vec();
+    let h = Local {
+        name: "header.json".into(),
+        method: 8,
+        packed: deflate_runs(&prefix, b"0,", n, &suffix),
+        size: prefix.len() as u64 + 2 * n + suffix.len() as u64,
+        crc: crc_of(&prefix, b"0,", n, &suffix),
+    };
+    archive(&[h], &[(0, "header.json")])
 }
 
 /// A stored member whose data holds a whole second member (local header and data): a second
@@ -428,6 +465,19 @@ fn a_zstd_window_larger_than_its_member_is_refused_before_the_decoder_allocates(
 }
 
 #[test]
+fn a_header_of_thirty_million_zeros_is_refused_at_the_memory_its_values_take() {
+    let h = harness();
+    let log = zeros_header(30_000_000);
+    refused(
+        &h,
+        "zeros.eval",
+        &log,
+        "header.json",
+        "take more than the memory kept for them (2 × --max-input-bytes)",
+    );
+}
+
+#[test]
 fn an_entry_inside_another_entrys_data_is_refused_as_overlapping() {
     let h = harness();
     refused(
@@ -437,4 +487,162 @@ fn an_entry_inside_another_entrys_data_is_refused_as_overlapping() {
         "",
         "central directory entries 1 (samples/1_epoch_1.json) and 2 (samples/2_epoch_1.json) overlap",
     );
+}
+
+/// A log of the header and one sample (`id`, epoch 1) padded with `n` bytes, zstd.
+fn one_sample_log(id: u64, n: u64) -> Vec<u8> {
+    archive(
+        &[header(), zstd_sample(id, n, None)],
+        &[
+            (0, "header.json"),
+            (1, &format!("samples/{id}_epoch_1.json")),
+        ],
+    )
+}
+
+#[test]
+fn the_bound_is_the_imports_over_every_log_it_reads() {
+    let h = harness();
+    for id in 1..=4 {
+        crate::common::write(
+            h.path(),
+            &format!("logs/{id}.eval"),
+            one_sample_log(id, 900_000),
+        );
+    }
+    // --max-input-bytes 1000000: 4,000,000 bytes for the import. Four logs of 0.9 MB fit …
+    let r = bounded(
+        &h,
+        &["--max-input-bytes", "1000000", "--inspect", "logs"],
+        ADDRESS_SPACE_KB,
+    );
+    r.ok();
+    assert!(r.stdout.contains("imported 4 attempts"), "{}", r.stdout);
+    // … a fifth does not, though each log is under the bound: refused, naming the log.
+    crate::common::write(h.path(), "logs/5.eval", one_sample_log(5, 900_000));
+    let before = h.ledger_bytes();
+    let r = bounded(
+        &h,
+        &[
+            "--json",
+            "--max-input-bytes",
+            "1000000",
+            "--inspect",
+            "logs",
+        ],
+        ADDRESS_SPACE_KB,
+    );
+    r.expect_code(2);
+    let d = &r.json()["details"][0];
+    assert_eq!(
+        d["place"],
+        json!(["logs/5.eval", "samples/5_epoch_1.json"]),
+        "{d}"
+    );
+    let sentence = d["sentence"].as_str().unwrap();
+    assert!(
+        sentence.contains("is over its bound of 4000000 bytes (4 × --max-input-bytes)"),
+        "{sentence}"
+    );
+    assert_eq!(h.ledger_bytes(), before);
+    // Raised, it imports the fifth (the four are already in the ledger: listed, skipped).
+    bounded(
+        &h,
+        &["--max-input-bytes", "2000000", "--inspect", "logs"],
+        ADDRESS_SPACE_KB,
+    )
+    .ok();
+    assert_eq!(h.row("inspect/popularity-5/01")["native_outcome"], "PASS");
+}
+
+#[test]
+fn a_member_whose_memory_cannot_be_had_fails_with_exit_1_not_a_panic() {
+    let h = harness();
+    // 1.5 GB recorded, within a raised bound, under 1 GB of address space: the one allocation
+    // for it fails, and the import ends with exit 1 (nothing of it was read).
+    let (p, s) = padded(1, 1);
+    let n = 1_500_000_000;
+    let big = Local {
+        name: "samples/1_epoch_1.json".into(),
+        method: 93,
+        packed: zstd_rle(&p, n, &s, None),
+        size: p.len() as u64 + n + s.len() as u64,
+        crc: 0, // never reached
+    };
+    let log = archive(
+        &[header(), big],
+        &[(0, "header.json"), (1, "samples/1_epoch_1.json")],
+    );
+    crate::common::write(h.path(), "logs/big.eval", log);
+    let before = h.ledger_bytes();
+    let r = bounded(
+        &h,
+        &[
+            "--max-input-bytes",
+            "2000000000",
+            "--inspect",
+            "logs/big.eval",
+        ],
+        ADDRESS_SPACE_KB,
+    );
+    r.expect_code(1);
+    assert!(
+        r.stderr
+            .contains("logs/big.eval: samples/1_epoch_1.json: out of memory: 1500000"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(h.ledger_bytes(), before);
+}
+
+/// The corpus of the `eval_container` fuzz target: each attack at the target's member bound
+/// (1 MiB, `fuzz/checks.rs`), and Inspect's own logs.
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let mib = 1_000_000;
+    let mut c = vec![
+        ("attack-shared-zstd.eval".to_owned(), shared_zstd(16, mib)),
+        ("attack-distinct-zstd.eval".into(), distinct_zstd(6, mib)),
+        (
+            "attack-distinct-deflate.eval".into(),
+            distinct_deflate(6, mib),
+        ),
+        ("attack-zstd-window.eval".into(), window_bomb(4)),
+        ("attack-nested.eval".into(), nested()),
+        ("attack-zeros.eval".into(), zeros_header(500_000)),
+        (
+            "under-bound-one-sample.eval".into(),
+            one_sample_log(1, 1000),
+        ),
+    ];
+    for name in [
+        "log_streaming.eval",
+        "log_formats.eval",
+        "mmlu-summary-choices.eval",
+    ] {
+        let bytes = std::fs::read(super::shared(name)).unwrap();
+        c.push((format!("inspect-{name}"), bytes));
+    }
+    c
+}
+
+#[test]
+fn the_eval_container_fuzz_corpus_holds_every_attack() {
+    let dir = crate::common::project_root().join("tests/fuzz_corpus/eval_container");
+    let bless = std::env::var_os("FUZZ_VERDICTS_BLESS").is_some_and(|v| !v.is_empty());
+    for (name, bytes) in corpus() {
+        let p = dir.join(&name);
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&p, &bytes).unwrap();
+        }
+        let got = std::fs::read(&p).unwrap_or_else(|e| {
+            panic!("{}: {e} (write it with FUZZ_VERDICTS_BLESS=1)", p.display())
+        });
+        assert!(
+            got == bytes,
+            "{}: not the attack this test builds",
+            p.display()
+        );
+    }
 }
