@@ -7,6 +7,7 @@ mod common;
 mod concurrency;
 mod crash;
 mod defhash;
+mod dry_run;
 mod examples;
 mod fuzz_regressions;
 mod gitstore;
