@@ -10,6 +10,7 @@ pub mod batch;
 pub mod inspect;
 pub mod options;
 pub mod rows;
+pub mod runtime;
 pub mod scenario;
 pub mod store_builder;
 

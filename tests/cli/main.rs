@@ -29,6 +29,7 @@ mod redteam;
 mod refhooks;
 mod render;
 mod report;
+mod runtime;
 mod schemas;
 mod servers;
 mod shell;
