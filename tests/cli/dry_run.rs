@@ -285,3 +285,42 @@ fn import_dry_run_in_ref_mode_gives_the_commit_message_and_writes_no_object() {
     assert!(d.stderr.contains("already filled"), "{}", d.stderr);
     assert_eq!(snapshot(root), before);
 }
+
+#[test]
+fn a_dry_run_on_a_ledger_with_writers_signs_and_admits_in_memory_and_refuses_another_key() {
+    use crate::signing::{have_ssh_keygen, keygen, Signed};
+    if !have_ssh_keygen("a dry run on a signed ledger") {
+        return;
+    }
+    let s = Signed::new();
+    let sid = "scenario/s-b/01";
+    let row = crate::gitstore::hand_row_value(&s.run(&["show", "--row", sid]).ok().stdout, "ERROR");
+    let path = s.keys.path().join("row.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&row).unwrap()).unwrap();
+    let path = path.to_str().unwrap();
+    let before = snapshot(s.dir());
+    // Signed by alice, a declared writer: rule 8 admits it, and nothing is stored.
+    let v = s
+        .run(&["put", sid, path, "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(snapshot(s.dir()), before);
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("Ledger-Filled: 1/4"),
+        "{v}"
+    );
+    // Signed by a key that is not a writer: refused by rule 8, as the real put is.
+    let mallory = keygen(s.keys.path(), "mallory", "ed25519");
+    s.sign_with(&mallory);
+    let d = s.run(&["put", sid, path, "--dry-run"]);
+    d.expect_code(2);
+    assert!(
+        d.stderr.contains("rule 8") && d.stderr.contains("not a declared writer"),
+        "{}",
+        d.stderr
+    );
+    assert_eq!(snapshot(s.dir()), before);
+}
