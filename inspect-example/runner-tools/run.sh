@@ -23,22 +23,7 @@ env -u GIT_LEDGER_REF -u GIT_LEDGER_DECLARATION HF_HUB_OFFLINE=1 INSPECT_DISPLAY
   "$venv/bin/inspect" eval "$ex/task/arith.py@arith" --epochs 2 --token-limit 200 \
   --log-dir "$out/logs"
 "$bin" pin "$ex/campaign.draft.json" --revision HEAD -o "$ex/campaign.json"
-"$venv/bin/python" - "$ex/runtime.json" <<'PY'
-import json, platform, subprocess, sys
-import psutil
-freeze = subprocess.run([sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
-                        check=True, capture_output=True, text=True).stdout.split()
-identity = {
-    "python": platform.python_version(),
-    "psutil": psutil.__version__,
-    "native_provider": "inspect_ai 0.3.285",
-    "packages": {"inspect_ai": "0.3.285"},
-    "dependencies": sorted(d for d in freeze if "==" in d),
-}
-with open(sys.argv[1], "w") as f:
-    json.dump(identity, f, indent=2)
-    f.write("\n")
-PY
+"$bin" runtime-identity "$ex/campaign.json" --python "$venv/bin/python" -o "$ex/runtime.json"
 rm -rf "$ex/logs"
 mkdir -p "$ex/logs"
 cp "$out"/logs/*.eval "$ex/logs/"

@@ -44,6 +44,7 @@ pub struct LedgerTarget {
 
 mod completions;
 mod diff;
+mod dry_run;
 mod hand;
 mod hook;
 mod import;
@@ -53,6 +54,7 @@ mod man;
 mod pin;
 pub mod reference;
 mod report;
+mod runtime;
 mod show;
 mod sync;
 mod template;
@@ -78,6 +80,8 @@ pub enum Command {
     Cite(cite::CiteArgs),
     /// Fill DEFERRED rows from native records (scenario runs, Arena attempts).
     Import(import::ImportArgs),
+    /// Record the runtime identity of a Python interpreter for import --runtime-identity.
+    RuntimeIdentity(runtime::RuntimeIdentityArgs),
     /// Create refs/ledgers/<id>: the root commit with the declaration and the template rows.
     Init(init::InitArgs),
     /// Print the ledger document (or one row, or the declaration) of a ledger commit.
@@ -251,7 +255,9 @@ impl Command {
             Command::Report(a) => a.format() == report::Format::Json,
             Command::Cite(args) => args.json,
             Command::Import(a) => a.json,
-            Command::Put(_) | Command::Repair(_) | Command::Init(_) | Command::Show(_) => false,
+            Command::Put(a) => a.json,
+            Command::Repair(a) => a.json,
+            Command::Init(_) | Command::Show(_) | Command::RuntimeIdentity(_) => false,
             Command::Log(a) => a.json,
             Command::Diff(a) => a.format() == diff::DiffFormat::Json,
             Command::Verify(a) => a.json,
@@ -273,6 +279,7 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Repair(a) => hand::repair(a, io),
         Command::Cite(args) => cite::run(args, io),
         Command::Import(a) => import::run(a, io),
+        Command::RuntimeIdentity(a) => runtime::run(a, io),
         Command::Init(a) => init::run(a, io),
         Command::Show(a) => show::run(a, io),
         Command::Log(a) => log::run(a, io),

@@ -11,6 +11,7 @@ pub mod harbor;
 pub mod inspect;
 pub mod options;
 pub mod rows;
+pub mod runtime;
 pub mod scenario;
 pub mod store_builder;
 

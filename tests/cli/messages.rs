@@ -463,6 +463,20 @@ fn pin_and_check() {
     decl["policy_files"][0]["sha256"] = json!("e".repeat(64));
     write(d, "tampered.json", pretty(&decl));
     check("check-mismatch", d, &["check", "tampered.json"], &keep);
+    // Not ready for a run: a modified task file, an untracked file in the runner tools, a
+    // staged policy change.
+    write(d, "h/tasks/case-a/brief.md", "Fix it another way.\n");
+    write(d, "h/tools/helper.py", "print('helper')\n");
+    write(d, "h/policy.md", "Anything goes.\n");
+    git(d, &["add", "h/policy.md"]);
+    check(
+        "check-not-ready",
+        d,
+        &["check", "campaign.json", "--ready"],
+        &keep,
+    );
+    git(d, &["checkout", "-q", "HEAD", "--", "h"]);
+    std::fs::remove_file(d.join("h/tools/helper.py")).unwrap();
     // A shallow clone without the pinned commit.
     write(d, "later.txt", "later\n");
     let later = commit_all(d, "later");

@@ -130,7 +130,7 @@ fn install_man_writes_every_page() {
     r.ok();
     assert!(
         r.stdout
-            .starts_with(&format!("wrote 19 manual pages to {}\n", target.display())),
+            .starts_with(&format!("wrote 20 manual pages to {}\n", target.display())),
         "{}",
         r.stdout
     );
@@ -157,6 +157,7 @@ fn install_man_writes_every_page() {
             "git-ledger-put.1",
             "git-ledger-repair.1",
             "git-ledger-report.1",
+            "git-ledger-runtime-identity.1",
             "git-ledger-show.1",
             "git-ledger-sync.1",
             "git-ledger-template.1",
