@@ -87,7 +87,7 @@ class Ledger:
         done = self.git_ledger("show", "--ref", self.ref, "--declaration", *self.repo_args())
         if done.returncode != 0:
             return None, done.stderr + done.stdout
-        path = os.path.join(scratch, "declaration.json")
+        path = os.path.join(scratch, f"declaration-of-{self.ref.replace('/', '-')}.json")
         with open(path, "w", encoding="utf-8") as f:
             f.write(done.stdout)
         return path, ""
