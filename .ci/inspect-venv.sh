@@ -4,7 +4,10 @@
 # directory: ${CARGO_TARGET_DIR:-target}/inspect-venv, or $GIT_LEDGER_INSPECT_VENV.
 # A second run is instant: the venv is rebuilt only when the requirements or the hook's files
 # change (their SHA-256 is kept in the venv's stamp file). Prints the venv's path last.
+# `--check`: build nothing; exit 0 (printing the path) when the venv is up to date, else 1.
 set -euo pipefail
+check_only=false
+[ "${1:-}" = "--check" ] && check_only=true
 root="$(cd "$(dirname "$0")/.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 venv="${GIT_LEDGER_INSPECT_VENV:-$target/inspect-venv}"
@@ -24,6 +27,10 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/inspect
   echo "inspect venv up to date: $venv" >&2
   echo "$venv"
   exit 0
+fi
+if $check_only; then
+  echo "inspect venv not up to date (or missing): $venv; build it with bash .ci/inspect-venv.sh" >&2
+  exit 1
 fi
 
 echo "building the inspect venv: $venv" >&2

@@ -1758,7 +1758,7 @@ fn the_hook_s_configuration_rules() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("Ran 9 tests"), "{stderr}");
+    assert!(stderr.contains("Ran 12 tests"), "{stderr}");
 }
 
 /// The arguments of one `inspect eval` of `echo_task` × 2 epochs with the declared limits.

@@ -87,7 +87,7 @@ class Ledger:
         done = self.git_ledger("show", "--ref", self.ref, "--declaration", *self.repo_args())
         if done.returncode != 0:
             return None, done.stderr + done.stdout
-        path = os.path.join(scratch, "declaration.json")
+        path = os.path.join(scratch, f"declaration-of-{self.ref.replace('/', '-')}.json")
         with open(path, "w", encoding="utf-8") as f:
             f.write(done.stdout)
         return path, ""
@@ -364,6 +364,9 @@ def settle(
             detail = _reasons(done)
             failures.append(f"{log}: NOT in the ledger (git-ledger import exit {done.returncode}){detail}")
             continue
+        status = log_status(log)
+        if status != "success":
+            failures.append(f"{log}: the run ended with status {status}")
         summary = json.loads(done.stdout)
         now = len(summary.get("imported", []))
         skipped = summary.get("skipped", {})
@@ -382,6 +385,19 @@ def settle(
         return EXIT_REFUSED if refusals else EXIT_FAILED
     say(f"{PREFIX}: done: {len(logs)} log{'s' if len(logs) != 1 else ''}, every sample in the ledger")
     return EXIT_OK
+
+
+def log_status(log: str) -> str:
+    """The log's `status` as Inspect reads it (`started` for a log without its header)."""
+    from ._tasks import quiet_stdout
+
+    with quiet_stdout():
+        from inspect_ai.log import read_eval_log
+
+        try:
+            return str(read_eval_log(log, header_only=True).status)
+        except Exception as error:  # Inspect's own reader: any failure is reported, not raised
+            return f"unknown (Inspect cannot read the log: {error})"
 
 
 def _reasons(done: subprocess.CompletedProcess[str]) -> str:

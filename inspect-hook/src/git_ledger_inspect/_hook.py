@@ -198,7 +198,9 @@ def _import_log(config: Config, location: str | None) -> bool:
             (done.stderr or "") + (done.stdout or ""),
         )
         return False
-    sys.stderr.write(f"git-ledger-inspect: imported {path}\n{done.stdout}")
+    # Under `git-ledger-inspect run` (which reports to a file) the command prints the summary.
+    detail = "" if config.report is not None else done.stdout
+    sys.stderr.write(f"git-ledger-inspect: imported {path}\n{detail}")
     sys.stderr.flush()
     return True
 

@@ -92,6 +92,7 @@ def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
         raise TaskError("no task given (a task file, file.py@task, or a package task name)")
     with quiet_stdout():
         from inspect_ai._eval.loader import load_tasks, resolve_task_args
+        from inspect_ai._eval.task.constants import TASK_ALL_PARAMS_ATTR
         from inspect_ai._eval.task.util import task_file
 
         infos: list[TaskInfo] = []
@@ -120,7 +121,9 @@ def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
                         sample_ids=sample_ids,
                         epochs=task.epochs,
                         limits={k: getattr(task, k) for k in LIMITS if getattr(task, k, None) is not None},
-                        task_args=resolve_task_args(task),
+                        # What the log records as eval.task_args: every parameter, defaults
+                        # included (inspect_ai/_eval/run.py), else the arguments passed.
+                        task_args=dict(getattr(task, TASK_ALL_PARAMS_ATTR, None) or resolve_task_args(task)),
                         model=_model_name(task),
                     )
                 )
