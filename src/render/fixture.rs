@@ -79,6 +79,10 @@ pub fn mixed() -> Report {
                 why: "not attempted".into(),
             },
             Blocker {
+                schedule_id: "t/e".into(),
+                why: "revision differs".into(),
+            },
+            Blocker {
                 schedule_id: "t/f".into(),
                 why: "not attempted".into(),
             },
