@@ -95,22 +95,36 @@ pub fn behind(
 }
 
 /// The ledger state a report of commit `commit` names: the ledger ref (`ledger_ref`'s, else
-/// the declaration's), the commit and its `Ledger-Filled` count.
+/// the declaration's) when the commit is on its first-parent chain, the commit and its
+/// `Ledger-Filled` count.
 pub fn state_at(
     repo: &gix::Repository,
     decl: &crate::declaration::Declaration,
     commit: ObjectId,
     ledger_ref: Option<&str>,
 ) -> Result<crate::report::LedgerState> {
-    let name = match ledger_ref {
-        Some(arg) => super::store::resolve_ref(repo, Some(arg))?.0,
-        None => super::layout::ref_name(&decl.id),
+    let (name, tip) = match ledger_ref {
+        Some(arg) => {
+            let (name, tip) = super::store::resolve_ref(repo, Some(arg))?;
+            (name, Some(tip))
+        }
+        None => {
+            let name = super::layout::ref_name(&decl.id);
+            let tip = super::store::ref_target(repo, &name)?;
+            (name, tip)
+        }
+    };
+    // The ref is named only when the commit is on its first-parent chain (a commit `--at`
+    // names elsewhere, say a refused attempt kept aside, is no state of the ledger ref).
+    let on_ref = match tip {
+        Some(tip) => behind(repo, tip, commit)?.is_ok(),
+        None => false,
     };
     let info = super::objects::read_commit(repo, commit)?;
     let filled = super::message::filled_of(&info.message, decl.schedule_len());
     Ok(crate::report::LedgerState::at_ref(
         &decl.id,
-        &name,
+        on_ref.then_some(name.as_str()),
         &commit.to_string(),
         filled,
     ))

@@ -112,7 +112,7 @@ pub fn mixed() -> Report {
         },
         ledger: LedgerState::at_ref(
             "camp|<b>_x_</b>",
-            "refs/ledgers/camp|<b>_x_</b>",
+            Some("refs/ledgers/camp|<b>_x_</b>"),
             &"c0".repeat(20),
             Some(5),
         ),

@@ -95,7 +95,12 @@ pub fn state_lines(state: &LedgerState) -> Vec<(&'static str, String)> {
             ledger_ref,
             ..
         } => vec![
-            ("Ledger ref", ledger_ref.clone()),
+            (
+                "Ledger ref",
+                ledger_ref
+                    .clone()
+                    .unwrap_or_else(|| "none: the commit is on no ledger ref's history".to_owned()),
+            ),
             ("Ledger commit", commit.clone()),
             (
                 "Ledger-Filled",
