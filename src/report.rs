@@ -53,9 +53,10 @@ pub enum LedgerState {
         /// The `k` of the commit's `Ledger-Filled: k/n` trailer (`None` when it has none).
         filled: Option<usize>,
         mode: &'static str,
-        /// The ledger ref (`refs/ledgers/<id>`).
+        /// The ledger ref (`refs/ledgers/<id>`) whose first-parent chain holds the commit;
+        /// `None` when none does (a commit `--at` named elsewhere).
         #[serde(rename = "ref")]
-        ledger_ref: String,
+        ledger_ref: Option<String>,
     },
     File {
         mode: &'static str,
@@ -65,14 +66,15 @@ pub enum LedgerState {
 }
 
 impl LedgerState {
-    /// The state of a ledger commit `commit` of `ledger_ref`, for declaration `id`.
-    pub fn at_ref(id: &str, ledger_ref: &str, commit: &str, filled: Option<usize>) -> Self {
+    /// The state of a ledger commit `commit` (on `ledger_ref`'s chain, when that is `Some`),
+    /// for declaration `id`.
+    pub fn at_ref(id: &str, ledger_ref: Option<&str>, commit: &str, filled: Option<usize>) -> Self {
         LedgerState::Ref {
             citation: format!("{id}@{commit}"),
             commit: commit.to_owned(),
             filled,
             mode: "ref",
-            ledger_ref: ledger_ref.to_owned(),
+            ledger_ref: ledger_ref.map(str::to_owned),
         }
     }
 

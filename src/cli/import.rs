@@ -488,11 +488,30 @@ fn print(summary: &Summary, json: bool, verb: &str, io: &mut Io) -> Result<()> {
         summary.scheduled
     )?;
     if let Some(skipped) = &summary.skipped {
-        for s in &skipped.already_in_ledger {
+        // Many of one kind: the first SHOWN_REASONS and a count (--json lists them all).
+        let cap = crate::error::SHOWN_REASONS;
+        for s in skipped.already_in_ledger.iter().take(cap) {
             writeln!(io.out, "skipped {s}")?;
         }
-        for s in &skipped.undeclared {
+        if let Some(more) = skipped
+            .already_in_ledger
+            .len()
+            .checked_sub(cap)
+            .filter(|n| *n > 0)
+        {
+            writeln!(
+                io.out,
+                "… and {more} more skipped, already in the ledger (--json lists every one)"
+            )?;
+        }
+        for s in skipped.undeclared.iter().take(cap) {
             writeln!(io.out, "skipped {s}: undeclared (--skip-undeclared)")?;
+        }
+        if let Some(more) = skipped.undeclared.len().checked_sub(cap).filter(|n| *n > 0) {
+            writeln!(
+                io.out,
+                "… and {more} more skipped, undeclared (--json lists every one)"
+            )?;
         }
     }
     if let Some(n) = summary.deferred {

@@ -105,7 +105,8 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
                     super::name_a_ledger(e, None, |id| format!("git ledger report --ref {id}"))
                 })?;
             let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, false)?;
-            let state = state_at(&repo, &known.decl, commit, args.ledger_ref.as_deref())?;
+            let state =
+                crate::git::read::state_at(&repo, &known.decl, commit, args.ledger_ref.as_deref())?;
             report::build(&known.decl, &ledger, state)
         }
     };
@@ -114,28 +115,6 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
         format => write(&report, format, io)?,
     }
     Ok(0)
-}
-
-/// The ledger state of commit `commit` of declaration `decl`: the ledger ref (`--ref`'s, else
-/// the declaration's), the commit and its `Ledger-Filled` count.
-fn state_at(
-    repo: &gix::Repository,
-    decl: &Declaration,
-    commit: gix::ObjectId,
-    ledger_ref: Option<&str>,
-) -> Result<report::LedgerState> {
-    let name = match ledger_ref {
-        Some(arg) => crate::git::store::resolve_ref(repo, Some(arg))?.0,
-        None => crate::git::layout::ref_name(&decl.id),
-    };
-    let info = crate::git::objects::read_commit(repo, commit)?;
-    let filled = crate::git::message::filled_of(&info.message, decl.schedule_len());
-    Ok(report::LedgerState::at_ref(
-        &decl.id,
-        &name,
-        &commit.to_string(),
-        filled,
-    ))
 }
 
 /// Print a built report in `format` (colour only for text on a terminal without NO_COLOR).

@@ -36,75 +36,12 @@ pub struct VerifyArgs {
 /// Chains shorter than this show no progress.
 const PROGRESS_FROM: usize = 50;
 
-/// An `--expect-tip` argument: the declaration id (when given as `ID@TIP`) and the commit.
-struct ExpectTip {
-    id: Option<String>,
-    tip: gix::ObjectId,
-}
-
-/// Read `--expect-tip ID@TIP | TIP`: TIP is a full commit id, as a citation names it.
-fn parse_expect_tip(arg: &str, hex_len: usize) -> Result<ExpectTip> {
-    let (id, tip) = match arg.rsplit_once('@') {
-        Some((id, tip)) => (Some(id.to_owned()), tip),
-        None => (None, arg),
-    };
-    if id
-        .as_deref()
-        .is_some_and(|id| !crate::declaration::is_valid_id(id))
-    {
-        return Err(Error::Usage(format!(
-            "--expect-tip {arg}: {:?} is not a declaration id; give <declaration id>@<full commit id>, as a report's citation says",
-            id.unwrap_or_default()
-        )));
-    }
-    if tip.len() != hex_len || !tip.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::Usage(format!(
-            "--expect-tip {arg}: give the full commit id ({hex_len} hex digits), as a report's citation names it"
-        )));
-    }
-    let tip = gix::ObjectId::from_hex(tip.to_ascii_lowercase().as_bytes())
-        .map_err(|e| Error::Usage(format!("--expect-tip {arg}: {e}")))?;
-    Ok(ExpectTip { id, tip })
-}
-
-/// How many first-parent steps `expected` is behind `tip` (0: it is the tip), or the reason
-/// the chain does not contain it: the commit is missing from the served history, or it is
-/// another commit than any on the chain.
-fn behind(
-    repo: &gix::Repository,
-    tip: gix::ObjectId,
-    expected: gix::ObjectId,
-) -> Result<std::result::Result<usize, String>> {
-    let mut at = tip;
-    let mut steps = 0;
-    loop {
-        if at == expected {
-            return Ok(Ok(steps));
-        }
-        match crate::git::objects::read_commit(repo, at)?.parents.first() {
-            Some(parent) if repo.has_object(*parent) => at = *parent,
-            _ => break,
-        }
-        steps += 1;
-    }
-    let what = if repo.has_object(expected) {
-        format!(
-            "commit {expected} is not on the ledger's first-parent chain from {tip} to its root"
-        )
-    } else {
-        format!(
-            "commit {expected} is not in the served history: the ledger may have been rewritten"
-        )
-    };
-    Ok(Err(format!("rewritten since {expected}: {what}")))
-}
-
 pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
     let expect = args
         .expect_tip
         .as_deref()
-        .map(|a| parse_expect_tip(a, repo.object_hash().len_in_hex()))
+        .map(|a| crate::git::read::parse_expect_tip(&repo, a))
         .transpose()?;
     let mut named: Vec<String> = args.refs.clone();
     named.extend(args.ref_flags.iter().cloned());
@@ -178,7 +115,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
                 );
                 let mut result = serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n});
                 if let Some((_, expected)) = expect.as_ref().filter(|(n, _)| n == name) {
-                    match behind(&repo, *tip, *expected)? {
+                    match crate::git::read::behind(&repo, *tip, *expected)? {
                         Ok(k) => {
                             line.push_str(&match k {
                                 0 => format!("; {expected} is its tip"),
@@ -203,7 +140,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             }
             Err(e @ Error::Refused(_)) => {
                 if let Some((_, expected)) = expect.as_ref().filter(|(n, _)| n == name) {
-                    if let Err(why) = behind(&repo, *tip, *expected)? {
+                    if let Err(why) = crate::git::read::behind(&repo, *tip, *expected)? {
                         tip_reasons.absorb(crate::error::Reasons::one(why).at(name));
                     }
                 }

@@ -79,6 +79,10 @@ pub fn mixed() -> Report {
                 why: "not attempted".into(),
             },
             Blocker {
+                schedule_id: "t/e".into(),
+                why: "revision differs".into(),
+            },
+            Blocker {
                 schedule_id: "t/f".into(),
                 why: "not attempted".into(),
             },
@@ -108,7 +112,7 @@ pub fn mixed() -> Report {
         },
         ledger: LedgerState::at_ref(
             "camp|<b>_x_</b>",
-            "refs/ledgers/camp|<b>_x_</b>",
+            Some("refs/ledgers/camp|<b>_x_</b>"),
             &"c0".repeat(20),
             Some(5),
         ),

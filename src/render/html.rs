@@ -183,8 +183,10 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     )?;
     let badge = if s.comparison.blocked {
         format!(
-            "<span class=\"badge blocked\" id=\"{name}-comparison\" data-blocked=\"true\">comparison blocked: {}</span>",
-            plural(s.comparison.blockers.len(), "reason")
+            "<span class=\"badge blocked\" id=\"{name}-comparison\" data-blocked=\"true\" data-rows=\"{}\" data-reasons=\"{}\">comparison blocked: {}</span>",
+            super::blocked_rows(s),
+            s.comparison.blockers.len(),
+            super::blocked_counts(s)
         )
     } else {
         format!("<span class=\"badge open\" id=\"{name}-comparison\" data-blocked=\"false\">comparison not blocked</span>")
@@ -226,8 +228,10 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     writeln!(h, "<dl class=\"facts\">")?;
     write!(
         h,
-        "<dt>Decisions</dt><dd id=\"{name}-decisions\" data-count=\"{}\">{}",
-        s.decisions, s.decisions
+        "<dt>Decisions</dt><dd id=\"{name}-decisions\" data-count=\"{}\" data-rows=\"{}\">{}",
+        s.decisions,
+        s.decision_rows.len(),
+        super::interventions(s.decisions, &s.decision_rows)
     )?;
     if !s.decision_rows.is_empty() {
         h.push_str(" &mdash; ");
@@ -236,8 +240,10 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     writeln!(h, "</dd>")?;
     write!(
         h,
-        "<dt>Repairs</dt><dd id=\"{name}-repairs\" data-count=\"{}\">{}",
-        s.repairs, s.repairs
+        "<dt>Repairs</dt><dd id=\"{name}-repairs\" data-count=\"{}\" data-rows=\"{}\">{}",
+        s.repairs,
+        s.repair_rows.len(),
+        super::interventions(s.repairs, &s.repair_rows)
     )?;
     if !s.repair_rows.is_empty() {
         h.push_str(" &mdash; ");

@@ -95,7 +95,12 @@ pub fn state_lines(state: &LedgerState) -> Vec<(&'static str, String)> {
             ledger_ref,
             ..
         } => vec![
-            ("Ledger ref", ledger_ref.clone()),
+            (
+                "Ledger ref",
+                ledger_ref
+                    .clone()
+                    .unwrap_or_else(|| "none: the commit is on no ledger ref's history".to_owned()),
+            ),
             ("Ledger commit", commit.clone()),
             (
                 "Ledger-Filled",
@@ -115,6 +120,39 @@ pub fn usd(v: f64) -> String {
 /// `n thing` or `n things`.
 pub fn plural(n: usize, thing: &str) -> String {
     format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// How many rows block a section's comparison (each schedule id once).
+pub fn blocked_rows(s: &Section) -> usize {
+    let mut ids: Vec<&str> = s
+        .comparison
+        .blockers
+        .iter()
+        .map(|b| b.schedule_id.as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len()
+}
+
+/// What blocks a section, counted in both units, the same in every format: `17 rows, 20
+/// reasons` (a row may block for several reasons).
+pub fn blocked_counts(s: &Section) -> String {
+    format!(
+        "{}, {}",
+        plural(blocked_rows(s), "row"),
+        plural(s.comparison.blockers.len(), "reason")
+    )
+}
+
+/// Interventions counted with the rows that carry them, the same in every format: `6 in 5
+/// rows`, or `0`.
+pub fn interventions(n: usize, rows: &[String]) -> String {
+    if n == 0 {
+        "0".to_owned()
+    } else {
+        format!("{n} in {}", plural(rows.len(), "row"))
+    }
 }
 
 /// The section's total cost as a phrase: `12.30 USD`, or unknown with the known subtotal.
@@ -197,6 +235,15 @@ mod tests {
         assert!(html.contains(&format!(
             "data-citation=\"camp|&lt;b&gt;_x_&lt;/b&gt;@{commit}\""
         )));
+        // Counts name their unit, the same in every format.
+        assert!(text.contains("  Comparison                  BLOCKED (4 rows, 5 reasons)\n"));
+        assert!(text.contains("  Decisions                   1 in 1 row (t/b)\n"));
+        assert!(md.contains("comparison **blocked** (4 rows, 5 reasons)\n"));
+        assert!(md.contains("- Decisions: 1 in 1 row (`t/b`); repairs: 0\n"));
+        assert!(html.contains(
+            "data-rows=\"4\" data-reasons=\"5\">comparison blocked: 4 rows, 5 reasons</span>"
+        ));
+        assert!(html.contains("data-count=\"1\" data-rows=\"1\">1 in 1 row"));
         // File mode: the file's SHA-256, and no citation.
         r.ledger = LedgerState::file("ef".repeat(32));
         let [text, md, html] = all_formats(&r);

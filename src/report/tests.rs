@@ -551,7 +551,7 @@ fn json_keys_are_exactly_the_contract_plus_documented_additions() {
         j["ledger"],
         json!({"mode": "file", "sha256": "0".repeat(64)})
     );
-    let at_ref = LedgerState::at_ref("c", "refs/ledgers/c", &"ab".repeat(20), Some(3));
+    let at_ref = LedgerState::at_ref("c", Some("refs/ledgers/c"), &"ab".repeat(20), Some(3));
     assert_eq!(
         serde_json::to_value(&at_ref).unwrap(),
         json!({"citation": format!("c@{}", "ab".repeat(20)), "commit": "ab".repeat(20),

@@ -92,6 +92,20 @@ fn verify_expect_tip_refuses_a_ledger_rewritten_since_the_tip() {
         .as_str()
         .unwrap()
         .contains("rewritten since"));
+    // A report of the rewritten-away commit names it, and no ledger ref: it is on none.
+    let old = f.run(&["report", "--at", &cited_tip, "--json"]).ok().json();
+    assert_eq!(
+        old["ledger"],
+        serde_json::json!({"citation": format!("{ID}@{cited_tip}"), "commit": cited_tip,
+                           "filled": 1, "mode": "ref", "ref": null})
+    );
+    let text = f.run(&["report", "--at", &cited_tip]).ok().stdout.clone();
+    assert!(
+        text.contains("\nLedger ref none: the commit is on no ledger ref's history\n"),
+        "{text}"
+    );
+    let now = f.run(&["report", "--json"]).ok().json();
+    assert_eq!(now["ledger"]["ref"], serde_json::json!(REF));
     // The old ledger tip still verifies its own chain: nothing but the expectation refused.
     assert_eq!(f.tip(), tip);
 }

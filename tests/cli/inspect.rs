@@ -452,6 +452,46 @@ fn undeclared_samples_are_refused_unless_skipped_and_listed() {
 }
 
 #[test]
+fn many_skipped_samples_show_the_first_twenty_and_a_count() {
+    let h = Harness::new(popularity(&[1]), 2);
+    let e = eval_spec(MODEL, Value::Null);
+    let samples: Vec<Value> = (1..=26)
+        .map(|i| sample(i, 1, &format!("U{i}"), json!("C")))
+        .collect();
+    let log = eval_log(h.path(), "logs/many.eval", &e, &samples, true);
+    let r = h.import(&["--inspect", &log, "--skip-undeclared"]);
+    r.ok();
+    let skipped: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("skipped "))
+        .collect();
+    assert_eq!(skipped.len(), 20, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("\n… and 5 more skipped, undeclared (--json lists every one)\n"),
+        "{}",
+        r.stdout
+    );
+    // Importing the same log again: 1 already in the ledger, 25 undeclared; --json lists all.
+    let r = h.import(&["--inspect", &log, "--skip-undeclared", "--json"]);
+    r.ok();
+    let v = r.json();
+    assert_eq!(v["skipped"]["undeclared"].as_array().unwrap().len(), 25);
+    let r = h.import(&["--inspect", &log, "--skip-undeclared"]);
+    r.ok();
+    assert_eq!(
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("skipped "))
+            .count(),
+        21,
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
 fn an_epoch_beyond_the_repetitions_is_refused() {
     let h = Harness::new(popularity(&[1, 2]), 1);
     let log = h.log("log_streaming.eval");

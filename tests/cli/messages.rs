@@ -245,6 +245,27 @@ fn ref_mode_refusals() {
         &["show", "--at", "0123456789abcdef0123456789abcdef01234567"],
         &v,
     );
+    // A cited tip the served ledger does not hold (review.md §1).
+    check(
+        "verify-expect-tip-not-served",
+        d,
+        &[
+            "verify",
+            "--expect-tip",
+            &format!("{ID}@0123456789abcdef0123456789abcdef01234567"),
+        ],
+        &v,
+    );
+    // A misspelt flag: clap's suggestion after `usage error:`.
+    check("usage-log-misspelt-ref", d, &["log", "--reff", ID], &v);
+    // A ledger document given to cite, which reads JSON Lines runs.
+    let ledger_doc = f.file("ledger-doc.json");
+    std::fs::copy(
+        crate::common::project_root().join("inspect-example/ledger.json"),
+        &ledger_doc,
+    )
+    .unwrap();
+    check("cite-ledger-document", d, &["cite", &s(&ledger_doc)], &v);
     check(
         "show-at-unknown-revision",
         d,

@@ -162,3 +162,36 @@ fn a_field_changed_the_same_way_in_every_row_is_shown_once() {
     // The same bytes every time.
     assert_eq!(run(&[]), text);
 }
+
+#[test]
+fn cite_given_a_ledger_says_it_reads_json_lines_runs() {
+    let root = project_root();
+    let out = ledger(&root, &["cite", "inspect-example/ledger.json"]);
+    out.expect_code(2);
+    assert_eq!(
+        out.stderr,
+        "refused (1 reason):\n  inspect-example/ledger.json: a ledger document (campaign-ledger/1), not JSON Lines runs: cite reads JSON Lines runs, one attempt per line (each line one JSON object); nothing was judged\nhint: a ledger's outcomes are read with `git ledger report <DECLARATION> <LEDGER>`\n"
+    );
+    assert!(out.stdout.is_empty());
+    let out = ledger(&root, &["cite", "--json", "inspect-example/ledger.json"]);
+    out.expect_code(2);
+    assert_eq!(out.json()["refused"], serde_json::json!(true));
+    // A runs file is still judged line by line.
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs.jsonl");
+    std::fs::write(&runs, "x\n".repeat(50)).unwrap();
+    let out = ledger(&root, &["cite", runs.to_str().unwrap()]);
+    out.expect_code(2);
+    assert!(
+        out.stdout.starts_with("not citeable: incomplete_envelope"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("  ... and 30 more lines that are not a JSON object"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.lines().count() < 30, "{}", out.stdout);
+}

@@ -1,7 +1,6 @@
 //! One spelling everywhere (workflow.md §10): `--ref REF` on every command that reads a ledger
 //! ref, `usage error:` on every usage error with clap's suggestion.
 
-use crate::common::*;
 use crate::gitstore::{Fixture, ID, REF};
 
 #[test]
