@@ -11,6 +11,7 @@ mod examples;
 mod fuzz_regressions;
 mod gitstore;
 mod guide;
+mod harbor;
 mod hooks;
 mod hostile;
 mod hostile_git;
