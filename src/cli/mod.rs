@@ -44,6 +44,7 @@ pub struct LedgerTarget {
 
 mod completions;
 mod diff;
+mod dry_run;
 mod hand;
 mod hook;
 mod import;
@@ -234,7 +235,9 @@ impl Command {
             Command::Report(a) => a.format() == report::Format::Json,
             Command::Cite(args) => args.json,
             Command::Import(a) => a.json,
-            Command::Put(_) | Command::Repair(_) | Command::Init(_) | Command::Show(_) => false,
+            Command::Put(a) => a.json,
+            Command::Repair(a) => a.json,
+            Command::Init(_) | Command::Show(_) => false,
             Command::Log(a) => a.json,
             Command::Diff(a) => a.format() == diff::DiffFormat::Json,
             Command::Verify(a) => a.json,

@@ -294,6 +294,41 @@ fn inspects_streaming_log_fills_its_four_rows() {
 }
 
 #[test]
+fn a_scorer_the_samples_do_not_have_is_refused_naming_theirs() {
+    // A one-letter typo in the declared scorer: every sample has scores, none under that name.
+    let tasks = [1, 2]
+        .iter()
+        .map(|i| {
+            task(
+                &format!("popularity-{i}"),
+                "popularity",
+                json!(i),
+                "matc",
+                "live",
+            )
+        })
+        .collect();
+    let h = Harness::new(tasks, 2);
+    let log = h.log("log_streaming.eval");
+    let r = h.refused(
+        &["--inspect", &log],
+        &[
+            "the sample has no score from the declared scorer matc but has scores from match: the declaration (task inspect/popularity-1, inspect.scorer) and the log disagree",
+        ],
+    );
+    assert_eq!(
+        r.stderr.matches("declared scorer matc").count(),
+        4,
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        h.row("inspect/popularity-1/01")["native_outcome"],
+        "DEFERRED"
+    );
+}
+
+#[test]
 fn older_formats_json_logs_and_a_copy_in_a_second_log() {
     let h = Harness::with_model(popularity(&[1]), 1, "ollama/llama3.1");
     // The same run written as .eval (deflate members) and as .json: one record.
