@@ -362,9 +362,11 @@ fn inspect_rows<S: Store + ?Sized>(
 /// declares its Harbor task, unless the ledger already holds the trial (`harbor.md`). The same
 /// trial again (the same bytes, or a second copy in this call) is skipped and listed; a trial
 /// whose record the ledger holds with other bytes is converted for the row holding it, which
-/// the write path refuses as a retry; except when `job.log` says Harbor retried the trial:
-/// then the ledger holds its first attempt (imported by the plugin before Harbor deleted it),
-/// and the surviving result is the retry's, skipped and listed. An undeclared trial is
+/// the write path refuses as a retry (the Harbor plugin's import of a retry's trial
+/// directory); except in a job directory whose `job.log` says Harbor retried the trial: then
+/// the ledger holds its first attempt (imported by the plugin before Harbor deleted it), and
+/// the surviving result is the retry's, skipped and listed, so that the job imports after the
+/// plugin's run. An undeclared trial is
 /// refused (skipped and listed with `--skip-undeclared`); a trial of a task whose repetitions
 /// are all filled by other trials is refused as an unscheduled attempt.
 fn harbor_rows<S: Store + ?Sized>(
@@ -426,12 +428,12 @@ fn harbor_rows<S: Store + ?Sized>(
         }
         let schedule_id = match holder {
             Some((sid, true)) => {
-                skipped
-                    .already_in_ledger
-                    .push(format!("{label}: already in the ledger ({sid}, record {key})"));
+                skipped.already_in_ledger.push(format!(
+                    "{label}: already in the ledger ({sid}, record {key})"
+                ));
                 continue;
             }
-            Some((sid, false)) if trial.retried.is_some() => {
+            Some((sid, false)) if trial.retried.is_some() && trial.from_job_dir => {
                 skipped.already_in_ledger.push(format!(
                     "{label}: the ledger holds this trial's first attempt ({sid}, record {key}), imported before Harbor deleted it; this result.json is the retry's (job.log), not this attempt's"
                 ));
@@ -459,12 +461,7 @@ fn harbor_rows<S: Store + ?Sized>(
         if let Some(h) = b.evidence_hint {
             r.hint(h);
         }
-        match super::rows::check_row(
-            decl,
-            b.row,
-            &format!("{label} (for {schedule_id})"),
-            &mut r,
-        ) {
+        match super::rows::check_row(decl, b.row, &format!("{label} (for {schedule_id})"), &mut r) {
             Some(row) if r.is_empty() => converted.push((
                 *position,
                 Converted {

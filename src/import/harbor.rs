@@ -43,9 +43,10 @@ pub struct HarborTrial {
     /// The job's `n_attempts` (its `config.json`, 1 when omitted); `None` when the trial's
     /// job directory holds no `config.json`.
     pub n_attempts: Option<u64>,
-    /// The first exception type `job.log` names for this trial in a `Retrying` line, when the
-    /// trial was read from a job directory.
+    /// The first exception type the job's `job.log` names for this trial in a `Retrying` line.
     pub retried: Option<String>,
+    /// Whether the trial was read from a job directory given (not a trial directory given).
+    pub from_job_dir: bool,
     /// `result.json` relative to the job directory's parent (the row's evidence reference).
     pub evidence: String,
 }
@@ -71,8 +72,8 @@ impl HarborTrial {
 /// that cannot be read ends the call (exit 1); a result that breaks Harbor's format is
 /// refused, with every other.
 pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String>)> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| Error::failed(format!("{}: {e}", path.display())))?;
     if !meta.is_dir() {
         return Err(Error::failed(format!(
             "{}: is not a directory (--harbor takes a Harbor job directory or a trial directory)",
@@ -113,17 +114,17 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
             )));
         }
     } else {
-        // A trial directory: its job is its parent, whose job.log is not read (a trial given
-        // alone is imported as its result says; the job.log rule is for a job imported after
-        // the fact, `harbor.md`).
+        // A trial directory: its job is its parent (its config.json and job.log).
         let parent = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let mut job = Job::read(parent, max_bytes)?;
-        job.retried.clear();
+        let job = Job::read(parent, max_bytes)?;
         match read_trial(path, &job, max_bytes) {
-            Ok(t) => trials.push(t),
+            Ok(mut t) => {
+                t.from_job_dir = false;
+                trials.push(t)
+            }
             Err(Error::Refused(r)) => reasons.absorb(r),
             Err(e) => return Err(e),
         }
@@ -193,7 +194,8 @@ pub fn retried_trials(log: &str) -> HashMap<String, String> {
         };
         let plain = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
         if plain(name) && plain(kind) {
-            out.entry(name.to_owned()).or_insert_with(|| kind.to_owned());
+            out.entry(name.to_owned())
+                .or_insert_with(|| kind.to_owned());
         }
     }
     out
@@ -251,6 +253,7 @@ fn read_trial(dir: &Path, job: &Job, max_bytes: u64) -> Result<HarborTrial> {
     Ok(HarborTrial {
         dir: dir.to_path_buf(),
         retried: job.retried.get(&trial_name).cloned(),
+        from_job_dir: true,
         bytes,
         result,
         task_name,
@@ -322,8 +325,10 @@ fn check_result(v: &Value) -> Vec<String> {
                     if !matches!(mi.get("name"), Some(Value::String(_))) {
                         out.push("agent_info.model_info.name must be a string".into());
                     }
-                    if !matches!(mi.get("provider"), None | Some(Value::Null | Value::String(_)))
-                    {
+                    if !matches!(
+                        mi.get("provider"),
+                        None | Some(Value::Null | Value::String(_))
+                    ) {
                         out.push("agent_info.model_info.provider must be a string or null".into());
                     }
                 }
@@ -394,8 +399,16 @@ fn check_result(v: &Value) -> Vec<String> {
         match m.get(phase) {
             None | Some(Value::Null) => {}
             Some(Value::Object(p)) => {
-                stamp(&mut out, &format!("{phase}.started_at"), p.get("started_at"));
-                stamp(&mut out, &format!("{phase}.finished_at"), p.get("finished_at"));
+                stamp(
+                    &mut out,
+                    &format!("{phase}.started_at"),
+                    p.get("started_at"),
+                );
+                stamp(
+                    &mut out,
+                    &format!("{phase}.finished_at"),
+                    p.get("finished_at"),
+                );
             }
             Some(other) => out.push(format!("{phase} must be an object or null, not {other}")),
         }

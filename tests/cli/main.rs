@@ -13,6 +13,7 @@ mod examples;
 mod fuzz_regressions;
 mod gitstore;
 mod guide;
+mod harbor;
 mod hooks;
 mod hooks_without_binary;
 mod hostile;

@@ -87,7 +87,11 @@ fn option_deviations(decl: &Declaration, task: &Task, trial: &HarborTrial) -> Ve
         out.push(format!(
             "agent: declared {}, the trial ran {}",
             spec.agent,
-            if agent.is_empty() { "an unnamed agent" } else { agent }
+            if agent.is_empty() {
+                "an unnamed agent"
+            } else {
+                agent
+            }
         ));
     }
     for k in [
@@ -209,8 +213,7 @@ pub fn trial_row(
             Value::Null,
             false,
         )
-    } else if let Some((kind, msg)) = excs.iter().find(|(k, _)| !harbor_reward_valid(k)).copied()
-    {
+    } else if let Some((kind, msg)) = excs.iter().find(|(k, _)| !harbor_reward_valid(k)).copied() {
         let line = first_line(msg);
         (
             "ERROR",
@@ -359,10 +362,7 @@ pub fn trial_row(
         ("oracle_checks", checks),
         ("evidence_refs", json!([trial.evidence])),
         ("elapsed_seconds", elapsed),
-        (
-            "usage",
-            if measured { usage(r) } else { Value::Null },
-        ),
+        ("usage", if measured { usage(r) } else { Value::Null }),
         ("estimated_usd", field("cost_usd")),
         ("spent_budget", Value::Object(spent)),
         ("interventions_decision_or_repair", json!([])),

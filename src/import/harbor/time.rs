@@ -31,12 +31,35 @@ pub fn parse_utc(s: &str) -> Option<i64> {
         }
     };
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days_in = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in[(mo - 1) as usize] || h > 23 || mi > 59 || se > 59 {
+    let days_in = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&mo)
+        || d < 1
+        || d > days_in[(mo - 1) as usize]
+        || h > 23
+        || mi > 59
+        || se > 59
+    {
         return None;
     }
     // Days from the civil date (Howard Hinnant's algorithm).
-    let (yy, m) = if mo <= 2 { (y - 1, mo + 9) } else { (y, mo - 3) };
+    let (yy, m) = if mo <= 2 {
+        (y - 1, mo + 9)
+    } else {
+        (y, mo - 3)
+    };
     let era = yy.div_euclid(400);
     let yoe = yy - era * 400;
     let doy = (153 * m + 2) / 5 + d - 1;
@@ -64,7 +87,10 @@ mod tests {
             parse_utc("2026-12-01T21:02:32.280657Z"),
             Some(1_796_158_952_280_657)
         );
-        assert_eq!(parse_utc("2000-03-01T00:00:00+00:00"), Some(951_868_800_000_000));
+        assert_eq!(
+            parse_utc("2000-03-01T00:00:00+00:00"),
+            Some(951_868_800_000_000)
+        );
         assert_eq!(
             seconds_between(
                 Some("2026-12-01T21:02:32.280657Z"),
