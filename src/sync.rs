@@ -1,4 +1,4 @@
-//! `git ledger sync [REMOTE]` (`git.md`, "Many machines"): share ledgers through an ordinary
+//! `git ledger sync [REMOTE]` (`docs/guide/08-sync.md`, and the sync decisions in `docs/decisions.md`): share ledgers through an ordinary
 //! Git server.
 //!
 //! For each ledger: fetch the remote's `refs/ledgers/*` into `refs/remotes/<remote>/ledgers/*`
