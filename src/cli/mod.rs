@@ -124,10 +124,15 @@ pub fn main() -> i32 {
                 }
                 _ => exit::USAGE,
             };
-            if code == exit::OK
-                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            {
+            if code == exit::OK {
                 let _ = e.print();
+            } else if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                // No command given: a usage error too, then the help of what was typed.
+                let _ = write!(
+                    std::io::stderr(),
+                    "usage error: a command is required\n\n{}",
+                    e.render()
+                );
             } else {
                 let _ = write!(std::io::stderr(), "{}", usage_error_text(&e));
             }
