@@ -13,6 +13,7 @@ mod fuzz_regressions;
 mod gitstore;
 mod guide;
 mod harbor;
+mod harbor_runs;
 mod hooks;
 mod hostile;
 mod hostile_git;
