@@ -191,9 +191,9 @@ fn check_against_harbor(h: &Harness, reading: &Value, job_log_retried: &[&str]) 
             "{what}: the draft generator's digest is the lock's"
         );
         assert_eq!(row["option_deviations"], json!([]), "{what}");
-        let want = if job_log_retried.contains(&trial) {
-            "ERROR"
-        } else if t["exception_type"].is_string() && t["policy_reward_valid"] == false {
+        let want = if job_log_retried.contains(&trial)
+            || (t["exception_type"].is_string() && t["policy_reward_valid"] == false)
+        {
             "ERROR"
         } else {
             match t["rewards"]["reward"].as_f64() {
