@@ -291,7 +291,7 @@ impl Scene {
     /// classes ([`PUSHED_ATTACKS`]), is refused by the hook with rule 8, as
     /// `git verify-commit` refuses it, the server's refs and objects untouched; a variant Git
     /// calls good (re-wrapped, text after END, version 0, a non-empty reserved field, a
-    /// `gpgsigx` header added after signing) is admitted.
+    /// `gpgsigx` header and a bare `gpgsig` line added after signing) is admitted.
     fn signature_attacks(&self, t: &Transport) {
         use crate::signature_diff::{armour, header, mutations, Base, Fields, Parts, Rng};
         let d = self.s.dir();
@@ -327,7 +327,7 @@ impl Scene {
         fields.reserved = b"anything".to_vec();
         fields.version = 0;
         let admitted = format!(
-            "{}{}gpgsigx added\n after\n{}",
+            "{}{}gpgsigx added\n after\ngpgsig\n bare\n{}",
             p.before,
             header(
                 "gpgsig",
