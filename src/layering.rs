@@ -105,6 +105,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("hand", Store),
     ("import", Store),
     ("sync", Store),
+    ("audit", Store),
     ("hook", Store),
     ("render", Render),
     ("cli", Cli),

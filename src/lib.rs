@@ -4,6 +4,7 @@
 //! the command line and maps results to exit codes.
 
 pub mod admission;
+pub mod audit;
 pub mod cite;
 pub mod cli;
 pub mod declaration;

@@ -2,6 +2,7 @@
 //! environment pinned for determinism. One test binary, one module per area.
 
 mod agree;
+mod audit;
 mod citation;
 mod cite;
 mod common;

@@ -124,6 +124,10 @@ pub fn schema_for(args: &[&str], code: i32, out: &Value) -> Option<&'static str>
         if command == "cite" && (code == 0 || out.get("citeable").is_some()) {
             return Some("cite-verdict");
         }
+        // `audit` prints the audit whether it passes or not (exit 2, `ok` false).
+        if command == "audit" && out.get("ledgers").is_some() {
+            return Some("audit");
+        }
         // `log` prints its list even when a message is not admitted, then exits 2.
         if command == "log" && out.is_array() {
             return Some("log");
