@@ -45,6 +45,9 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
 cp -r "$root/inspect-hook" "$build/inspect-hook"
+# A build/ left by a `pip install ./inspect-hook` elsewhere would be reused as it is (its copies
+# are newer than the sources): build from the sources alone.
+rm -rf "$build/inspect-hook/build" "$build"/inspect-hook/src/*.egg-info
 "$venv/bin/pip" install --quiet --no-deps --no-build-isolation "$build/inspect-hook"
 "$venv/bin/python" -c 'import inspect_ai, git_ledger_inspect; print("inspect_ai", inspect_ai.__version__)' >&2
 echo "$want" >"$stamp"

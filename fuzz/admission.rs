@@ -1,6 +1,6 @@
 //! The `admission` fuzz target's harness, shared with `tests/cli/fuzz_regressions.rs`: a parent
 //! and a child ledger commit of the embedded campaign, built in a real bare Git repository from
-//! fuzzer bytes, judged by the commit-level admission validator (`git.md`, "Admission"), and
+//! fuzzer bytes, judged by the commit-level admission validator (`docs/reference/layout.md`, "Admission"), and
 //! what it admits checked against the rules by independent code.
 //!
 //! The repository is created once per process (a temporary directory): the template root commit

@@ -367,7 +367,7 @@ fn cite_verdict(v: &cite::Verdict) -> String {
 
 /// Bytes split at the first NUL into a parent and a child row of the embedded campaign; both
 /// must pass `Row::check`, then `admission::row_transition` decides, and what it admits obeys
-/// the transition rules of `git.md`.
+/// the transition rules of `docs/reference/layout.md`.
 /// Verdict: `admitted: filled`, `admitted: repaired (<n> repairs)` or the transition's refusal;
 /// before it, `parent: <refusal>` or `child: <refusal>` (as JSON or as a row), `no NUL`.
 pub fn row_transition(decl: &Declaration, data: &[u8]) -> String {

@@ -1,6 +1,6 @@
 //! Admission: which ledger state may follow which.
 //!
-//! This module is the one place where the transition rules of `git.md` live (rules 4 and 5 as
+//! This module is the one place where the transition rules of `docs/reference/layout.md` live (rules 4 and 5 as
 //! they apply to rows and records, and rule 7's one kind of change per step). Every path that
 //! changes or judges a ledger reduces what it holds to a [`LedgerChange`] — each changed row
 //! before and after, each record file added, changed or removed — and [`admit`] decides: the

@@ -1,4 +1,4 @@
-//! What changed between two ledger states (`git.md`, "Reading the history"): the rows that
+//! What changed between two ledger states (`docs/guide/06-history.md`): the rows that
 //! differ with their native and portfolio outcome before and after and a unified diff of the
 //! row JSON, the change of every portfolio count per section (computed from the changed rows
 //! only), and whether B follows A by admitted steps. Built as one serde structure; the text

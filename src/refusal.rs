@@ -15,7 +15,7 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(tag = "spec", content = "number", rename_all = "kebab-case")]
 pub enum Rule {
-    /// An admission rule of `git.md` (1–7) or `signing.md` (8): printed as `rule <n>`.
+    /// An admission rule of `docs/reference/layout.md` (1–7, and 8 of `docs/signing.md`): printed as `rule <n>`.
     Admission(u8),
     /// A refusal group of `ledger.md` (1–8): not printed in the text form.
     Ledger(u8),

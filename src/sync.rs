@@ -1,5 +1,5 @@
-//! `git ledger sync [REMOTE]` (`git.md`, "Many machines"; `workflow.md` §7): share ledgers
-//! through an ordinary Git server.
+//! `git ledger sync [REMOTE]` (`docs/guide/08-sync.md`, and the sync decisions in
+//! `docs/decisions.md`): share ledgers through an ordinary Git server.
 //!
 //! For each ledger: list what the remote serves now (`git ls-remote`), fetch the remote's
 //! `refs/ledgers/*` into `refs/remotes/<remote>/ledgers/*` (never forced), then fast-forward the
@@ -17,7 +17,7 @@
 //! run is refused (exit 2) naming each conflict — so the next sync has nothing to refuse.
 //!
 //! A ledger the remote no longer serves although its remote-tracking ref says it had it was
-//! deleted there: it is reported and not pushed back unless `--restore` (`review.md` §3); "up
+//! deleted there: it is reported and not pushed back unless `--restore` (`docs/guide/08-sync.md`); "up
 //! to date" is said only of a tip the remote serves now. A push that loses a race is retried
 //! after a fresh fetch, a bounded number of times.
 //!

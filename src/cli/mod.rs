@@ -131,10 +131,15 @@ pub fn main() -> i32 {
                 }
                 _ => exit::USAGE,
             };
-            if code == exit::OK
-                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            {
+            if code == exit::OK {
                 let _ = e.print();
+            } else if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                // No command given: a usage error too, then the help of what was typed.
+                let _ = write!(
+                    std::io::stderr(),
+                    "usage error: a command is required\n\n{}",
+                    e.render()
+                );
             } else {
                 let _ = write!(std::io::stderr(), "{}", usage_error_text(&e));
             }
@@ -201,21 +206,21 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
         let _ = out.write_all(&crate::json::canonical(&obj));
     }
     let mut r = match e {
-        Error::Refused(_) => {
-            let reasons = e.reasons();
+        Error::Refused(reasons) => {
+            let all = reasons.reasons();
             let mut r = writeln!(
                 err,
                 "refused ({} reason{}):",
-                reasons.len(),
-                if reasons.len() == 1 { "" } else { "s" }
+                all.len(),
+                if all.len() == 1 { "" } else { "s" }
             );
-            let total = reasons.len();
-            for reason in reasons.into_iter().take(crate::error::SHOWN_REASONS) {
+            // Many of one kind: the first of each kind, then how many more (--json all).
+            let (shown, omitted) = crate::error::shown_reasons(all);
+            for reason in shown {
                 r = r.and(writeln!(err, "  {reason}"));
             }
-            if total > crate::error::SHOWN_REASONS {
-                let more = crate::error::more_reasons(total - crate::error::SHOWN_REASONS);
-                r = r.and(writeln!(err, "  {more}"));
+            if omitted > 0 {
+                r = r.and(writeln!(err, "  {}", crate::error::more_reasons(omitted)));
             }
             r
         }

@@ -299,6 +299,64 @@ mod tests {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
+    /// The reference pages moved into the repository name what the code has, in its order: the
+    /// cite gate's reason codes (in the order `reason` picks the first), run and card fields,
+    /// metrics and stop reasons; the declaration's acceptance rules; the ledger's row fields and
+    /// portfolio outcomes with their labels.
+    #[test]
+    fn the_rule_pages_name_what_the_code_has() {
+        let in_order = |page_name: &str, text: &str, items: &[String]| {
+            let mut at = 0;
+            for item in items {
+                let found = text[at..].find(item.as_str()).unwrap_or_else(|| {
+                    panic!("docs/reference/{page_name}: no {item:?} (after byte {at}, in order)")
+                });
+                at += found + item.len();
+            }
+        };
+        let cite = page("cite.md");
+        let row = |s: &str| format!("| `{s}` |");
+        in_order("cite.md", &cite, &crate::cite::RUN_FIELDS.map(row));
+        in_order("cite.md", &cite, &crate::cite::CARD_FIELDS.map(row));
+        let codes: Vec<String> = crate::cite::Reason::ALL
+            .iter()
+            .map(|r| row(r.code()))
+            .collect();
+        in_order("cite.md", &cite, &codes);
+        in_order(
+            "cite.md",
+            &cite,
+            &[
+                "first_complete_pass_rate",
+                "retry_rate",
+                "truncation_rate",
+                "patch_apply_fail_rate",
+            ]
+            .map(row),
+        );
+        assert!(cite.contains(crate::cite::EMPTY_PATCH_SHA256));
+        assert!(
+            cite.contains("one of `pass`, `fail`, `timeout`, `budget`, `transport`, `apply_error`")
+        );
+        let declaration = page("declaration.md");
+        in_order(
+            "declaration.md",
+            &declaration,
+            &crate::declaration::ACCEPTANCE_RULES.map(row),
+        );
+        let ledger = page("ledger.md");
+        in_order(
+            "ledger.md",
+            &ledger,
+            &crate::declaration::STANDARD_FIELDS.map(row),
+        );
+        let outcomes: Vec<String> = crate::portfolio::Outcome::ALL
+            .iter()
+            .map(|o| format!("| `{}` | {} |", o.key(), o.label()))
+            .collect();
+        in_order("ledger.md", &ledger, &outcomes);
+    }
+
     /// The hand-written pages name what the code has: every exit status (the constants the
     /// manual lists), every `git config` key of the tool's own, every environment variable of
     /// the manual, every trailer key.

@@ -1,4 +1,4 @@
-//! Commit-level admission (`git.md`, "Admission"): whether ledger commit C may follow P, and
+//! Commit-level admission (`docs/reference/layout.md`, "Admission"): whether ledger commit C may follow P, and
 //! whether a ref update `old → new` of a `refs/ledgers/*` ref is admitted.
 //!
 //! One step compares P's and C's trees with a tree diff that skips unchanged subtrees, so its

@@ -314,6 +314,7 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
                 _ => "its contents".to_owned(),
             })
             .collect();
+        rules.sort();
         rules.dedup();
         for (i, e) in entries.iter_mut().enumerate().skip(done) {
             e.admitted = false;

@@ -1,4 +1,4 @@
-//! The ledger ref's tree layout and commit messages (`git.md`, "The ref and its tree" and
+//! The ledger ref's tree layout and commit messages (`docs/reference/layout.md`, "The tree" and
 //! "Commits"): path names, the `ledger.json` header, the template tree `init` writes (and the
 //! admission validator recomputes without writing), and reading trailers back for `log` (the
 //! messages themselves are [`super::message`]'s).

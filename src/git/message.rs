@@ -1,4 +1,4 @@
-//! Commit messages as part of admission (`git.md`, rule 7): what a ledger commit's message
+//! Commit messages as part of admission (`docs/reference/layout.md`, rule 7; `docs/messages.md`): what a ledger commit's message
 //! must say for the change its tree makes, built once by [`expected`] (or [`root_expected`]),
 //! written by the tool through [`compose`], and compared with a commit's actual message by
 //! [`check`]. The writers and the validator use the same [`Expected`], so the rule is not

@@ -92,14 +92,14 @@ pub fn ready(repo: &gix::Repository, decl: &Declaration) -> Result<ReadyReport> 
             Reason::new(format!(
                 "HEAD is {id} ({on}), not the declared source_revision {rev}; run at the declared revision: {fix}"
             ))
-            .field("HEAD")
+            .field("source_revision")
             .rule(RULE),
         ),
         None => r.push(
             Reason::new(format!(
                 "HEAD names no commit ({on}, unborn), not the declared source_revision {rev}; run at the declared revision: {fix}"
             ))
-            .field("HEAD")
+            .field("source_revision")
             .rule(RULE),
         ),
     }

@@ -1,4 +1,4 @@
-//! Ref mode: the ledger as the linear history of `refs/ledgers/<id>` (`git.md`).
+//! Ref mode: the ledger as the linear history of `refs/ledgers/<id>` (`docs/reference/layout.md`).
 //!
 //! [`RefStore`] implements [`Store`]: it reads one row by path (never the whole ledger), finds a
 //! record by one path lookup under `records/`, and writes a change as one commit on the tip:

@@ -1,4 +1,4 @@
-//! The Git hooks (`git.md`, "Hooks"): admission wherever a ledger ref or ledger file moves.
+//! The Git hooks (`docs/hooks.md`): admission wherever a ledger ref or ledger file moves.
 //!
 //! - [`pre_receive`]: on the server, every pushed update of a `refs/ledgers/*` ref goes through
 //!   [`crate::git::admit`], reading the pushed objects from Git's quarantine

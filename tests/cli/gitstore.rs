@@ -1328,7 +1328,7 @@ fn put_message(files: &Files, sid: &str, filled: usize) -> String {
     message
 }
 
-/// `git.md`: a record file is `records/<hh>/<rest>.json`, the SHA-256 of its key split after
+/// `docs/reference/layout.md`: a record file is `records/<hh>/<rest>.json`, the SHA-256 of its key split after
 /// two hex digits. The tool writes that; a plumbing commit that does so is admitted, in a new
 /// fan-out directory or in one that already holds a record; a flat record path (the layout
 /// before 2026-12), a record in another fan-out directory than its hash's, a record name that

@@ -282,6 +282,31 @@ fn inspects_streaming_log_fills_its_four_rows() {
     );
     // Importing the same log again: every sample is already in the ledger; nothing changes.
     let before = h.ledger_bytes();
+    let dry = h.import(&["--inspect", &log, "--dry-run"]);
+    dry.ok();
+    assert!(
+        dry.stdout
+            .ends_with("dry run: nothing to write on ledger.json\n"),
+        "{}",
+        dry.stdout
+    );
+    let v = h
+        .import(&["--inspect", &log, "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["rows"], json!([]));
+    assert_eq!(v["filled"], 4);
+    assert_eq!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n.as_str().unwrap().starts_with("skipped "))
+            .count(),
+        4,
+        "{v}"
+    );
+    assert_eq!(h.ledger_bytes(), before);
     let again = h.import(&["--inspect", &log]);
     again.ok();
     assert_eq!(

@@ -1340,7 +1340,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
     let repo_s = s.dir().to_str().unwrap().to_owned();
     let hook = [
         ("GIT_LEDGER_REF", "hooked"),
-        ("GIT_LEDGER_BIN", bin_s.as_str()),
+        ("GIT_LEDGER", bin_s.as_str()),
         ("GIT_LEDGER_REPO", repo_s.as_str()),
     ];
     let rows_at = |rev: &str| -> serde_json::Map<String, Value> {
@@ -1418,6 +1418,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
         json!({"message_limit": 10}),
     );
     let (d, l) = (s.s("filed.json"), s.s("filed.ledger.json"));
+    // File mode, with the binary under its older name, still read.
     let file_env = [
         ("GIT_LEDGER_DECLARATION", d.as_str()),
         ("GIT_LEDGER_LEDGER", l.as_str()),
@@ -1453,7 +1454,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
         (
             vec![
                 ("GIT_LEDGER_REF", "hooked"),
-                ("GIT_LEDGER_BIN", "/nonexistent/git-ledger"),
+                ("GIT_LEDGER", "/nonexistent/git-ledger"),
             ],
             "could not run /nonexistent/git-ledger import",
         ),
@@ -1704,7 +1705,7 @@ fn an_eval_set_retry_is_the_first_try_s_error() {
         ],
         &[
             ("GIT_LEDGER_REF", "set"),
-            ("GIT_LEDGER_BIN", bin_s.as_str()),
+            ("GIT_LEDGER", bin_s.as_str()),
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -2,6 +2,11 @@
 //! `ARCHITECTURE.md`, `CHANGELOG.md` and `docs/**/*.md` must name a file or directory of the
 //! repository, and an anchor a heading of its page (GitHub's heading ids). Every dead link is
 //! reported at once, each with its file and line.
+//!
+//! The documentation stands alone: no link leads outside the repository, and no page (nor a
+//! source comment) names a path outside it — the specification the tool was built from, a
+//! sibling checkout — or a document by a bare name (`` `git.md` ``) that no file of the
+//! repository has.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -161,6 +166,12 @@ fn dead_links(root: &Path, docs: &[PathBuf]) -> Vec<String> {
                 doc.parent().unwrap().join(path)
             };
             let normal = normalise(&file);
+            if !normal.starts_with(root) {
+                dead.push(format!(
+                    "{rel_doc}:{line}: {target} (outside the repository: the documentation stands alone)"
+                ));
+                continue;
+            }
             let rel = normal
                 .strip_prefix(root)
                 .map(|p| p.display().to_string())
@@ -245,6 +256,180 @@ fn the_link_check_finds_dead_links_and_anchors() {
             "docs/page.md:5: sub/there.md#three (no heading #three in docs/sub/there.md)",
             "docs/page.md:5: #nowhere (no heading #nowhere in docs/page.md)",
             "docs/page.md:11: gone.md (no such file: docs/gone.md)",
+        ]
+    );
+}
+
+/// The pages a user or contributor reads: the documents whose links are checked, and the other
+/// READMEs of the repository (the Inspect hook's, the example campaign's, the harness's).
+fn pages() -> Vec<PathBuf> {
+    let root = project_root();
+    let mut out = documents();
+    for f in [
+        "inspect-hook/README.md",
+        "inspect-example/README.md",
+        "arena/README.md",
+    ] {
+        if root.join(f).is_file() {
+            out.push(root.join(f));
+        }
+    }
+    out
+}
+
+/// Paths that lead outside the repository, as a page or comment would spell them (built here
+/// so that this file does not name them itself).
+fn outside_needles() -> Vec<String> {
+    let shared = ["sha", "red"].concat();
+    vec![
+        format!("../{shared}"),
+        format!("{shared}/spec"),
+        format!("/work/{shared}"),
+        format!("../{}", ["se", "eds"].concat()),
+    ]
+}
+
+/// The names of every Markdown file of the repository (outside `target/` and `.git/`).
+fn markdown_names(root: &Path) -> HashSet<String> {
+    fn walk(dir: &Path, out: &mut HashSet<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if name != "target" && name != ".git" {
+                    walk(&p, out);
+                }
+            } else if name.ends_with(".md") {
+                out.insert(name);
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    walk(root, &mut out);
+    out
+}
+
+/// Every reference of a text to something outside the repository, as `line: what`: a path
+/// from [`outside_needles`] anywhere (code spans and blocks included), or a code span that is a
+/// bare Markdown file name (`` `x.md` ``) no file of the repository has.
+fn outside_references(text: &str, names: &HashSet<String>) -> Vec<(usize, String)> {
+    let needles = outside_needles();
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        for needle in &needles {
+            if line.contains(needle.as_str()) {
+                out.push((n + 1, format!("names {needle}")));
+            }
+        }
+        for (i, span) in line.split('`').enumerate() {
+            let bare = span.ends_with(".md")
+                && span.len() > 3
+                && span
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+            if i % 2 == 1 && bare && !names.contains(span) {
+                out.push((
+                    n + 1,
+                    format!("names `{span}`, which no file of the repository is"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_page_or_comment_points_outside_the_repository() {
+    let root = project_root();
+    let names = markdown_names(&root);
+    let mut found = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let rel = page.strip_prefix(&root).unwrap().display().to_string();
+        for (line, what) in outside_references(&text, &names) {
+            found.push(format!("{rel}:{line}: {what}"));
+        }
+    }
+    // Source comments are the contributor's documentation: no path outside the repository.
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                sources(&p, out);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "rs" || x == "py" || x == "sh")
+            {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for d in [
+        "src",
+        "tests/cli",
+        "fuzz",
+        "examples",
+        "hooks",
+        "inspect-hook",
+        ".ci",
+    ] {
+        if root.join(d).is_dir() {
+            sources(&root.join(d), &mut files);
+        }
+    }
+    let needles = outside_needles();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+        for (n, line) in text.lines().enumerate() {
+            if needles.iter().any(|x| line.contains(x.as_str())) {
+                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "{} references outside the repository (move what they point to into docs/reference/):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_outside_check_finds_links_paths_and_bare_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(root.join("docs")).unwrap();
+    std::fs::write(root.join("docs/here.md"), "# Here\n").unwrap();
+    let shared = ["sha", "red"].concat();
+    let page = format!(
+        "# Page\n\n[out](../../{shared}/spec/git.md) [in](here.md)\n\
+         The rules are in `../{shared}/spec/` and `git.md`, not `here.md`.\n"
+    );
+    std::fs::write(root.join("docs/page.md"), &page).unwrap();
+    let dead = dead_links(&root, &[root.join("docs/page.md")]);
+    assert_eq!(
+        dead,
+        [format!(
+            "docs/page.md:3: ../../{shared}/spec/git.md (outside the repository: the documentation stands alone)"
+        )]
+    );
+    let names = markdown_names(&root);
+    assert_eq!(
+        outside_references(&page, &names),
+        [
+            (3, format!("names ../{shared}")),
+            (3, format!("names {shared}/spec")),
+            (4, format!("names ../{shared}")),
+            (4, format!("names {shared}/spec")),
+            (
+                4,
+                "names `git.md`, which no file of the repository is".to_owned()
+            ),
         ]
     );
 }

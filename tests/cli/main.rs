@@ -15,6 +15,7 @@ mod fuzz_regressions;
 mod gitstore;
 mod guide;
 mod harbor;
+mod harbor_runs;
 mod hooks;
 mod hooks_without_binary;
 mod hostile;

@@ -188,7 +188,7 @@ fn the_declaration_committed_on_the_evaluated_branch_is_refused_and_a_worktree_a
     r.expect_code(2);
     assert!(
         r.stderr.contains(&format!(
-            "campaign.json: HEAD: HEAD is {moved} (branch main), not the declared source_revision {commit}; run at the declared revision: git worktree add ../run-small {commit}"
+            "campaign.json: source_revision: HEAD is {moved} (branch main), not the declared source_revision {commit}; run at the declared revision: git worktree add ../run-small {commit}"
         )),
         "{}",
         r.stderr
@@ -260,7 +260,7 @@ fn a_declaration_that_does_not_match_and_a_tree_that_is_not_ready_are_reported_t
         "{text:?}"
     );
     assert!(
-        text[1].contains(&format!("HEAD: HEAD is {moved}")),
+        text[1].contains(&format!("source_revision: HEAD is {moved}")),
         "{text:?}"
     );
     // Committed, the change is no longer only in the tree, but it still differs from the

@@ -79,6 +79,17 @@ fn a_usage_error_says_usage_error_with_clap_s_suggestion() {
         );
         assert!(!out.stderr.contains("\nerror:"), "{}", out.stderr);
     }
+    // No command at all, or a command group without its subcommand: a usage error, then help.
+    for args in [vec![], vec!["hook"]] {
+        let out = f.run(&args);
+        out.expect_code(64);
+        assert!(
+            out.stderr.starts_with("usage error: a command is required\n\n"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("Usage: git-ledger"), "{}", out.stderr);
+    }
     // --help and --version are no errors.
     let out = f.run(&["log", "--help"]);
     out.ok();

@@ -193,9 +193,10 @@ def _import_log(config: Config, location: str | None) -> bool:
         return False
     if done.returncode != 0:
         kind = "refused" if done.returncode == 2 else f"failed (exit {done.returncode})"
+        # Under `git-ledger-inspect run` the command imports the log again and prints why not.
         report_failure(
             f"git-ledger {kind} to import {path}; the log is NOT in the ledger",
-            (done.stderr or "") + (done.stdout or ""),
+            "" if config.report is not None else (done.stderr or "") + (done.stdout or ""),
         )
         return False
     # Under `git-ledger-inspect run` (which reports to a file) the command prints the summary.

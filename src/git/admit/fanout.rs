@@ -1,6 +1,6 @@
 //! The fanned-out `records/` tree, compared as bytes.
 //!
-//! `git.md` fans record files out as `records/<hh>/<rest>.json`: `records/` holds up to 256
+//! `docs/reference/layout.md` fans record files out as `records/<hh>/<rest>.json`: `records/` holds up to 256
 //! fan-out directories, each of about 1/256 of the record files. Between an admitted parent
 //! and its child, a step compares the two `records/` trees (at most 256 entries), skips every
 //! fan-out directory whose id did not change, and in each one that changed reads only the run

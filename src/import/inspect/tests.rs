@@ -455,6 +455,31 @@ fn every_shared_log_reads_and_its_variants_never_panic() {
 }
 
 #[test]
+fn json_logs_share_the_imports_bound_and_the_refusals_name_its_factors() {
+    // The refusals say "4 × --max-input-bytes" and "2 × --max-input-bytes".
+    assert_eq!((IMPORT_FACTOR, read::KEPT_FACTOR), (4, 2));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("l.json");
+    // Mostly bytes that are skipped, not built (the values kept stay under their bound).
+    let log = text(&json!({"eval": eval_spec("acme/m-large"), "pad": "x".repeat(9000)}));
+    std::fs::write(&p, &log).unwrap();
+    // A budget of 4 × 10,000 bytes holds this log (charged its size) some times, not more.
+    let fits = 40_000 / log.len() as u64;
+    assert!(fits >= 2);
+    let mut budget = import_budget(10_000);
+    for _ in 0..fits {
+        read_log_within(&p, 10_000, &mut budget).unwrap();
+    }
+    let e = read_log_within(&p, 10_000, &mut budget)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("is over its bound of 40000 bytes (4 × --max-input-bytes)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn an_inspect_log_that_is_not_strict_json_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("d.json");

@@ -371,7 +371,7 @@ pub fn nested() -> Vec<u8> {
 
 /// The kilobytes of address space every run below gets (`ulimit -v`): the unbounded reader
 /// needed over 1 GB for the first two attacks and panicked in 1.5 GB for the third.
-const ADDRESS_SPACE_KB: u64 = 1_000_000;
+const ADDRESS_SPACE_KB: u64 = 600_000;
 
 /// Run the binary in the harness under `ulimit -v` and a time limit.
 fn bounded(h: &Harness, args: &[&str], kb: u64) -> Run {
@@ -558,7 +558,7 @@ fn the_bound_is_the_imports_over_every_log_it_reads() {
 #[test]
 fn a_member_whose_memory_cannot_be_had_fails_with_exit_1_not_a_panic() {
     let h = harness();
-    // 1.5 GB recorded, within a raised bound, under 1 GB of address space: the one allocation
+    // 1.5 GB recorded, within a raised bound, under 600 MB of address space: the one allocation
     // for it fails, and the import ends with exit 1 (nothing of it was read).
     let (p, s) = padded(1, 1);
     let n = 1_500_000_000;
