@@ -30,6 +30,8 @@ pub struct Options {
     pub max_bytes: u64,
     /// Seconds since the epoch: when the tips were seen.
     pub now: i64,
+    /// `--witness W --witness-signers FILE`: check every ledger against W's checkpoints.
+    pub witness: Option<(String, std::path::PathBuf)>,
 }
 
 /// An audit's findings, printed as one line per ledger or as JSON.
@@ -82,6 +84,9 @@ pub struct LedgerAudit {
     pub rewritten: Vec<String>,
     /// Commits dated before their parent (a flag, not a refusal: clocks differ).
     pub dated_before_parent: Vec<String>,
+    /// What the witness says of it (`--witness`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<crate::witness::WitnessCheck>,
 }
 
 /// Who signed a ledger's commits.
@@ -120,34 +125,11 @@ pub struct Deleted {
     pub last_tip: String,
 }
 
-/// The URL `remote` names: a configured remote's (as Git rewrites it), else the argument
-/// itself, a path made absolute.
-pub fn url_of(dir: &Path, remote: &str) -> Result<String> {
-    if transport::remote_exists(dir, remote)? {
-        let out = transport::git(dir, &["remote", "get-url", remote])?;
-        if out.ok {
-            return Ok(out.stdout.trim().to_owned());
-        }
-    }
-    let p = Path::new(remote);
-    if !remote.contains("://") && p.exists() {
-        if let Ok(abs) = std::fs::canonicalize(p) {
-            return Ok(abs.display().to_string());
-        }
-    }
-    Ok(remote.to_owned())
-}
-
-/// The namespace key of a URL: the first 16 hex digits of its SHA-256.
-pub fn key_of(url: &str) -> String {
-    crate::sha256_hex(url.as_bytes())[..16].to_owned()
-}
-
 /// Run the audit of `remote` from the repository at `dir`.
 pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
     transport::check_version(dir)?;
-    let url = url_of(dir, remote)?;
-    let key = key_of(&url);
+    let url = transport::url_of(dir, remote)?;
+    let key = transport::key_of(&url);
     let ns = format!("{AUDIT_PREFIX}{key}/");
     let specs = [
         format!("+refs/ledgers/*:{ns}ledgers/*"),
@@ -266,6 +248,17 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
         reasons.push(text.clone());
         shown_otherwise.push(text);
     }
+    if let Some((witness, signers)) = &options.witness {
+        let served: Vec<(String, ObjectId)> = (refs.iter())
+            .map(|(r, _, t)| (r[REF_PREFIX.len()..].to_owned(), *t))
+            .collect();
+        let (checks, why) =
+            crate::witness::check(dir, witness, signers, &served, options.max_bytes)?;
+        reasons.absorb(why);
+        for (l, c) in ledgers.iter_mut().zip(checks) {
+            l.witness = Some(c);
+        }
+    }
     for (remote_ref, _, tip) in &refs {
         seen.add(&remote_ref[REF_PREFIX.len()..], *tip, options.now);
     }
@@ -380,6 +373,7 @@ fn ledger(
         extends,
         rewritten,
         dated_before_parent,
+        witness: None,
     })
 }
 
@@ -489,6 +483,12 @@ fn listed(repo: &gix::Repository, prefix: &str) -> Result<Vec<(String, ObjectId)
 }
 
 impl LedgerAudit {
+    /// Whether a witness may checkpoint it: admitted, its declaration matching its pinned
+    /// commit, no tip seen or expected before rewritten.
+    pub fn passes(&self) -> bool {
+        self.admitted && self.declaration.status == "matches" && self.rewritten.is_empty()
+    }
+
     /// The line a reviewer quotes: the citation, the commits admitted, the signers, the
     /// declaration's check, what it extends.
     pub fn line(&self) -> String {
@@ -557,6 +557,9 @@ impl LedgerAudit {
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
+        }
+        if let Some(w) = &self.witness {
+            parts.push(w.line());
         }
         format!("{}: {}", self.citation, parts.join("; "))
     }

@@ -106,6 +106,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("import", Store),
     ("sync", Store),
     ("audit", Store),
+    ("witness", Store),
     ("hook", Store),
     ("render", Render),
     ("cli", Cli),

@@ -26,6 +26,7 @@ pub mod store;
 pub mod sync;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod witness;
 
 pub use error::{Error, Result};
 

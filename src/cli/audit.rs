@@ -20,6 +20,13 @@ pub struct AuditArgs {
     /// contains it (repeatable).
     #[arg(long, value_name = "ID@TIP")]
     pub expect_tip: Vec<String>,
+    /// A witness (a remote, URL or path): refuse a ledger unless the witness's signed
+    /// checkpoints of it form one chain whose last tip its chain contains.
+    #[arg(long, value_name = "REMOTE | URL | PATH", requires = "witness_signers")]
+    pub witness: Option<String>,
+    /// The allowed-signers file of the witness's keys (as `gpg.ssh.allowedSignersFile`).
+    #[arg(long, value_name = "ALLOWED_SIGNERS", requires = "witness")]
+    pub witness_signers: Option<PathBuf>,
     /// Print the audit as JSON.
     #[arg(long)]
     pub json: bool,
@@ -46,6 +53,7 @@ pub fn run(args: AuditArgs, io: &mut Io) -> Result<i32> {
         expect,
         max_bytes: args.input.max_input_bytes,
         now,
+        witness: args.witness.clone().zip(args.witness_signers.clone()),
     };
     let audit = crate::audit::audit(&dir, &args.remote, &options)?;
     if args.json {

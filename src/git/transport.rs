@@ -233,6 +233,29 @@ pub fn remote_exists(dir: &Path, remote: &str) -> Result<bool> {
     Ok(git(dir, &["config", "--get", &format!("remote.{remote}.url")])?.ok)
 }
 
+/// The URL `remote` names: a configured remote's (as Git rewrites it), else the argument
+/// itself, a path made absolute.
+pub fn url_of(dir: &Path, remote: &str) -> Result<String> {
+    if remote_exists(dir, remote)? {
+        let out = git(dir, &["remote", "get-url", remote])?;
+        if out.ok {
+            return Ok(out.stdout.trim().to_owned());
+        }
+    }
+    let p = Path::new(remote);
+    if !remote.contains("://") && p.exists() {
+        if let Ok(abs) = std::fs::canonicalize(p) {
+            return Ok(abs.display().to_string());
+        }
+    }
+    Ok(remote.to_owned())
+}
+
+/// The namespace key of a URL: the first 16 hex digits of its SHA-256.
+pub fn key_of(url: &str) -> String {
+    crate::sha256_hex(url.as_bytes())[..16].to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use crate::common::{git, git_hooked, git_run, ledger, ledger_hooked, new_repo, Daemon, Run};
 use crate::signing::{Signed, REF};
 
-const ROW_A: &str = "scenario/s-b/01";
-const ROW_B: &str = "arena/case-a/01";
+pub(crate) const ROW_A: &str = "scenario/s-b/01";
+pub(crate) const ROW_B: &str = "arena/case-a/01";
 
 /// Every file under `dir` with its bytes' SHA-256: what a read-only client must not change
 /// (refs, packed-refs, objects, reflogs, config).
@@ -36,7 +36,7 @@ fn tree_state(dir: &Path) -> BTreeMap<String, String> {
 
 /// A hand row for `sid` written to `path`: `outcome`, with a status that admits it (a hand PASS
 /// must say its run completed).
-fn hand_row(s: &Signed, sid: &str, outcome: &str, path: &Path) {
+pub(crate) fn hand_row(s: &Signed, sid: &str, outcome: &str, path: &Path) {
     let mut row =
         crate::gitstore::hand_row_value(&s.run(&["show", "--row", sid]).ok().stdout, outcome);
     if outcome == "PASS" {
@@ -52,22 +52,22 @@ fn hand_row(s: &Signed, sid: &str, outcome: &str, path: &Path) {
 }
 
 /// Put a hand row on the authors' ledger.
-fn put(s: &Signed, sid: &str, outcome: &str) {
+pub(crate) fn put(s: &Signed, sid: &str, outcome: &str) {
     let p = s.keys.path().join("row.json");
     hand_row(s, sid, outcome, &p);
     s.run(&["put", sid, p.to_str().unwrap()]).ok();
 }
 
 /// The authors' repository (a signed ledger), their bare server behind `git daemon`.
-struct Trial {
-    s: Signed,
+pub(crate) struct Trial {
+    pub(crate) s: Signed,
     _base: tempfile::TempDir,
-    server: PathBuf,
+    pub(crate) server: PathBuf,
     daemon: Daemon,
 }
 
 impl Trial {
-    fn new() -> Trial {
+    pub(crate) fn new() -> Trial {
         let s = Signed::new();
         put(&s, ROW_A, "ERROR");
         let base = tempfile::tempdir().unwrap();
@@ -88,11 +88,11 @@ impl Trial {
         t.publish();
         t
     }
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.daemon.url("server.git")
     }
     /// The authors push their branch and ledger (forced: they control the server).
-    fn publish(&self) {
+    pub(crate) fn publish(&self) {
         let server = self.server.to_str().unwrap();
         git(
             self.s.dir(),
@@ -106,19 +106,19 @@ impl Trial {
             ],
         );
     }
-    fn tip(&self) -> String {
+    pub(crate) fn tip(&self) -> String {
         git(&self.server, &["rev-parse", REF])
     }
 }
 
 /// A reviewer: an empty repository with the git-ledger hooks installed.
-fn reviewer() -> tempfile::TempDir {
+pub(crate) fn reviewer() -> tempfile::TempDir {
     let dir = new_repo();
     ledger(dir.path(), &["hooks", "install"]).ok();
     dir
 }
 
-fn audit(dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn audit(dir: &Path, args: &[&str]) -> Run {
     let mut all = vec!["audit"];
     all.extend_from_slice(args);
     ledger_hooked(dir, &all)
@@ -226,7 +226,7 @@ fn the_honest_repository_passes_and_the_audit_writes_nothing_but_its_own_refs() 
 
 /// Rewrite the ledger from a reproduced root: delete it, `init` again with the original dates
 /// (the same signed root), fill the row with another outcome, force-push, gc the server.
-fn rewrite_from_the_root(t: &Trial, outcome: &str) -> String {
+pub(crate) fn rewrite_from_the_root(t: &Trial, outcome: &str) -> String {
     let root = git(t.s.dir(), &["rev-list", "--max-parents=0", REF]);
     git(t.s.dir(), &["update-ref", "-d", REF]);
     t.s.run(&["init", "campaign.json"]).ok();

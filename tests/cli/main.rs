@@ -45,6 +45,7 @@ mod signing;
 mod spelling;
 mod sync;
 mod sync_conflicts;
+mod witness;
 mod writers_agree;
 
 /// The generator of the example records, shared with the tests that import them.
