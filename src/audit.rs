@@ -1,4 +1,4 @@
-//! `audit` (`review.md` §3): a reviewer's read-only check of every ledger a remote serves.
+//! `audit` (`docs/reference/witness.md`): a reviewer's read-only check of every ledger a remote serves.
 //!
 //! The remote's `refs/ledgers/*`, `refs/replace/*` and `refs/notes/*` are fetched (forced, by
 //! URL, with the local hooks off) into `refs/ledger-audit/<key>/…`, a namespace no other
@@ -45,6 +45,10 @@ pub struct Audit {
     pub ledgers: Vec<LedgerAudit>,
     /// Ledgers an earlier audit of this URL saw that the remote no longer serves.
     pub deleted: Vec<Deleted>,
+    /// With `--witness`: ledgers the witness checkpointed that the remote does not serve (a
+    /// flag, not a refusal: a witness watches many servers), with the last checkpointed tip.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub witnessed_not_served: Vec<Deleted>,
     /// Each replace ref and note the remote serves that changes what `git log` shows of a
     /// ledger.
     pub shown_otherwise: Vec<String>,
@@ -248,13 +252,17 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
         reasons.push(text.clone());
         shown_otherwise.push(text);
     }
+    let mut witnessed_not_served = Vec::new();
     if let Some((witness, signers)) = &options.witness {
         let served: Vec<(String, ObjectId)> = (refs.iter())
             .map(|(r, _, t)| (r[REF_PREFIX.len()..].to_owned(), *t))
             .collect();
-        let (checks, why) =
+        let (checks, why, others) =
             crate::witness::check(dir, witness, signers, &served, options.max_bytes)?;
         reasons.absorb(why);
+        witnessed_not_served = (others.into_iter())
+            .map(|(id, last_tip)| Deleted { id, last_tip })
+            .collect();
         for (l, c) in ledgers.iter_mut().zip(checks) {
             l.witness = Some(c);
         }
@@ -269,6 +277,7 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
         namespace: ns,
         ledgers,
         deleted,
+        witnessed_not_served,
         shown_otherwise,
         ok: reasons.is_empty(),
         reasons,

@@ -185,10 +185,7 @@ pub fn witness(
             reason: None,
         };
         if !l.passes {
-            result.reason = Some(format!(
-                "{}@{}: not checkpointed, since the audit does not pass it",
-                l.id, l.tip
-            ));
+            result.reason = Some(format!("{}@{}: the audit does not pass it", l.id, l.tip));
             out.push(result);
             continue;
         }
@@ -344,14 +341,15 @@ pub fn read_signers(path: &Path) -> Result<crate::git::allowed_signers::AllowedS
 
 /// Fetch the checkpoints of `witness` (a remote, URL or path) into
 /// `refs/ledger-witnessed/<key>/`, read-only, and check each ledger `(id, tip)` against them.
-/// The reasons are refusals (`ok` false); the backdated commits are flags.
+/// The reasons are refusals (`ok` false); the backdated commits are flags. Also returned: the
+/// ledgers the witness checkpointed that are not among `ledgers` (id, last checkpointed tip).
 pub fn check(
     dir: &Path,
     witness: &str,
     signers_path: &Path,
     ledgers: &[(String, ObjectId)],
     max_bytes: u64,
-) -> Result<(Vec<WitnessCheck>, Reasons)> {
+) -> Result<(Vec<WitnessCheck>, Reasons, Vec<(String, String)>)> {
     let signers = read_signers(signers_path)?;
     transport::check_version(dir)?;
     let url = transport::url_of(dir, witness)?;
@@ -369,7 +367,27 @@ pub fn check(
         reasons.absorb(one.at(format!("{REF_PREFIX}{id}, witness {witness}")));
         out.push(c);
     }
-    Ok((out, reasons))
+    let mut others = Vec::new();
+    let platform = repo
+        .references()
+        .map_err(|e| Error::failed(format!("cannot list {ns}*: {e}")))?;
+    for r in (platform.prefixed(ns.as_str()))
+        .map_err(|e| Error::failed(format!("cannot list {ns}*: {e}")))?
+        .flatten()
+    {
+        let id = r.name().as_bstr().to_string()[ns.len()..].to_owned();
+        if ledgers.iter().any(|(l, _)| *l == id) {
+            continue;
+        }
+        if let Some(c) = r.target().try_id() {
+            let tip = read_checkpoint(&repo, c.to_owned())
+                .map(|c| c.tip)
+                .unwrap_or_default();
+            others.push((id, tip));
+        }
+    }
+    others.sort();
+    Ok((out, reasons, others))
 }
 
 #[allow(clippy::too_many_arguments)]

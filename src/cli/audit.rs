@@ -1,5 +1,5 @@
 //! `git-ledger audit <REMOTE | URL> [--expect-tip ID@TIP]…`: a reviewer's read-only check of
-//! every ledger a remote serves (`review.md` §3); exit 2 unless every ledger verifies, every
+//! every ledger a remote serves (`docs/reference/witness.md`); exit 2 unless every ledger verifies, every
 //! declaration checks against its pinned commit and nothing seen before was rewritten or
 //! deleted.
 
@@ -64,6 +64,13 @@ pub fn run(args: AuditArgs, io: &mut Io) -> Result<i32> {
         }
         for l in &audit.ledgers {
             writeln!(io.out, "{}", l.line())?;
+        }
+        for d in &audit.witnessed_not_served {
+            writeln!(
+                io.out,
+                "{}: checkpointed by the witness at {}, but not served by {}",
+                d.id, d.last_tip, audit.remote
+            )?;
         }
         for d in &audit.deleted {
             writeln!(io.out, "{}: DELETED (last seen at {})", d.id, d.last_tip)?;

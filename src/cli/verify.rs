@@ -178,7 +178,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
                 (id.to_owned(), *t)
             })
             .collect();
-        let (checks, why) =
+        let (checks, why, _) =
             crate::witness::check(&dir, witness, signers, &ledgers, args.input.max_input_bytes)?;
         for ((name, _), c) in refs.iter().zip(&checks) {
             if !args.json {
@@ -198,6 +198,8 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         }
         Ok(0)
     } else {
+        // What was printed comes before the refusal.
+        io.out.flush()?;
         Err(Error::Refused(reasons))
     }
 }

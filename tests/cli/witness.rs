@@ -225,6 +225,24 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
         &strs(&with(&["verify", "--json"], &w.flags())),
     );
     j.expect_code(2);
+
+    // The ledger deleted: a fresh reviewer's audit has no memory of it, the witness does.
+    git(&t.server, &["update-ref", "-d", REF]);
+    let fresh = reviewer();
+    let a = audit(fresh.path(), &strs(&with(&[&url], &w.flags())));
+    a.ok();
+    assert!(
+        a.stdout.contains(&format!(
+            "small: checkpointed by the witness at {tip2}, but not served by {url}"
+        )),
+        "{}",
+        a.stdout
+    );
+    let j = audit(fresh.path(), &strs(&with(&[&url, "--json"], &w.flags())));
+    assert_eq!(
+        j.json()["witnessed_not_served"][0]["last_tip"],
+        tip2.as_str()
+    );
 }
 
 /// A checkpoint commit written by hand in the witness's repository: `checkpoint.json` with
