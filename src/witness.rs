@@ -327,6 +327,10 @@ pub struct Backdated {
     pub checkpoint_time: String,
 }
 
+/// What [`check`] found: one check per ledger asked about, the refusals, and the ledgers the
+/// witness checkpointed that were not asked about (id, last checkpointed tip).
+pub type Checked = (Vec<WitnessCheck>, Reasons, Vec<(String, String)>);
+
 /// The witness's signers file: an allowed-signers file, as `gpg.ssh.allowedSignersFile`.
 pub fn read_signers(path: &Path) -> Result<crate::git::allowed_signers::AllowedSigners> {
     let bytes = std::fs::read(path).map_err(|e| {
@@ -349,7 +353,7 @@ pub fn check(
     signers_path: &Path,
     ledgers: &[(String, ObjectId)],
     max_bytes: u64,
-) -> Result<(Vec<WitnessCheck>, Reasons, Vec<(String, String)>)> {
+) -> Result<Checked> {
     let signers = read_signers(signers_path)?;
     transport::check_version(dir)?;
     let url = transport::url_of(dir, witness)?;
