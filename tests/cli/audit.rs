@@ -17,7 +17,7 @@ pub(crate) const ROW_B: &str = "arena/case-a/01";
 
 /// Every file under `dir` with its bytes' SHA-256: what a read-only client must not change
 /// (refs, packed-refs, objects, reflogs, config).
-fn tree_state(dir: &Path) -> BTreeMap<String, String> {
+pub(crate) fn tree_state(dir: &Path) -> BTreeMap<String, String> {
     fn walk(dir: &Path, base: &Path, out: &mut BTreeMap<String, String>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();

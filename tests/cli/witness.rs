@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::audit::{audit, hand_row, put, reviewer, rewrite_from_the_root, Trial, ROW_B};
+use crate::audit::{
+    audit, hand_row, put, reviewer, rewrite_from_the_root, tree_state, Trial, ROW_B,
+};
 use crate::common::{bin, git, git_hooked, git_run, ledger, new_repo, path_with_bin, pin_env, Run};
 use crate::signing::{keygen, Key, REF};
 
@@ -109,8 +111,14 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
     let url = t.url();
     let w = Witness::new();
     let tip1 = t.tip();
+    let served = tree_state(&t.server);
     let first = w.run(&url, "2026-11-29T10:00:00Z");
     first.ok();
+    assert_eq!(
+        tree_state(&t.server),
+        served,
+        "the witness changed the server"
+    );
     assert!(
         first
             .stdout
@@ -170,8 +178,14 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
     j.ok();
     assert_eq!(j.json()["ledgers"][0]["witness"]["ok"], true);
     let clone = clone_of(&url);
+    let witnessed = tree_state(w.dir());
     let v = ledger(clone.path(), &strs(&with(&["verify"], &w.flags())));
     v.ok();
+    assert_eq!(
+        tree_state(w.dir()),
+        witnessed,
+        "verify --witness changed the witness"
+    );
     assert!(
         v.stdout
             .contains(&format!("{REF}: witnessed by {}: 2 checkpoints", w.path())),
