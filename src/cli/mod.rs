@@ -42,6 +42,7 @@ pub struct LedgerTarget {
     pub repo: Option<std::path::PathBuf>,
 }
 
+mod audit;
 mod completions;
 mod diff;
 mod dry_run;
@@ -59,6 +60,7 @@ mod show;
 mod sync;
 mod template;
 mod verify;
+mod witness;
 
 #[derive(Debug, Subcommand)]
 // The doc comments are the commands' help text, where `<id>` and `<STATE>` are placeholders.
@@ -94,6 +96,11 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Fetch, fast-forward or replay, and push ledgers with a remote.
     Sync(sync::SyncArgs),
+    /// A reviewer's read-only check of every ledger a remote serves.
+    Audit(audit::AuditArgs),
+    /// Audit a remote and append a signed checkpoint of each ledger that passes to this
+    /// (the witness's) repository.
+    Witness(witness::WitnessArgs),
     /// The hook entry points: pre-receive, reference-transaction <STATE>, pre-commit.
     Hook(hook::HookArgs),
     /// Install the hooks in this repository (--server: only pre-receive).
@@ -308,6 +315,8 @@ impl Command {
             Command::Log(a) => a.json,
             Command::Diff(a) => a.format() == diff::DiffFormat::Json,
             Command::Verify(a) => a.json,
+            Command::Audit(a) => a.json,
+            Command::Witness(_) => false,
             Command::Completions(_) | Command::InstallMan(_) => false,
             Command::Sync(_) | Command::Hook(_) | Command::Hooks(_) => false,
         }
@@ -333,6 +342,8 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Diff(a) => diff::run(a, io),
         Command::Verify(a) => verify::run(a, io),
         Command::Sync(a) => sync::run(a, io),
+        Command::Audit(a) => audit::run(a, io),
+        Command::Witness(a) => witness::run(a, io),
         Command::Hook(a) => hook::run_hook(a, io),
         Command::Hooks(a) => hook::run_hooks(a, io),
         Command::Completions(a) => completions::run(a, io),

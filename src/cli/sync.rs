@@ -33,15 +33,7 @@ pub struct SyncArgs {
 
 pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let dir = repo
-        .workdir()
-        .map(|w| w.to_path_buf())
-        .unwrap_or_else(|| repo.git_dir().to_path_buf());
-    let dir = if dir.is_absolute() {
-        dir
-    } else {
-        std::env::current_dir()?.join(dir)
-    };
+    let dir = repo_dir(&repo)?;
     let only = match args.ledger_ref.as_deref() {
         Some(r) => {
             let name = crate::git::store::ledger_ref_name(r)?;
@@ -90,6 +82,19 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
         }
         None => Ok(exit::OK),
     }
+}
+
+/// The directory `git` runs in for `repo` (its work tree, else its git dir), absolute.
+pub(super) fn repo_dir(repo: &gix::Repository) -> Result<PathBuf> {
+    let dir = repo
+        .workdir()
+        .map(|w| w.to_path_buf())
+        .unwrap_or_else(|| repo.git_dir().to_path_buf());
+    Ok(if dir.is_absolute() {
+        dir
+    } else {
+        std::env::current_dir()?.join(dir)
+    })
 }
 
 /// Add the ledger fetch refspec to `remote.<REMOTE>.fetch` once.
