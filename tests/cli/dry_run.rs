@@ -85,10 +85,12 @@ fn import_dry_run_in_file_mode_shows_the_rows_and_leaves_the_file() {
     let c = Campaign::new();
     let args = example_import_args(&c);
     let before = c.ledger_bytes();
+    let repo = snapshot(c.root());
     let mut dry = strs(&args);
     dry.push("--dry-run");
     let r = c.import(&dry);
     r.ok();
+    unchanged(&repo, &snapshot(c.root()), "a dry run in file mode");
     assert_eq!(
         c.ledger_bytes(),
         before,
@@ -122,6 +124,7 @@ fn import_dry_run_in_file_mode_shows_the_rows_and_leaves_the_file() {
     assert_eq!(v["message"], serde_json::Value::Null);
     assert_eq!(v["filled"], 9);
     assert_eq!(c.ledger_bytes(), before);
+    unchanged(&repo, &snapshot(c.root()), "a dry run in file mode");
     // The real import writes exactly the rows the dry run showed, with the same outcomes.
     let mut real = strs(&args);
     real.push("--json");
