@@ -1,5 +1,6 @@
-//! What a record given to the wrong reader is (`workflow.md` §4: a record that cannot be read as
-//! the declared task's kind is refused, never imported as a degraded row). Each reader refuses
+//! What a record given to the wrong reader is (docs/reference/workflow.md, rule 4: a record
+//! that cannot be read as the declared task's kind is refused, never imported as a degraded
+//! row). Each reader refuses
 //! what it cannot read; when the record is recognisably another harness's (or a ledger or a
 //! declaration), the refusal says that in one reason, with the flag that reads it, instead of
 //! every field of the reader's format it breaks.

@@ -1,5 +1,5 @@
-//! A record is read as its declared task's kind or refused (`workflow.md` §4), for every kind:
-//! another harness's record given to a reader is refused with one reason naming what it is
+//! A record is read as its declared task's kind or refused (docs/reference/workflow.md,
+//! rule 4), for every kind: another harness's record given to a reader is refused with one reason naming what it is
 //! and the flag that reads it; a Harbor reward the trials do not have (a typo in
 //! `harbor.reward`) is refused naming the rewards they have, never imported as UNSCORED; in
 //! every case nothing is written, dry run or not.

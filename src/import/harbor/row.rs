@@ -170,8 +170,8 @@ fn usage(result: &Value) -> Value {
 
 /// Convert one trial of `task` into the row of `schedule_id`; refusals name the trial. A
 /// graded trial whose verifier recorded rewards, none under the declared `harbor.reward`, is
-/// refused (`workflow.md` §4: the declaration and the trial disagree, a typo is the usual
-/// cause), never an UNSCORED row that could not be undone.
+/// refused (docs/reference/workflow.md, rule 4: the declaration and the trial disagree, a
+/// typo is the usual cause), never an UNSCORED row that could not be undone.
 pub fn trial_row(
     decl: &Declaration,
     env: &Env<'_>,

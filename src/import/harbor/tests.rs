@@ -187,7 +187,8 @@ fn no_reward_at_all_is_unscored_and_says_what_is_missing() {
 #[test]
 fn rewards_without_the_declared_one_are_refused_naming_them() {
     // A typo in harbor.reward (or a verifier writing another key): the declaration and the
-    // trial disagree, which an UNSCORED row would record for good (workflow.md §4).
+    // trial disagree, which an UNSCORED row would record for good (docs/reference/workflow.md,
+    // rule 4).
     let d = decl();
     let task = d.task("harbor/hello-file").unwrap().clone();
     let env = Env {
