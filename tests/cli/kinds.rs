@@ -89,6 +89,11 @@ fn another_harnesss_record_is_refused_naming_what_it_is() {
             "{}",
             r.stderr
         );
+        assert!(
+            r.stderr.contains("hint: it holds a result.json or attempt.json: a scenario run's evidence directory (--scenario <ID> <DIR>)"),
+            "{}",
+            r.stderr
+        );
         assert_eq!(c.ledger_bytes(), before);
         // A scenario record of another schema: its format named, not read as this one.
         let mut other: Value =
