@@ -65,11 +65,17 @@ fn another_harnesss_record_is_refused_naming_what_it_is() {
         // Records that are not Inspect logs.
         c.refused(
             &maybe_dry(dry, &["--inspect", &format!("{run}/result.json")]),
-            &["result.json: the log holds no eval spec (eval)"],
+            &["result.json: not an Inspect log: it is a scenario run's record (format scenario-result/1), which --scenario reads"],
         );
         c.refused(
             &maybe_dry(dry, &["--inspect", &format!("{trial}/result.json")]),
-            &["the log holds no eval spec (eval)"],
+            &["result.json: not an Inspect log: it is a Harbor trial's result"],
+        );
+        // JSON that is no known document still says what the Inspect reader missed.
+        crate::common::write(root, "other.json", "{\"a\": 1}\n");
+        c.refused(
+            &maybe_dry(dry, &["--inspect", "other.json"]),
+            &["other.json: the log holds no eval spec (eval)"],
         );
         // A directory that is not an Arena store: it cannot be read as one (exit 1).
         let before = c.ledger_bytes();
