@@ -53,6 +53,13 @@ fn another_harnesss_record_is_refused_naming_what_it_is() {
                 "refused (1 reason):\n  {run}/result.json: not a Harbor trial result: it is a scenario run's record (format scenario-result/1), which --scenario reads\n"
             )
         );
+        // An Inspect log given as a scenario run's result.json.
+        let log = crate::common::project_root()
+            .join("tests/data/inspect-logs/2025-05-12T20-28-13-04-00_popularity.json");
+        c.refused(
+            &maybe_dry(dry, &["--scenario", sid, log.to_str().unwrap()]),
+            &["popularity.json (for scenario/bugfix-iso-weeks/01): not a scenario record (format scenario-result/1): it is an Inspect log (eval, samples), which --inspect reads"],
+        );
         // The ledger itself, or the declaration, given as a record.
         c.refused(
             &maybe_dry(dry, &["--scenario", sid, "ledger.json"]),
