@@ -144,11 +144,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
                         tip_reasons.absorb(crate::error::Reasons::one(why).at(name));
                     }
                 }
-                let mut result = super::reasons_json(&e);
-                result["ref"] = name.as_str().into();
-                result["tip"] = tip.to_string().into();
-                result["admitted"] = false.into();
-                results.push(result);
+                // Its reasons are the refusal's (printed whole under --json): nothing to add here.
                 reasons.absorb(e.context(name).into_reasons());
             }
             Err(e) => return Err(e.context(name)),
