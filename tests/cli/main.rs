@@ -24,6 +24,7 @@ mod import;
 mod inputs;
 mod inspect;
 mod inspect_runs;
+mod kinds;
 mod links;
 mod log_trust;
 mod message_rule;
