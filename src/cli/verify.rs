@@ -71,7 +71,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         None => None,
         Some(e) => {
             let name = match &e.id {
-                Some(id) => crate::git::layout::ref_name(id),
+                Some(id) => crate::git::layout::LedgerRefs::of(&repo)?.name(id),
                 None if refs.len() == 1 => refs[0].0.clone(),
                 None => {
                     return Err(Error::Usage(
