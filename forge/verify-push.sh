@@ -13,7 +13,7 @@
 # checked from its root, and the push's old value must be on the new tip's first-parent chain
 # (a push that is no fast-forward fails, though the forge already refused a force push). A new
 # branch (old value all zeros) is checked from its root. Exit status: git-ledger verify's (0
-# admitted, 1 refused, 64 usage); the reason is on stderr, and the job's status fails with it.
+# admitted, 2 refused, 1 failed, 64 usage); the reason is on stderr, and the job's status fails with it.
 set -eu
 ledger=${GIT_LEDGER:-git-ledger}
 ref=${LEDGER_REF:-}
