@@ -217,7 +217,10 @@ pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
                         }
                     }
                 }
-                writeln!(io.out, "commit them on the default branch; {}", forge.protections())?;
+                writeln!(
+                    io.out,
+                    "commit them on the default branch, and switch on the protections of ledgers/* that `git ledger init --forge` printed (docs/forges.md)"
+                )?;
                 return Ok(0);
             }
             let dir = hook::install::hooks_dir(&repo)?;
