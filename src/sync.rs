@@ -51,7 +51,6 @@ pub const MAX_ATTEMPTS: usize = 12;
 /// Where the attempts a sync refused are kept: `refs/ledger-conflicts/<id>/<n>`.
 pub const CONFLICTS_PREFIX: &str = "refs/ledger-conflicts/";
 
-
 /// `refs/ledger-conflicts/<id>/`.
 pub fn conflicts_prefix(id: &str) -> String {
     format!("{CONFLICTS_PREFIX}{id}/")

@@ -36,11 +36,17 @@ impl Forge {
         let v = env!("CARGO_PKG_VERSION");
         match self {
             Forge::Github => vec![
-                (".github/workflows/git-ledger.yml", GITHUB_WORKFLOW.replace("@VERSION@", v)),
+                (
+                    ".github/workflows/git-ledger.yml",
+                    GITHUB_WORKFLOW.replace("@VERSION@", v),
+                ),
                 (".github/git-ledger/verify-push.sh", VERIFY_PUSH.to_owned()),
             ],
             Forge::Gitlab => vec![
-                (".gitlab/git-ledger.gitlab-ci.yml", GITLAB_JOB.replace("@VERSION@", v)),
+                (
+                    ".gitlab/git-ledger.gitlab-ci.yml",
+                    GITLAB_JOB.replace("@VERSION@", v),
+                ),
                 (".gitlab/git-ledger/verify-push.sh", VERIFY_PUSH.to_owned()),
             ],
         }

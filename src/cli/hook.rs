@@ -106,7 +106,11 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
     let ledger_refs = crate::git::layout::LedgerRefs::of(repo)?;
     let guarded = |updates: &[hook::Update]| -> Result<()> {
         match &storage {
-            Some(v) if updates.iter().any(|u| hook::guards(&ledger_refs, &u.refname)) => {
+            Some(v)
+                if updates
+                    .iter()
+                    .any(|u| hook::guards(&ledger_refs, &u.refname)) =>
+            {
                 Err(crate::git::ref_storage_error(v))
             }
             _ => Ok(()),
@@ -205,7 +209,9 @@ pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
             let repo = crate::git::open(repo.as_deref())?;
             if let Some(forge) = forge {
                 let top = repo.workdir().ok_or_else(|| {
-                    Error::failed("--forge writes CI files into a work tree; this repository is bare")
+                    Error::failed(
+                        "--forge writes CI files into a work tree; this repository is bare",
+                    )
                 })?;
                 for o in super::forge::install(top, forge, force)? {
                     match o {

@@ -343,7 +343,7 @@ pub fn name_a_ledger(e: Error, flag: Option<&str>, example: impl Fn(&str) -> Str
         Error::SeveralLedgers(refs) => {
             let m = crate::error::several_ledgers(&refs, flag.unwrap_or("with --ref:"));
             let first = (refs.first())
-                .map(|r| r.rsplit('/').next().unwrap_or(r))  // a declaration id has no /
+                .map(|r| r.rsplit('/').next().unwrap_or(r)) // a declaration id has no /
                 .unwrap_or("<ID>");
             Error::Usage(format!("{m}\nfor example: `{}`", example(first)))
         }

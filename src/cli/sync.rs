@@ -78,7 +78,8 @@ fn setup(dir: &std::path::Path, remote: &str, io: &mut Io) -> Result<i32> {
             "add one with `git remote add <name> <url>` first",
         ));
     }
-    let spec = crate::git::layout::LedgerRefs::of(&crate::git::open(Some(dir))?)?.fetch_refspec(remote);
+    let spec =
+        crate::git::layout::LedgerRefs::of(&crate::git::open(Some(dir))?)?.fetch_refspec(remote);
     let key = format!("remote.{remote}.fetch");
     let existing = git(dir, &["config", "--get-all", &key])?;
     if existing.stdout.lines().any(|l| l.trim() == spec) {

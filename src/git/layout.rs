@@ -100,7 +100,8 @@ impl LedgerRefs {
         if !prefixes.contains(&refs.prefix()) {
             prefixes.push(refs.prefix());
         }
-        let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot list ledger refs: {e}"));
+        let fail =
+            |e: &dyn std::fmt::Display| Error::failed(format!("cannot list ledger refs: {e}"));
         let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
         let platform = repo.references().map_err(|e| fail(&e))?;
         for p in prefixes {
@@ -401,10 +402,7 @@ mod tests {
             "refs/LEDGER-CONFLICTS/x/1",
             "refs/remotes/origin/ledgers/x",
         ] {
-            assert!(
-                !d.folds(name) && d.misspelled(name).is_none(),
-                "{name}"
-            );
+            assert!(!d.folds(name) && d.misspelled(name).is_none(), "{name}");
         }
         assert_eq!(d.misspelled("refs/ledgersé/x"), None);
         assert!(folds_to_replace_ref("refs/Replace/1") && !folds_to_replace_ref("refs/replaced"));
@@ -425,12 +423,23 @@ mod tests {
         let why = f.misspelled("refs/ledgers/x").unwrap();
         assert!(why.contains("never mixes"), "{why}");
         assert_eq!(f.tracking_prefix("o"), "refs/ledger-remotes/o/");
-        assert_eq!(LedgerRefs::default().tracking_prefix("o"), "refs/remotes/o/ledgers/");
+        assert_eq!(
+            LedgerRefs::default().tracking_prefix("o"),
+            "refs/remotes/o/ledgers/"
+        );
         assert_eq!(
             f.fetch_refspec("o"),
             "refs/heads/ledgers/*:refs/ledger-remotes/o/*"
         );
-        for bad in ["refs/ledgers", "ledgers/", "refs/", "refs/tags/l/", "refs/remotes/o/", "refs/a b/", "refs/Replace/x/"] {
+        for bad in [
+            "refs/ledgers",
+            "ledgers/",
+            "refs/",
+            "refs/tags/l/",
+            "refs/remotes/o/",
+            "refs/a b/",
+            "refs/Replace/x/",
+        ] {
             assert!(LedgerRefs::with_prefix(bad).is_err(), "{bad}");
         }
     }

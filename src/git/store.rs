@@ -73,9 +73,16 @@ pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String,
         Some(a) => {
             let name = if let Some(why) = refs.misspelled(a) {
                 let folds = |p: &str| a.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
-                let n = if folds(prefix) { prefix.len() } else { layout::DEFAULT_PREFIX.len() };
+                let n = if folds(prefix) {
+                    prefix.len()
+                } else {
+                    layout::DEFAULT_PREFIX.len()
+                };
                 let id = a.get(n..).unwrap_or(a);
-                return Err(Error::Usage(format!("--ref {why}: give --ref {}", refs.name(id))));
+                return Err(Error::Usage(format!(
+                    "--ref {why}: give --ref {}",
+                    refs.name(id)
+                )));
             } else if a
                 .as_bytes()
                 .get(..5)

@@ -86,9 +86,7 @@ pub fn parse_updates(input: &str, hash: gix::hash::Kind) -> Result<Vec<Update>> 
 
 /// Whether the hooks guard updates of `name`: a ledger ref or a replace ref, in any spelling.
 pub fn guards(refs: &LedgerRefs, name: &str) -> bool {
-    refs.folds(name)
-        || layout::folds_to_replace_ref(name)
-        || layout::folds_to_notes_ref(name)
+    refs.folds(name) || layout::folds_to_replace_ref(name) || layout::folds_to_notes_ref(name)
 }
 
 /// How much work one hook run may do, so that a hostile push cannot exhaust the server.

@@ -71,9 +71,23 @@ fn ci_clone(base: &Path, server: &Path, name: &str) -> std::path::PathBuf {
     let dir = base.join(name);
     git(
         base,
-        &["clone", "-q", "--no-checkout", server.to_str().unwrap(), name],
+        &[
+            "clone",
+            "-q",
+            "--no-checkout",
+            server.to_str().unwrap(),
+            name,
+        ],
     );
-    git(&dir, &["fetch", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
+    git(
+        &dir,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "+refs/heads/*:refs/remotes/origin/*",
+        ],
+    );
     dir
 }
 
@@ -83,10 +97,14 @@ fn on_a_protected_branch_the_ci_job_passes_admitted_pushes_and_fails_inadmissibl
     let server = forge_server(base.path());
     let f = Fixture::under(2, crate::common::PREFIXES[1]);
     assert_eq!(f.refname, BRANCH);
-    git(f.dir(), &["remote", "add", "origin", server.to_str().unwrap()]);
+    git(
+        f.dir(),
+        &["remote", "add", "origin", server.to_str().unwrap()],
+    );
     ledger(f.dir(), &["sync"]).ok();
     let first = f.tip();
-    f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED").ok();
+    f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED")
+        .ok();
     let admitted = f.tip();
     ledger(f.dir(), &["sync"]).ok();
     assert_eq!(git(&server, &["rev-parse", BRANCH]), admitted);
@@ -102,7 +120,11 @@ fn on_a_protected_branch_the_ci_job_passes_admitted_pushes_and_fails_inadmissibl
     .unwrap();
     let gh = ci_script(&ci, &[("GITHUB_EVENT_PATH", event.to_str().unwrap())]);
     gh.ok();
-    assert!(gh.stdout.contains(&format!("{first} -> {admitted}")), "{}", gh.stdout);
+    assert!(
+        gh.stdout.contains(&format!("{first} -> {admitted}")),
+        "{}",
+        gh.stdout
+    );
     let branch = BRANCH.trim_start_matches("refs/heads/");
     let gl = ci_script(
         &ci,
@@ -132,9 +154,17 @@ fn on_a_protected_branch_the_ci_job_passes_admitted_pushes_and_fails_inadmissibl
         None,
     );
     assert_ne!(force.code, 0);
-    assert!(force.stderr.contains("force push refused"), "{}", force.stderr);
+    assert!(
+        force.stderr.contains("force push refused"),
+        "{}",
+        force.stderr
+    );
     let delete = git_run(f.dir(), &["push", "origin", &format!(":{BRANCH}")], None);
-    assert!(delete.stderr.contains("deletion refused"), "{}", delete.stderr);
+    assert!(
+        delete.stderr.contains("deletion refused"),
+        "{}",
+        delete.stderr
+    );
     assert_eq!(git(&server, &["rev-parse", BRANCH]), admitted);
 
     // An inadmissible fast-forward (a filled row edited afterwards) reaches the branch: the
@@ -149,7 +179,11 @@ fn on_a_protected_branch_the_ci_job_passes_admitted_pushes_and_fails_inadmissibl
         f.dir(),
         &["push", "-q", "origin", &format!("{bad}:{BRANCH}")],
     );
-    assert_eq!(git(&server, &["rev-parse", BRANCH]), bad, "the forge let it in");
+    assert_eq!(
+        git(&server, &["rev-parse", BRANCH]),
+        bad,
+        "the forge let it in"
+    );
     let ci = ci_clone(base.path(), &server, "ci2");
     std::fs::write(
         &event,
@@ -172,7 +206,15 @@ fn on_a_protected_branch_the_ci_job_passes_admitted_pushes_and_fails_inadmissibl
     // An old value that is not on the pushed tip's chain (what a force push would leave, had
     // the protection been off): the job fails naming it.
     let elsewhere = state_commit(f.dir(), &read_files(f.dir(), &first), &[], "elsewhere");
-    git(f.dir(), &["push", "-q", "origin", &format!("{elsewhere}:refs/heads/scratch")]);
+    git(
+        f.dir(),
+        &[
+            "push",
+            "-q",
+            "origin",
+            &format!("{elsewhere}:refs/heads/scratch"),
+        ],
+    );
     let ci = ci_clone(base.path(), &server, "ci3");
     let gl = ci_script(
         &ci,
@@ -187,7 +229,11 @@ fn on_a_protected_branch_the_ci_job_passes_admitted_pushes_and_fails_inadmissibl
     // Not a ledger branch: nothing to check.
     let other = ci_script(&ci, &[("CI_COMMIT_REF_NAME", "main")]);
     other.ok();
-    assert!(other.stdout.contains("nothing to check"), "{}", other.stdout);
+    assert!(
+        other.stdout.contains("nothing to check"),
+        "{}",
+        other.stdout
+    );
 }
 
 #[test]
@@ -200,7 +246,12 @@ fn init_forge_sets_the_prefix_prints_the_protections_and_refuses_to_mix() {
     let r = ledger(repo.path(), &["init", d, "--forge", "github"]);
     r.ok();
     assert!(r.stdout.starts_with(BRANCH), "{}", r.stdout);
-    for setting in ["Restrict deletions", "Block force pushes", "Require signed commits", "ledgers/*"] {
+    for setting in [
+        "Restrict deletions",
+        "Block force pushes",
+        "Require signed commits",
+        "ledgers/*",
+    ] {
         assert!(r.stdout.contains(setting), "{setting}: {}", r.stdout);
     }
     assert_eq!(
@@ -211,7 +262,11 @@ fn init_forge_sets_the_prefix_prints_the_protections_and_refuses_to_mix() {
     let gl = new_repo();
     let r = ledger(gl.path(), &["init", d, "--forge", "gitlab"]);
     r.ok();
-    for setting in ["Protected branches", "Allowed to push and merge", "Allowed to force push"] {
+    for setting in [
+        "Protected branches",
+        "Allowed to push and merge",
+        "Allowed to force push",
+    ] {
         assert!(r.stdout.contains(setting), "{setting}: {}", r.stdout);
     }
     // A repository with ledgers under refs/ledgers/ is not switched.
@@ -278,18 +333,31 @@ fn hooks_install_forge_writes_the_shipped_ci_files_which_the_forges_schemas_acce
     assert!(!text.contains("secrets."), "{text}");
     for line in text.lines().filter(|l| l.trim_start().starts_with("uses:")) {
         let at = line.split('@').nth(1).unwrap_or_default();
-        assert!(at.len() >= 40 && at[..40].bytes().all(|b| b.is_ascii_hexdigit()), "{line}");
+        assert!(
+            at.len() >= 40 && at[..40].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{line}"
+        );
     }
     // Again: already there. Edited: refused without --force.
     let again = ledger(repo.path(), &["hooks", "install", "--forge", "github"]);
-    assert!(again.ok().stdout.contains("already there"), "{}", again.stdout);
+    assert!(
+        again.ok().stdout.contains("already there"),
+        "{}",
+        again.stdout
+    );
     std::fs::write(&wf, "edited\n").unwrap();
     ledger(repo.path(), &["hooks", "install", "--forge", "github"]).expect_code(2);
     assert_eq!(std::fs::read_to_string(&wf).unwrap(), "edited\n");
-    ledger(repo.path(), &["hooks", "install", "--forge", "github", "--force"]).ok();
+    ledger(
+        repo.path(),
+        &["hooks", "install", "--forge", "github", "--force"],
+    )
+    .ok();
     ledger(repo.path(), &["hooks", "install", "--forge", "gitlab"]).ok();
     let job = repo.path().join(".gitlab/git-ledger.gitlab-ci.yml");
-    assert!(std::fs::read_to_string(&job).unwrap().contains("verify-push.sh"));
+    assert!(std::fs::read_to_string(&job)
+        .unwrap()
+        .contains("verify-push.sh"));
 
     // The forges' syntax: SchemaStore's schemas as check-jsonschema vendors them (actionlint's
     // PyPI wrapper downloads its binary from GitHub at install time, which CI cannot reach).

@@ -471,12 +471,7 @@ fn reference_transaction_under(prefix: &str) {
     let other = crate::common::new_repo();
     git(
         other.path(),
-        &[
-            "fetch",
-            "-q",
-            dir.to_str().unwrap(),
-            &format!("{rf}:{rf}"),
-        ],
+        &["fetch", "-q", dir.to_str().unwrap(), &format!("{rf}:{rf}")],
     );
     let mut row = p.row(FILLED);
     row["reason"] = json!("edited in another clone");

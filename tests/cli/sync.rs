@@ -266,14 +266,7 @@ fn setup_and_rewritten_remote_under(prefix: &str) {
     r2.ok();
     assert!(r2.stdout.contains("already"), "{}", r2.stdout);
     let fetch = git(a.path(), &["config", "--get-all", "remote.origin.fetch"]);
-    assert_eq!(
-        fetch
-            .lines()
-            .filter(|l| *l == spec)
-            .count(),
-        1,
-        "{fetch}"
-    );
+    assert_eq!(fetch.lines().filter(|l| *l == spec).count(), 1, "{fetch}");
     assert_ne!(
         crate::common::git_run(a.path(), &["config", "--get", "remote.origin.push"], None).code,
         0
