@@ -34,7 +34,7 @@ pub struct LedgerTarget {
     /// The ledger file, updated in place atomically (file mode).
     pub ledger: Option<std::path::PathBuf>,
     /// The ledger ref (ref mode): a full ref name or a declaration id; default the only
-    /// refs/ledgers/* ref.
+    /// ledger ref (refs/ledgers/*, or under git config ledger.refPrefix).
     #[arg(long = "ref", value_name = "REF")]
     pub ledger_ref: Option<String>,
     /// The repository (default: discovered from the current directory, as Git does).

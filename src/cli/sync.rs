@@ -5,13 +5,15 @@ use std::path::PathBuf;
 use super::Io;
 use crate::error::{exit, Error, Result};
 
-/// Fetch, fast-forward or replay, and push every ledger (refs/ledgers/*) with a remote.
+/// Fetch, fast-forward or replay, and push every ledger (refs/ledgers/*, or under git config
+/// ledger.refPrefix) with a remote.
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
     /// The remote (default: origin).
     #[arg(value_name = "REMOTE", default_value = "origin")]
     pub remote: String,
-    /// Only add the fetch refspec refs/ledgers/*:refs/remotes/<REMOTE>/ledgers/* (not forced)
+    /// Only add the fetch refspec refs/ledgers/*:refs/remotes/<REMOTE>/ledgers/* (not forced;
+    /// with ledger.refPrefix refs/heads/ledgers/: refs/heads/ledgers/*:refs/ledger-remotes/<REMOTE>/*)
     /// so that a plain `git fetch` carries ledgers too; adds no push refspec.
     #[arg(long)]
     pub setup: bool,

@@ -20,7 +20,7 @@ pub struct VerifyArgs {
     /// citation `<declaration id>@<full commit id>` a report prints, or the commit id alone.
     #[arg(long, value_name = "ID@TIP | TIP")]
     pub expect_tip: Option<String>,
-    /// Every refs/ledgers/* ref.
+    /// Every ledger ref (refs/ledgers/*, or under git config ledger.refPrefix).
     #[arg(long)]
     pub all: bool,
     /// Print the result as JSON.
