@@ -16,7 +16,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::error::{Error, Reasons, Result};
-use crate::git::layout::REF_PREFIX;
+use crate::git::layout::LedgerRefs;
 use crate::git::transport;
 
 /// The namespace of the refs an audit fetches.
@@ -135,8 +135,13 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
     let url = transport::url_of(dir, remote)?;
     let key = transport::key_of(&url);
     let ns = format!("{AUDIT_PREFIX}{key}/");
+    // The ledgers are read under this repository's ledger.refPrefix (refs/ledgers/, or
+    // refs/heads/ledgers/ for a ledger kept on a forge's branches).
+    let prefix = LedgerRefs::of(&crate::git::open(Some(dir))?)?
+        .prefix()
+        .to_owned();
     let specs = [
-        format!("+refs/ledgers/*:{ns}ledgers/*"),
+        format!("+{prefix}*:{ns}ledgers/*"),
         format!("+refs/replace/*:{ns}replace/*"),
         format!("+refs/notes/*:{ns}notes/*"),
     ];
@@ -152,7 +157,7 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
         .into_iter()
         .map(|(local, tip)| {
             let id = local[ns.len() + "ledgers/".len()..].to_owned();
-            (format!("{REF_PREFIX}{id}"), local, tip)
+            (format!("{prefix}{id}"), local, tip)
         })
         .collect();
     // Expected tips: each must name one served ledger (or there is only one).
@@ -160,7 +165,7 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
     for e in &options.expect {
         let id = match (&e.id, refs.len()) {
             (Some(id), _) => id.clone(),
-            (None, 1) => refs[0].0[REF_PREFIX.len()..].to_owned(),
+            (None, 1) => refs[0].0[prefix.len()..].to_owned(),
             (None, _) => {
                 return Err(Error::Usage(format!(
                     "--expect-tip {}: {remote} serves {} ledgers; say which, as <declaration id>@<full commit id>",
@@ -172,7 +177,7 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
         expected.push((id, e.tip));
     }
     for (remote_ref, _local, tip) in &refs {
-        let id = remote_ref[REF_PREFIX.len()..].to_owned();
+        let id = remote_ref[prefix.len()..].to_owned();
         let mut one = Reasons::new();
         let l = ledger(
             dir,
@@ -193,13 +198,13 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
     // What an earlier audit saw that is gone, and expected tips of ledgers not served.
     let mut deleted = Vec::new();
     for (id, tips) in seen.ledgers() {
-        if !refs.iter().any(|(r, _, _)| r[REF_PREFIX.len()..] == *id) {
+        if !refs.iter().any(|(r, _, _)| r[prefix.len()..] == *id) {
             let last = tips.last().cloned().unwrap_or_default();
             reasons.push(
                 crate::refusal::Reason::new(format!(
-                    "deleted: {remote} no longer serves {REF_PREFIX}{id}, which an earlier audit of {url} saw at {last}"
+                    "deleted: {remote} no longer serves {prefix}{id}, which an earlier audit of {url} saw at {last}"
                 ))
-                .at(format!("{REF_PREFIX}{id} on {remote}")),
+                .at(format!("{prefix}{id} on {remote}")),
             );
             deleted.push(Deleted {
                 id: id.clone(),
@@ -208,12 +213,12 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
         }
     }
     for (id, tip) in &expected {
-        if !refs.iter().any(|(r, _, _)| r[REF_PREFIX.len()..] == *id) {
+        if !refs.iter().any(|(r, _, _)| r[prefix.len()..] == *id) {
             reasons.push(
                 crate::refusal::Reason::new(format!(
-                    "rewritten since {tip}: {remote} does not serve {REF_PREFIX}{id} (deleted, or never published there)"
+                    "rewritten since {tip}: {remote} does not serve {prefix}{id} (deleted, or never published there)"
                 ))
-                .at(format!("{REF_PREFIX}{id} on {remote}")),
+                .at(format!("{prefix}{id} on {remote}")),
             );
         }
     }
@@ -255,7 +260,7 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
     let mut witnessed_not_served = Vec::new();
     if let Some((witness, signers)) = &options.witness {
         let served: Vec<(String, ObjectId)> = (refs.iter())
-            .map(|(r, _, t)| (r[REF_PREFIX.len()..].to_owned(), *t))
+            .map(|(r, _, t)| (r[prefix.len()..].to_owned(), *t))
             .collect();
         let (checks, why, others) =
             crate::witness::check(dir, witness, signers, &served, options.max_bytes)?;
@@ -268,7 +273,7 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
         }
     }
     for (remote_ref, _, tip) in &refs {
-        seen.add(&remote_ref[REF_PREFIX.len()..], *tip, options.now);
+        seen.add(&remote_ref[prefix.len()..], *tip, options.now);
     }
     seen.store(&repo)?;
     Ok(Audit {

@@ -23,7 +23,7 @@ use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Reasons, Result};
-use crate::git::layout::REF_PREFIX;
+use crate::git::layout::{LedgerRefs, DEFAULT_PREFIX, FORGE_PREFIX};
 use crate::git::transport;
 
 /// Where a witness keeps its checkpoints: `refs/ledger-witness/<ledger id>`.
@@ -163,12 +163,13 @@ pub fn witness(
     if let Some(r) = ref_name {
         gix::refs::FullName::try_from(r)
             .map_err(|e| Error::Usage(format!("--ref {r}: not a full ref name ({e})")))?;
-        if r.starts_with(REF_PREFIX) || !r.starts_with("refs/") {
+        if r.starts_with(DEFAULT_PREFIX) || r.starts_with(FORGE_PREFIX) || !r.starts_with("refs/") {
             return Err(Error::Usage(format!(
-                "--ref {r}: a witness ref is a full ref name outside {REF_PREFIX}"
+                "--ref {r}: a witness ref is a full ref name outside {DEFAULT_PREFIX} and {FORGE_PREFIX}"
             )));
         }
     }
+    let refs = LedgerRefs::of(repo)?;
     let mut out = Vec::new();
     let mut reasons = Reasons::new();
     let mut signing = None;
@@ -223,7 +224,7 @@ pub fn witness(
             if let Some(why) = why {
                 reasons.push(
                     crate::refusal::Reason::new(why.clone())
-                        .at(format!("{REF_PREFIX}{} on {remote}", l.id)),
+                        .at(format!("{} on {remote}", refs.name(&l.id))),
                 );
                 result.reason = Some(why);
                 out.push(result);
@@ -361,6 +362,7 @@ pub fn check(
     let spec = format!("+{WITNESS_PREFIX}*:{ns}*");
     transport::fetch_read_only(dir, &url, &[spec.as_str()], true)?;
     let repo = crate::git::open(Some(dir))?;
+    let refs = LedgerRefs::of(&repo)?;
     let mut out = Vec::new();
     let mut reasons = Reasons::new();
     for (id, tip) in ledgers {
@@ -368,7 +370,7 @@ pub fn check(
         let c = check_one(
             &repo, witness, &url, &ns, &signers, id, *tip, max_bytes, &mut one,
         )?;
-        reasons.absorb(one.at(format!("{REF_PREFIX}{id}, witness {witness}")));
+        reasons.absorb(one.at(format!("{}, witness {witness}", refs.name(id))));
         out.push(c);
     }
     let mut others = Vec::new();

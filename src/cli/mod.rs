@@ -34,7 +34,7 @@ pub struct LedgerTarget {
     /// The ledger file, updated in place atomically (file mode).
     pub ledger: Option<std::path::PathBuf>,
     /// The ledger ref (ref mode): a full ref name or a declaration id; default the only
-    /// refs/ledgers/* ref.
+    /// ledger ref (refs/ledgers/*, or under git config ledger.refPrefix).
     #[arg(long = "ref", value_name = "REF")]
     pub ledger_ref: Option<String>,
     /// The repository (default: discovered from the current directory, as Git does).
@@ -46,6 +46,7 @@ mod audit;
 mod completions;
 mod diff;
 mod dry_run;
+mod forge;
 mod hand;
 mod hook;
 mod import;
@@ -84,7 +85,7 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Record the runtime identity of a Python interpreter for import --runtime-identity.
     RuntimeIdentity(runtime::RuntimeIdentityArgs),
-    /// Create refs/ledgers/<id>: the root commit with the declaration and the template rows.
+    /// Create the ledger ref (refs/ledgers/<id>; --forge: refs/heads/ledgers/<id>) with the root commit.
     Init(init::InitArgs),
     /// Print the ledger document (or one row, or the declaration) of a ledger commit.
     Show(show::ShowArgs),
@@ -395,7 +396,7 @@ pub fn name_a_ledger(e: Error, flag: Option<&str>, example: impl Fn(&str) -> Str
         Error::SeveralLedgers(refs) => {
             let m = crate::error::several_ledgers(&refs, flag.unwrap_or("with --ref:"));
             let first = (refs.first())
-                .map(|r| r.trim_start_matches(crate::git::layout::REF_PREFIX))
+                .map(|r| r.rsplit('/').next().unwrap_or(r)) // a declaration id has no /
                 .unwrap_or("<ID>");
             Error::Usage(format!("{m}\nfor example: `{}`", example(first)))
         }

@@ -5,13 +5,15 @@ use std::path::PathBuf;
 use super::Io;
 use crate::error::{exit, Error, Result};
 
-/// Fetch, fast-forward or replay, and push every ledger (refs/ledgers/*) with a remote.
+/// Fetch, fast-forward or replay, and push every ledger (refs/ledgers/*, or under git config
+/// ledger.refPrefix) with a remote.
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
     /// The remote (default: origin).
     #[arg(value_name = "REMOTE", default_value = "origin")]
     pub remote: String,
-    /// Only add the fetch refspec refs/ledgers/*:refs/remotes/<REMOTE>/ledgers/* (not forced)
+    /// Only add the fetch refspec refs/ledgers/*:refs/remotes/<REMOTE>/ledgers/* (not forced;
+    /// with ledger.refPrefix refs/heads/ledgers/: refs/heads/ledgers/*:refs/ledger-remotes/<REMOTE>/*)
     /// so that a plain `git fetch` carries ledgers too; adds no push refspec.
     #[arg(long)]
     pub setup: bool,
@@ -36,8 +38,9 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     let dir = repo_dir(&repo)?;
     let only = match args.ledger_ref.as_deref() {
         Some(r) => {
-            let name = crate::git::store::ledger_ref_name(r)?;
-            let id = &name[crate::git::layout::REF_PREFIX.len()..];
+            let refs = crate::git::layout::LedgerRefs::of(&repo)?;
+            let name = crate::git::store::ledger_ref_name(&refs, r)?;
+            let id = refs.id_of(&name).unwrap_or(&name);
             if !crate::declaration::is_valid_id(id) {
                 return Err(Error::Usage(format!(
                     "--ref {r}: {id:?} is not a declaration id, so no ledger ref is named {name}"
@@ -107,7 +110,8 @@ fn setup(dir: &std::path::Path, remote: &str, io: &mut Io) -> Result<i32> {
             "add one with `git remote add <name> <url>` first",
         ));
     }
-    let spec = format!("refs/ledgers/*:{}*", crate::sync::tracking_prefix(remote));
+    let spec =
+        crate::git::layout::LedgerRefs::of(&crate::git::open(Some(dir))?)?.fetch_refspec(remote);
     let key = format!("remote.{remote}.fetch");
     let existing = git(dir, &["config", "--get-all", &key])?;
     if existing.stdout.lines().any(|l| l.trim() == spec) {

@@ -29,7 +29,7 @@ pub struct VerifyArgs {
     /// The allowed-signers file of the witness's keys (as `gpg.ssh.allowedSignersFile`).
     #[arg(long, value_name = "ALLOWED_SIGNERS", requires = "witness")]
     pub witness_signers: Option<PathBuf>,
-    /// Every refs/ledgers/* ref.
+    /// Every ledger ref (refs/ledgers/*, or under git config ledger.refPrefix).
     #[arg(long)]
     pub all: bool,
     /// Print the result as JSON.
@@ -80,7 +80,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         None => None,
         Some(e) => {
             let name = match &e.id {
-                Some(id) => crate::git::layout::ref_name(id),
+                Some(id) => crate::git::layout::LedgerRefs::of(&repo)?.name(id),
                 None if refs.len() == 1 => refs[0].0.clone(),
                 None => {
                     return Err(Error::Usage(
@@ -168,9 +168,10 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     reasons.absorb(tip_reasons);
     if let (Some(witness), Some(signers)) = (&args.witness, &args.witness_signers) {
         let dir = super::sync::repo_dir(&repo)?;
+        let ledger_refs = crate::git::layout::LedgerRefs::of(&repo)?;
         let ledgers: Vec<(String, crate::git::ObjectId)> = (refs.iter())
             .map(|(n, t)| {
-                let id = n.strip_prefix(crate::git::layout::REF_PREFIX).unwrap_or(n);
+                let id = ledger_refs.id_of(n).unwrap_or(n);
                 (id.to_owned(), *t)
             })
             .collect();

@@ -19,7 +19,7 @@ pub fn ledger_commit(
             Err(e) if names_a_missing_commit(repo, rev) => Err(not_served(rev, e)),
             Err(e) => {
                 let (base, rest) = rev.split_at(rev.find(['~', '^']).unwrap_or(rev.len()));
-                let name = super::layout::ref_name(base);
+                let name = super::layout::LedgerRefs::of(repo)?.name(base);
                 match super::store::ref_target(repo, &name) {
                     Ok(Some(_)) => super::resolve_commit(repo, &format!("{name}{rest}")),
                     _ => Err(e),
@@ -114,7 +114,7 @@ pub fn state_at(
             (name, Some(tip))
         }
         None => {
-            let name = super::layout::ref_name(&decl.id);
+            let name = super::layout::LedgerRefs::checked(repo)?.name(&decl.id);
             let tip = super::store::ref_target(repo, &name)?;
             (name, tip)
         }

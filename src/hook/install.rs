@@ -63,6 +63,15 @@ const EARLIER: &[(&str, &str)] = &[
         "pre-applypatch",
         "ef9b4b8333fd7171a93a327fb8899e3c472a4a106b9a8bdcab65ad6780aa439c",
     ),
+    // Before the scripts read ledger.refPrefix (issue 27: ledgers on branches for a forge).
+    (
+        "pre-receive",
+        "785baef8f3278323bc33bc2ed3bed45ac549a619e9ed39dbc350bb952ff2f67d",
+    ),
+    (
+        "reference-transaction",
+        "f30784c557966747ae35d8334154e97fd74221d1d972dd4e7c804a2547d22618",
+    ),
 ];
 
 /// Whether `bytes` are an earlier shipped version of the hook `name`.

@@ -11,6 +11,7 @@ mod crash;
 mod defhash;
 mod dry_run;
 mod examples;
+mod forge;
 mod fuzz_regressions;
 mod gitstore;
 mod guide;
