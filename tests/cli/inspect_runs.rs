@@ -1703,10 +1703,7 @@ fn an_eval_set_retry_is_the_first_try_s_error() {
             "--message-limit",
             "10",
         ],
-        &[
-            ("GIT_LEDGER_REF", "set"),
-            ("GIT_LEDGER", bin_s.as_str()),
-        ],
+        &[("GIT_LEDGER_REF", "set"), ("GIT_LEDGER", bin_s.as_str())],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let log = s.new_log("logs", &[]);
@@ -1835,6 +1832,11 @@ fn the_run_command_checks_runs_and_imports() {
         assert_ne!(row["native_outcome"], "DEFERRED", "{row:#}");
         // The runtime identity the tool wrote: the shape import.md fixes, of the venv.
         let rt = &row["runtime_identity"];
+        crate::schemas::assert_valid(
+            "runtime-identity",
+            rt,
+            "the runtime identity git-ledger-inspect wrote",
+        );
         let keys: Vec<&str> = rt.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
@@ -1944,6 +1946,22 @@ fn the_run_command_checks_runs_and_imports() {
         r.stderr
     );
     std::fs::remove_file(s.dir().join("notes.txt")).unwrap();
+    // A modified task file: `git ledger check --ready` refuses, and the run does not start.
+    let tasks_py = std::fs::read(s.dir().join("evals/tasks.py")).unwrap();
+    let mut edited = tasks_py.clone();
+    edited.extend_from_slice(b"\n# edited after the pin\n");
+    std::fs::write(s.dir().join("evals/tasks.py"), &edited).unwrap();
+    let before = s.logs("logs");
+    let r = s.tool(&args);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("evals/tasks.py"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not ready; the run was not started"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s.logs("logs"), before);
+    std::fs::write(s.dir().join("evals/tasks.py"), &tasks_py).unwrap();
     // Usage errors: no mode, no Inspect command.
     for argv in [
         vec!["run", "--", "eval", "x.py"],
@@ -2011,6 +2029,7 @@ fn a_generated_draft_pins_runs_and_verifies() {
         r.stderr
     );
     let mut generated: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    crate::schemas::assert_valid("campaign-draft", &generated, "the generated draft");
     assert_eq!(generated["runtime_requirements"], s.runtime_requirements());
     generated["runtime_requirements"] = committed["runtime_requirements"].clone();
     assert_eq!(generated, committed);
@@ -2106,6 +2125,7 @@ fn a_generated_draft_pins_runs_and_verifies() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    crate::schemas::assert_valid("campaign-draft", &v, "the generated draft of echo_task");
     let ids: Vec<&Value> = v["tasks"]
         .as_array()
         .unwrap()
