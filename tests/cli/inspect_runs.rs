@@ -2138,3 +2138,182 @@ fn a_generated_draft_pins_runs_and_verifies() {
     assert_eq!(v["tasks"][0]["definition"], json!({"path": "evals"}));
     assert_eq!(v["repetitions"], 1);
 }
+
+/// A package task with task arguments (workflow.md §5), as `inspect_evals/<task>` is one: the
+/// package `ledger_demo` (tests/inspect/pkg) installed outside the harness, its dataset inside
+/// the package, `-T level=hard` choosing its samples. The draft holds the samples of that
+/// level only, the arguments as the log records them (defaults included) and the package's
+/// version among the runtime requirements; pinned and run through `git-ledger-inspect run`,
+/// its PASS rows are verified. A run with other arguments, or a declared scorer the task does
+/// not have, is refused before Inspect starts; a package task needs `--definition`.
+#[test]
+fn a_package_task_with_task_arguments() {
+    let venv = need_venv!();
+    let s = Scratch::new(venv);
+    // "Installed": a directory named site-packages on the path (Inspect namespaces a task as
+    // `package/name` only when its module lives under site-packages).
+    let site = s.files.path().join("site-packages");
+    let src = project_root().join("tests/inspect/pkg");
+    for f in [
+        "ledger_demo/__init__.py",
+        "ledger_demo/_registry.py",
+        "ledger_demo/spell.py",
+        "ledger_demo/data/words.jsonl",
+        "ledger_demo-0.1.0.dist-info/METADATA",
+        "ledger_demo-0.1.0.dist-info/entry_points.txt",
+    ] {
+        write(&site, f, std::fs::read(src.join(f)).unwrap());
+    }
+    write(s.dir(), "h/requirements.txt", "ledger-demo==0.1.0\n");
+    commit_all(s.dir(), "the harness pins the task package");
+    let site_s = site.to_str().unwrap().to_owned();
+    let bin_s = bin().to_str().unwrap().to_owned();
+    let env = [
+        ("PYTHONPATH", site_s.as_str()),
+        ("GIT_LEDGER", bin_s.as_str()),
+    ];
+    let tool = |args: &[&str]| s.program("bin/git-ledger-inspect", args, &env);
+    let draft = s.s("spell.draft.json");
+    let base = [
+        "draft",
+        "ledger_demo/spell",
+        "-T",
+        "level=hard",
+        "--profile",
+        "h/profile.json",
+        "--runner-tools",
+        "h/tools",
+        "-o",
+        draft.as_str(),
+    ];
+    // Without --definition: refused, nothing written.
+    let r = tool(&base);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("task ledger_demo/spell comes from a package (ledger-demo), not from a file of this repository: pass --definition DIR"),
+        "{}",
+        r.stderr
+    );
+    assert!(!Path::new(&draft).exists());
+    let r = tool(&[&base[..], &["--definition", "h"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("draft spell: 2 tasks (ledger_demo/spell) x 1 repetition"),
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&draft).unwrap()).unwrap();
+    crate::schemas::assert_valid("campaign-draft", &v, "the draft of a package task");
+    let mut want_rt = s.runtime_requirements();
+    want_rt["packages"]["ledger-demo"] = json!("0.1.0");
+    assert_eq!(v["runtime_requirements"], want_rt);
+    let tasks = v["tasks"].as_array().unwrap();
+    let ids: Vec<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["inspect/spell-hard-1", "inspect/spell-hard-2"]);
+    for t in tasks {
+        assert_eq!(t["inspect"]["task"], "ledger_demo/spell");
+        assert_eq!(
+            t["inspect"]["task_args"],
+            json!({"level": "hard", "shout": false})
+        );
+        assert_eq!(t["limits"], json!({"message_limit": 10}), "the task's own");
+        assert_eq!(t["definition"], json!({"path": "h"}));
+        assert_eq!(t["evidence"], "fixture", "the task's model is mockllm");
+    }
+    let decl = s.s("spell.json");
+    ledger(s.dir(), &["pin", &draft, "-o", &decl]).ok();
+    ledger(s.dir(), &["init", &decl]).ok();
+
+    let run = |extra: &[&str]| {
+        let mut argv = vec![
+            "run",
+            "--ref",
+            "spell",
+            "--",
+            "eval",
+            "ledger_demo/spell",
+            "--log-dir",
+            "logs",
+        ];
+        argv.extend_from_slice(extra);
+        tool(&argv)
+    };
+    // Other task arguments than declared: refused before the run.
+    for (extra, says) in [
+        (
+            vec!["-T", "level=easy"],
+            "task arguments declared {\"level\": \"hard\", \"shout\": false}, the run gives {\"level\": \"easy\", \"shout\": false}",
+        ),
+        (
+            vec!["-T", "level=hard", "-T", "shout=true"],
+            "the run gives {\"level\": \"hard\", \"shout\": true}",
+        ),
+        (vec![], "the run gives {\"level\": \"easy\", \"shout\": false}"),
+    ] {
+        let r = run(&extra);
+        assert_eq!(r.code, 2, "{extra:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{extra:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("not ready; the run was not started"),
+            "{}",
+            r.stderr
+        );
+        assert!(s.logs("logs").is_empty(), "{extra:?} ran Inspect");
+    }
+    // A declared scorer the package task does not have: refused before the run.
+    let mut typo = v.clone();
+    typo["id"] = json!("spell-typo");
+    for t in typo["tasks"].as_array_mut().unwrap() {
+        t["inspect"]["scorer"] = json!("match");
+    }
+    let typo_draft = s.s("typo.draft.json");
+    std::fs::write(&typo_draft, serde_json::to_vec_pretty(&typo).unwrap()).unwrap();
+    let typo_decl = s.s("typo.json");
+    ledger(s.dir(), &["pin", &typo_draft, "-o", &typo_decl]).ok();
+    let r = tool(&[
+        "check",
+        "--declaration",
+        &typo_decl,
+        "--",
+        "eval",
+        "ledger_demo/spell",
+        "-T",
+        "level=hard",
+        "--log-dir",
+        "logs",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("inspect/spell-hard-1, inspect/spell-hard-2: the declared scorer 'match' is not a scorer of Inspect task ledger_demo/spell (its scorers: includes)"),
+        "{}",
+        r.stderr
+    );
+
+    let r = run(&["-T", "level=hard"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("git-ledger-inspect: done: 1 log, every sample in the ledger"),
+        "{}",
+        r.stderr
+    );
+    let show = ledger(s.dir(), &["show", "--ref", "spell"]);
+    show.ok();
+    for row in show.json()["rows"].as_array().unwrap() {
+        assert_eq!(
+            row["runtime_identity"]["packages"]["ledger-demo"], "0.1.0",
+            "{row:#}"
+        );
+    }
+    let rep = ledger(s.dir(), &["report", "--ref", "spell", "--json"]);
+    rep.ok();
+    let fixture = &rep.json()["sections"]["fixture"];
+    assert_eq!(fixture["attempted"], 2, "{fixture:#}");
+    assert_eq!(
+        fixture["outcomes"]["verified_delivery"]["rows"],
+        json!(["inspect/spell-hard-1/01"]),
+        "{fixture:#}"
+    );
+    assert_eq!(fixture["comparison"]["blocked"], false, "{fixture:#}");
+}
