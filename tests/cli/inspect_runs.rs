@@ -1901,6 +1901,33 @@ fn the_run_command_checks_runs_and_imports() {
     ];
     let other = s.declare("other", "raises", &SAMPLES, 2, limits.clone());
     let other_s = other.to_str().unwrap().to_owned();
+    let live = s.declare_full(
+        "live",
+        "echo_task",
+        "includes",
+        "live",
+        &SAMPLES,
+        2,
+        limits.clone(),
+    );
+    let live_s = live.to_str().unwrap().to_owned();
+    let keyed = s.declare_scored(
+        "keyed",
+        "keyed",
+        "two_keys",
+        &SAMPLES,
+        1,
+        json!({"message_limit": 10}),
+    );
+    let keyed_s = keyed.to_str().unwrap().to_owned();
+    let modelless = s.declare(
+        "modelless",
+        "modelless",
+        &SAMPLES,
+        1,
+        json!({"message_limit": 10}),
+    );
+    let modelless_s = modelless.to_str().unwrap().to_owned();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             [&file_mode[..], &ECHO_RUN[..]].concat(),
@@ -1921,6 +1948,18 @@ fn the_run_command_checks_runs_and_imports() {
         (
             vec!["run", "--ref", "cmd", "--", "eval", "evals/tasks.py@echo_task", "--log-dir", "runs", "--epochs", "2", "--message-limit", "10", "--token-limit", "1000"],
             "the log directory runs is inside the work tree",
+        ),
+        (
+            vec!["run", "--declaration", live_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@echo_task", "--log-dir", "logs", "--epochs", "2", "--message-limit", "10", "--token-limit", "1000"],
+            "inspect/live-a, inspect/live-b, inspect/live-7: declared live evidence, but task echo_task would run with mockllm/model, Inspect's scripted model: every row would import as fixture and be refused",
+        ),
+        (
+            vec!["run", "--declaration", keyed_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@keyed", "--log-dir", "logs", "--message-limit", "10"],
+            "inspect/keyed-a, inspect/keyed-b, inspect/keyed-7: task keyed: the scorer 'two_keys' gives one value per key (found, short)",
+        ),
+        (
+            vec!["run", "--declaration", modelless_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@modelless", "--log-dir", "logs", "--message-limit", "10", "--model", "openai/gpt-4o"],
+            "inspect/modelless-a, inspect/modelless-b, inspect/modelless-7: declared fixture evidence, but task modelless would run with openai/gpt-4o, not Inspect's scripted mockllm: every row would import as live and be refused",
         ),
     ];
     for (argv, says) in &cases {
@@ -2102,6 +2141,7 @@ fn a_generated_draft_pins_runs_and_verifies() {
         ("evals/tasks.py@missing_ids", vec![], "task missing_ids: sample #2 has no id (None)"),
         ("evals/tasks.py@echo_task", vec![], "task echo_task sets no limit, and a declaration declares at least one"),
         ("evals/tasks.py@echo_task", vec!["--message-limit", "10", "--scorer", "include"], "task echo_task has no scorer 'include' (its scorers: includes)"),
+        ("evals/tasks.py@keyed", vec![], "task keyed: the scorer 'two_keys' gives one value per key (found, short), and a declared pass value is one string or number, so every sample would import as FAIL; a verdict is one value (wrap the task with a scorer that gives one); declare another of its scorers (includes)"),
         ("evals/nothing.py@nothing", vec!["--message-limit", "10"], "Inspect cannot load the task evals/nothing.py@nothing"),
     ] {
         let mut argv = vec!["draft", task];
@@ -2112,6 +2152,20 @@ fn a_generated_draft_pins_runs_and_verifies() {
         assert!(r.stderr.contains(says), "{argv:?}: {}", r.stderr);
         assert!(!Path::new(&bad).exists(), "{argv:?} wrote a draft");
     }
+    // The task with a keyed scorer, its other scorer declared: a draft.
+    let r = s.tool(&[
+        "draft",
+        "evals/tasks.py@keyed",
+        "--scorer",
+        "includes",
+        "--profile",
+        "h/profile.json",
+        "--runner-tools",
+        "h/tools",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["tasks"][0]["inspect"]["scorer"], "includes");
     // The same task with a declared limit: one block per sample, its limit, its arguments.
     let r = s.tool(&[
         "draft",

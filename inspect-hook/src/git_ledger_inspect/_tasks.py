@@ -44,6 +44,9 @@ class TaskInfo:
     """The task arguments as the log records them (`eval.task_args`)."""
     model: str | None = None
     """The model the task sets itself (`Task(model=...)`), e.g. `mockllm/model`."""
+    keyed: dict[str, list[str]] = field(default_factory=dict)
+    """The scorers whose value is a dictionary (their metrics are given per key), by name: the
+    keys. No declared pass value (a string or a number) can equal such a value."""
 
 
 @contextlib.contextmanager
@@ -61,6 +64,23 @@ def _scorer_names(task: Any) -> list[str]:
     for s in task.scorer or []:
         names.append(unique_scorer_name(s, names))
     return names
+
+
+def _keyed_scorers(task: Any, names: list[str]) -> dict[str, list[str]]:
+    """Scorers declared with metrics per key (`@scorer(metrics={"a": [...], "b": [...]})`):
+    their scores' values are dictionaries with those keys."""
+    from inspect_ai._util.registry import is_registry_object, registry_info
+
+    keyed: dict[str, list[str]] = {}
+    for name, s in zip(names, task.scorer or []):
+        if not is_registry_object(s):
+            continue
+        metrics = registry_info(s).metadata.get("metrics")
+        parts = metrics if isinstance(metrics, list) else [metrics]
+        keys = sorted(k for m in parts if isinstance(m, dict) for k in m)
+        if keys:
+            keyed[name] = keys
+    return keyed
 
 
 def _package_of(spec: str) -> str | None:
@@ -111,13 +131,14 @@ def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
                         f"Inspect cannot read the dataset of task {task.name}: {error}"
                     ) from error
                 file = task_file(task)
+                scorers = _scorer_names(task)
                 infos.append(
                     TaskInfo(
                         spec=spec,
                         name=task.name,
                         file=os.path.abspath(file) if file else None,
                         package=None if file else _package_of(spec),
-                        scorers=_scorer_names(task),
+                        scorers=scorers,
                         sample_ids=sample_ids,
                         epochs=task.epochs,
                         limits={k: getattr(task, k) for k in LIMITS if getattr(task, k, None) is not None},
@@ -125,6 +146,7 @@ def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
                         # included (inspect_ai/_eval/run.py), else the arguments passed.
                         task_args=dict(getattr(task, TASK_ALL_PARAMS_ATTR, None) or resolve_task_args(task)),
                         model=_model_name(task),
+                        keyed=_keyed_scorers(task, scorers),
                     )
                 )
     return infos
@@ -133,7 +155,7 @@ def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
 def parse_eval_args(argv: list[str]) -> dict[str, Any]:
     """`inspect eval|eval-set|eval-retry <args>` parsed by Inspect's own command-line parser:
     the subcommand, its task specs, task arguments (`-T`, `--task-config`), epochs, the
-    limits and the log directory."""
+    limits, the log directory and the main models (`--model`, `INSPECT_EVAL_MODEL`)."""
     if not argv:
         raise TaskError("no Inspect command given (eval, eval-set or eval-retry, then its arguments)")
     sub, rest = argv[0], argv[1:]
@@ -157,6 +179,7 @@ def parse_eval_args(argv: list[str]) -> dict[str, Any]:
         if sub != "eval-retry":
             task_args = parse_cli_config(params.get("t"), params.get("task_config"))
     log_dir = params.get("log_dir") or os.environ.get("INSPECT_LOG_DIR") or "./logs"
+    model = params.get("model") or os.environ.get("INSPECT_EVAL_MODEL") or None
     return {
         "command": sub,
         "tasks": list(params.get("tasks") or ()),
@@ -164,4 +187,6 @@ def parse_eval_args(argv: list[str]) -> dict[str, Any]:
         "epochs": params.get("epochs"),
         "limits": {k: params.get(k) for k in LIMITS if params.get(k) is not None},
         "log_dir": log_dir,
+        # The main models (`--model a/b,c/d`); None: the task's own, or unknown.
+        "models": [m.strip() for m in model.split(",") if m.strip()] if model else None,
     }
