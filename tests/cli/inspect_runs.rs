@@ -1920,6 +1920,20 @@ fn the_run_command_checks_runs_and_imports() {
         json!({"message_limit": 10}),
     );
     let keyed_s = keyed.to_str().unwrap().to_owned();
+    let part = s.declare("part", "echo_task", &["a", "b"], 2, limits.clone());
+    let part_s = part.to_str().unwrap().to_owned();
+    let part_file = ["--declaration", part_s.as_str(), "--ledger", "x.json", "--"];
+    // The declared samples selected (--limit 2, --sample-id a,b): ready.
+    for select in [["--limit", "2"], ["--sample-id", "a,b"]] {
+        let argv = [
+            &["check", "--declaration", part_s.as_str(), "--"][..],
+            &ECHO_RUN[..],
+            &select[..],
+        ]
+        .concat();
+        let r = s.tool(&argv);
+        assert_eq!(r.code, 0, "{argv:?}: {}", r.stderr);
+    }
     let modelless = s.declare(
         "modelless",
         "modelless",
@@ -1956,6 +1970,14 @@ fn the_run_command_checks_runs_and_imports() {
         (
             vec!["run", "--declaration", keyed_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@keyed", "--log-dir", "logs", "--message-limit", "10"],
             "inspect/keyed-a, inspect/keyed-b, inspect/keyed-7: task keyed: the scorer 'two_keys' gives one value per key (found, short)",
+        ),
+        (
+            [&["run"][..], &part_file[..], &ECHO_RUN[..]].concat(),
+            "task echo_task: the run would run 1 sample(s) the declaration does not declare (7): each would be refused at import after it ran; select the declared ones (--limit N, --sample-id ID,…) or pass --skip-undeclared",
+        ),
+        (
+            [&["run"][..], &part_file[..], &ECHO_RUN[..], &["--limit", "2-3"][..]].concat(),
+            "task echo_task: the run would run 1 sample(s) the declaration does not declare (7)",
         ),
         (
             vec!["run", "--declaration", modelless_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@modelless", "--log-dir", "logs", "--message-limit", "10", "--model", "openai/gpt-4o"],

@@ -8,7 +8,9 @@ Refused (each on its own line):
 - a declared scorer the task does not have (its samples would be refused at import), or one
   whose value is a dictionary (metrics per key: no declared pass value can equal it, every
   sample would be a FAIL);
-- a declared sample id that is not in the task's dataset (its rows could never be filled);
+- a declared sample id that is not in the task's dataset (its rows could never be filled), and
+  a sample the run selects (`--limit`, `--sample-id`) that is not declared (it would run, cost,
+  and be refused at import), unless --skip-undeclared;
 - epochs, limits or task arguments the run would take otherwise than declared (an option
   deviation: no PASS of the run could be a verified delivery);
 - a declared evidence kind the run's main model contradicts: `fixture` with a model that is not
@@ -93,6 +95,16 @@ def task_problems(
                     f"{_shown(ids)}: the declared scorer {scorer!r} is not a scorer of Inspect "
                     f"task {name} (its scorers: {', '.join(info.scorers) or 'none'}); every "
                     "sample would be refused at import"
+                )
+        if info.run_ids is not None and not skip_undeclared:
+            declared_ids = {json.dumps(t["inspect"]["sample_id"]) for t in tasks}
+            extra = [json.dumps(s) for s in info.run_ids if json.dumps(s) not in declared_ids]
+            if extra:
+                problems.append(
+                    f"task {name}: the run would run {len(extra)} sample(s) the declaration does "
+                    f"not declare ({_shown(extra)}): each would be refused at import after it "
+                    "ran; select the declared ones (--limit N, --sample-id ID,…) or pass "
+                    "--skip-undeclared"
                 )
         dataset = {json.dumps(s) for s in info.sample_ids}
         missing = [
