@@ -621,25 +621,30 @@ fn the_guide_runs_as_written() {
         "the guide runs only {total_cmds} commands"
     );
     // No page writes outside the directory it works in: nothing in HOME (no key under
-    // `~/.ssh`, no global Git configuration in `~/.gitconfig` or `~/.config/git`).
-    // Inspect itself keeps its traces and sample buffers in its data directory
-    // (`~/.local/share/inspect_ai`, platformdirs' user data dir), as it does for every user: that
-    // is the harness's own state, not something a page tells the reader to write, so it alone is
-    // allowed (and nothing else under `.local`).
+    // `~/.ssh`, no global Git configuration in `~/.gitconfig` or `~/.config/git`). Inspect's
+    // own data directory (`~/.local/share/inspect_ai`: its traces, sample buffer, last result),
+    // which every `inspect eval` writes, is Inspect's, not the page's.
     let home = shell.root().join("home");
-    let inspect_data = home.join(".local/share/inspect_ai");
-    if inspect_data.is_dir() {
-        std::fs::remove_dir_all(&inspect_data).unwrap();
-        for empty in [home.join(".local/share"), home.join(".local")] {
-            let _ = std::fs::remove_dir(empty);
+    let mut written: Vec<String> = Vec::new();
+    let mut stack = vec![home.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten() {
+            let path = e.unwrap().path();
+            let rel = path
+                .strip_prefix(&home)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with(".local/share/inspect_ai") {
+                continue;
+            }
+            if path.is_dir() && [".local", ".local/share"].contains(&rel.as_str()) {
+                stack.push(path);
+            } else {
+                written.push(rel);
+            }
         }
     }
-    let written: Vec<String> = std::fs::read_dir(&home)
-        .map(|d| {
-            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
     assert!(
         written.is_empty(),
         "the guide wrote into HOME ({}): {written:?}",

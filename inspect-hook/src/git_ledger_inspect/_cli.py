@@ -247,7 +247,7 @@ def readiness(ledger: Ledger, args: argparse.Namespace, argv: list[str], scratch
         if run["command"] == "eval-retry":
             infos = []
         else:
-            infos = load(run["tasks"], run["task_args"])
+            infos = load(run["tasks"], run["task_args"], run["selection"])
     except TaskError as error:
         return refused([str(error)]), None
     with open(decl_path, encoding="utf-8") as f:
