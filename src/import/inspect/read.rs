@@ -132,6 +132,15 @@ fn unread(path: &Path, member: &str, e: zip::ReadError) -> Error {
 /// own logs keep 40–90 % of theirs; logs of large samples, 2 %).
 pub const KEPT_FACTOR: u64 = 2;
 
+/// The memory one central directory entry takes while its log is read, beside its name: the
+/// entry, its span, its slot in the index of last entries.
+const ENTRY_BYTES: usize = std::mem::size_of::<zip::Entry>() + 64;
+
+/// The memory one sample read takes beside its bytes and the values built from it.
+fn sample_bytes(member: &str) -> u64 {
+    (std::mem::size_of::<InspectSample>() + member.len()) as u64
+}
+
 /// The budget of one import: every member of every log it reads, decompressed, at most
 /// [`IMPORT_FACTOR`] × `--max-input-bytes` (a `.json` log counted by its size); the values
 /// built from them (the fields a row is made of) at most [`KEPT_FACTOR`] × `--max-input-bytes`
@@ -252,6 +261,15 @@ pub fn read_eval_within(
     budget: &mut zip::Budget,
 ) -> Result<InspectLog> {
     let archive = zip::Archive::open(bytes).map_err(|e| bad(path, e))?;
+    // What the directory takes in memory (each entry, its span, its slot in the index below) is
+    // kept as long as the log is read: charged first, so a directory of millions of tiny
+    // members is refused before any is read.
+    let directory: u64 = archive
+        .entries
+        .iter()
+        .map(|e| (ENTRY_BYTES + e.name.len()) as u64)
+        .sum();
+    json::keep(budget.kept(), directory).map_err(|e| bad(path, e))?;
     let mut member = |name: &str| -> Result<Option<IVal>> {
         let Some(i) = archive.last(name) else {
             return Ok(None);
@@ -306,6 +324,8 @@ pub fn read_eval_within(
         if last.get(e.name.as_str()) != Some(&i) {
             continue;
         }
+        json::keep(budget.kept(), sample_bytes(&e.name))
+            .map_err(|err| bad_member(path, &e.name, err))?;
         let data = archive
             .read_within(i, max_input_bytes, budget)
             .map_err(|err| unread(path, &e.name, err))?;
@@ -358,7 +378,9 @@ fn read_json_kept(path: &Path, bytes: &[u8], kept: &std::cell::Cell<u64>) -> Res
             let mut i = 0;
             r.array(|r| {
                 let start = r.value_start();
-                let s = read_sample(r, format!("samples[{i}]"), Vec::new())?;
+                let member = format!("samples[{i}]");
+                json::keep(kept, sample_bytes(&member))?;
+                let s = read_sample(r, member, Vec::new())?;
                 let end = r.pos();
                 samples.push(InspectSample {
                     bytes: bytes[start..end].to_vec(),
