@@ -119,7 +119,13 @@ pub fn ledger(decl: &Declaration, data: &[u8]) -> String {
         _ => panic!("fast and ordinary parse disagree: {parsed:?} / {ordinary:?}"),
     }
     let summarised = Ledger::parse_kept(decl, data, DEFAULT_MAX_INPUT_BYTES, &report::Summarise)
-        .map(|rows| report_json(&report::build_from(decl, rows)));
+        .map(|rows| {
+            report_json(&report::build_from(
+                decl,
+                rows,
+                report::LedgerState::file(git_ledger::sha256_hex(data)),
+            ))
+        });
     let ledger = match parsed {
         Ok(ledger) => ledger,
         Err(e) => {
@@ -130,7 +136,11 @@ pub fn ledger(decl: &Declaration, data: &[u8]) -> String {
             return e.verdict();
         }
     };
-    let whole = report_json(&report::build(decl, &ledger));
+    let whole = report_json(&report::build(
+        decl,
+        &ledger,
+        report::LedgerState::file(git_ledger::sha256_hex(data)),
+    ));
     assert_eq!(
         summarised.expect("the report's path accepts a ledger parse accepts"),
         whole
@@ -222,7 +232,7 @@ fn report_json(r: &report::Report) -> Vec<u8> {
 
 /// The report of a checked ledger, as JSON (which must be strict JSON) and as text.
 fn render(decl: &Declaration, ledger: &Ledger) {
-    let r = report::build(decl, ledger);
+    let r = report::build(decl, ledger, report::LedgerState::file("0".repeat(64)));
     let mut out = Vec::new();
     report::write_json(&r, &mut out).expect("writing to memory");
     json::parse_strict(&out).expect("the report is strict JSON");

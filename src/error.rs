@@ -195,9 +195,34 @@ pub fn several_ledgers(refs: &[String], how: &str) -> String {
     m
 }
 
-/// How many reasons a refusal prints as text (`refused (N reasons):`, the hooks' `remote:`
-/// lines): the first ones, then one line saying how many more there were.
+/// How many reasons of one kind a refusal prints as text (`refused (N reasons):`, the hooks'
+/// `remote:` lines): the first ones ([`shown_reasons`]), then one line saying how many more
+/// there were.
 pub const SHOWN_REASONS: usize = 20;
+
+/// How many reasons a refusal prints as text in all, over every kind (at most
+/// [`SHOWN_REASONS`] of each).
+pub const SHOWN_REASONS_ALL: usize = 5 * SHOWN_REASONS;
+
+/// Which of `reasons` a refusal prints as text, in order: at most [`SHOWN_REASONS`] of each
+/// kind (the same rule, the rule it was found within and the field: 300,000 unclaimed records
+/// are one kind, a bad row beside them another) and [`SHOWN_REASONS_ALL`] in all; and how many
+/// are left out, for the line [`more_reasons`] prints.
+pub fn shown_reasons(reasons: &[Reason]) -> (Vec<&Reason>, usize) {
+    let mut per_kind: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
+    let mut shown = Vec::new();
+    for r in reasons {
+        let n = per_kind
+            .entry((r.rule, r.within, r.field.as_deref()))
+            .or_default();
+        if *n < SHOWN_REASONS && shown.len() < SHOWN_REASONS_ALL {
+            *n += 1;
+            shown.push(r);
+        }
+    }
+    let omitted = reasons.len() - shown.len();
+    (shown, omitted)
+}
 
 /// How many reasons a refusal lists under `--json` (`reasons`, with `reasons_total` beside it
 /// when there were more): enough for any honest refusal, bounded for a hostile one.
@@ -285,6 +310,38 @@ impl Reasons {
     /// The reasons alone (hints dropped).
     pub fn into_vec(self) -> Vec<Reason> {
         self.reasons
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_reasons_of_one_kind_show_the_first_twenty_and_the_others_stay_visible() {
+        let mut many: Vec<Reason> = (0..300)
+            .map(|i| Reason::new(format!("record {i} is unclaimed")))
+            .collect();
+        let mut other = Reason::new("a row of its own");
+        other.field = Some("native_outcome".into());
+        many.push(other.clone());
+        let (shown, omitted) = shown_reasons(&many);
+        assert_eq!(shown.len(), SHOWN_REASONS + 1);
+        assert_eq!(omitted, 300 - SHOWN_REASONS);
+        assert_eq!(shown.last(), Some(&&other));
+        // Many kinds: SHOWN_REASONS_ALL in all.
+        let kinds: Vec<Reason> = (0..500)
+            .map(|i| {
+                let mut r = Reason::new("x");
+                r.field = Some(format!("f{}", i % 50));
+                r
+            })
+            .collect();
+        let (shown, omitted) = shown_reasons(&kinds);
+        assert_eq!(shown.len(), SHOWN_REASONS_ALL);
+        assert_eq!(omitted, 500 - SHOWN_REASONS_ALL);
+        // Few: all of them.
+        assert_eq!(shown_reasons(&kinds[..3]), (kinds[..3].iter().collect(), 0));
     }
 }
 

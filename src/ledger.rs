@@ -88,7 +88,7 @@ pub const DEFERRED: &str = "DEFERRED";
 pub const NOT_ATTEMPTED: &str = "not attempted";
 
 /// The kinds of native record a row can be filled from.
-pub const RECORD_KINDS: [&str; 4] = ["scenario", "arena", "inspect", "hand"];
+pub const RECORD_KINDS: [&str; 5] = ["scenario", "arena", "inspect", "harbor", "hand"];
 
 #[cfg(test)]
 mod tests;

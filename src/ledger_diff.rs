@@ -2,7 +2,9 @@
 //! differ with their native and portfolio outcome before and after and a unified diff of the
 //! row JSON, the change of every portfolio count per section (computed from the changed rows
 //! only), and whether B follows A by admitted steps. Built as one serde structure; the text
-//! form renders the same data.
+//! form renders the same data, readable at any size (workflow.md §9): a summary first (the
+//! counts, one line per changed row), then per-field diffs only with `--full` or for at most
+//! [`DETAIL_ROWS`] rows, a field changed the same way in every changed row shown once.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,6 +31,97 @@ pub struct RowDiff {
     pub after: Side,
     /// Unified diff of the row files.
     pub diff: String,
+    /// The row's fields that differ, in `attempt_fields` order (what the text and HTML forms
+    /// show; `diff` has it all for `--json`).
+    #[serde(skip)]
+    pub fields: Vec<FieldChange>,
+}
+
+/// One field of a row that differs: its value before and after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldChange {
+    pub field: String,
+    pub before: serde_json::Value,
+    pub after: serde_json::Value,
+}
+
+impl FieldChange {
+    /// Whether the value is a list or an object on either side (shown as a diff of its
+    /// lines, and shown once when every changed row changes it the same way).
+    fn is_structured(&self) -> bool {
+        [&self.before, &self.after]
+            .iter()
+            .any(|v| v.is_array() || v.is_object())
+    }
+
+    /// The change as lines for a person: `field: before -> after` for two scalars, else
+    /// `field:` and the unified diff of the two values' JSON lines (hunks only, no file
+    /// headers), each line indented by two spaces.
+    pub fn lines(&self) -> Vec<String> {
+        let json = |v: &serde_json::Value| {
+            String::from_utf8_lossy(&crate::json::canonical(v)).into_owned()
+        };
+        if !self.is_structured() {
+            let one = |v: &serde_json::Value| json(v).trim_end().to_owned();
+            return vec![format!(
+                "{}: {} -> {}",
+                self.field,
+                one(&self.before),
+                one(&self.after)
+            )];
+        }
+        let (a, b) = (json(&self.before), json(&self.after));
+        let mut out = vec![format!("{}:", self.field)];
+        let diff = similar::TextDiff::from_lines(&a, &b);
+        for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+            out.push(format!("  {}", hunk.header()));
+            for change in hunk.iter_changes() {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                    similar::ChangeTag::Equal => ' ',
+                };
+                out.push(format!("  {sign}{}", change.value().trim_end_matches('\n')));
+            }
+        }
+        out
+    }
+}
+
+/// Above this many changed rows the text and HTML forms show the summary alone, unless
+/// `--full` (workflow.md §9).
+pub const DETAIL_ROWS: usize = 20;
+
+/// What the text and HTML forms show below the summary: whether the per-field diffs are shown,
+/// and the fields changed identically in every changed row (a list or an object, such as a
+/// dependency freeze), each shown once instead of per row.
+pub struct Details<'a> {
+    pub shown: bool,
+    pub shared: Vec<&'a FieldChange>,
+}
+
+impl Details<'_> {
+    /// Whether `field` of a row is shown once, above the rows.
+    pub fn is_shared(&self, field: &str) -> bool {
+        self.shared.iter().any(|f| f.field == field)
+    }
+}
+
+/// The details of `d` a person sees: every row's per-field diff with `full`, or when at most
+/// [`DETAIL_ROWS`] rows differ.
+pub fn details(d: &LedgerDiff, full: bool) -> Details<'_> {
+    let shown = full || d.rows.len() <= DETAIL_ROWS;
+    let mut shared = Vec::new();
+    if let [first, rest @ ..] = d.rows.as_slice() {
+        if !rest.is_empty() {
+            for f in first.fields.iter().filter(|f| f.is_structured()) {
+                if rest.iter().all(|r| r.fields.contains(f)) {
+                    shared.push(f);
+                }
+            }
+        }
+    }
+    Details { shown, shared }
 }
 
 /// Whether B follows A by admitted steps.
@@ -126,6 +219,22 @@ pub fn row_diff(
         .context_radius(3)
         .header(a_name, b_name)
         .to_string();
+    let (va, vb) = (before.to_value(), after.to_value());
+    let fields = decl
+        .attempt_fields
+        .iter()
+        .filter_map(|f| {
+            let (x, y) = (
+                va.get(f).cloned().unwrap_or_default(),
+                vb.get(f).cloned().unwrap_or_default(),
+            );
+            (x != y).then(|| FieldChange {
+                field: f.clone(),
+                before: x,
+                after: y,
+            })
+        })
+        .collect();
     RowDiff {
         schedule_id: after.schedule_id().to_owned(),
         section: after.evidence().as_str(),
@@ -138,6 +247,7 @@ pub fn row_diff(
             outcome: classify(decl, after).outcome.key(),
         },
         diff,
+        fields,
     }
 }
 
@@ -168,8 +278,10 @@ pub fn write_json(d: &LedgerDiff, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(&crate::json::canonical(d))
 }
 
-/// The diff as text for a terminal.
-pub fn write_text(d: &LedgerDiff, out: &mut dyn Write) -> io::Result<()> {
+/// The diff as text for a terminal: the summary (the counts per section, one line per
+/// changed row, other changed paths, whether B follows A), then the per-field diffs when
+/// [`details`] shows them (`full`, or at most [`DETAIL_ROWS`] rows).
+pub fn write_text(d: &LedgerDiff, full: bool, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "ledger {} (sha256 {}): {} -> {}",
@@ -180,21 +292,9 @@ pub fn write_text(d: &LedgerDiff, out: &mut dyn Write) -> io::Result<()> {
     )?;
     if d.rows.is_empty() {
         writeln!(out, "no row differs")?;
+    } else {
+        writeln!(out, "{}", rows_differ(d))?;
     }
-    for r in &d.rows {
-        writeln!(
-            out,
-            "\nrow {} ({}): {} ({}) -> {} ({})",
-            r.schedule_id,
-            r.section,
-            r.before.native_outcome,
-            label(r.before.outcome),
-            r.after.native_outcome,
-            label(r.after.outcome)
-        )?;
-        out.write_all(r.diff.as_bytes())?;
-    }
-    writeln!(out)?;
     for (section, counts) in &d.counts {
         let changed: Vec<String> = counts
             .iter()
@@ -206,6 +306,15 @@ pub fn write_text(d: &LedgerDiff, out: &mut dyn Write) -> io::Result<()> {
         } else {
             writeln!(out, "counts ({section}): {}", changed.join(", "))?;
         }
+    }
+    let width = d
+        .rows
+        .iter()
+        .map(|r| r.schedule_id.len())
+        .max()
+        .unwrap_or(0);
+    for r in &d.rows {
+        writeln!(out, "  {:<width$}  {}", r.schedule_id, before_after(r))?;
     }
     for p in &d.other_paths {
         writeln!(out, "other change: {p}")?;
@@ -224,5 +333,72 @@ pub fn write_text(d: &LedgerDiff, out: &mut dyn Write) -> io::Result<()> {
             }
         }
     }
+    let details = details(d, full);
+    if !details.shown {
+        writeln!(
+            out,
+            "\n(per-field diffs of the {} rows: git ledger diff --full; every line: --json)",
+            d.rows.len()
+        )?;
+        return Ok(());
+    }
+    if !details.shared.is_empty() {
+        writeln!(
+            out,
+            "\nthe same change in all {} rows (shown once):",
+            d.rows.len()
+        )?;
+        for f in &details.shared {
+            for line in f.lines() {
+                writeln!(out, "  {line}")?;
+            }
+        }
+    }
+    for r in &d.rows {
+        writeln!(
+            out,
+            "\nrow {} ({}): {}",
+            r.schedule_id,
+            r.section,
+            before_after(r)
+        )?;
+        for f in r.fields.iter().filter(|f| !details.is_shared(&f.field)) {
+            for line in f.lines() {
+                writeln!(out, "  {line}")?;
+            }
+        }
+        if !details.shared.is_empty() {
+            let names: Vec<&str> = details.shared.iter().map(|f| f.field.as_str()).collect();
+            writeln!(out, "  ({}: as above)", names.join(", "))?;
+        }
+    }
     Ok(())
+}
+
+/// `N rows differ (live n, fixture m)`: how many rows changed, per section.
+pub fn rows_differ(d: &LedgerDiff) -> String {
+    let n = d.rows.len();
+    let per: Vec<String> = ["live", "fixture"]
+        .iter()
+        .map(|s| (s, d.rows.iter().filter(|r| r.section == *s).count()))
+        .filter(|(_, k)| *k > 0)
+        .map(|(s, k)| format!("{s} {k}"))
+        .collect();
+    format!(
+        "{n} row{} differ{} ({})",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "s" } else { "" },
+        per.join(", ")
+    )
+}
+
+/// `DEFERRED (not attempted) -> PASS (verified delivery)`.
+pub fn before_after(r: &RowDiff) -> String {
+    format!(
+        "{} ({}) -> {} ({})",
+        r.before.native_outcome,
+        label(r.before.outcome),
+        r.after.native_outcome,
+        label(r.after.outcome)
+    )
 }

@@ -19,6 +19,8 @@ pub enum Rule {
     Admission(u8),
     /// A refusal group of `ledger.md` (1–8): not printed in the text form.
     Ledger(u8),
+    /// A section of `workflow.md` (e.g. 1, ready before the run): not printed in the text form.
+    Workflow(u8),
 }
 
 impl Rule {
@@ -26,7 +28,7 @@ impl Rule {
     fn shown(self) -> Option<String> {
         match self {
             Rule::Admission(n) => Some(format!("rule {n}")),
-            Rule::Ledger(_) => None,
+            Rule::Ledger(_) | Rule::Workflow(_) => None,
         }
     }
 }

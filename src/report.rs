@@ -25,6 +25,8 @@ pub use json_writer::{write_json, write_json_owned};
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub declaration: DeclarationRef,
+    /// The ledger state the report describes (workflow.md §6).
+    pub ledger: LedgerState,
     pub sections: BTreeMap<&'static str, Section>,
     pub rows: Vec<RowReport>,
 }
@@ -34,6 +36,63 @@ pub struct Report {
 pub struct DeclarationRef {
     pub id: String,
     pub sha256: String,
+}
+
+/// The ledger state a report describes, so that a reader handed the report can find it: in
+/// ref mode the ledger ref, the commit read, its `Ledger-Filled` count and the citation
+/// `<declaration id>@<commit>`; in file mode the SHA-256 of the ledger file's bytes.
+/// Fields are declared in key order (the canonical writer's), `mode` says which.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LedgerState {
+    Ref {
+        /// `<declaration id>@<full commit id>`: what a paper cites (review.md §1).
+        citation: String,
+        /// The full id of the ledger commit read.
+        commit: String,
+        /// The `k` of the commit's `Ledger-Filled: k/n` trailer (`None` when it has none).
+        filled: Option<usize>,
+        mode: &'static str,
+        /// The ledger ref (`refs/ledgers/<id>`) whose first-parent chain holds the commit;
+        /// `None` when none does (a commit `--at` named elsewhere).
+        #[serde(rename = "ref")]
+        ledger_ref: Option<String>,
+    },
+    File {
+        mode: &'static str,
+        /// SHA-256 of the ledger file's exact bytes.
+        sha256: String,
+    },
+}
+
+impl LedgerState {
+    /// The state of a ledger commit `commit` (on `ledger_ref`'s chain, when that is `Some`),
+    /// for declaration `id`.
+    pub fn at_ref(id: &str, ledger_ref: Option<&str>, commit: &str, filled: Option<usize>) -> Self {
+        LedgerState::Ref {
+            citation: format!("{id}@{commit}"),
+            commit: commit.to_owned(),
+            filled,
+            mode: "ref",
+            ledger_ref: ledger_ref.map(str::to_owned),
+        }
+    }
+
+    /// The state of a ledger file whose bytes hash to `sha256`.
+    pub fn file(sha256: String) -> Self {
+        LedgerState::File {
+            mode: "file",
+            sha256,
+        }
+    }
+
+    /// The citation (`<id>@<commit>`), in ref mode.
+    pub fn citation(&self) -> Option<&str> {
+        match self {
+            LedgerState::Ref { citation, .. } => Some(citation),
+            LedgerState::File { .. } => None,
+        }
+    }
 }
 
 /// One outcome's count and rows.

@@ -77,6 +77,9 @@ pub trait Store {
     fn record_owner(&mut self, key: &str) -> Result<Option<String>>;
     /// Write `change` on top of the state last read, atomically.
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError>;
+    /// Everything [`Store::write`] checks, up to the write itself, and nothing written (a dry
+    /// run): the commit message the write would carry (ref mode), `None` for a file.
+    fn rehearse(&mut self, change: &Change) -> Result<Option<String>>;
     /// Re-read the current state after a lost race.
     fn reload(&mut self) -> Result<()>;
     /// How many rows hold an attempt in the current state. The default reads every row; a
@@ -137,6 +140,39 @@ pub fn apply<S: Store + ?Sized>(
     Err(Error::Contended(format!(
         "the ledger moved on each of {MAX_ATTEMPTS} tries (other writers kept winning); nothing was written"
     )))
+}
+
+/// What a dry run found: the change [`apply`] would write, the commit message it would carry
+/// (ref mode), and how many rows would hold an attempt after it.
+#[derive(Debug)]
+pub struct Rehearsal {
+    pub change: Change,
+    pub message: Option<String>,
+    pub filled: usize,
+}
+
+/// [`apply`] without the write (`--dry-run`): build the change from the current state, check it
+/// with the same admission, and run the store's own checks up to the write
+/// ([`Store::rehearse`]); nothing is written and no ref moves. A refusal is the refusal the
+/// real command would give against the same state.
+pub fn rehearse<S: Store + ?Sized>(
+    store: &mut S,
+    build: impl FnOnce(&mut S) -> Result<Change>,
+) -> Result<Rehearsal> {
+    let change = build(store)?;
+    check_change(store, &change)?;
+    let newly = change.rows.iter().filter(|w| w.record.is_some()).count();
+    let filled = store.filled()? + newly;
+    let message = if change.rows.is_empty() {
+        None
+    } else {
+        store.rehearse(&change)?
+    };
+    Ok(Rehearsal {
+        change,
+        message,
+        filled,
+    })
 }
 
 /// After a lost race, wait a little before rebuilding, so that writers that keep colliding

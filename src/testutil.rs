@@ -354,6 +354,35 @@ pub(crate) fn inspect_task_value(name: &str, sample_id: Value, evidence: &str) -
     })
 }
 
+// --- Harbor tasks --------------------------------------------------------------------------
+
+/// A Harbor task as `harbor.md` shows it: the Harbor task `hello-file` (digest `sha256:7…`),
+/// agent `terminus-2`, reward `reward` at least 1.0, with agent, verifier and cost limits.
+pub(crate) fn harbor_task_value(name: &str, task: &str, evidence: &str) -> Value {
+    json!({
+        "id": format!("harbor/{name}"),
+        "kind": "harbor",
+        "evidence": evidence,
+        "expects": "completion",
+        "definition": { "path": format!("tasks/{task}"), "sha256": hex('6', 64), "files": 5 },
+        "harbor": { "task": task, "digest": format!("sha256:{}", hex('7', 64)), "agent": "terminus-2",
+                    "reward": "reward", "pass_at_least": 1.0 },
+        "limits": { "agent_seconds": 900, "verifier_seconds": 180, "cost_usd": 2.0 },
+        "native_outcomes": ["PASS", "FAIL", "ERROR", "UNSCORED"]
+    })
+}
+
+/// [`declaration_value`] plus a live Harbor task (`harbor/hello-file`, Harbor task
+/// `hello-file`) and a fixture one (`harbor/hello-oracle`, Harbor task `hello-oracle`).
+pub(crate) fn harbor_declaration_value() -> Value {
+    let mut v = declaration_value();
+    let tasks = v["tasks"].as_array_mut().expect("tasks");
+    tasks.push(harbor_task_value("hello-file", "hello-file", "live"));
+    tasks.push(harbor_task_value("hello-oracle", "hello-oracle", "fixture"));
+    v["schedule"] = schedule_for(&v);
+    v
+}
+
 /// [`declaration_value`] plus a live Inspect task (`inspect/arith-add-1`, sample `"add-1"`)
 /// and a fixture one (`inspect/arith-2`, sample `2`).
 pub(crate) fn inspect_declaration_value() -> Value {

@@ -74,6 +74,22 @@ pub struct Options {
 /// Run the gate over a runs reader (JSON Lines) and an optional checked card. Only an I/O error
 /// reading the runs is an `Err`; every problem with the content is in the [`Verdict`].
 pub fn cite<R: BufRead>(mut runs: R, card: Option<&Card>, options: Options) -> Result<Verdict> {
+    let head = runs
+        .fill_buf()
+        .map_err(|e| Error::failed(format!("cannot read the runs: {e}")))?;
+    if let Some(what) = a_json_document(head) {
+        let reason = format!(
+            "{what}, not JSON Lines runs: cite reads JSON Lines runs, one attempt per line (each line one JSON object); nothing was judged"
+        );
+        return Err(if what.starts_with("a ledger") {
+            Error::refused_with_hint(
+                reason,
+                "a ledger's outcomes are read with `git ledger report <DECLARATION> <LEDGER>`",
+            )
+        } else {
+            Error::refused(reason)
+        });
+    }
     let mut gate = Gate::new(card);
     let mut buf = Vec::new();
     let mut line_no: u64 = 0;
@@ -94,6 +110,33 @@ pub fn cite<R: BufRead>(mut runs: R, card: Option<&Card>, options: Options) -> R
         }
     }
     Ok(gate.finish())
+}
+
+/// What the start of a runs input is when it is one JSON document written over several lines
+/// (its first line a lone `{` or `[`, which no JSON Lines line can be) rather than JSON Lines:
+/// a ledger or a declaration named by its format, or any other document; `None` otherwise, so
+/// that a stray line still reaches the gate as one row's problem.
+pub fn a_json_document(head: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(&head[..head.len().min(64 * 1024)]);
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if first != "{" && first != "[" {
+        return None;
+    }
+    let named = |format: &str| {
+        text.lines()
+            .take(4)
+            .any(|l| l.trim().trim_end_matches(',') == format!("\"format\": \"{format}\""))
+    };
+    Some(if named("campaign-ledger/1") {
+        "a ledger document (campaign-ledger/1)".to_owned()
+    } else if named("campaign-declaration/1") {
+        "a campaign declaration (campaign-declaration/1)".to_owned()
+    } else {
+        format!(
+            "one JSON {} written over several lines",
+            if first == "{" { "object" } else { "list" }
+        )
+    })
 }
 
 /// A stop reason's vocabulary.
@@ -769,6 +812,65 @@ mod tests {
         assert!(Verdict::Refused(r)
             .to_text()
             .contains("and 500 more problems not listed"));
+    }
+
+    #[test]
+    fn a_json_document_is_told_from_json_lines() {
+        let ledger = b"{\n  \"format\": \"campaign-ledger/1\",\n  \"rows\": []\n}\n";
+        assert_eq!(
+            a_json_document(ledger).as_deref(),
+            Some("a ledger document (campaign-ledger/1)")
+        );
+        let decl = b"\n{\n  \"format\": \"campaign-declaration/1\",\n";
+        assert_eq!(
+            a_json_document(decl).as_deref(),
+            Some("a campaign declaration (campaign-declaration/1)")
+        );
+        assert_eq!(
+            a_json_document(b"[\n1\n]").as_deref(),
+            Some("one JSON list written over several lines")
+        );
+        // JSON Lines, and a runs file whose first line is broken, reach the gate.
+        assert_eq!(a_json_document(b"{\"task_id\": \"a\"}\n{}\n"), None);
+        assert_eq!(a_json_document(b"not json\n{\n"), None);
+        assert_eq!(a_json_document(b""), None);
+        let e = cite(
+            &ledger[..],
+            None,
+            Options {
+                max_line_bytes: 1 << 20,
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.reasons()[0].contains("not JSON Lines runs: cite reads JSON Lines runs"));
+    }
+
+    #[test]
+    fn many_lines_that_are_not_objects_show_the_first_twenty_and_a_count() {
+        let runs = "not an object\n".repeat(300);
+        let v = cite(
+            runs.as_bytes(),
+            None,
+            Options {
+                max_line_bytes: 1 << 20,
+            },
+        )
+        .unwrap();
+        let text = v.to_text_with(false);
+        assert_eq!(text.matches("the line is not a JSON object").count(), 20);
+        assert!(text.contains(
+            "  ... and 280 more lines that are not a JSON object (--verbose lists every line)\n"
+        ));
+        let all = v.to_text_with(true);
+        assert_eq!(all.matches("the line is not a JSON object").count(), 300);
+        assert_eq!(
+            String::from_utf8(v.to_json())
+                .unwrap()
+                .matches("not a JSON object")
+                .count(),
+            300
+        );
     }
 
     #[test]

@@ -325,8 +325,19 @@ impl Refusal {
             }
         }
         let mut done = vec![false; self.fields.len()];
+        // Lines that are not JSON objects (a row problem of no field): the first
+        // SHOWN_REASONS, then how many more, as every command caps many inputs of one kind.
+        let whole_line = |p: &Problem| p.source == "runs" && p.row.is_some() && p.field.is_none();
+        let (mut lines_shown, mut lines_left) = (0usize, 0u64);
         for p in &self.missing {
             let Some(g) = group_of(p) else {
+                if !verbose && whole_line(p) {
+                    if lines_shown == crate::error::SHOWN_REASONS {
+                        lines_left += 1;
+                        continue;
+                    }
+                    lines_shown += 1;
+                }
                 let _ = writeln!(s, "  {}: {}", p.reason.code(), p.message);
                 continue;
             };
@@ -347,6 +358,14 @@ impl Refusal {
                     verb(group.reason)
                 );
             }
+        }
+        if lines_left > 0 {
+            let _ = writeln!(
+                s,
+                "  ... and {lines_left} more line{} that {} not a JSON object (--verbose lists every line)",
+                plural(lines_left),
+                if lines_left == 1 { "is" } else { "are" }
+            );
         }
         if let Some(n) = self.omitted {
             let _ = writeln!(

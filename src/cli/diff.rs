@@ -11,7 +11,7 @@ use crate::ledger_diff;
 /// How `diff` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DiffFormat {
-    /// Readable text with a unified diff per changed row.
+    /// Readable text: a summary, then per-field diffs (all with --full).
     Text,
     /// One JSON object (the same as --json).
     Json,
@@ -31,6 +31,10 @@ pub struct DiffArgs {
     /// Compare two ledger files instead of two commits.
     #[arg(long)]
     pub files: bool,
+    /// Show every changed row's per-field diff (text and HTML show them by default only when
+    /// at most 20 rows changed; --json is always complete).
+    #[arg(long)]
+    pub full: bool,
     /// Print the diff as one JSON object (same as --format json).
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
@@ -76,8 +80,8 @@ pub fn run(args: DiffArgs, io: &mut Io) -> Result<i32> {
     };
     match args.format() {
         DiffFormat::Json => ledger_diff::write_json(&d, io.out)?,
-        DiffFormat::Text => ledger_diff::write_text(&d, io.out)?,
-        DiffFormat::Html => crate::render::html_diff::write(&d, io.out)?,
+        DiffFormat::Text => ledger_diff::write_text(&d, args.full, io.out)?,
+        DiffFormat::Html => crate::render::html_diff::write(&d, args.full, io.out)?,
     }
     Ok(0)
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::dry_run::DryRun;
 use super::{InputOpts, Io, LedgerTarget};
 use crate::error::Result;
 use crate::store;
@@ -15,6 +16,13 @@ pub struct PutArgs {
     pub row: PathBuf,
     #[command(flatten)]
     pub target: LedgerTarget,
+    /// Check everything the write would do and print it (the row, its outcome, gaps, the
+    /// commit message), writing nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the dry run as JSON (with --dry-run).
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
     #[command(flatten)]
     pub input: InputOpts,
 }
@@ -29,6 +37,13 @@ pub struct RepairArgs {
     pub note: String,
     #[command(flatten)]
     pub target: LedgerTarget,
+    /// Check everything the write would do and print it (the row, its outcome, gaps, the
+    /// commit message), writing nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the dry run as JSON (with --dry-run).
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
     #[command(flatten)]
     pub input: InputOpts,
 }
@@ -37,7 +52,7 @@ pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
     let mut store = super::open_store(&args.target, &args.input, "put")?;
     let bytes = crate::json::read_bounded(&args.row, args.input.max_input_bytes)?;
     let source = args.row.display().to_string();
-    let change = store::apply(&mut *store, |s| {
+    let build = |s: &mut (dyn store::Store + 'static)| {
         crate::hand::put(
             s,
             &args.schedule_id,
@@ -45,7 +60,14 @@ pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
             &source,
             args.input.max_input_bytes,
         )
-    })?;
+    };
+    if args.dry_run {
+        let r = store::rehearse(&mut *store, build)?;
+        let dry = DryRun::new("put", &*store, args.target.ledger.as_deref(), &r);
+        dry.print(args.json, false, io)?;
+        return Ok(0);
+    }
+    let change = store::apply(&mut *store, build)?;
     super::print_change(&*store, &change, io)?;
     if let Some(at) = store.location() {
         writeln!(io.out, "{at}")?;
@@ -55,9 +77,16 @@ pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
 
 pub fn repair(args: RepairArgs, io: &mut Io) -> Result<i32> {
     let mut store = super::open_store(&args.target, &args.input, "repair")?;
-    let change = store::apply(&mut *store, |s| {
+    let build = |s: &mut (dyn store::Store + 'static)| {
         crate::hand::repair(s, &args.schedule_id, &args.note)
-    })?;
+    };
+    if args.dry_run {
+        let r = store::rehearse(&mut *store, build)?;
+        let dry = DryRun::new("repair", &*store, args.target.ledger.as_deref(), &r);
+        dry.print(args.json, false, io)?;
+        return Ok(0);
+    }
+    let change = store::apply(&mut *store, build)?;
     super::print_change(&*store, &change, io)?;
     if let Some(at) = store.location() {
         writeln!(io.out, "{at}")?;

@@ -163,13 +163,17 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
                 reasons.len(),
                 if reasons.len() == 1 { "" } else { "s" }
             )?;
-            for r in reasons.iter().take(crate::error::SHOWN_REASONS) {
+            // Many of one kind: the first of each kind, then how many more.
+            let values = match &e {
+                Error::Refused(r) => r.reasons(),
+                _ => &[],
+            };
+            let (shown, omitted) = crate::error::shown_reasons(values);
+            for r in shown {
                 writeln!(io.err, "  {r}")?;
             }
-            if let Some(more) = reasons.len().checked_sub(crate::error::SHOWN_REASONS) {
-                if more > 0 {
-                    writeln!(io.err, "  {}", crate::error::more_reasons(more))?;
-                }
+            if omitted > 0 {
+                writeln!(io.err, "  {}", crate::error::more_reasons(omitted))?;
             }
             let mut hints = e.hints();
             if matches!(args.which, HookKind::PreReceive) {
@@ -212,7 +216,7 @@ pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
             if crate::git::transport::which("git-ledger").is_none() {
                 writeln!(
                     io.err,
-                    "warning: git-ledger is not on PATH; the hooks call it by name (or set GIT_LEDGER to its path in the hooks' environment)"
+                    "warning: git-ledger is not on PATH; the hooks call it by name (or set GIT_LEDGER to its path in the hooks' environment), and without it they refuse every ledger file and ledger ref update"
                 )?;
             }
             Ok(exit::OK)

@@ -12,9 +12,11 @@ use crate::store;
 
 /// Fill DEFERRED rows from native records: scenario runs (`result.json` or its evidence
 /// directory), Arena attempts (a store directory holding `results.sqlite3`, and an attempt
-/// id) and Inspect AI logs (`.eval`, `.json`, or a directory of them). A scenario or Arena
-/// record names the schedule id it fills; an Inspect sample fills the row its declared task
-/// and epoch fix; nothing is matched by guessing. All or nothing: any refusal leaves the ledger
+/// id), Inspect AI logs (`.eval`, `.json`, or a directory of them) and Harbor jobs (a job
+/// directory or a trial directory). A scenario or Arena record names the schedule id it
+/// fills; an Inspect sample fills the row its declared task and epoch fix; a Harbor trial the
+/// lowest DEFERRED repetition of the task that declares its Harbor task; nothing is matched by
+/// guessing. All or nothing: any refusal leaves the ledger
 /// unchanged (exit 2).
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
@@ -26,9 +28,18 @@ pub struct ImportArgs {
     /// every row this call imports.
     #[arg(long, value_name = "FILE")]
     pub runtime_identity: Option<PathBuf>,
-    /// Skip (and list) Inspect samples that no declared task names, instead of refusing them.
+    /// Skip (and list) Inspect samples and Harbor trials that no declared task names, instead
+    /// of refusing them.
     #[arg(long)]
     pub skip_undeclared: bool,
+    /// The commit the Harbor trials ran from (Harbor records none): the evaluator's statement,
+    /// written as every Harbor row's source_revision (without it: null, with a note).
+    #[arg(long, value_name = "REV")]
+    pub revision: Option<String>,
+    /// Check everything the import would write and print it (rows, outcomes, gaps, the commit
+    /// message), writing nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Print a JSON summary.
     #[arg(long)]
     pub json: bool,
@@ -69,6 +80,15 @@ impl clap::Args for Records {
                 .value_parser(clap::value_parser!(String))
                 .help("Fill the rows the declaration fixes for each sample of these Inspect logs (a directory: every .eval and .json log directly in it, in name order; repeatable)"),
         )
+        .arg(
+            Arg::new("harbor")
+                .long("harbor")
+                .num_args(1..)
+                .value_name("JOB-DIR|TRIAL-DIR")
+                .action(ArgAction::Append)
+                .value_parser(clap::value_parser!(String))
+                .help("Fill a row of the declared task for each trial of these Harbor job directories (every trial directory in it, in name order) or trial directories (repeatable)"),
+        )
     }
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         Self::augment_args(cmd)
@@ -78,6 +98,18 @@ impl clap::Args for Records {
 impl FromArgMatches for Records {
     fn from_arg_matches(m: &ArgMatches) -> std::result::Result<Self, clap::Error> {
         let mut out: Vec<(usize, Source)> = Vec::new();
+        if let (Some(values), Some(indices)) =
+            (m.get_many::<String>("harbor"), m.indices_of("harbor"))
+        {
+            for (v, i) in values.zip(indices) {
+                out.push((
+                    i,
+                    Source::Harbor {
+                        path: PathBuf::from(v),
+                    },
+                ));
+            }
+        }
         if let (Some(values), Some(indices)) =
             (m.get_many::<String>("inspect"), m.indices_of("inspect"))
         {
@@ -189,7 +221,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     let sources = &args.records.0;
     if sources.is_empty() {
         return Err(Error::Usage(
-            "import needs at least one record: --scenario <ID> <RUN-DIR|result.json>, --arena <ID> <STORE> <ATTEMPT> or --inspect <LOG.eval|LOG.json|DIR> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
+            "import needs at least one record: --scenario <ID> <RUN-DIR|result.json>, --arena <ID> <STORE> <ATTEMPT>, --inspect <LOG.eval|LOG.json|DIR> or --harbor <JOB-DIR|TRIAL-DIR> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
         ));
     }
     let mut store = super::open_store(&args.target, &args.input, "import")?;
@@ -213,9 +245,10 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
             }
         })?
     };
-    let needs_git = sources
-        .iter()
-        .any(|s| s.kind() == crate::declaration::Kind::Arena);
+    let needs_git = args.revision.is_some()
+        || sources
+            .iter()
+            .any(|s| s.kind() == crate::declaration::Kind::Arena);
     // Only objects are read here (the pinned commit's trees), never a ref: another ref backend
     // is no obstacle (a ref-mode store refused it when it was opened).
     let repo = match crate::git::open_any_ref_storage(args.target.repo.as_deref()) {
@@ -257,7 +290,16 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
             (p, r)
         })
         .collect();
+    let harbor_revision = match (&args.revision, &repo) {
+        (Some(rev), Some(repo)) => Some(
+            crate::git::resolve_commit(repo, rev)
+                .map_err(|e| e.context(format!("--revision {rev}")))?
+                .to_string(),
+        ),
+        _ => None,
+    };
     let ctx = Context {
+        harbor_revision: harbor_revision.as_deref(),
         repo_root: repo_root.as_deref(),
         runtime_identity: runtime.as_ref(),
         pins: pins.as_ref(),
@@ -265,22 +307,51 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         skip_undeclared: args.skip_undeclared,
     };
     let mut imported = None;
-    let change = store::apply(&mut *store, |s| {
+    let build = |s: &mut (dyn store::Store + 'static), imported: &mut Option<_>| {
         let (change, rows) = batch::build(s, &loaded, &ctx)?;
-        imported = Some(rows);
+        *imported = Some(rows);
         Ok(change)
-    })?;
+    };
+    let (change, rehearsal) = if args.dry_run {
+        let r = store::rehearse(&mut *store, |s| build(s, &mut imported))?;
+        (r.change.clone(), Some(r))
+    } else {
+        let change = store::apply(&mut *store, |s| build(s, &mut imported))?;
+        (change, None)
+    };
     let (imported, skipped) = imported.map(|i| (i.rows, i.skipped)).unwrap_or_default();
     let mut summary = summarise(&mut *store, &change, &imported)?;
+    if let Some(r) = &rehearsal {
+        summary.filled = r.filled;
+    }
     if sources
         .iter()
         .any(|s| s.kind() == crate::declaration::Kind::Inspect)
     {
         summary.deferred = Some(summary.scheduled - summary.filled);
-        summary.skipped = Some(skipped);
+        summary.skipped = Some(skipped.clone());
         summary.notes.extend(loaded.inspect_notes.iter().cloned());
     }
-    print(&summary, args.json, io)?;
+    if sources
+        .iter()
+        .any(|s| s.kind() == crate::declaration::Kind::Harbor)
+    {
+        summary.deferred = Some(summary.scheduled - summary.filled);
+        summary.skipped = Some(skipped.clone());
+        summary.notes.extend(loaded.harbor_notes.iter().cloned());
+    }
+    match &rehearsal {
+        Some(r) => {
+            let mut dry =
+                super::dry_run::DryRun::new("import", &*store, args.target.ledger.as_deref(), r);
+            dry.notes = dry_notes(&summary);
+            if !args.json {
+                print(&summary, false, "would import", io)?;
+            }
+            dry.print(args.json, true, io)?;
+        }
+        None => print(&summary, args.json, "imported", io)?,
+    }
     // The records read, the rows built and the change are plain data that the process's end
     // frees at once; dropping them one allocation at a time cost a tenth of an import of 2,000
     // Inspect samples (`docs/benchmarks.md`). The store is dropped as usual (it holds a
@@ -306,7 +377,7 @@ fn summarise(
     for c in imported {
         let row = written.get(c.row.schedule_id()).copied().unwrap_or(&c.row);
         any_scenario |= c.key.starts_with("scenario:");
-        let inspect = c.key.starts_with("inspect:");
+        let inspect = c.key.starts_with("inspect:") || c.key.starts_with("harbor:");
         let cl = crate::portfolio::classify(decl, row);
         let over_limits = cl
             .limits
@@ -346,7 +417,29 @@ fn summarise(
     })
 }
 
-fn print(summary: &Summary, json: bool, io: &mut Io) -> Result<()> {
+/// An import's notes as a dry run lists them: each row's, the call's, and the samples skipped.
+fn dry_notes(summary: &Summary) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &summary.imported {
+        out.extend(r.notes.iter().map(|n| format!("{}: {n}", r.schedule_id)));
+    }
+    out.extend(summary.notes.iter().cloned());
+    if let Some(skipped) = &summary.skipped {
+        out.extend(
+            skipped
+                .already_in_ledger
+                .iter()
+                .map(|s| format!("skipped {s}")),
+        );
+        out.extend(
+            (skipped.undeclared.iter())
+                .map(|s| format!("skipped {s}: undeclared (--skip-undeclared)")),
+        );
+    }
+    out
+}
+
+fn print(summary: &Summary, json: bool, verb: &str, io: &mut Io) -> Result<()> {
     if json {
         io.out.write_all(&crate::json::canonical(summary))?;
         return Ok(());
@@ -388,18 +481,37 @@ fn print(summary: &Summary, json: bool, io: &mut Io) -> Result<()> {
     }
     writeln!(
         io.out,
-        "imported {} attempt{} ({}/{} rows filled)",
+        "{verb} {} attempt{} ({}/{} rows filled)",
         summary.imported.len(),
         if summary.imported.len() == 1 { "" } else { "s" },
         summary.filled,
         summary.scheduled
     )?;
     if let Some(skipped) = &summary.skipped {
-        for s in &skipped.already_in_ledger {
+        // Many of one kind: the first SHOWN_REASONS and a count (--json lists them all).
+        let cap = crate::error::SHOWN_REASONS;
+        for s in skipped.already_in_ledger.iter().take(cap) {
             writeln!(io.out, "skipped {s}")?;
         }
-        for s in &skipped.undeclared {
+        if let Some(more) = skipped
+            .already_in_ledger
+            .len()
+            .checked_sub(cap)
+            .filter(|n| *n > 0)
+        {
+            writeln!(
+                io.out,
+                "… and {more} more skipped, already in the ledger (--json lists every one)"
+            )?;
+        }
+        for s in skipped.undeclared.iter().take(cap) {
             writeln!(io.out, "skipped {s}: undeclared (--skip-undeclared)")?;
+        }
+        if let Some(more) = skipped.undeclared.len().checked_sub(cap).filter(|n| *n > 0) {
+            writeln!(
+                io.out,
+                "… and {more} more skipped, undeclared (--json lists every one)"
+            )?;
         }
     }
     if let Some(n) = summary.deferred {

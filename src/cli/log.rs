@@ -16,6 +16,9 @@ pub struct LogArgs {
     /// The ledger ref: a full ref name or a declaration id (default the only one).
     #[arg(value_name = "REF")]
     pub ledger_ref: Option<String>,
+    /// The ledger ref, as with every other command (the same as the positional REF).
+    #[arg(long = "ref", value_name = "REF", conflicts_with = "ledger_ref")]
+    pub ref_flag: Option<String>,
     /// Oldest first.
     #[arg(long)]
     pub reverse: bool,
@@ -29,13 +32,17 @@ pub struct LogArgs {
 
 pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let (name, tip) =
-        crate::git::store::resolve_ref(&repo, args.ledger_ref.as_deref()).map_err(|e| {
-            super::name_a_ledger(e, Some("as an argument:"), |id| {
-                format!("git ledger log {id}")
-            })
-        })?;
-    let (mut entries, lies) = crate::git::history::history(&repo, tip)?;
+    let (name, tip) = crate::git::store::resolve_ref(
+        &repo,
+        args.ledger_ref.as_deref().or(args.ref_flag.as_deref()),
+    )
+    .map_err(|e| {
+        super::name_a_ledger(e, Some("as an argument:"), |id| {
+            format!("git ledger log {id}")
+        })
+    })?;
+    let history = crate::git::history::history(&repo, tip)?;
+    let (mut entries, lies) = (history.entries, history.reasons);
     entries.reverse();
     if args.reverse {
         entries.reverse();
@@ -87,12 +94,18 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
                 Some(p) => format!("  signed by {p} {}", s.fingerprint),
                 None => format!("  signed by key {}", s.fingerprint),
             },
-            (None, Some(why)) => format!("  rule 8: {why}"),
+            (None, Some(why)) if history.writers => format!("  rule 8: {why}"),
+            (None, Some(why)) => format!("  signature not verified: {why}"),
             (None, None) => String::new(),
         };
+        let refused = e
+            .refused_short
+            .as_ref()
+            .map(|why| format!("  (verify refuses it: {why})"))
+            .unwrap_or_default();
         writeln!(
             io.out,
-            "{} {} {}  {what}{filled}{signed}",
+            "{} {} {}  {what}{filled}{signed}{refused}",
             &e.commit[..7],
             &e.date[..10.min(e.date.len())],
             e.author
@@ -109,7 +122,7 @@ fn refuse_lies(lies: Vec<crate::refusal::Reason>, name: &str) -> Result<i32> {
     }
     let mut r = crate::error::Reasons::from(lies);
     r.hint(format!(
-        "log shows what each commit's rows say, not its message; {name} holds commits whose messages were not admitted: check it with `git ledger verify {name}`"
+        "log shows what each commit's rows say, not its message, and names a signer only when the signature verified; {name} holds commits that were not admitted: check it with `git ledger verify {name}`"
     ));
     Err(Error::Refused(r))
 }

@@ -44,6 +44,7 @@ pub struct LedgerTarget {
 
 mod completions;
 mod diff;
+mod dry_run;
 mod hand;
 mod hook;
 mod import;
@@ -53,6 +54,7 @@ mod man;
 mod pin;
 pub mod reference;
 mod report;
+mod runtime;
 mod show;
 mod sync;
 mod template;
@@ -78,6 +80,8 @@ pub enum Command {
     Cite(cite::CiteArgs),
     /// Fill DEFERRED rows from native records (scenario runs, Arena attempts).
     Import(import::ImportArgs),
+    /// Record the runtime identity of a Python interpreter for import --runtime-identity.
+    RuntimeIdentity(runtime::RuntimeIdentityArgs),
     /// Create refs/ledgers/<id>: the root commit with the declaration and the template rows.
     Init(init::InitArgs),
     /// Print the ledger document (or one row, or the declaration) of a ledger commit.
@@ -124,7 +128,18 @@ pub fn main() -> i32 {
                 }
                 _ => exit::USAGE,
             };
-            let _ = e.print();
+            if code == exit::OK {
+                let _ = e.print();
+            } else if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                // No command given: a usage error too, then the help of what was typed.
+                let _ = write!(
+                    std::io::stderr(),
+                    "usage error: a command is required\n\n{}",
+                    e.render()
+                );
+            } else {
+                let _ = write!(std::io::stderr(), "{}", usage_error_text(&e));
+            }
             return code;
         }
     };
@@ -165,6 +180,17 @@ pub fn main() -> i32 {
     }
 }
 
+/// A usage error from clap as the reference prints it: `usage error:` in place of clap's
+/// `error:`, then clap's suggestion (`tip: a similar argument exists …`) and usage lines as
+/// clap words them (no colour: the same bytes on a terminal and in a pipe).
+pub fn usage_error_text(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    match text.strip_prefix("error:") {
+        Some(rest) => format!("usage error:{rest}"),
+        None => format!("usage error: {text}"),
+    }
+}
+
 /// Print an error once: on stderr, and under `--json` also as an object on stdout.
 pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let hints = e.hints();
@@ -177,21 +203,21 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
         let _ = out.write_all(&crate::json::canonical(&obj));
     }
     let mut r = match e {
-        Error::Refused(_) => {
-            let reasons = e.reasons();
+        Error::Refused(reasons) => {
+            let all = reasons.reasons();
             let mut r = writeln!(
                 err,
                 "refused ({} reason{}):",
-                reasons.len(),
-                if reasons.len() == 1 { "" } else { "s" }
+                all.len(),
+                if all.len() == 1 { "" } else { "s" }
             );
-            let total = reasons.len();
-            for reason in reasons.into_iter().take(crate::error::SHOWN_REASONS) {
+            // Many of one kind: the first of each kind, then how many more (--json all).
+            let (shown, omitted) = crate::error::shown_reasons(all);
+            for reason in shown {
                 r = r.and(writeln!(err, "  {reason}"));
             }
-            if total > crate::error::SHOWN_REASONS {
-                let more = crate::error::more_reasons(total - crate::error::SHOWN_REASONS);
-                r = r.and(writeln!(err, "  {more}"));
+            if omitted > 0 {
+                r = r.and(writeln!(err, "  {}", crate::error::more_reasons(omitted)));
             }
             r
         }
@@ -234,7 +260,9 @@ impl Command {
             Command::Report(a) => a.format() == report::Format::Json,
             Command::Cite(args) => args.json,
             Command::Import(a) => a.json,
-            Command::Put(_) | Command::Repair(_) | Command::Init(_) | Command::Show(_) => false,
+            Command::Put(a) => a.json,
+            Command::Repair(a) => a.json,
+            Command::Init(_) | Command::Show(_) | Command::RuntimeIdentity(_) => false,
             Command::Log(a) => a.json,
             Command::Diff(a) => a.format() == diff::DiffFormat::Json,
             Command::Verify(a) => a.json,
@@ -256,6 +284,7 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Repair(a) => hand::repair(a, io),
         Command::Cite(args) => cite::run(args, io),
         Command::Import(a) => import::run(a, io),
+        Command::RuntimeIdentity(a) => runtime::run(a, io),
         Command::Init(a) => init::run(a, io),
         Command::Show(a) => show::run(a, io),
         Command::Log(a) => log::run(a, io),

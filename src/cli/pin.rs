@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{InputOpts, Io};
 use crate::declaration::Declaration;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::git::pin;
 
 /// Build a declaration from a draft and Git objects at a revision.
@@ -26,14 +26,20 @@ pub struct PinArgs {
     pub input: InputOpts,
 }
 
-/// Validate a declaration and recompute every pinned hash from local Git objects.
+/// Validate a declaration and recompute every pinned hash from local Git objects; with
+/// --ready, also refuse a working tree that is not the declared revision.
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// The pinned declaration.
     pub declaration: PathBuf,
-    /// The repository (default: discovered from the current directory).
+    /// The repository (default: discovered from the current directory); with --ready, the
+    /// working tree the run will use.
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
+    /// Also refuse unless HEAD is the declared source_revision and nothing under a pinned path
+    /// is modified, staged or untracked (run it before any harness).
+    #[arg(long)]
+    pub ready: bool,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -80,13 +86,35 @@ pub fn run_pin(args: PinArgs, io: &mut Io) -> Result<i32> {
 
 pub fn run_check(args: CheckArgs, io: &mut Io) -> Result<i32> {
     let decl = Declaration::read(&args.declaration, args.input.max_input_bytes)?;
-    // The pinned commit is named by its id: no ref is read, any ref backend will do.
-    let repo = crate::git::open_any_ref_storage(args.repo.as_deref())?;
-    let report = pin::check(&repo, &decl, args.input.max_input_bytes)
-        .map_err(|e| e.context(args.declaration.display()))?;
+    // The pinned commit is named by its id: no ref is read, any ref backend will do; --ready
+    // reads HEAD, which only the files backend keeps where gix reads it.
+    let repo = if args.ready {
+        crate::git::open(args.repo.as_deref())?
+    } else {
+        crate::git::open_any_ref_storage(args.repo.as_deref())?
+    };
+    let checked = pin::check(&repo, &decl, args.input.max_input_bytes);
+    let ready = if args.ready {
+        // Both verdicts at once: a declaration that does not match and a working tree that is
+        // not ready are reported together.
+        match (checked, crate::git::ready::ready(&repo, &decl)) {
+            (Ok(c), Ok(r)) => Ok((c, Some(r))),
+            (Err(Error::Refused(mut a)), Err(Error::Refused(b))) => {
+                a.absorb(b);
+                Err(Error::Refused(a))
+            }
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+        }
+    } else {
+        checked.map(|c| (c, None))
+    };
+    let (report, ready) = ready.map_err(|e| e.context(args.declaration.display()))?;
     if args.json {
         let mut v = serde_json::to_value(&report).expect("serialisable");
         v["ok"] = true.into();
+        if let Some(r) = &ready {
+            v["ready"] = serde_json::to_value(r).expect("serialisable");
+        }
         io.out.write_all(&crate::json::canonical(&v))?;
     } else {
         writeln!(
@@ -101,6 +129,21 @@ pub fn run_check(args: CheckArgs, io: &mut Io) -> Result<i32> {
             report.checked.len(),
             report.files
         )?;
+        if let Some(r) = &ready {
+            writeln!(
+                io.out,
+                "ready: HEAD is {} ({}) in {}; nothing modified, staged or untracked under {} pinned paths",
+                r.head,
+                r.branch
+                    .as_deref()
+                    .map_or("detached".to_owned(), |b| format!(
+                        "branch {}",
+                        b.strip_prefix("refs/heads/").unwrap_or(b)
+                    )),
+                r.worktree,
+                r.pinned_paths.len()
+            )?;
+        }
     }
     Ok(0)
 }

@@ -77,12 +77,20 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
                 .unwrap_or_else(|e| std::panic::resume_unwind(e))?;
             // Each row is classified and dropped on the core that parsed and checked it: the
             // report is built from the summaries, never from 100,000 rows held at once.
-            let rows = Ledger::parse_kept(&decl, &bytes, max, &report::Summarise)
-                .map_err(|e| e.context(ledger_path.display()))?;
+            // The file's SHA-256 (the state the report names) is hashed beside the parse.
+            let (rows, sha256) = std::thread::scope(|s| {
+                let hashing = s.spawn(|| crate::sha256_hex(&bytes));
+                let rows = Ledger::parse_kept(&decl, &bytes, max, &report::Summarise);
+                let sha256 = hashing
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (rows, sha256)
+            });
+            let rows = rows.map_err(|e| e.context(ledger_path.display()))?;
             // Unmapping 225 MB takes a while: beside the building, not before it.
             std::thread::scope(|s| {
                 s.spawn(move || drop(bytes));
-                report::build_from(&decl, rows)
+                report::build_from(&decl, rows, report::LedgerState::file(sha256))
             })
         }
         (Some(_), None) => return Err(Error::Usage(
@@ -97,7 +105,9 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
                     super::name_a_ledger(e, None, |id| format!("git ledger report --ref {id}"))
                 })?;
             let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, false)?;
-            report::build(&known.decl, &ledger)
+            let state =
+                crate::git::read::state_at(&repo, &known.decl, commit, args.ledger_ref.as_deref())?;
+            report::build(&known.decl, &ledger, state)
         }
     };
     match args.format() {

@@ -15,6 +15,10 @@ pub struct SyncArgs {
     /// so that a plain `git fetch` carries ledgers too; adds no push refspec.
     #[arg(long)]
     pub setup: bool,
+    /// Push back a ledger the remote deleted (by default sync reports the deletion and pushes
+    /// nothing of that ledger).
+    #[arg(long)]
+    pub restore: bool,
     /// The repository (default: discovered from the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
@@ -38,20 +42,30 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     }
     drop(repo);
     let mut bar: Option<super::term::Progress> = None;
-    let synced = crate::sync::sync_with_progress(
-        &dir,
-        &args.remote,
-        args.input.max_input_bytes,
-        &mut |done, total| {
+    let options = crate::sync::Options {
+        max_bytes: args.input.max_input_bytes,
+        restore: args.restore,
+    };
+    let outcome =
+        crate::sync::sync_with_progress(&dir, &args.remote, options, &mut |done, total| {
             bar.get_or_insert_with(|| super::term::Progress::new("syncing ledgers", total as u64))
                 .set(done as u64)
-        },
-    );
+        });
     drop(bar);
-    for s in synced? {
+    let outcome = outcome?;
+    // What was synced is said even when something else was refused (a ledger whose
+    // conflicting attempts were kept aside was still synced).
+    for s in &outcome.synced {
         writeln!(io.out, "{}: {} ({})", s.refname, s.what, s.tip)?;
     }
-    Ok(exit::OK)
+    match outcome.error {
+        Some(e) => {
+            // What was synced comes first, as `git pull` says what it updated before it stops.
+            io.out.flush()?;
+            Err(e)
+        }
+        None => Ok(exit::OK),
+    }
 }
 
 /// Add the ledger fetch refspec to `remote.<REMOTE>.fetch` once.

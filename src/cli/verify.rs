@@ -1,5 +1,6 @@
-//! `git-ledger verify [REF…] [--all]`: re-check whole ledger chains from their roots with the
-//! admission validator; exit 2 naming the first inadmissible commit.
+//! `git-ledger verify [REF…] [--all] [--expect-tip ID@TIP]`: re-check whole ledger chains from
+//! their roots with the admission validator; exit 2 naming the first inadmissible commit, or a
+//! tip a reviewer holds (a paper's citation) that the chain no longer contains.
 
 use std::path::PathBuf;
 
@@ -12,6 +13,13 @@ pub struct VerifyArgs {
     /// Ledger refs (full names or declaration ids); default the only one.
     #[arg(value_name = "REF", conflicts_with = "all")]
     pub refs: Vec<String>,
+    /// A ledger ref, as with every other command (the same as the positional REF; repeatable).
+    #[arg(long = "ref", value_name = "REF", conflicts_with = "all")]
+    pub ref_flags: Vec<String>,
+    /// Refuse (exit 2) unless TIP is the ref's tip or a first-parent ancestor of it: the
+    /// citation `<declaration id>@<full commit id>` a report prints, or the commit id alone.
+    #[arg(long, value_name = "ID@TIP | TIP")]
+    pub expect_tip: Option<String>,
     /// Every refs/ledgers/* ref.
     #[arg(long)]
     pub all: bool,
@@ -30,9 +38,21 @@ const PROGRESS_FROM: usize = 50;
 
 pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
+    let expect = args
+        .expect_tip
+        .as_deref()
+        .map(|a| crate::git::read::parse_expect_tip(&repo, a))
+        .transpose()?;
+    let mut named: Vec<String> = args.refs.clone();
+    named.extend(args.ref_flags.iter().cloned());
+    if named.is_empty() && !args.all {
+        if let Some(id) = expect.as_ref().and_then(|e| e.id.clone()) {
+            named.push(id);
+        }
+    }
     let refs = if args.all {
         crate::git::store::ledger_refs(&repo)?
-    } else if args.refs.is_empty() {
+    } else if named.is_empty() {
         vec![crate::git::store::resolve_ref(&repo, None).map_err(|e| {
             super::name_a_ledger(
                 e,
@@ -41,12 +61,37 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             )
         })?]
     } else {
-        args.refs
+        named
             .iter()
             .map(|r| crate::git::store::resolve_ref(&repo, Some(r)))
             .collect::<Result<Vec<_>>>()?
     };
+    // The ref the expected tip is about: ID's, else the only one verified.
+    let expect = match expect {
+        None => None,
+        Some(e) => {
+            let name = match &e.id {
+                Some(id) => crate::git::layout::ref_name(id),
+                None if refs.len() == 1 => refs[0].0.clone(),
+                None => {
+                    return Err(Error::Usage(
+                        "--expect-tip TIP with several ledgers: say which, as <declaration id>@<full commit id>".into(),
+                    ))
+                }
+            };
+            if !refs.iter().any(|(n, _)| *n == name) {
+                return Err(Error::Usage(format!(
+                    "--expect-tip {}: {name} is not among the ledgers verified",
+                    args.expect_tip.as_deref().unwrap_or_default()
+                )));
+            }
+            Some((name, e.tip))
+        }
+    };
     let mut reasons = crate::error::Reasons::new();
+    // A cited tip the chain no longer holds: the server serves another history, which no
+    // local hook would have stopped (so no hint about hooks for these).
+    let mut tip_reasons = crate::error::Reasons::new();
     let mut results = Vec::new();
     for (name, tip) in &refs {
         let mut admission =
@@ -64,16 +109,41 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         drop(bar);
         match result {
             Ok(n) => {
-                if !args.json {
-                    writeln!(
-                        io.out,
-                        "{name}: {n} commit{} admitted, root to {tip}",
-                        if n == 1 { "" } else { "s" }
-                    )?;
+                let mut line = format!(
+                    "{name}: {n} commit{} admitted, root to {tip}",
+                    if n == 1 { "" } else { "s" }
+                );
+                let mut result = serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n});
+                if let Some((_, expected)) = expect.as_ref().filter(|(n, _)| n == name) {
+                    match crate::git::read::behind(&repo, *tip, *expected)? {
+                        Ok(k) => {
+                            line.push_str(&match k {
+                                0 => format!("; {expected} is its tip"),
+                                k => format!(
+                                    "; it extends {expected} by {k} commit{}",
+                                    if k == 1 { "" } else { "s" }
+                                ),
+                            });
+                            result["expected_tip"] =
+                                serde_json::json!({"commit": expected.to_string(), "behind": k});
+                        }
+                        Err(why) => {
+                            tip_reasons.absorb(crate::error::Reasons::one(why).at(name));
+                            continue;
+                        }
+                    }
                 }
-                results.push(serde_json::json!({"ref": name, "tip": tip.to_string(), "admitted": true, "commits": n}));
+                if !args.json {
+                    writeln!(io.out, "{line}")?;
+                }
+                results.push(result);
             }
             Err(e @ Error::Refused(_)) => {
+                if let Some((_, expected)) = expect.as_ref().filter(|(n, _)| n == name) {
+                    if let Err(why) = crate::git::read::behind(&repo, *tip, *expected)? {
+                        tip_reasons.absorb(crate::error::Reasons::one(why).at(name));
+                    }
+                }
                 let mut result = super::reasons_json(&e);
                 result["ref"] = name.as_str().into();
                 result["tip"] = tip.to_string().into();
@@ -90,6 +160,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
             "a local ledger ref holds a commit git ledger would not write: plain Git put it there (commit, update-ref, a forced fetch); `git ledger hooks install` makes this repository refuse such updates",
         );
     }
+    reasons.absorb(tip_reasons);
     if reasons.is_empty() {
         if args.json {
             io.out.write_all(&crate::json::canonical(

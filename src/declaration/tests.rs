@@ -1650,7 +1650,7 @@ mod inspect {
             &v,
             &[
                 "profile.roles.builder.effort",
-                "only for a declaration of inspect tasks",
+                "only for a declaration of inspect or harbor tasks",
             ],
         );
         // An empty or non-string effort is refused as before.
@@ -1699,5 +1699,253 @@ mod inspect {
         let (parts, doc) = d.cached_form().unwrap();
         let back = rebuild(&parts, &doc).unwrap();
         assert_eq!(back.tasks, d.tasks);
+    }
+}
+
+mod harbor {
+    use super::*;
+    use crate::testutil::harbor_declaration_value;
+
+    /// The live Harbor task of [`harbor_declaration_value`] is task 3.
+    const T: usize = 3;
+
+    fn hwith(f: impl FnOnce(&mut Value)) -> Value {
+        let mut v = harbor_declaration_value();
+        f(&mut v["tasks"][T]);
+        v["schedule"] = schedule_for(&v);
+        v
+    }
+
+    #[test]
+    fn a_harbor_task_parses_with_its_block() {
+        let d = parse(&harbor_declaration_value());
+        let t = d.task("harbor/hello-file").unwrap();
+        assert_eq!(t.kind, Kind::Harbor);
+        let spec = t.harbor.as_ref().unwrap();
+        assert_eq!(spec.task, "hello-file");
+        assert_eq!(spec.digest, format!("sha256:{}", "7".repeat(64)));
+        assert_eq!(spec.agent, "terminus-2");
+        assert_eq!(spec.reward, "reward");
+        assert_eq!(spec.pass_at_least, 1.0);
+        assert_eq!(t.limits.len(), 3);
+        assert!(t.inspect.is_none());
+        assert_eq!(d.schedule_len(), 10);
+        // A threshold may be any finite number, an integer too.
+        let d = parse(&hwith(|t| t["harbor"]["pass_at_least"] = json!(0)));
+        let spec = d.task("harbor/hello-file").unwrap().harbor.clone().unwrap();
+        assert_eq!(spec.pass_at_least, 0.0);
+    }
+
+    #[test]
+    fn the_harbor_block_is_required_and_closed() {
+        refused_once(
+            &hwith(|t| {
+                t.as_object_mut().unwrap().remove("harbor");
+            }),
+            &["tasks[3]", "harbor", "missing"],
+        );
+        refused_once(
+            &hwith(|t| t["harbor"] = json!("hello-file")),
+            &["tasks[3]", "harbor", "must be an object"],
+        );
+        refused_once(
+            &hwith(|t| t["harbor"]["n_attempts"] = json!(2)),
+            &["harbor.n_attempts", "unknown key"],
+        );
+        for k in ["task", "digest", "agent", "reward", "pass_at_least"] {
+            refused_once(
+                &hwith(|t| {
+                    t["harbor"].as_object_mut().unwrap().remove(k);
+                }),
+                &[&format!("harbor.{k}"), "missing"],
+            );
+        }
+        for k in ["task", "agent", "reward"] {
+            refused_once(
+                &hwith(|t| t["harbor"][k] = json!("")),
+                &[&format!("harbor.{k}"), "must not be empty"],
+            );
+            refused_once(
+                &hwith(|t| t["harbor"][k] = json!(3)),
+                &[&format!("harbor.{k}"), "string"],
+            );
+        }
+        // An inspect block on a harbor task (and a harbor block on an inspect one) is unknown.
+        refused_once(
+            &hwith(|t| t["inspect"] = json!({})),
+            &["tasks[3]", "inspect", "unknown key"],
+        );
+    }
+
+    #[test]
+    fn the_digest_is_harbors_form() {
+        for bad in [
+            json!("7".repeat(64)),
+            json!(format!("sha256:{}", "7".repeat(63))),
+            json!(format!("sha256:{}", "A".repeat(64))),
+            json!(format!("sha512:{}", "7".repeat(64))),
+        ] {
+            refused_once(
+                &hwith(|t| t["harbor"]["digest"] = bad.clone()),
+                &["harbor.digest", "Harbor's content digest"],
+            );
+        }
+    }
+
+    #[test]
+    fn the_threshold_is_a_finite_number() {
+        for bad in [json!("1.0"), json!(null), json!(true), json!([1])] {
+            refused_once(
+                &hwith(|t| t["harbor"]["pass_at_least"] = bad.clone()),
+                &["harbor.pass_at_least", "finite number"],
+            );
+        }
+    }
+
+    #[test]
+    fn harbor_limits_are_at_least_one_of_five_and_nothing_else() {
+        for (k, v) in [
+            ("agent_seconds", json!(900)),
+            ("verifier_seconds", json!(1.5)),
+            ("cost_usd", json!(0.25)),
+            ("input_tokens", json!(100000)),
+            ("output_tokens", json!(5000)),
+        ] {
+            let d = parse(&hwith(|t| t["limits"] = json!({ k: v })));
+            assert_eq!(
+                d.task("harbor/hello-file")
+                    .unwrap()
+                    .limits
+                    .keys()
+                    .collect::<Vec<_>>(),
+                vec![k]
+            );
+        }
+        refused_once(
+            &hwith(|t| t["limits"] = json!({})),
+            &["tasks[3]", "limits", "a harbor task declares at least one"],
+        );
+        refused_once(
+            &hwith(|t| t["limits"]["time_limit"] = json!(5)),
+            &["limits.time_limit", "declares only agent_seconds"],
+        );
+        refused_once(
+            &hwith(|t| t["limits"]["input_tokens"] = json!(2.5)),
+            &["limits.input_tokens", "integer"],
+        );
+        refused_once(
+            &hwith(|t| t["limits"]["output_tokens"] = json!(-1)),
+            &["limits.output_tokens", "integer"],
+        );
+        refused_once(
+            &hwith(|t| t["limits"]["agent_seconds"] = json!("60")),
+            &["limits.agent_seconds", "finite nonnegative"],
+        );
+        refused_once(
+            &hwith(|t| {
+                t.as_object_mut().unwrap().remove("limits");
+            }),
+            &["tasks[3]", "limits", "missing"],
+        );
+    }
+
+    #[test]
+    fn harbor_native_outcomes_are_closed() {
+        parse(&hwith(|t| {
+            t["native_outcomes"] = json!(["PASS", "UNSCORED"])
+        }));
+        for bad in ["STOPPED", "FALSE_COMPLETE", "RUNNING", "SKIPPED"] {
+            refused_once(
+                &hwith(|t| t["native_outcomes"] = json!(["PASS", bad])),
+                &["native_outcomes", bad, "no portfolio outcome"],
+            );
+        }
+    }
+
+    #[test]
+    fn two_tasks_may_not_declare_the_same_harbor_task() {
+        let mut v = harbor_declaration_value();
+        let mut t = v["tasks"][T].clone();
+        t["id"] = json!("harbor/hello-again");
+        v["tasks"].as_array_mut().unwrap().push(t.clone());
+        v["schedule"] = schedule_for(&v);
+        refused_once(&v, &["tasks[5].harbor.task", "as harbor/hello-file does"]);
+        // Another Harbor task name is another task.
+        let mut v = harbor_declaration_value();
+        t["harbor"]["task"] = json!("hello-again");
+        v["tasks"].as_array_mut().unwrap().push(t);
+        v["schedule"] = schedule_for(&v);
+        parse(&v);
+    }
+
+    #[test]
+    fn a_null_effort_is_allowed_for_harbor_declarations_alone() {
+        let mut v = harbor_declaration_value();
+        let tasks: Vec<Value> = v["tasks"].as_array().unwrap()[3..].to_vec();
+        v["tasks"] = Value::Array(tasks);
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = schedule_for(&v);
+        assert_eq!(parse(&v).profile.roles["builder"].effort, None);
+        let mut v = harbor_declaration_value();
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = schedule_for(&v);
+        refused_once(
+            &v,
+            &[
+                "profile.roles.builder.effort",
+                "only for a declaration of inspect or harbor tasks",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_harbor_task_expects_completion_and_its_id_is_harbor_slash_name() {
+        refused_once(
+            &hwith(|t| t["expects"] = json!("stop")),
+            &["tasks[3]", "expects", "no stop status"],
+        );
+        refused_once(
+            &hwith(|t| t["id"] = json!("inspect/hello-file")),
+            &["tasks[3]", "id", "harbor/<name>"],
+        );
+        refused_once(
+            &hwith(|t| t["kind"] = json!("harbour")),
+            &["tasks[3]", "kind", "\"harbor\""],
+        );
+    }
+
+    #[test]
+    fn harbor_follows_definition_in_the_canonical_order() {
+        let v = harbor_declaration_value();
+        let bytes = canonical(&v);
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let task = &text[text.find("\"harbor/hello-file\"").unwrap()..];
+        let def = task.find("\"definition\"").unwrap();
+        let h = task.find("\"harbor\":").unwrap();
+        let lim = task.find("\"limits\"").unwrap();
+        assert!(def < h && h < lim, "{task}");
+        let d = Declaration::parse(&bytes, DEFAULT_MAX_INPUT_BYTES).unwrap();
+        assert_eq!(d.task("harbor/hello-file").unwrap().kind, Kind::Harbor);
+        assert_eq!(d.tasks, parse(&v).tasks);
+        // And the cached form keeps the block.
+        let (parts, doc) = d.cached_form().unwrap();
+        assert_eq!(rebuild(&parts, &doc).unwrap().tasks, d.tasks);
+    }
+
+    #[test]
+    fn harbors_error_policy_decides_which_exception_statuses_are_completions() {
+        assert!(Kind::Harbor.is_completion_status("completed"));
+        assert!(Kind::Harbor.is_completion_status("exception:AgentTimeoutError"));
+        assert!(Kind::Harbor.is_completion_status("exception:AgentSafetyRefusalError"));
+        for s in [
+            "exception:VerifierTimeoutError",
+            "exception:EnvironmentStartTimeoutError",
+            "exception:",
+            "exception:SomethingNew",
+            "COMPLETED",
+        ] {
+            assert!(!Kind::Harbor.is_completion_status(s), "{s}");
+        }
+        assert_eq!(Kind::Harbor.stop_status(), None);
     }
 }

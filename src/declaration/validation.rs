@@ -8,10 +8,10 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{
-    expected_schedule, is_full_commit, is_repo_path, is_sample_id, is_sha256, is_valid_id,
-    is_valid_task_name, sample_key, CachedForm, Declaration, Evidence, Expects, FilePin,
-    InspectSpec, Kind, Mode, Profile, Role, ScheduleEntry, Task, Tasks, TreePin, Upstream,
-    ACCEPTANCE_RULES, COUNT_LIMITS, FORMAT, INSPECT_LIMITS, MAX_SCHEDULE, STANDARD_FIELDS,
+    expected_schedule, is_full_commit, is_harbor_digest, is_repo_path, is_sample_id, is_sha256,
+    is_valid_id, is_valid_task_name, sample_key, CachedForm, Declaration, Evidence, Expects,
+    FilePin, HarborSpec, InspectSpec, Kind, Mode, Profile, Role, ScheduleEntry, Task, Tasks,
+    TreePin, Upstream, ACCEPTANCE_RULES, COUNT_LIMITS, FORMAT, MAX_SCHEDULE, STANDARD_FIELDS,
 };
 use crate::error::{Reasons, Result};
 use crate::json;
@@ -346,11 +346,14 @@ pub(super) fn validate(
     };
 
     if let (Some(p), Some(tasks)) = (&profile, &tasks) {
-        if let Some(t) = tasks.iter().find(|t| t.kind != Kind::Inspect) {
+        if let Some(t) = tasks
+            .iter()
+            .find(|t| !matches!(t.kind, Kind::Inspect | Kind::Harbor))
+        {
             for (name, _) in p.roles.iter().filter(|(_, r)| r.effort.is_none()) {
                 c.bad(
                     &format!("profile.roles.{name}.effort"),
-                    format!("null (no reasoning effort) is only for a declaration of inspect tasks; {} is an {} task, whose harness forwards an effort flag", t.id, t.kind.as_str()),
+                    format!("null (no reasoning effort) is only for a declaration of inspect or harbor tasks; {} is an {} task, whose harness forwards an effort flag", t.id, t.kind.as_str()),
                 );
             }
         }
@@ -622,6 +625,8 @@ fn validate_tasks(c: &mut Ctx, v: Option<&Value>) -> Option<Vec<Task>> {
     // (Inspect task, sample id as JSON text) → the task that declares it: a sample fixes its
     // schedule id, so two tasks may not declare the same one.
     let mut samples: HashMap<(String, String), String> = HashMap::new();
+    // Harbor task name → the task that declares it.
+    let mut harbor_tasks: HashMap<String, String> = HashMap::new();
     let mut all_ok = true;
     for (i, item) in items.iter().enumerate() {
         match validate_task(c, i, item) {
@@ -632,6 +637,18 @@ fn validate_tasks(c: &mut Ctx, v: Option<&Value>) -> Option<Vec<Task>> {
                         format!("{:?} repeats an id", t.id),
                     );
                     all_ok = false;
+                }
+                if let Some(spec) = &t.harbor {
+                    if let Some(other) = harbor_tasks.insert(spec.task.clone(), t.id.clone()) {
+                        c.bad(
+                            &format!("tasks[{i}].harbor.task"),
+                            format!(
+                                "{} declares Harbor task {:?} as {other} does: a trial fills the rows of the one task that names its task",
+                                t.id, spec.task
+                            ),
+                        );
+                        all_ok = false;
+                    }
                 }
                 if let Some(spec) = &t.inspect {
                     let key = (spec.task.clone(), sample_key(&spec.sample_id));
@@ -668,10 +685,13 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
         Some("arena") => Some(Kind::Arena),
         Some("scenario") => Some(Kind::Scenario),
         Some("inspect") => Some(Kind::Inspect),
+        Some("harbor") => Some(Kind::Harbor),
         Some(other) => {
             c.bad(
                 &join(at, "kind"),
-                format!("must be \"arena\", \"scenario\" or \"inspect\", not {other:?}"),
+                format!(
+                    "must be \"arena\", \"scenario\", \"inspect\" or \"harbor\", not {other:?}"
+                ),
             );
             None
         }
@@ -718,6 +738,18 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
             ];
             c.keys(at, m, &common, &["limits"], &[]);
         }
+        Some(Kind::Harbor) => {
+            let common = [
+                "id",
+                "kind",
+                "evidence",
+                "expects",
+                "definition",
+                "harbor",
+                "native_outcomes",
+            ];
+            c.keys(at, m, &common, &["limits"], &[]);
+        }
         None => {}
     }
     let id = c.string(&join(at, "id"), m.get("id")).map(str::to_owned);
@@ -749,6 +781,13 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
             );
             None
         }
+        Some("stop") if kind == Some(Kind::Harbor) => {
+            c.bad(
+                &join(at, "expects"),
+                "a harbor task expects \"completion\": a Harbor trial has no stop status, so a PASS could never be a stop",
+            );
+            None
+        }
         Some("stop") => Some(Expects::Stop),
         Some(s) => {
             c.bad(
@@ -771,6 +810,11 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
     };
     let inspect = if kind == Some(Kind::Inspect) {
         validate_inspect(c, &join(at, "inspect"), m.get("inspect"))
+    } else {
+        None
+    };
+    let harbor = if kind == Some(Kind::Harbor) {
+        validate_harbor(c, &join(at, "harbor"), m.get("harbor"))
     } else {
         None
     };
@@ -812,6 +856,7 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
         expects: expects?,
         definition: definition?,
         inspect,
+        harbor,
         oracle,
         upstream,
         limits: limits?,
@@ -864,8 +909,8 @@ fn validate_limits(
     };
     let m = c.object(at, Some(v))?;
     let names = kind.limit_names();
-    if kind == Kind::Inspect {
-        return validate_inspect_limits(c, at, m);
+    if kind.limits_are_optional() {
+        return validate_optional_limits(c, at, m, kind);
     }
     let mut out = BTreeMap::new();
     for k in m.keys() {
@@ -907,23 +952,35 @@ fn validate_limits(
     (out.len() == names.len()).then_some(out)
 }
 
-/// An Inspect task's limits: at least one of [`INSPECT_LIMITS`], nothing else; counts are
-/// integers, seconds and USD finite nonnegative numbers.
-fn validate_inspect_limits(
+/// "a" or "an" before the kind's name.
+fn kind_article(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Arena | Kind::Inspect => "an",
+        Kind::Scenario | Kind::Harbor => "a",
+    }
+}
+
+/// An Inspect or Harbor task's limits: at least one of its kind's limit names, nothing else;
+/// counts are integers, seconds and USD finite nonnegative numbers.
+fn validate_optional_limits(
     c: &mut Ctx,
     at: &str,
     m: &Map<String, Value>,
+    kind: Kind,
 ) -> Option<BTreeMap<String, f64>> {
+    let names = kind.limit_names();
     let before = c.r.len();
     let mut out = BTreeMap::new();
     for (k, v) in m {
         let lat = join(at, k);
-        if !INSPECT_LIMITS.contains(&k.as_str()) {
+        if !names.contains(&k.as_str()) {
             c.bad(
                 &lat,
                 format!(
-                    "an inspect task declares only {} (at least one)",
-                    INSPECT_LIMITS.join(", ")
+                    "{} {} task declares only {} (at least one)",
+                    kind_article(kind),
+                    kind.as_str(),
+                    names.join(", ")
                 ),
             );
         } else if COUNT_LIMITS.contains(&k.as_str()) {
@@ -952,12 +1009,71 @@ fn validate_inspect_limits(
         c.bad(
             at,
             format!(
-                "an inspect task declares at least one of {} (spend is compared with them)",
-                INSPECT_LIMITS.join(", ")
+                "{} {} task declares at least one of {} (spend is compared with them)",
+                kind_article(kind),
+                kind.as_str(),
+                names.join(", ")
             ),
         );
     }
     (c.r.len() == before).then_some(out)
+}
+
+/// A Harbor task's `harbor` block: every key required, the digest in Harbor's form, the
+/// threshold a finite number.
+fn validate_harbor(c: &mut Ctx, at: &str, v: Option<&Value>) -> Option<HarborSpec> {
+    let m = c.object(at, v)?;
+    let before = c.r.len();
+    c.keys(
+        at,
+        m,
+        &["task", "digest", "agent", "reward", "pass_at_least"],
+        &[],
+        &[],
+    );
+    let text = |c: &mut Ctx, k: &str| {
+        let s = c.string(&join(at, k), m.get(k))?;
+        if s.is_empty() {
+            c.bad(&join(at, k), "must not be empty");
+            return None;
+        }
+        Some(s.to_owned())
+    };
+    let task = text(c, "task");
+    let digest = text(c, "digest");
+    let agent = text(c, "agent");
+    let reward = text(c, "reward");
+    if let Some(d) = &digest {
+        if !is_harbor_digest(d) {
+            c.bad(
+                &join(at, "digest"),
+                format!("{d:?} is not Harbor's content digest, \"sha256:<64 lowercase hex digits>\" (a trial lock's task.digest)"),
+            );
+        }
+    }
+    let pass_at_least = match m.get("pass_at_least") {
+        Some(v) => match v.as_f64().filter(|f| f.is_finite() && v.is_number()) {
+            Some(f) => Some(f),
+            None => {
+                c.bad(
+                    &join(at, "pass_at_least"),
+                    format!("must be a finite number (the least reward that passes), not {v}"),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    if c.r.len() != before {
+        return None;
+    }
+    Some(HarborSpec {
+        task: task?,
+        digest: digest?,
+        agent: agent?,
+        reward: reward?,
+        pass_at_least: pass_at_least?,
+    })
 }
 
 /// An Inspect task's `inspect` block.

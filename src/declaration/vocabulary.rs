@@ -78,13 +78,43 @@ pub const INSPECT_LIMITS: [&str; 5] = [
     "working_limit",
     "cost_limit",
 ];
+/// Native outcomes a Harbor task may declare (`harbor.md`).
+pub const HARBOR_OUTCOMES: [&str; 4] = ["PASS", "FAIL", "ERROR", "UNSCORED"];
+/// The limits a Harbor task may declare: at least one of them, nothing else.
+pub const HARBOR_LIMITS: [&str; 5] = [
+    "agent_seconds",
+    "verifier_seconds",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
+];
 /// Limits that are counts (integers).
-pub const COUNT_LIMITS: [&str; 4] = [
+pub const COUNT_LIMITS: [&str; 6] = [
     "max_steps",
     "max_iterations",
     "message_limit",
     "token_limit",
+    "input_tokens",
+    "output_tokens",
 ];
+
+/// The exception types whose reward Harbor's error policy counts as a valid measurement
+/// (`harbor/models/trial/error_policy.py` of Harbor 0.25: the causes `AGENT_EXHAUSTED_BUDGET`
+/// and `AGENT_REFUSED_TASK`); for every other type, known or not, it does not.
+pub const HARBOR_REWARD_VALID_EXCEPTIONS: [&str; 7] = [
+    "AgentTimeoutError",
+    "ContextWindowExceededError",
+    "OutputTokenExceededError",
+    "ContextLengthExceededError",
+    "OutputLengthExceededError",
+    "AgentSafetyRefusalError",
+    "ContentPolicyViolationError",
+];
+
+/// Whether Harbor's error policy counts the reward of a trial that raised this exception type.
+pub fn harbor_reward_valid(exception_type: &str) -> bool {
+    HARBOR_REWARD_VALID_EXCEPTIONS.contains(&exception_type)
+}
 
 /// Top-level keys of a declaration, in the order they are written.
 pub const TOP_KEYS: [&str; 15] = [
@@ -105,13 +135,14 @@ pub const TOP_KEYS: [&str; 15] = [
     "schedule",
 ];
 /// Task keys, in the order they are written.
-pub const TASK_KEYS: [&str; 10] = [
+pub const TASK_KEYS: [&str; 11] = [
     "id",
     "kind",
     "evidence",
     "expects",
     "definition",
     "inspect",
+    "harbor",
     "oracle",
     "upstream",
     "limits",
@@ -136,6 +167,7 @@ pub enum Kind {
     Arena,
     Scenario,
     Inspect,
+    Harbor,
 }
 
 impl Kind {
@@ -144,6 +176,7 @@ impl Kind {
             Kind::Arena => "arena",
             Kind::Scenario => "scenario",
             Kind::Inspect => "inspect",
+            Kind::Harbor => "harbor",
         }
     }
     /// The status at which a PASS is a completion (for Inspect, the plain one: a PASS at
@@ -152,7 +185,7 @@ impl Kind {
         match self {
             Kind::Arena => "COMPLETED",
             Kind::Scenario => "COMPLETE",
-            Kind::Inspect => "completed",
+            Kind::Inspect | Kind::Harbor => "completed",
         }
     }
     /// Whether a PASS at this status is a completion. Inspect scores a sample that hit a
@@ -164,6 +197,14 @@ impl Kind {
                 status == "completed"
                     || status.strip_prefix("limit:").is_some_and(|t| !t.is_empty())
             }
+            // A trial whose exception Harbor's policy grades (the agent's budget ran out, it
+            // refused) was measured: its reward counts, against the declared limits.
+            Kind::Harbor => {
+                status == "completed"
+                    || status
+                        .strip_prefix("exception:")
+                        .is_some_and(harbor_reward_valid)
+            }
             _ => status == self.completion_status(),
         }
     }
@@ -173,7 +214,7 @@ impl Kind {
         match self {
             Kind::Arena => Some("STOPPED"),
             Kind::Scenario => Some("BLOCKED"),
-            Kind::Inspect => None,
+            Kind::Inspect | Kind::Harbor => None,
         }
     }
     /// Whether a PASS at this status is a stop.
@@ -186,14 +227,21 @@ impl Kind {
             Kind::Arena => &ARENA_OUTCOMES,
             Kind::Scenario => &SCENARIO_OUTCOMES,
             Kind::Inspect => &INSPECT_OUTCOMES,
+            Kind::Harbor => &HARBOR_OUTCOMES,
         }
     }
-    /// The limits this kind declares (for Inspect: may declare, at least one).
+    /// Whether the kind's tasks may declare any non-empty subset of [`Kind::limit_names`]
+    /// (Inspect, Harbor) rather than exactly all of them.
+    pub fn limits_are_optional(self) -> bool {
+        matches!(self, Kind::Inspect | Kind::Harbor)
+    }
+    /// The limits this kind declares (for Inspect and Harbor: may declare, at least one).
     pub fn limit_names(self) -> &'static [&'static str] {
         match self {
             Kind::Arena => &ARENA_LIMITS,
             Kind::Scenario => &SCENARIO_LIMITS,
             Kind::Inspect => &INSPECT_LIMITS,
+            Kind::Harbor => &HARBOR_LIMITS,
         }
     }
 }
@@ -291,6 +339,28 @@ pub struct InspectSpec {
     pub task_args: Map<String, Value>,
 }
 
+/// A Harbor task's `harbor` block: which Harbor task, its content digest as Harbor computes
+/// it, the agent its trials must run, and which reward decides.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct HarborSpec {
+    /// The Harbor task name as a trial's `result.json` records it (`task_name`).
+    pub task: String,
+    /// Harbor's content hash of the task directory, `sha256:<hex>` (a trial lock's
+    /// `task.digest`).
+    pub digest: String,
+    /// The Harbor agent name the trials must run (`config.agent.name`).
+    pub agent: String,
+    /// The reward key that decides (`verifier_result.rewards`).
+    pub reward: String,
+    /// A trial passes when that reward is at least this.
+    pub pass_at_least: f64,
+}
+
+/// Whether `s` is a Harbor content digest: `sha256:` and 64 lowercase hex digits.
+pub fn is_harbor_digest(s: &str) -> bool {
+    s.strip_prefix("sha256:").is_some_and(is_sha256)
+}
+
 /// One declared task.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Task {
@@ -302,6 +372,9 @@ pub struct Task {
     /// An Inspect task's sample, scorer and pass values.
     #[serde(default)]
     pub inspect: Option<InspectSpec>,
+    /// A Harbor task's task name, digest, agent and deciding reward.
+    #[serde(default)]
+    pub harbor: Option<HarborSpec>,
     pub oracle: Option<FilePin>,
     pub upstream: Option<Upstream>,
     /// Declared limits by name (finite, nonnegative).

@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 pub use budget::Budget;
 pub use diff::tree_changes;
 pub use row::read_row;
-pub(crate) use step::rule7;
+pub(crate) use step::{record_file, rule7};
 
 /// One path that differs between two trees: its entry before (`None`: added) and after
 /// (`None`: removed).

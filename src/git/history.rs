@@ -17,17 +17,6 @@ use crate::ledger::Row;
 use crate::portfolio::classify;
 use crate::refusal::Reason;
 
-/// The writers file at the tip of a ledger, parsed (`None` when it holds none, or they do not
-/// parse: `verify` says why).
-fn tip_writers(repo: &gix::Repository, tip: gix::ObjectId) -> Result<Option<AllowedSigners>> {
-    let tree = read_commit(repo, tip)?.tree;
-    let Some((_, blob)) = find_in_tree(repo, tree, crate::git::layout::WRITERS)? else {
-        return Ok(None);
-    };
-    let bytes = crate::git::objects::read_blob_bounded_id(repo, blob, 1 << 20, "writers")?;
-    Ok(AllowedSigners::parse(&bytes).ok())
-}
-
 /// Who signed commit `id`, and on a ledger with writers why rule 8 does not hold for it.
 fn signer_of(
     repo: &gix::Repository,
@@ -51,13 +40,18 @@ fn signer_of(
             ),
             Err(why) => (None, Some(why)),
         },
-        None => (
-            signature::signature_key(raw, hash).map(|fingerprint| Signer {
-                principal: None,
-                fingerprint,
-            }),
-            None,
-        ),
+        // No writers: a key is named only when the signature verifies with it.
+        None => match signature::self_verified(raw, hash) {
+            None => (None, None),
+            Some(Ok(fingerprint)) => (
+                Some(Signer {
+                    principal: None,
+                    fingerprint,
+                }),
+                None,
+            ),
+            Some(Err(why)) => (None, Some(why)),
+        },
     })
 }
 
@@ -77,11 +71,24 @@ pub struct Entry {
     /// Whether the commit's message says exactly what its tree did (rule 7); when not, the
     /// subject is shown as written but the attempts, repairs and count are the trees'.
     pub message_admitted: bool,
-    /// Who signed it: on a ledger with writers, the writers line's principal and the key's
-    /// fingerprint when rule 8 holds; elsewhere the key's fingerprint (principal null).
+    /// Who signed it, named only once the signature verified: on a ledger with writers (the
+    /// root's `writers`, checked against the declaration's hash), the writers line's principal
+    /// and the key's fingerprint when rule 8 holds; elsewhere the key's fingerprint (principal
+    /// null) when the signature verifies with the key it carries.
     pub signer: Option<Signer>,
-    /// On a ledger with writers, why rule 8 does not hold for this commit.
+    /// Why the signature is not good: on a ledger with writers, why rule 8 does not hold for
+    /// this commit; elsewhere, why a signature the commit carries does not verify.
     pub signature_refused: Option<String>,
+    /// Whether `verify` admits the chain from the root up to this commit.
+    pub admitted: bool,
+    /// When it does not: the reasons `verify` gives for the first commit it refuses, or, for
+    /// the commits after it, that they follow a refused commit.
+    pub refused: Option<String>,
+    /// What the text form shows of `refused`: the rules broken (`rule 7`, `rule 8`, …), or
+    /// the short id of the refused commit this one follows (the reasons themselves go to
+    /// stderr, as `verify` prints them).
+    #[serde(skip)]
+    pub refused_short: Option<String>,
 }
 
 /// A commit's signer, as `log` shows it.
@@ -112,6 +119,9 @@ fn entry(
         message_admitted: true,
         signer: None,
         signature_refused: None,
+        admitted: true,
+        refused: None,
+        refused_short: None,
     }
 }
 
@@ -171,10 +181,21 @@ fn what_changed(
     Ok((filled, repaired))
 }
 
+/// A ledger's history as `log` shows it.
+pub struct History {
+    /// One entry per commit, oldest first.
+    pub entries: Vec<Entry>,
+    /// The rule 7 reasons of every commit whose message says something else, and `verify`'s
+    /// reasons for the first commit it refuses (empty when the chain is admitted).
+    pub reasons: Vec<Reason>,
+    /// Whether the ledger's declaration names writers (rule 8 applies).
+    pub writers: bool,
+}
+
 /// The history of the ledger whose tip is `tip`, oldest first: one entry per commit with what
-/// its trees say it did, and the rule 7 reasons of every commit whose message says something
-/// else (empty when each message was admitted).
-pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<(Vec<Entry>, Vec<Reason>)> {
+/// its trees say it did, who signed it (named only after the signature verified, with the
+/// declared writers), and whether `verify` admits it; never more trusting than `verify`.
+pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
     // Oldest first: what each commit did is read from its rows (fills and repairs, the count
     // from the root), never from its message; the message is only compared with it (rule 7).
     let mut chain = Vec::new();
@@ -195,7 +216,28 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<(Vec<Entry>
     let mut entries = Vec::new();
     let mut lies = Vec::new();
     let mut k = 0;
-    let writers = tip_writers(repo, tip)?;
+    // The writers are the declared ones: the root's `writers`, checked against the
+    // declaration's hash (rule 2 keeps every later tree's equal, and `verify` refuses a tree
+    // whose are not), never a later tree's.
+    let max = crate::json::DEFAULT_MAX_INPUT_BYTES;
+    let (writers, writers_refused) = if known.decl.writers.is_some() {
+        match signature::writers_of(repo, &known, root.tree, &format!("commit {}", root.id), max) {
+            Ok(w) => (w.map(|(_, w)| w), None),
+            Err(e @ Error::Refused(_)) => (
+                None,
+                Some(
+                    e.reasons()
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+            ),
+            Err(e) => return Err(e),
+        }
+    } else {
+        (None, None)
+    };
     let mut buf = Vec::new();
     for (i, info) in chain.iter().enumerate() {
         let id = info.id;
@@ -237,10 +279,65 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<(Vec<Entry>
         let why = why.into_vec();
         if let Some(last) = entries.last_mut() {
             last.message_admitted = why.is_empty();
-            (last.signer, last.signature_refused) =
-                signer_of(repo, id, writers.as_ref(), &mut buf)?;
+            (last.signer, last.signature_refused) = match &writers_refused {
+                // Declared writers that cannot be read name no signer.
+                Some(why) => (None, Some(why.clone())),
+                None => signer_of(repo, id, writers.as_deref(), &mut buf)?,
+            };
         }
         lies.extend(why);
     }
-    Ok((entries, lies))
+    // What `verify` says of the chain: the first commit it refuses, and why; every commit
+    // after it follows a refused one.
+    let mut done = 0;
+    let verdict = Admission::new(repo, max)
+        .without_cache()
+        .chain(None, tip, &mut |n, _| done = n);
+    if let Err(e) = verdict {
+        let Error::Refused(r) = e else {
+            return Err(e);
+        };
+        let first = entries
+            .get(done)
+            .map(|e| e.commit.clone())
+            .unwrap_or_default();
+        let reasons = r.into_vec();
+        let text = reasons
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        let mut rules: Vec<String> = reasons
+            .iter()
+            .map(|r| match r.rule {
+                Some(crate::refusal::Rule::Admission(n)) => format!("rule {n}"),
+                _ => "its contents".to_owned(),
+            })
+            .collect();
+        rules.sort();
+        rules.dedup();
+        for (i, e) in entries.iter_mut().enumerate().skip(done) {
+            e.admitted = false;
+            if i == done {
+                e.refused = Some(text.clone());
+                e.refused_short = Some(format!("{}; the reasons are below", rules.join(", ")));
+            } else {
+                e.refused = Some(format!("it follows commit {first}, which verify refuses"));
+                e.refused_short = Some(format!(
+                    "it follows {}, which verify refuses",
+                    &first[..7.min(first.len())]
+                ));
+            }
+        }
+        for r in reasons {
+            if !lies.contains(&r) {
+                lies.push(r);
+            }
+        }
+    }
+    Ok(History {
+        entries,
+        reasons: lies,
+        writers: known.decl.writers.is_some(),
+    })
 }

@@ -225,6 +225,17 @@ mod tests {
         assert!(why.starts_with("refs/LEDGERS/x: ") && why.contains("refs/ledgers/x in lowercase"));
         // Not at a character boundary: no panic.
         assert!(!folds_to_ledger_ref("refs/ledgersé/x"));
+        // Where sync keeps refused attempts, and the remote-tracking copies: no ledger refs.
+        for name in [
+            "refs/ledger-conflicts/x/1",
+            "refs/LEDGER-CONFLICTS/x/1",
+            "refs/remotes/origin/ledgers/x",
+        ] {
+            assert!(
+                !folds_to_ledger_ref(name) && misspelled_ledger_ref(name).is_none(),
+                "{name}"
+            );
+        }
         assert_eq!(misspelled_ledger_ref("refs/ledgersé/x"), None);
         assert!(folds_to_replace_ref("refs/Replace/1") && !folds_to_replace_ref("refs/replaced"));
     }

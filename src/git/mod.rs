@@ -21,6 +21,7 @@ mod params;
 pub mod pin;
 pub mod quarantine;
 pub mod read;
+pub mod ready;
 pub mod replace;
 mod revision;
 pub mod sign;
@@ -28,6 +29,7 @@ pub mod signature;
 pub mod store;
 pub mod transport;
 mod tree;
+pub mod worktree;
 
 use std::path::{Path, PathBuf};
 

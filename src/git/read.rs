@@ -16,6 +16,7 @@ pub fn ledger_commit(
     match at {
         Some(rev) => match super::resolve_commit(repo, rev) {
             Ok(id) => Ok(id),
+            Err(e) if names_a_missing_commit(repo, rev) => Err(not_served(rev, e)),
             Err(e) => {
                 let (base, rest) = rev.split_at(rev.find(['~', '^']).unwrap_or(rev.len()));
                 let name = super::layout::ref_name(base);
@@ -27,6 +28,132 @@ pub fn ledger_commit(
         },
         None => Ok(super::store::resolve_ref(repo, ledger_ref)?.1),
     }
+}
+
+/// An `--expect-tip` argument: the declaration id (when given as `ID@TIP`) and the commit.
+pub struct ExpectTip {
+    pub id: Option<String>,
+    pub tip: ObjectId,
+}
+
+/// Read `--expect-tip ID@TIP | TIP`: TIP is a full commit id, as a citation names it.
+pub fn parse_expect_tip(repo: &gix::Repository, arg: &str) -> Result<ExpectTip> {
+    let hex_len = repo.object_hash().len_in_hex();
+    let (id, tip) = match arg.rsplit_once('@') {
+        Some((id, tip)) => (Some(id.to_owned()), tip),
+        None => (None, arg),
+    };
+    if id
+        .as_deref()
+        .is_some_and(|id| !crate::declaration::is_valid_id(id))
+    {
+        return Err(Error::Usage(format!(
+            "--expect-tip {arg}: {:?} is not a declaration id; give <declaration id>@<full commit id>, as a report's citation says",
+            id.unwrap_or_default()
+        )));
+    }
+    if tip.len() != hex_len || !tip.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Error::Usage(format!(
+            "--expect-tip {arg}: give the full commit id ({hex_len} hex digits), as a report's citation names it"
+        )));
+    }
+    let tip = ObjectId::from_hex(tip.to_ascii_lowercase().as_bytes())
+        .map_err(|e| Error::Usage(format!("--expect-tip {arg}: {e}")))?;
+    Ok(ExpectTip { id, tip })
+}
+
+/// How many first-parent steps `expected` is behind `tip` (0: it is the tip), or the reason
+/// the chain does not contain it: the commit is missing from the served history, or it is
+/// another commit than any on the chain.
+pub fn behind(
+    repo: &gix::Repository,
+    tip: gix::ObjectId,
+    expected: gix::ObjectId,
+) -> Result<std::result::Result<usize, String>> {
+    let mut at = tip;
+    let mut steps = 0;
+    loop {
+        if at == expected {
+            return Ok(Ok(steps));
+        }
+        match super::objects::read_commit(repo, at)?.parents.first() {
+            Some(parent) if repo.has_object(*parent) => at = *parent,
+            _ => break,
+        }
+        steps += 1;
+    }
+    let what = if repo.has_object(expected) {
+        format!(
+            "commit {expected} is not on the ledger's first-parent chain from {tip} to its root"
+        )
+    } else {
+        format!(
+            "commit {expected} is not in the served history: the ledger may have been rewritten"
+        )
+    };
+    Ok(Err(format!("rewritten since {expected}: {what}")))
+}
+
+/// The ledger state a report of commit `commit` names: the ledger ref (`ledger_ref`'s, else
+/// the declaration's) when the commit is on its first-parent chain, the commit and its
+/// `Ledger-Filled` count.
+pub fn state_at(
+    repo: &gix::Repository,
+    decl: &crate::declaration::Declaration,
+    commit: ObjectId,
+    ledger_ref: Option<&str>,
+) -> Result<crate::report::LedgerState> {
+    let (name, tip) = match ledger_ref {
+        Some(arg) => {
+            let (name, tip) = super::store::resolve_ref(repo, Some(arg))?;
+            (name, Some(tip))
+        }
+        None => {
+            let name = super::layout::ref_name(&decl.id);
+            let tip = super::store::ref_target(repo, &name)?;
+            (name, tip)
+        }
+    };
+    // The ref is named only when the commit is on its first-parent chain (a commit `--at`
+    // names elsewhere, say a refused attempt kept aside, is no state of the ledger ref).
+    let on_ref = match tip {
+        Some(tip) => behind(repo, tip, commit)?.is_ok(),
+        None => false,
+    };
+    let info = super::objects::read_commit(repo, commit)?;
+    let filled = super::message::filled_of(&info.message, decl.schedule_len());
+    Ok(crate::report::LedgerState::at_ref(
+        &decl.id,
+        on_ref.then_some(name.as_str()),
+        &commit.to_string(),
+        filled,
+    ))
+}
+
+/// Whether `rev` names a commit by its full id (as a citation does) that this repository
+/// does not hold.
+fn names_a_missing_commit(repo: &gix::Repository, rev: &str) -> bool {
+    let base = &rev[..rev.find(['~', '^']).unwrap_or(rev.len())];
+    base.len() == repo.object_hash().len_in_hex()
+        && gix::ObjectId::from_hex(base.as_bytes()).is_ok_and(|id| !repo.has_object(id))
+}
+
+/// The error for a named commit the served history does not hold (review.md §1): the ledger
+/// may have been rewritten; fetching is only the second line, since a commit that was
+/// rewritten away cannot be fetched from the server that rewrote it.
+fn not_served(rev: &str, e: Error) -> Error {
+    let hint = e
+        .hints()
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| super::FETCH_OBJECT_HINT.to_owned());
+    Error::failed_with_hint(
+        format!(
+            "commit {} is not in the served history: the ledger may have been rewritten",
+            super::show_str(rev)
+        ),
+        format!("if it was only never fetched here: {hint}"),
+    )
 }
 
 /// The exact bytes of the declaration (`campaign.json`) of ledger commit `commit`.

@@ -633,6 +633,69 @@ impl Store for RefStore {
     }
 
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError> {
+        self.commit(change, false).map(|_| ())
+    }
+
+    fn rehearse(&mut self, change: &Change) -> Result<Option<String>> {
+        // Every object the write would make is kept in memory and dropped after the
+        // admission: the object database is not touched, no ref moves.
+        self.repo.objects.enable_object_memory();
+        let r = self.commit(change, true);
+        self.repo.objects.take_object_memory();
+        match r {
+            Ok(message) => Ok(Some(message)),
+            Err(WriteError::Other(e) | WriteError::Locked(e)) => Err(e),
+            Err(WriteError::Moved) => Err(Error::failed(
+                "a dry run moved no ref, yet was told the ref moved",
+            )),
+        }
+    }
+
+    fn location(&self) -> Option<String> {
+        let retries = match self.retries {
+            0 => String::new(),
+            1 => "; rebuilt once after another writer moved the ref".to_owned(),
+            n => format!("; rebuilt {n} times after other writers moved the ref"),
+        };
+        Some(format!(
+            "{} {} ({}/{} filled{retries})",
+            self.refname,
+            self.tip,
+            self.filled,
+            self.known.decl.schedule_len()
+        ))
+    }
+
+    fn reload(&mut self) -> Result<()> {
+        let tip = ref_target(&self.repo, &self.refname)?
+            .ok_or_else(|| Error::failed(format!("{} was deleted while writing", self.refname)))?;
+        let (known, tree, filled) = Self::load(
+            &self.repo,
+            &self.refname,
+            tip,
+            Some(self.known.clone()),
+            self.max_bytes,
+            &self.trees,
+        )?;
+        if known.blob != self.known.blob {
+            return Err(Error::refused(format!(
+                "{} now holds another declaration (campaign.json changed at commit {tip})",
+                self.refname
+            )));
+        }
+        self.tip = tip;
+        self.tip_tree = tree;
+        self.filled = filled;
+        self.retries += 1;
+        Ok(())
+    }
+}
+
+impl RefStore {
+    /// Write `change` as one commit on the tip, admit it, and move the ref; with `dry`, stop
+    /// after the admission (the objects go wherever `repo.objects` puts them: in memory for a
+    /// rehearsal). Returns the commit's message.
+    fn commit(&mut self, change: &Change, dry: bool) -> std::result::Result<String, WriteError> {
         let repo = &self.repo;
         let decl = &self.known.decl;
         let fail = |e: &dyn std::fmt::Display| {
@@ -738,6 +801,9 @@ impl Store for RefStore {
             .with_known(self.known.clone())
             .with_trees(self.trees.clone())
             .admit_step(self.tip, commit)?;
+        if dry {
+            return Ok(message);
+        }
         let subject = message.lines().next().unwrap_or_default();
         move_ref(
             repo,
@@ -751,46 +817,7 @@ impl Store for RefStore {
         self.tip = commit;
         self.tip_tree = tree;
         self.filled = filled;
-        Ok(())
-    }
-
-    fn location(&self) -> Option<String> {
-        let retries = match self.retries {
-            0 => String::new(),
-            1 => "; rebuilt once after another writer moved the ref".to_owned(),
-            n => format!("; rebuilt {n} times after other writers moved the ref"),
-        };
-        Some(format!(
-            "{} {} ({}/{} filled{retries})",
-            self.refname,
-            self.tip,
-            self.filled,
-            self.known.decl.schedule_len()
-        ))
-    }
-
-    fn reload(&mut self) -> Result<()> {
-        let tip = ref_target(&self.repo, &self.refname)?
-            .ok_or_else(|| Error::failed(format!("{} was deleted while writing", self.refname)))?;
-        let (known, tree, filled) = Self::load(
-            &self.repo,
-            &self.refname,
-            tip,
-            Some(self.known.clone()),
-            self.max_bytes,
-            &self.trees,
-        )?;
-        if known.blob != self.known.blob {
-            return Err(Error::refused(format!(
-                "{} now holds another declaration (campaign.json changed at commit {tip})",
-                self.refname
-            )));
-        }
-        self.tip = tip;
-        self.tip_tree = tree;
-        self.filled = filled;
-        self.retries += 1;
-        Ok(())
+        Ok(message)
     }
 }
 

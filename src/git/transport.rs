@@ -146,6 +146,42 @@ pub fn fetch_unforced(dir: &Path, remote: &str, spec: &str) -> Result<Vec<String
     Ok(rejected)
 }
 
+/// The refs `remote` serves now under `prefix` (`refs/ledgers/`, or one ref's full name), as
+/// `(name, object id)` in the order Git lists them: what a fetch cannot say, since a ref the
+/// remote deleted leaves its remote-tracking copy behind.
+pub fn served(dir: &Path, remote: &str, prefix: &str) -> Result<Vec<(String, String)>> {
+    let pattern = if prefix.ends_with('/') {
+        format!("{prefix}*")
+    } else {
+        prefix.to_owned()
+    };
+    let out = git(dir, &["ls-remote", "--refs", remote, &pattern])?;
+    if !out.ok {
+        return Err(Error::failed(format!(
+            "git ls-remote {remote} {pattern} failed:\n{}",
+            out.stderr.trim_end()
+        )));
+    }
+    Ok(parse_ls_remote(&out.stdout, prefix))
+}
+
+/// Read `git ls-remote` output (`<id>\t<ref>` lines), keeping the refs `prefix` names: a
+/// pattern matches the end of a ref name, so `refs/heads/refs/ledgers/x` is listed too and
+/// dropped here.
+pub fn parse_ls_remote(stdout: &str, prefix: &str) -> Vec<(String, String)> {
+    (stdout.lines())
+        .filter_map(|l| l.split_once('\t'))
+        .filter(|(_, name)| {
+            if prefix.ends_with('/') {
+                name.starts_with(prefix)
+            } else {
+                *name == prefix
+            }
+        })
+        .map(|(id, name)| (name.to_owned(), id.trim().to_owned()))
+        .collect()
+}
+
 /// Push `commit` to the ref `refname` on `remote`, never forced.
 pub fn push_unforced(dir: &Path, remote: &str, commit: &str, refname: &str) -> Result<Pushed> {
     let spec = format!("{commit}:{refname}");
@@ -179,6 +215,23 @@ mod tests {
         assert_eq!(parse_version("git version 2.45.1.windows.1"), Some((2, 45)));
         assert_eq!(parse_version("nope"), None);
         assert!((2, 27) < MIN_GIT && (2, 28) >= MIN_GIT && (3, 0) > MIN_GIT);
+    }
+
+    #[test]
+    fn ls_remote_keeps_only_the_refs_under_the_prefix() {
+        let out = "abc\trefs/ledgers/x\nbcd\trefs/heads/refs/ledgers/y\ncde\trefs/ledgers/a/b\n";
+        assert_eq!(
+            parse_ls_remote(out, "refs/ledgers/"),
+            vec![
+                ("refs/ledgers/x".to_owned(), "abc".to_owned()),
+                ("refs/ledgers/a/b".to_owned(), "cde".to_owned())
+            ]
+        );
+        assert_eq!(
+            parse_ls_remote(out, "refs/ledgers/x"),
+            vec![("refs/ledgers/x".to_owned(), "abc".to_owned())]
+        );
+        assert!(parse_ls_remote("", "refs/ledgers/").is_empty());
     }
 
     #[test]

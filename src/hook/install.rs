@@ -41,6 +41,28 @@ const EARLIER: &[(&str, &str)] = &[
         "reference-transaction",
         "272fb0b6599eff4ae01d03398eb9da20ce60253abda40cfb77dbcf4da8c79b74",
     ),
+    // Before the scripts decided without the binary (workflow.md §8): every hook failed when
+    // git-ledger was missing.
+    (
+        "pre-receive",
+        "f06e7f3ef6887b51b9d3a2fcee52e21d5bb9b407717ffad1748cbf9f5cf8f236",
+    ),
+    (
+        "reference-transaction",
+        "d1e5a05e51941319ef8da7aebc7551e30d51939ce8c9464da2f13f97ee57c207",
+    ),
+    (
+        "pre-commit",
+        "0becf377f7476f23e81612a889e15db660141dde9ebaafcf03bd1f6e13bdebd8",
+    ),
+    (
+        "pre-merge-commit",
+        "d4aa1d254fd91dcccfddc12ae27604341e17d702b52c2d252f715658b326214e",
+    ),
+    (
+        "pre-applypatch",
+        "ef9b4b8333fd7171a93a327fb8899e3c472a4a106b9a8bdcab65ad6780aa439c",
+    ),
 ];
 
 /// Whether `bytes` are an earlier shipped version of the hook `name`.

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::harbor::{HarborTrial, TaskIndex};
 use super::inspect::{InspectLog, SampleIndex, Skipped, Target};
 use super::rows::{arena_row, for_schedule_id, scenario_row, Context, Converted};
 use super::{ArenaAttempt, ScenarioRecord};
@@ -32,6 +33,9 @@ pub enum Source {
     /// `--inspect PATH`: an Inspect log (`.eval`, `.json`) or a directory of them; each
     /// sample's schedule id is the declaration's.
     Inspect { path: PathBuf },
+    /// `--harbor PATH`: a Harbor job directory or one trial directory; each trial fills the
+    /// lowest DEFERRED repetition of the task that declares its Harbor task.
+    Harbor { path: PathBuf },
 }
 
 impl Source {
@@ -39,7 +43,7 @@ impl Source {
     pub fn schedule_id(&self) -> &str {
         match self {
             Source::Scenario { schedule_id, .. } | Source::Arena { schedule_id, .. } => schedule_id,
-            Source::Inspect { .. } => "",
+            Source::Inspect { .. } | Source::Harbor { .. } => "",
         }
     }
     /// The kind of record.
@@ -48,6 +52,7 @@ impl Source {
             Source::Scenario { .. } => Kind::Scenario,
             Source::Arena { .. } => Kind::Arena,
             Source::Inspect { .. } => Kind::Inspect,
+            Source::Harbor { .. } => Kind::Harbor,
         }
     }
 }
@@ -79,6 +84,10 @@ pub struct Loaded {
     pub inspect: Vec<(usize, InspectLog)>,
     /// What the output says about the Inspect directories read (manifests left out).
     pub inspect_notes: Vec<String>,
+    /// The Harbor trials read, with the position of the `--harbor` argument that named them.
+    pub harbor: Vec<(usize, HarborTrial)>,
+    /// What the output says about the Harbor directories read (trials without a result).
+    pub harbor_notes: Vec<String>,
 }
 
 /// Read every record, in the order given. Refusals are collected across all records (and
@@ -101,7 +110,21 @@ pub fn load_with_progress(
     let mut inspect_notes = Vec::new();
     // Every Inspect log of the call shares one bound (`inspect::IMPORT_FACTOR`).
     let mut budget = super::inspect::import_budget(max_input_bytes);
+    let mut harbor = Vec::new();
+    let mut harbor_notes = Vec::new();
     for (i, source) in sources.iter().enumerate() {
+        if let Source::Harbor { path } = source {
+            match super::harbor::load(path, max_input_bytes) {
+                Ok((trials, notes)) => {
+                    harbor.extend(trials.into_iter().map(|t| (i + 1, t)));
+                    harbor_notes.extend(notes);
+                }
+                Err(Error::Refused(r)) => reasons.absorb(r),
+                Err(e) => return Err(e),
+            }
+            progress(i + 1, sources.len());
+            continue;
+        }
         if let Source::Inspect { path } = source {
             match super::inspect::load(path, max_input_bytes, &mut budget) {
                 Ok((logs, manifests)) => {
@@ -118,7 +141,7 @@ pub fn load_with_progress(
             Source::Scenario { path, .. } => {
                 super::scenario::load(path, max_input_bytes).map(|r| Record::Scenario(r.into()))
             }
-            Source::Inspect { .. } => unreachable!("read above"),
+            Source::Inspect { .. } | Source::Harbor { .. } => unreachable!("read above"),
             Source::Arena { store, attempt, .. } => {
                 let opened = match stores.get(store) {
                     Some(s) => s,
@@ -148,6 +171,8 @@ pub fn load_with_progress(
         refused: reasons,
         inspect,
         inspect_notes,
+        harbor,
+        harbor_notes,
     })
 }
 
@@ -188,7 +213,10 @@ pub fn build<S: Store + ?Sized>(
             }
         }
     }
-    let skipped = inspect_rows(store, loaded, ctx, &mut converted, &mut reasons)?;
+    let mut skipped = inspect_rows(store, loaded, ctx, &mut converted, &mut reasons)?;
+    let h = harbor_rows(store, loaded, ctx, &mut converted, &mut reasons)?;
+    skipped.already_in_ledger.extend(h.already_in_ledger);
+    skipped.undeclared.extend(h.undeclared);
     // In the order the records were given (a stable sort keeps a log's samples in order).
     converted.sort_by_key(|(p, _)| *p);
     let mut converted: Vec<Converted> = converted.into_iter().map(|(_, c)| c).collect();
@@ -325,6 +353,127 @@ fn inspect_rows<S: Store + ?Sized>(
                 )),
                 _ => reasons.absorb(r),
             }
+        }
+    }
+    Ok(skipped)
+}
+
+/// Convert every Harbor trial read: each to the lowest DEFERRED repetition of the task that
+/// declares its Harbor task, unless the ledger already holds the trial (`harbor.md`). The same
+/// trial again (the same bytes, or a second copy in this call) is skipped and listed; a trial
+/// whose record the ledger holds with other bytes is converted for the row holding it, which
+/// the write path refuses as a retry (the Harbor plugin's import of a retry's trial
+/// directory); except in a job directory whose `job.log` says Harbor retried the trial: then
+/// the ledger holds its first attempt (imported by the plugin before Harbor deleted it), and
+/// the surviving result is the retry's, skipped and listed, so that the job imports after the
+/// plugin's run. An undeclared trial is
+/// refused (skipped and listed with `--skip-undeclared`); a trial of a task whose repetitions
+/// are all filled by other trials is refused as an unscheduled attempt.
+fn harbor_rows<S: Store + ?Sized>(
+    store: &mut S,
+    loaded: &Loaded,
+    ctx: &Context,
+    converted: &mut Vec<(usize, Converted)>,
+    reasons: &mut Reasons,
+) -> Result<Skipped> {
+    let mut skipped = Skipped::default();
+    if loaded.harbor.is_empty() {
+        return Ok(skipped);
+    }
+    let env = super::harbor::Env {
+        runtime_identity: ctx.runtime_identity,
+        revision: ctx.harbor_revision,
+    };
+    // Record key → schedule id, of the trials this call converts; schedule ids taken.
+    let mut seen: HashMap<String, String> = HashMap::new();
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let repetitions = store.declaration().repetitions;
+    for (position, trial) in &loaded.harbor {
+        let decl = store.declaration();
+        let label = trial.label();
+        let Some(task) = TaskIndex::new(decl).task(&trial.task_name).cloned() else {
+            if ctx.skip_undeclared {
+                skipped.undeclared.push(label);
+            } else {
+                reasons.push(format!(
+                    "{label}: trial {} of Harbor task {:?} is not declared (no task of declaration {} has this harbor.task); --skip-undeclared skips it",
+                    trial.trial_name, trial.task_name, decl.id
+                ));
+            }
+            continue;
+        };
+        let key = trial.key();
+        let sha = crate::sha256_hex(&trial.bytes);
+        if let Some(sid) = seen.get(&key) {
+            skipped.already_in_ledger.push(format!(
+                "{label}: a copy of a trial this import already reads ({sid}, record {key})"
+            ));
+            continue;
+        }
+        let ids: Vec<String> = (1..=repetitions)
+            .map(|rep| crate::declaration::schedule_id(&task.id, rep, repetitions))
+            .collect();
+        let mut holder = None;
+        let mut first_free = None;
+        for sid in &ids {
+            let row = store.row(sid)?;
+            if row.is_deferred() {
+                if first_free.is_none() && !taken.contains(sid) {
+                    first_free = Some(sid.clone());
+                }
+            } else if let Some(rec) = row.native_record().filter(|r| r.key() == key) {
+                holder = Some((sid.clone(), rec.sha256 == sha));
+                break;
+            }
+        }
+        let schedule_id = match holder {
+            Some((sid, true)) => {
+                skipped.already_in_ledger.push(format!(
+                    "{label}: already in the ledger ({sid}, record {key})"
+                ));
+                continue;
+            }
+            Some((sid, false)) if trial.retried.is_some() && trial.from_job_dir => {
+                skipped.already_in_ledger.push(format!(
+                    "{label}: the ledger holds this trial's first attempt ({sid}, record {key}), imported before Harbor deleted it; this result.json is the retry's (job.log), not this attempt's"
+                ));
+                continue;
+            }
+            // The ledger holds another result of this trial: the write path refuses it as a
+            // retry.
+            Some((sid, false)) => sid,
+            None => match first_free {
+                Some(sid) => sid,
+                None => {
+                    reasons.push(format!(
+                        "{label}: trial {} of task {} is not scheduled: all {} repetitions are filled by other trials (an unscheduled attempt; a retry needs a new declared schedule)",
+                        trial.trial_name, task.id, repetitions
+                    ));
+                    continue;
+                }
+            },
+        };
+        seen.insert(key.clone(), schedule_id.clone());
+        taken.insert(schedule_id.clone());
+        let decl = store.declaration();
+        let b = super::harbor::trial_row(decl, &env, &task, &schedule_id, trial);
+        let mut r = Reasons::new();
+        if let Some(h) = b.evidence_hint {
+            r.hint(h);
+        }
+        match super::rows::check_row(decl, b.row, &format!("{label} (for {schedule_id})"), &mut r) {
+            Some(row) if r.is_empty() => converted.push((
+                *position,
+                Converted {
+                    row,
+                    record: trial.bytes.clone(),
+                    key: b.key,
+                    source: label,
+                    notes: b.notes,
+                    message_notes: b.message_notes,
+                },
+            )),
+            _ => reasons.absorb(r),
         }
     }
     Ok(skipped)

@@ -7,9 +7,11 @@
 
 pub mod arena;
 pub mod batch;
+pub mod harbor;
 pub mod inspect;
 pub mod options;
 pub mod rows;
+pub mod runtime;
 pub mod scenario;
 pub mod store_builder;
 

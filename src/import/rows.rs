@@ -86,8 +86,11 @@ pub struct Context<'a> {
     pub pins: Option<&'a GitPins>,
     /// Inspect revision prefixes resolved in the local repository.
     pub inspect_revisions: Option<&'a HashMap<String, super::inspect::Resolved>>,
-    /// `--skip-undeclared`: skip (and list) Inspect samples no task declares.
+    /// `--skip-undeclared`: skip (and list) Inspect samples and Harbor trials no task
+    /// declares.
     pub skip_undeclared: bool,
+    /// `--revision`, resolved to a full commit id: the source revision of Harbor rows.
+    pub harbor_revision: Option<&'a str>,
 }
 
 /// A record converted into a checked row, with what the write and the output need.

@@ -197,6 +197,30 @@ pub(crate) fn check_members<'a, O: Obj>(
                             check_amount(&mut r, &label, &format_args!("usage.{k}.{c}"), n.view());
                         }
                     }
+                    // A Harbor row's `model_usage`: model → its counts and cost.
+                    J::Object(models)
+                        if task.kind == crate::declaration::Kind::Harbor && k == "model_usage" =>
+                    {
+                        for (model, counts) in models.iter() {
+                            match counts.view() {
+                                J::Object(counts) => {
+                                    for (c, n) in counts.iter() {
+                                        check_amount(
+                                            &mut r,
+                                            &label,
+                                            &format_args!("usage.model_usage.{model}.{c}"),
+                                            n.view(),
+                                        );
+                                    }
+                                }
+                                other => r.typed(
+                                    &label,
+                                    format!("usage.model_usage.{model}"),
+                                    format!("must be an object, not {}", other.type_name()),
+                                ),
+                            }
+                        }
+                    }
                     v => check_amount(&mut r, &label, &format_args!("usage.{k}"), v),
                 }
             }
@@ -280,10 +304,10 @@ pub(crate) fn check_members<'a, O: Obj>(
                 Expects::Stop => kind.is_stop_status(s),
             });
             if !fits {
-                let want = if kind == crate::declaration::Kind::Inspect {
-                    "completed or limit:<type>"
-                } else {
-                    want
+                let want = match kind {
+                    crate::declaration::Kind::Inspect => "completed or limit:<type>",
+                    crate::declaration::Kind::Harbor => "completed or exception:<type> of an exception whose reward Harbor's policy counts",
+                    _ => want,
                 };
                 let what = match status {
                     Some(s) if kind.is_stop_status(s) => {
@@ -512,7 +536,7 @@ fn check_native_record<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>, 
                     .as_str()
                     .is_some_and(crate::declaration::is_sha256);
             if !shape {
-                r.typed(label, "native_record", "must be {\"kind\": \"scenario\", \"arena\", \"inspect\" or \"hand\", \"id\": string, \"sha256\": hex} or null".to_string());
+                r.typed(label, "native_record", "must be {\"kind\": \"scenario\", \"arena\", \"inspect\", \"harbor\" or \"hand\", \"id\": string, \"sha256\": hex} or null".to_string());
             } else {
                 let kind = kind.unwrap_or_default();
                 if kind != "hand" && kind != task.kind.as_str() {

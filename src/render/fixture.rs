@@ -79,6 +79,10 @@ pub fn mixed() -> Report {
                 why: "not attempted".into(),
             },
             Blocker {
+                schedule_id: "t/e".into(),
+                why: "revision differs".into(),
+            },
+            Blocker {
                 schedule_id: "t/f".into(),
                 why: "not attempted".into(),
             },
@@ -106,6 +110,12 @@ pub fn mixed() -> Report {
             id: "camp|<b>_x_</b>".into(),
             sha256: "ab".repeat(32),
         },
+        ledger: LedgerState::at_ref(
+            "camp|<b>_x_</b>",
+            Some("refs/ledgers/camp|<b>_x_</b>"),
+            &"c0".repeat(20),
+            Some(5),
+        ),
         sections: BTreeMap::from([("live", live), ("fixture", fixture)]),
         rows: vec![
             row("t/a|1", "live", "PASS", Outcome::VerifiedDelivery, &[]),

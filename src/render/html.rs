@@ -102,8 +102,12 @@ fn page(h: &mut String, report: &Report) -> std::fmt::Result {
     head(h, &format!("Ledger report: {id}"), "")?;
     writeln!(
         h,
-        "<body data-declaration-id=\"{id}\" data-declaration-sha256=\"{}\">",
-        esc(&report.declaration.sha256)
+        "<body data-declaration-id=\"{id}\" data-declaration-sha256=\"{}\"{}>",
+        esc(&report.declaration.sha256),
+        match report.ledger.citation() {
+            Some(c) => format!(" data-citation=\"{}\"", esc(c)),
+            None => String::new(),
+        }
     )?;
     writeln!(h, "<header>")?;
     writeln!(
@@ -115,6 +119,17 @@ fn page(h: &mut String, report: &Report) -> std::fmt::Result {
         "<p class=\"muted\">Declaration sha256 <code class=\"hash\" id=\"declaration-sha256\">{}</code></p>",
         esc(&report.declaration.sha256)
     )?;
+    writeln!(h, "<dl class=\"facts\" id=\"ledger-state\">")?;
+    for (name, value) in super::state_lines(&report.ledger) {
+        let id = name.to_ascii_lowercase().replace([' ', '-'], "-");
+        writeln!(
+            h,
+            "<dt>{}</dt><dd><code class=\"hash\" id=\"{id}\">{}</code></dd>",
+            esc(name),
+            esc(&value)
+        )?;
+    }
+    writeln!(h, "</dl>")?;
     writeln!(
         h,
         "<p>Every scheduled attempt of the campaign has exactly one row; each row lands in one portfolio outcome. Live and fixture attempts are separate sections and never pooled. A section's comparison is <strong>blocked</strong> while any row is not attempted or ungraded, ran on another revision, runtime or (live) profile, or spent more than a declared limit. These are counts of one finite campaign, not a reliability estimate or a model ranking.</p>"
@@ -168,8 +183,10 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     )?;
     let badge = if s.comparison.blocked {
         format!(
-            "<span class=\"badge blocked\" id=\"{name}-comparison\" data-blocked=\"true\">comparison blocked: {}</span>",
-            plural(s.comparison.blockers.len(), "reason")
+            "<span class=\"badge blocked\" id=\"{name}-comparison\" data-blocked=\"true\" data-rows=\"{}\" data-reasons=\"{}\">comparison blocked: {}</span>",
+            super::blocked_rows(s),
+            s.comparison.blockers.len(),
+            super::blocked_counts(s)
         )
     } else {
         format!("<span class=\"badge open\" id=\"{name}-comparison\" data-blocked=\"false\">comparison not blocked</span>")
@@ -211,8 +228,10 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     writeln!(h, "<dl class=\"facts\">")?;
     write!(
         h,
-        "<dt>Decisions</dt><dd id=\"{name}-decisions\" data-count=\"{}\">{}",
-        s.decisions, s.decisions
+        "<dt>Decisions</dt><dd id=\"{name}-decisions\" data-count=\"{}\" data-rows=\"{}\">{}",
+        s.decisions,
+        s.decision_rows.len(),
+        super::interventions(s.decisions, &s.decision_rows)
     )?;
     if !s.decision_rows.is_empty() {
         h.push_str(" &mdash; ");
@@ -221,8 +240,10 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     writeln!(h, "</dd>")?;
     write!(
         h,
-        "<dt>Repairs</dt><dd id=\"{name}-repairs\" data-count=\"{}\">{}",
-        s.repairs, s.repairs
+        "<dt>Repairs</dt><dd id=\"{name}-repairs\" data-count=\"{}\" data-rows=\"{}\">{}",
+        s.repairs,
+        s.repair_rows.len(),
+        super::interventions(s.repairs, &s.repair_rows)
     )?;
     if !s.repair_rows.is_empty() {
         h.push_str(" &mdash; ");

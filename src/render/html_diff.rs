@@ -1,19 +1,22 @@
 //! `diff --format html`: what changed between two ledger states as one self-contained page
 //! (the report page's inline CSS, no script, no network): whether B follows A by admitted
-//! steps, the change of every portfolio count per section, and each changed row with its
-//! outcome before and after and the unified diff of its JSON, lines marked added or removed.
+//! steps, the change of every portfolio count per section, a table of the changed rows with
+//! their outcome before and after, then (with `--full`, or for at most 20 rows) each row's
+//! per-field diffs, lines marked added or removed, a field changed the same way in every row
+//! shown once.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::html::{esc, head};
 use super::{label, SECTION_ORDER};
-use crate::ledger_diff::LedgerDiff;
+use crate::ledger_diff::{self, FieldChange, LedgerDiff};
 
-/// Render a ledger diff as one self-contained HTML page.
-pub fn write(d: &LedgerDiff, out: &mut dyn Write) -> io::Result<()> {
+/// Render a ledger diff as one self-contained HTML page (every row's per-field diffs with
+/// `full`).
+pub fn write(d: &LedgerDiff, full: bool, out: &mut dyn Write) -> io::Result<()> {
     let mut h = String::with_capacity(16 * 1024);
-    page(&mut h, d).expect("writing to a String cannot fail");
+    page(&mut h, d, full).expect("writing to a String cannot fail");
     out.write_all(h.as_bytes())
 }
 
@@ -26,7 +29,7 @@ td.up { color: #1a7f37; font-weight: 600; }
 td.down { color: #cf222e; font-weight: 600; }
 "#;
 
-fn page(h: &mut String, d: &LedgerDiff) -> std::fmt::Result {
+fn page(h: &mut String, d: &LedgerDiff, full: bool) -> std::fmt::Result {
     let id = esc(&d.declaration.id);
     head(
         h,
@@ -108,47 +111,77 @@ fn page(h: &mut String, d: &LedgerDiff) -> std::fmt::Result {
     writeln!(h, "<h2>Changed rows</h2>")?;
     if d.rows.is_empty() {
         writeln!(h, "<p class=\"muted\">No row differs.</p>")?;
-    }
-    for r in &d.rows {
+    } else {
+        writeln!(h, "<p>{}</p>", esc(&ledger_diff::rows_differ(d)))?;
         writeln!(
             h,
-            "<section class=\"row\" data-schedule-id=\"{}\" data-before=\"{}\" data-after=\"{}\">",
-            esc(&r.schedule_id),
-            r.before.outcome,
-            r.after.outcome
+            "<table class=\"counts\" id=\"changed-rows\"><tr><th>Schedule id</th><th>Section</th><th>Before</th><th>After</th></tr>"
         )?;
-        writeln!(
-            h,
-            "<h3><code>{}</code> <span class=\"muted\">({})</span></h3>",
-            esc(&r.schedule_id),
-            r.section
-        )?;
-        writeln!(
-            h,
-            "<p>{} ({}) → <strong>{}</strong> ({})</p>",
-            esc(&r.before.native_outcome),
-            esc(label(r.before.outcome)),
-            esc(&r.after.native_outcome),
-            esc(label(r.after.outcome))
-        )?;
-        write!(h, "<pre class=\"diff\">")?;
-        for line in r.diff.lines() {
-            let class = if line.starts_with("@@") {
-                "hunk"
-            } else if line.starts_with('+') && !line.starts_with("+++") {
-                "add"
-            } else if line.starts_with('-') && !line.starts_with("---") {
-                "del"
-            } else {
-                ""
-            };
-            if class.is_empty() {
-                writeln!(h, "{}", esc(line))?;
-            } else {
-                write!(h, "<span class=\"{class}\">{}</span>", esc(line))?;
-            }
+        for r in &d.rows {
+            writeln!(
+                h,
+                "<tr data-schedule-id=\"{}\" data-before=\"{}\" data-after=\"{}\"><td><code>{}</code></td><td>{}</td><td>{} ({})</td><td>{} ({})</td></tr>",
+                esc(&r.schedule_id),
+                r.before.outcome,
+                r.after.outcome,
+                esc(&r.schedule_id),
+                r.section,
+                esc(&r.before.native_outcome),
+                esc(label(r.before.outcome)),
+                esc(&r.after.native_outcome),
+                esc(label(r.after.outcome))
+            )?;
         }
-        writeln!(h, "</pre>\n</section>")?;
+        writeln!(h, "</table>")?;
+    }
+    let details = ledger_diff::details(d, full);
+    if !details.shown {
+        writeln!(
+            h,
+            "<p class=\"muted\" id=\"details-left-out\">Per-field diffs of the {} rows: <code>git ledger diff --full</code>; every line: <code>--json</code>.</p>",
+            d.rows.len()
+        )?;
+    } else {
+        if !details.shared.is_empty() {
+            writeln!(
+                h,
+                "<section class=\"row\" id=\"shared-fields\">\n<h3>The same change in all {} rows (shown once)</h3>",
+                d.rows.len()
+            )?;
+            for f in &details.shared {
+                field(h, f)?;
+            }
+            writeln!(h, "</section>")?;
+        }
+        for r in &d.rows {
+            writeln!(
+                h,
+                "<section class=\"row\" data-row=\"{}\">",
+                esc(&r.schedule_id)
+            )?;
+            writeln!(
+                h,
+                "<h3><code>{}</code> <span class=\"muted\">({})</span></h3>",
+                esc(&r.schedule_id),
+                r.section
+            )?;
+            writeln!(
+                h,
+                "<p>{} ({}) → <strong>{}</strong> ({})</p>",
+                esc(&r.before.native_outcome),
+                esc(label(r.before.outcome)),
+                esc(&r.after.native_outcome),
+                esc(label(r.after.outcome))
+            )?;
+            for f in r.fields.iter().filter(|f| !details.is_shared(&f.field)) {
+                field(h, f)?;
+            }
+            if !details.shared.is_empty() {
+                let names: Vec<String> = details.shared.iter().map(|f| esc(&f.field)).collect();
+                writeln!(h, "<p class=\"muted\">{}: as above.</p>", names.join(", "))?;
+            }
+            writeln!(h, "</section>")?;
+        }
     }
     if !d.other_paths.is_empty() {
         writeln!(h, "<h2>Other changes</h2><ul>")?;
@@ -160,10 +193,33 @@ fn page(h: &mut String, d: &LedgerDiff) -> std::fmt::Result {
     writeln!(h, "</main>\n</body>\n</html>")
 }
 
+/// One field's change: its lines as [`FieldChange::lines`] gives them, added and removed lines
+/// marked.
+fn field(h: &mut String, f: &FieldChange) -> std::fmt::Result {
+    write!(h, "<pre class=\"diff\">")?;
+    for line in f.lines() {
+        let class = if line.starts_with("  @@") {
+            "hunk"
+        } else if line.starts_with("  +") {
+            "add"
+        } else if line.starts_with("  -") {
+            "del"
+        } else {
+            ""
+        };
+        if class.is_empty() {
+            writeln!(h, "{}", esc(&line))?;
+        } else {
+            write!(h, "<span class=\"{class}\">{}</span>", esc(&line))?;
+        }
+    }
+    writeln!(h, "</pre>")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger_diff::{Follows, RowDiff, Side};
+    use crate::ledger_diff::{FieldChange, Follows, RowDiff, Side};
     use crate::report::DeclarationRef;
 
     fn diff(follows: bool) -> LedgerDiff {
@@ -173,6 +229,18 @@ mod tests {
             before: Side { native_outcome: "DEFERRED".into(), outcome: "not_attempted" },
             after: Side { native_outcome: "PASS".into(), outcome: "verified_delivery" },
             diff: "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n {\n-  \"native_outcome\": \"DEFERRED\",\n+  \"native_outcome\": \"PASS\",\n".into(),
+            fields: vec![
+                FieldChange {
+                    field: "native_outcome".into(),
+                    before: "DEFERRED".into(),
+                    after: "PASS".into(),
+                },
+                FieldChange {
+                    field: "oracle_checks".into(),
+                    before: serde_json::Value::Null,
+                    after: serde_json::json!([{"name": "<t>", "ok": true}]),
+                },
+            ],
         }];
         LedgerDiff {
             declaration: DeclarationRef {
@@ -198,7 +266,7 @@ mod tests {
 
     fn render(d: &LedgerDiff) -> String {
         let mut out = Vec::new();
-        write(d, &mut out).unwrap();
+        write(d, false, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -208,10 +276,11 @@ mod tests {
         assert!(h.contains("data-follows=\"true\" data-changed-rows=\"1\""));
         assert!(h.contains("data-outcome=\"verified_delivery\" data-delta=\"1\""));
         assert!(h.contains("data-outcome=\"not_attempted\" data-delta=\"-1\""));
+        assert!(h.contains("native_outcome: &quot;DEFERRED&quot; -&gt; &quot;PASS&quot;\n"));
         assert!(h.contains(
-            "<span class=\"add\">+  &quot;native_outcome&quot;: &quot;PASS&quot;,</span>"
+            "<span class=\"add\">  +    &quot;name&quot;: &quot;&lt;t&gt;&quot;,</span>"
         ));
-        assert!(h.contains("<span class=\"del\">"));
+        assert!(h.contains("<span class=\"del\">  -null</span>"));
         assert!(h.contains("scenario/a&lt;b&gt;/01"), "ids are escaped");
         assert!(
             !h.contains("<script") && !h.contains("http"),

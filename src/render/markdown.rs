@@ -29,6 +29,10 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         "Declaration sha256 {}. Counts of one finite campaign as its ledger records them: not a reliability estimate or a model ranking.",
         code(&report.declaration.sha256, false)
     )?;
+    writeln!(out)?;
+    for (name, value) in super::state_lines(&report.ledger) {
+        writeln!(out, "- {name}: {}", code(&value, false))?;
+    }
     for name in SECTION_ORDER {
         if let Some(s) = report.sections.get(name) {
             section(out, name, s)?;
@@ -40,10 +44,7 @@ pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 fn section(out: &mut dyn Write, name: &str, s: &Section) -> io::Result<()> {
     writeln!(out)?;
     let verdict = if s.comparison.blocked {
-        format!(
-            "comparison **blocked** ({})",
-            plural(s.comparison.blockers.len(), "reason")
-        )
+        format!("comparison **blocked** ({})", super::blocked_counts(s))
     } else {
         "comparison not blocked".to_owned()
     };
@@ -176,9 +177,9 @@ fn capitalised(s: &str) -> String {
 
 fn counted(n: usize, ids: &[String]) -> String {
     if ids.is_empty() {
-        n.to_string()
+        super::interventions(n, ids)
     } else {
-        format!("{n} ({})", id_list(ids, false))
+        format!("{} ({})", super::interventions(n, ids), id_list(ids, false))
     }
 }
 
@@ -270,7 +271,7 @@ mod tests {
         let md = render(&fixture::mixed());
         assert!(md.starts_with("## Ledger report: `camp|<b>_x_</b>`\n"));
         let live = md
-            .find("### Live section: 6 scheduled, 4 attempted; comparison **blocked** (4 reasons)")
+            .find("### Live section: 6 scheduled, 4 attempted; comparison **blocked** (4 rows, 5 reasons)")
             .unwrap();
         let fixture = md
             .find("### Fixture section: 1 scheduled, 1 attempted; comparison not blocked")
@@ -282,7 +283,7 @@ mod tests {
         // Zero counts are left out of the compact table.
         assert!(!md.contains("| Error |"));
         assert!(md.contains("| not attempted | 2 | `t/e`, `t/f` |\n"));
-        assert!(md.contains("- Decisions: 1 (`t/b`); repairs: 0\n"));
+        assert!(md.contains("- Decisions: 1 in 1 row (`t/b`); repairs: 0\n"));
         assert!(md.contains("- Cost: total unknown (1 attempt unpriced; 3.50 USD known); per verified delivery: not established\n"));
         assert!(md.contains("- Deviations: runtime not recorded (`t/c_x`)\n"));
         assert!(md.contains("> In the fixture section of campaign \\<x\\> \\& \\*y\\*, 1 scheduled attempt: 1 verified delivery.\n"));

@@ -9,7 +9,7 @@ pub mod markdown;
 pub mod text;
 
 use crate::portfolio::Outcome;
-use crate::report::{Blocker, Section};
+use crate::report::{Blocker, LedgerState, Section};
 
 /// The order sections are shown in (live first; never pooled).
 pub const SECTION_ORDER: [&str; 2] = ["live", "fixture"];
@@ -83,6 +83,35 @@ pub fn present(s: &Section) -> impl Iterator<Item = (Outcome, usize)> + '_ {
         .filter(|(_, n)| *n > 0)
 }
 
+/// The lines that name a report's ledger state, as `(name, value)`, the same in every format:
+/// in ref mode the ref, the commit and its `Ledger-Filled` count, then the citation; in file
+/// mode the ledger file's SHA-256.
+pub fn state_lines(state: &LedgerState) -> Vec<(&'static str, String)> {
+    match state {
+        LedgerState::Ref {
+            citation,
+            commit,
+            filled,
+            ledger_ref,
+            ..
+        } => vec![
+            (
+                "Ledger ref",
+                ledger_ref
+                    .clone()
+                    .unwrap_or_else(|| "none: the commit is on no ledger ref's history".to_owned()),
+            ),
+            ("Ledger commit", commit.clone()),
+            (
+                "Ledger-Filled",
+                filled.map_or("not stated by the commit".to_owned(), |k| k.to_string()),
+            ),
+            ("Cite as", citation.clone()),
+        ],
+        LedgerState::File { sha256, .. } => vec![("Ledger file sha256", sha256.clone())],
+    }
+}
+
 /// An amount in USD with two decimals.
 pub fn usd(v: f64) -> String {
     format!("{v:.2}")
@@ -91,6 +120,39 @@ pub fn usd(v: f64) -> String {
 /// `n thing` or `n things`.
 pub fn plural(n: usize, thing: &str) -> String {
     format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// How many rows block a section's comparison (each schedule id once).
+pub fn blocked_rows(s: &Section) -> usize {
+    let mut ids: Vec<&str> = s
+        .comparison
+        .blockers
+        .iter()
+        .map(|b| b.schedule_id.as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len()
+}
+
+/// What blocks a section, counted in both units, the same in every format: `17 rows, 20
+/// reasons` (a row may block for several reasons).
+pub fn blocked_counts(s: &Section) -> String {
+    format!(
+        "{}, {}",
+        plural(blocked_rows(s), "row"),
+        plural(s.comparison.blockers.len(), "reason")
+    )
+}
+
+/// Interventions counted with the rows that carry them, the same in every format: `6 in 5
+/// rows`, or `0`.
+pub fn interventions(n: usize, rows: &[String]) -> String {
+    if n == 0 {
+        "0".to_owned()
+    } else {
+        format!("{n} in {}", plural(rows.len(), "row"))
+    }
 }
 
 /// The section's total cost as a phrase: `12.30 USD`, or unknown with the known subtotal.
@@ -140,5 +202,56 @@ pub fn meaning(o: Outcome) -> &'static str {
         Outcome::Skipped => "the attempt was skipped or never reached",
         Outcome::Ungraded => "no verdict yet (running, interrupted or pending grading)",
         Outcome::NotAttempted => "the row is still DEFERRED: nothing ran",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture;
+    use crate::report::LedgerState;
+
+    fn all_formats(r: &crate::report::Report) -> [String; 3] {
+        let (mut t, mut m, mut h) = (Vec::new(), Vec::new(), Vec::new());
+        super::text::write_text(r, &mut t).unwrap();
+        super::markdown::write(r, &mut m).unwrap();
+        super::html::write(r, &mut h).unwrap();
+        [t, m, h].map(|b| String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn every_format_names_the_ledger_state_and_the_citation() {
+        let mut r = fixture::mixed();
+        let commit = "c0".repeat(20);
+        let [text, md, html] = all_formats(&r);
+        assert!(text.contains("\nLedger ref refs/ledgers/camp|<b>_x_</b>\n"));
+        assert!(text.contains(&format!("\nLedger commit {commit}\nLedger-Filled 5\n")));
+        assert!(text.contains(&format!("\nCite as camp|<b>_x_</b>@{commit}\n")));
+        assert!(md.contains(&format!("\n- Ledger commit: `{commit}`\n")));
+        assert!(md.contains(&format!("\n- Cite as: `camp|<b>_x_</b>@{commit}`\n")));
+        assert!(md.contains("\n- Ledger-Filled: `5`\n"));
+        assert!(html.contains(&format!(
+            "<dt>Cite as</dt><dd><code class=\"hash\" id=\"cite-as\">camp|&lt;b&gt;_x_&lt;/b&gt;@{commit}</code></dd>"
+        )));
+        assert!(html.contains(&format!(
+            "data-citation=\"camp|&lt;b&gt;_x_&lt;/b&gt;@{commit}\""
+        )));
+        // Counts name their unit, the same in every format.
+        assert!(text.contains("  Comparison                  BLOCKED (4 rows, 5 reasons)\n"));
+        assert!(text.contains("  Decisions                   1 in 1 row (t/b)\n"));
+        assert!(md.contains("comparison **blocked** (4 rows, 5 reasons)\n"));
+        assert!(md.contains("- Decisions: 1 in 1 row (`t/b`); repairs: 0\n"));
+        assert!(html.contains(
+            "data-rows=\"4\" data-reasons=\"5\">comparison blocked: 4 rows, 5 reasons</span>"
+        ));
+        assert!(html.contains("data-count=\"1\" data-rows=\"1\">1 in 1 row"));
+        // File mode: the file's SHA-256, and no citation.
+        r.ledger = LedgerState::file("ef".repeat(32));
+        let [text, md, html] = all_formats(&r);
+        for out in [&text, &md, &html] {
+            assert!(out.contains(&"ef".repeat(32)));
+            assert!(!out.contains("Cite as"), "{out}");
+        }
+        assert!(text.contains(&format!("\nLedger file sha256 {}\n", "ef".repeat(32))));
+        assert!(!html.contains("data-citation"));
     }
 }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{tone, usd, Tone};
 use crate::portfolio::Outcome;
-use crate::report::{Blocker, Report, RowReport, Section};
+use crate::report::{Report, RowReport, Section};
 
 /// Render the report as text for a terminal: a heading, then each section on its own (outcome
 /// table, totals, deviations, the comparison and its rows). Deterministic, no colour.
@@ -37,6 +37,9 @@ fn outcome_sgr(o: Outcome) -> &'static str {
 pub fn write_text_color(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     writeln!(out, "Campaign {}", report.declaration.id)?;
     writeln!(out, "Declaration sha256 {}", report.declaration.sha256)?;
+    for (name, value) in super::state_lines(&report.ledger) {
+        writeln!(out, "{name} {value}")?;
+    }
     for name in ["live", "fixture"] {
         let Some(s) = report.sections.get(name) else {
             continue;
@@ -136,10 +139,9 @@ fn write_section(
             out,
             "Comparison",
             format!(
-                "{} ({} row{})",
+                "{} ({})",
                 paint("BLOCKED", "1;31", color),
-                count_rows(&s.comparison.blockers),
-                plural(count_rows(&s.comparison.blockers))
+                super::blocked_counts(s)
             ),
         )?;
         for (id, whys) in group(
@@ -200,16 +202,12 @@ fn group<'a>(
     out
 }
 
-fn count_rows(blockers: &[Blocker]) -> usize {
-    group(blockers.iter().map(|b| (&b.schedule_id, &b.why))).len()
-}
-
-/// `n` and the rows, e.g. `3 (a/01, a/02)`, or `0`.
+/// Interventions with their rows, e.g. `3 in 2 rows (a/01, a/02)`, or `0`.
 fn with_rows(n: usize, rows: &[String]) -> String {
     if rows.is_empty() {
-        n.to_string()
+        super::interventions(n, rows)
     } else {
-        format!("{n} ({})", rows.join(", "))
+        format!("{} ({})", super::interventions(n, rows), rows.join(", "))
     }
 }
 

@@ -5,25 +5,31 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Blocker, DeclarationRef, Deviation, OutcomeCount, Report, RowReport, RowSummary, Section,
+    Blocker, DeclarationRef, Deviation, LedgerState, OutcomeCount, Report, RowReport, RowSummary,
+    Section,
 };
 use crate::declaration::{Declaration, Evidence};
 use crate::ledger::{KeptRows, Ledger};
 use crate::portfolio::{LimitState, Outcome};
 
-/// Build the report of a checked ledger.
-pub fn build(decl: &Declaration, ledger: &Ledger) -> Report {
+/// Build the report of a checked ledger, whose state is `state`.
+pub fn build(decl: &Declaration, ledger: &Ledger, state: LedgerState) -> Report {
     let summaries: Vec<RowSummary> = ledger
         .rows
         .iter()
         .map(|r| RowSummary::of(decl, r))
         .collect();
-    build_from(decl, summaries.into())
+    build_from(decl, summaries.into(), state)
 }
 
 /// Build the report from the summaries of a checked ledger's rows, in schedule order: the two
 /// halves of the rows on two cores, each summary read once and moved into its report row.
-pub fn build_from(decl: &Declaration, summaries: KeptRows<RowSummary>) -> Report {
+/// `state` names the ledger state the summaries were read from.
+pub fn build_from(
+    decl: &Declaration,
+    summaries: KeptRows<RowSummary>,
+    state: LedgerState,
+) -> Report {
     let mut rows = Vec::with_capacity(summaries.len());
     let (first, second) = summaries.halves();
     let (mut parts, second) = std::thread::scope(|s| {
@@ -76,6 +82,7 @@ pub fn build_from(decl: &Declaration, summaries: KeptRows<RowSummary>) -> Report
             id: decl.id.clone(),
             sha256: decl.sha256.clone(),
         },
+        ledger: state,
         sections,
         rows,
     }

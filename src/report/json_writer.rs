@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use super::{DeclarationRef, Report, RowReport, Section};
+use super::{DeclarationRef, LedgerState, Report, RowReport, Section};
 
 /// Render the report as JSON (the contract of `ledger.md`), as the canonical writer writes it:
 /// every object's keys sorted, two-space indent, trailing newline. The rows (nearly all of a
@@ -13,7 +13,7 @@ use super::{DeclarationRef, Report, RowReport, Section};
 /// (`rows_json`); the rest is serialised by serde, the report's types declaring their fields
 /// in key order (tests compare the bytes with the canonical writer over a `Value`).
 pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let text = without_rows(&report.declaration, &report.sections)?;
+    let text = without_rows(&report.declaration, &report.ledger, &report.sections)?;
     let per = share_len(report.rows.len());
     let shares = rows_json(report.rows.chunks(per).collect())?;
     splice_rows(&text, shares, out)
@@ -26,6 +26,7 @@ pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 pub fn write_json_owned(report: Report, out: &mut dyn Write) -> io::Result<()> {
     let Report {
         declaration,
+        ledger,
         sections,
         mut rows,
     } = report;
@@ -40,8 +41,8 @@ pub fn write_json_owned(report: Report, out: &mut dyn Write) -> io::Result<()> {
     // the rows rather than before them.
     let (text, shares) = std::thread::scope(|s| {
         let text = s.spawn(move || {
-            let text = without_rows(&declaration, &sections);
-            drop((declaration, sections));
+            let text = without_rows(&declaration, &ledger, &sections);
+            drop((declaration, ledger, sections));
             text
         });
         let shares = rows_json(owned);
@@ -54,10 +55,12 @@ pub fn write_json_owned(report: Report, out: &mut dyn Write) -> io::Result<()> {
 /// The canonical report document with `"rows": []`.
 fn without_rows(
     declaration: &DeclarationRef,
+    ledger: &LedgerState,
     sections: &BTreeMap<&'static str, Section>,
 ) -> io::Result<Vec<u8>> {
     let doc = ReportJson {
         declaration,
+        ledger,
         rows: [],
         sections,
     };
@@ -199,6 +202,7 @@ pub(super) fn json_str(out: &mut Vec<u8>, s: &str) {
 #[derive(Serialize)]
 struct ReportJson<'a> {
     declaration: &'a DeclarationRef,
+    ledger: &'a LedgerState,
     rows: [(); 0],
     sections: &'a BTreeMap<&'static str, Section>,
 }

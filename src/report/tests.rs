@@ -27,8 +27,13 @@ fn with(mut row: Value, fields: Value) -> Value {
     row
 }
 
+/// The ledger state the tests' reports name (a file's).
+fn state() -> LedgerState {
+    LedgerState::file("0".repeat(64))
+}
+
 fn report_of(decl: &Declaration, rows: &[Value]) -> Report {
-    build(decl, &ledger_with(decl, rows))
+    build(decl, &ledger_with(decl, rows), state())
 }
 
 fn json_of(report: &Report) -> Value {
@@ -533,10 +538,24 @@ fn json_keys_are_exactly_the_contract_plus_documented_additions() {
         ],
     );
     let j = json_of(&r);
-    assert_eq!(keys(&j), set_of(&["declaration", "sections", "rows"]));
+    // `ledger` is an addition (workflow.md §6, documented in docs/reference/report-json.md).
+    assert_eq!(
+        keys(&j),
+        set_of(&["declaration", "ledger", "sections", "rows"])
+    );
     assert_eq!(
         j["declaration"],
         json!({"id": "reliability-slice-1", "sha256": d.sha256})
+    );
+    assert_eq!(
+        j["ledger"],
+        json!({"mode": "file", "sha256": "0".repeat(64)})
+    );
+    let at_ref = LedgerState::at_ref("c", Some("refs/ledgers/c"), &"ab".repeat(20), Some(3));
+    assert_eq!(
+        serde_json::to_value(&at_ref).unwrap(),
+        json!({"citation": format!("c@{}", "ab".repeat(20)), "commit": "ab".repeat(20),
+               "filled": 3, "mode": "ref", "ref": "refs/ledgers/c"})
     );
     for name in ["live", "fixture"] {
         let s = &j["sections"][name];
@@ -782,9 +801,13 @@ fn text_shows_every_section_outcome_label_and_row() {
 /// The report of `bytes` both ways: the whole ledger parsed and built (`build`), and each row
 /// summarised as it is checked (`Ledger::parse_kept` + `build_from`); JSON and text bytes.
 fn both_ways(decl: &Declaration, bytes: &[u8]) -> [(Vec<u8>, String); 2] {
-    let whole = build(decl, &Ledger::parse(decl, bytes, u64::MAX).unwrap());
+    let whole = build(
+        decl,
+        &Ledger::parse(decl, bytes, u64::MAX).unwrap(),
+        state(),
+    );
     let kept = Ledger::parse_kept(decl, bytes, u64::MAX, &Summarise);
-    let summarised = build_from(decl, kept.unwrap());
+    let summarised = build_from(decl, kept.unwrap(), state());
     [whole, summarised].map(|r| {
         let mut json = Vec::new();
         write_json(&r, &mut json).unwrap();
@@ -892,7 +915,7 @@ fn a_report_built_on_two_cores_is_the_one_built_in_one_pass() {
     let ledger = Ledger::parse(&d, &bytes, u64::MAX).unwrap();
     let summaries =
         || -> Vec<RowSummary> { ledger.rows.iter().map(|r| RowSummary::of(&d, r)).collect() };
-    let one = build(&d, &ledger);
+    let one = build(&d, &ledger, state());
     let n = ledger.rows.len();
     for cut in 0..=n {
         for second_cut in cut..=n {
@@ -902,7 +925,7 @@ fn a_report_built_on_two_cores_is_the_one_built_in_one_pass() {
             let lists = vec![rows, second, third];
             let (first, rest) = KeptRows::in_lists(lists.clone()).halves();
             assert_eq!(first.len() + rest.len(), n);
-            let split = build_from(&d, KeptRows::in_lists(lists));
+            let split = build_from(&d, KeptRows::in_lists(lists), state());
             assert_eq!(json_of(&split), json_of(&one), "cuts {cut}, {second_cut}");
             assert_eq!(text_of(&split), text_of(&one), "cuts {cut}, {second_cut}");
         }

@@ -56,6 +56,21 @@ impl FileStore {
     pub fn ledger(&self) -> &Ledger {
         &self.ledger
     }
+
+    /// The next ledger's bytes and document: this one's rows with the change's in their places
+    /// (every row of a change was found scheduled when it was checked).
+    fn next(&self, change: &Change) -> Result<(Vec<u8>, Ledger)> {
+        let replaced: HashMap<usize, &Row> = (change.rows.iter())
+            .filter_map(|w| Some((self.decl.schedule_position(w.row.schedule_id())?, &w.row)))
+            .collect();
+        let bytes = self.ledger.canonical_replacing(&self.decl, &replaced);
+        // The resulting ledger must pass every check of the report, under the same input bound
+        // the next reader will hold it to (a ledger written over it could not be read back);
+        // what that parse gives is the store's next ledger.
+        let next = Ledger::parse(&self.decl, &bytes, self.max_input_bytes)
+            .map_err(|e| e.context("the resulting ledger"))?;
+        Ok((bytes, next))
+    }
 }
 
 impl Store for FileStore {
@@ -100,17 +115,7 @@ impl Store for FileStore {
     }
 
     fn write(&mut self, change: &Change) -> std::result::Result<(), WriteError> {
-        // The next ledger's bytes, this one's rows with the change's in their places (every row
-        // of a change was found scheduled when it was checked).
-        let replaced: HashMap<usize, &Row> = (change.rows.iter())
-            .filter_map(|w| Some((self.decl.schedule_position(w.row.schedule_id())?, &w.row)))
-            .collect();
-        let bytes = self.ledger.canonical_replacing(&self.decl, &replaced);
-        // The resulting ledger must pass every check of the report, under the same input bound
-        // the next reader will hold it to (a ledger written over it could not be read back);
-        // what that parse gives is the store's next ledger.
-        let next = Ledger::parse(&self.decl, &bytes, self.max_input_bytes)
-            .map_err(|e| e.context("the resulting ledger"))?;
+        let (bytes, next) = self.next(change)?;
         // Compare-and-swap on the file's bytes, under its lock: another writer may have
         // replaced it, and none can between the comparison and the rename.
         let _lock = Lock::take(&self.path)?;
@@ -124,6 +129,10 @@ impl Store for FileStore {
         self.ledger = next;
         self.records = None;
         Ok(())
+    }
+
+    fn rehearse(&mut self, change: &Change) -> Result<Option<String>> {
+        self.next(change).map(|_| None)
     }
 
     fn reload(&mut self) -> Result<()> {

@@ -460,6 +460,12 @@ impl git_ledger::store::Store for AlwaysMoved {
         }
         self.inner.write(change)
     }
+    fn rehearse(
+        &mut self,
+        change: &git_ledger::store::Change,
+    ) -> git_ledger::Result<Option<String>> {
+        self.inner.rehearse(change)
+    }
     fn reload(&mut self) -> git_ledger::Result<()> {
         self.reloads += 1;
         self.inner.reload()

@@ -502,16 +502,98 @@ fn put_and_repair_write_one_commit_each_with_trailers_and_match_file_mode() {
     .ok();
     let shown = f.run(&["show"]).ok().stdout.clone();
     assert_eq!(std::fs::read_to_string(&ledger_file).unwrap(), shown);
-    // report --at gives what file mode gives, text and JSON.
-    for json in [false, true] {
-        let mut file_args = vec!["report", d.to_str().unwrap(), l.to_str().unwrap()];
-        let mut ref_args = vec!["report", "--at", REF];
-        if json {
-            file_args.push("--json");
-            ref_args.push("--json");
+    // report --at gives what file mode gives, text and JSON, but for the ledger state each
+    // names (workflow.md §6): the file's SHA-256, the ref, commit, Ledger-Filled and citation.
+    let tip = f.tip();
+    let file_sha = {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(std::fs::read(&ledger_file).unwrap());
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let mut file_json = f
+        .run(&["report", d.to_str().unwrap(), l.to_str().unwrap(), "--json"])
+        .json();
+    let mut ref_json = f.run(&["report", "--at", REF, "--json"]).json();
+    assert_eq!(
+        file_json["ledger"],
+        serde_json::json!({"mode": "file", "sha256": file_sha})
+    );
+    assert_eq!(
+        ref_json["ledger"],
+        serde_json::json!({"citation": format!("{ID}@{tip}"), "commit": tip, "filled": 1,
+                           "mode": "ref", "ref": REF})
+    );
+    file_json.as_object_mut().unwrap().remove("ledger");
+    ref_json.as_object_mut().unwrap().remove("ledger");
+    assert_eq!(file_json, ref_json);
+    let text = |args: &[&str]| -> String {
+        let out = f.run(args).ok().stdout.clone();
+        out.lines()
+            .filter(|l| {
+                !l.starts_with("Ledger ") && !l.starts_with("Ledger-") && !l.starts_with("Cite as ")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let file_text = f
+        .run(&["report", d.to_str().unwrap(), l.to_str().unwrap()])
+        .ok()
+        .stdout
+        .clone();
+    assert!(
+        file_text.contains(&format!("\nLedger file sha256 {file_sha}\n")),
+        "{file_text}"
+    );
+    let ref_text = f.run(&["report", "--at", REF]).ok().stdout.clone();
+    assert!(
+        ref_text.contains(&format!(
+            "\nLedger ref {REF}\nLedger commit {tip}\nLedger-Filled 1\nCite as {ID}@{tip}\n"
+        )),
+        "{ref_text}"
+    );
+    assert_eq!(
+        text(&["report", d.to_str().unwrap(), l.to_str().unwrap()]),
+        text(&["report", "--at", REF])
+    );
+    // The same state gives the same bytes, in every format and both modes; an older commit
+    // (`--at REF~1`) names itself and its own Ledger-Filled.
+    for format in ["text", "json", "markdown", "html"] {
+        for args in [
+            vec![
+                "report",
+                d.to_str().unwrap(),
+                l.to_str().unwrap(),
+                "--format",
+                format,
+            ],
+            vec!["report", "--format", format],
+            vec!["report", "--at", &tip, "--format", format],
+        ] {
+            assert_eq!(
+                f.run(&args).ok().stdout,
+                f.run(&args).ok().stdout,
+                "{args:?}"
+            );
         }
-        assert_eq!(f.run(&file_args).ok().stdout, f.run(&ref_args).ok().stdout);
+        assert_eq!(
+            f.run(&["report", "--format", format]).ok().stdout,
+            f.run(&["report", "--at", &tip, "--format", format])
+                .ok()
+                .stdout,
+        );
     }
+    let root_json = f
+        .run(&["report", "--at", &format!("{REF}~2"), "--json"])
+        .json();
+    assert_eq!(root_json["ledger"]["commit"], serde_json::json!(root));
+    assert_eq!(root_json["ledger"]["filled"], serde_json::json!(0));
+    assert_eq!(
+        root_json["ledger"]["citation"],
+        serde_json::json!(format!("{ID}@{root}"))
+    );
     // A retry through the tool is refused and writes nothing.
     let tip = f.tip();
     let retry = f.run(&["put", sid, row.to_str().unwrap()]);

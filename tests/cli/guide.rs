@@ -255,6 +255,8 @@ struct Shell {
     cwd: PathBuf,
     /// How long one command may run before it is killed (and fails).
     timeout: std::time::Duration,
+    /// Variables given to every command beyond the pinned ones (the Inspect venv).
+    env: Vec<(String, String)>,
 }
 
 impl Shell {
@@ -266,6 +268,7 @@ impl Shell {
             scratch,
             cwd,
             timeout: std::time::Duration::from_secs(120),
+            env: Vec::new(),
         }
     }
 
@@ -316,6 +319,7 @@ impl Shell {
             .env("TZ", "UTC")
             .env("LC_ALL", "C")
             .env("NO_COLOR", "1")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stderr(Stdio::inherit())
             .stdout(Stdio::piped());
@@ -500,6 +504,42 @@ fn pages() -> Vec<PathBuf> {
     pages
 }
 
+/// The Inspect venv the guide's Inspect page uses: `$GIT_LEDGER_INSPECT_VENV`, else
+/// `<target dir>/inspect-venv`, when `.ci/inspect-venv.sh --check` of the clone says it is
+/// built from the clone's `inspect-hook/` (so the page's `inspect-venv.sh` builds nothing).
+/// Without it the Inspect page is skipped loudly; under CI that is a failure.
+fn inspect_venv(clone: &Path) -> Option<PathBuf> {
+    let dir = match std::env::var_os("GIT_LEDGER_INSPECT_VENV") {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => bin()
+            .parent()
+            .and_then(Path::parent)
+            .expect("target dir")
+            .join("inspect-venv"),
+    };
+    let check = Command::new("bash")
+        .arg(clone.join(".ci/inspect-venv.sh"))
+        .arg("--check")
+        .env("GIT_LEDGER_INSPECT_VENV", &dir)
+        .output()
+        .expect("run bash");
+    if check.status.success() {
+        return Some(dir);
+    }
+    let msg = format!(
+        "the guide's Inspect page needs the Inspect venv built from this commit at {} \
+         (bash .ci/inspect-venv.sh): {}",
+        dir.display(),
+        String::from_utf8_lossy(&check.stderr).trim()
+    );
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!("{msg}");
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+    None
+}
+
 #[test]
 fn the_guide_runs_as_written() {
     for tool in ["bash", "sqlite3", "ssh-keygen"] {
@@ -522,7 +562,13 @@ fn the_guide_runs_as_written() {
         "cloning the repository failed:\n{}",
         out.join("\n")
     );
-    shell.cwd = clone;
+    shell.cwd = clone.clone();
+    let inspect_venv = inspect_venv(&clone);
+    if let Some(v) = &inspect_venv {
+        shell
+            .env
+            .push(("GIT_LEDGER_INSPECT_VENV".into(), v.display().to_string()));
+    }
 
     let bless_mode = std::env::var_os("GUIDE_BLESS").is_some_and(|v| !v.is_empty());
     let mut report = String::new();
@@ -548,6 +594,10 @@ fn the_guide_runs_as_written() {
             "{name}: a guide page without a console block"
         );
         total_cmds += cmds;
+        // The Inspect page needs the Inspect venv (built by .ci/inspect-venv.sh).
+        if name.contains("inspect") && inspect_venv.is_none() {
+            continue;
+        }
         let mismatches = run_page(&mut shell, &name, &text).unwrap_or_else(|e| panic!("{e}"));
         if mismatches.is_empty() {
             continue;

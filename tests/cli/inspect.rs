@@ -282,6 +282,31 @@ fn inspects_streaming_log_fills_its_four_rows() {
     );
     // Importing the same log again: every sample is already in the ledger; nothing changes.
     let before = h.ledger_bytes();
+    let dry = h.import(&["--inspect", &log, "--dry-run"]);
+    dry.ok();
+    assert!(
+        dry.stdout
+            .ends_with("dry run: nothing to write on ledger.json\n"),
+        "{}",
+        dry.stdout
+    );
+    let v = h
+        .import(&["--inspect", &log, "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["rows"], json!([]));
+    assert_eq!(v["filled"], 4);
+    assert_eq!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n.as_str().unwrap().starts_with("skipped "))
+            .count(),
+        4,
+        "{v}"
+    );
+    assert_eq!(h.ledger_bytes(), before);
     let again = h.import(&["--inspect", &log]);
     again.ok();
     assert_eq!(
@@ -291,6 +316,41 @@ fn inspects_streaming_log_fills_its_four_rows() {
         again.stdout
     );
     assert_eq!(h.ledger_bytes(), before);
+}
+
+#[test]
+fn a_scorer_the_samples_do_not_have_is_refused_naming_theirs() {
+    // A one-letter typo in the declared scorer: every sample has scores, none under that name.
+    let tasks = [1, 2]
+        .iter()
+        .map(|i| {
+            task(
+                &format!("popularity-{i}"),
+                "popularity",
+                json!(i),
+                "matc",
+                "live",
+            )
+        })
+        .collect();
+    let h = Harness::new(tasks, 2);
+    let log = h.log("log_streaming.eval");
+    let r = h.refused(
+        &["--inspect", &log],
+        &[
+            "the sample has no score from the declared scorer matc but has scores from match: the declaration (task inspect/popularity-1, inspect.scorer) and the log disagree",
+        ],
+    );
+    assert_eq!(
+        r.stderr.matches("declared scorer matc").count(),
+        4,
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        h.row("inspect/popularity-1/01")["native_outcome"],
+        "DEFERRED"
+    );
 }
 
 #[test]
@@ -414,6 +474,46 @@ fn undeclared_samples_are_refused_unless_skipped_and_listed() {
     assert!(und
         .iter()
         .all(|u| u.as_str().unwrap().contains("samples/2_epoch_")));
+}
+
+#[test]
+fn many_skipped_samples_show_the_first_twenty_and_a_count() {
+    let h = Harness::new(popularity(&[1]), 2);
+    let e = eval_spec(MODEL, Value::Null);
+    let samples: Vec<Value> = (1..=26)
+        .map(|i| sample(i, 1, &format!("U{i}"), json!("C")))
+        .collect();
+    let log = eval_log(h.path(), "logs/many.eval", &e, &samples, true);
+    let r = h.import(&["--inspect", &log, "--skip-undeclared"]);
+    r.ok();
+    let skipped: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("skipped "))
+        .collect();
+    assert_eq!(skipped.len(), 20, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("\n… and 5 more skipped, undeclared (--json lists every one)\n"),
+        "{}",
+        r.stdout
+    );
+    // Importing the same log again: 1 already in the ledger, 25 undeclared; --json lists all.
+    let r = h.import(&["--inspect", &log, "--skip-undeclared", "--json"]);
+    r.ok();
+    let v = r.json();
+    assert_eq!(v["skipped"]["undeclared"].as_array().unwrap().len(), 25);
+    let r = h.import(&["--inspect", &log, "--skip-undeclared"]);
+    r.ok();
+    assert_eq!(
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("skipped "))
+            .count(),
+        21,
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

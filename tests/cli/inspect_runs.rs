@@ -72,7 +72,10 @@ struct Scratch {
 /// A finished Inspect run: its exit status and what it printed.
 struct Ran {
     code: i32,
+    /// Standard error, then standard output.
     stderr: String,
+    /// Standard output alone.
+    stdout: String,
 }
 
 impl Scratch {
@@ -252,10 +255,21 @@ impl Scratch {
 
     /// Run `inspect <args>` in the repository, offline; the hook stays off unless `env` sets it.
     fn inspect(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
-        let mut cmd = Command::new(self.venv.join("bin/inspect"));
+        self.program("bin/inspect", args, env)
+    }
+
+    /// Run the venv's `program` in the repository, offline, without the caller's GIT_LEDGER_*
+    /// and INSPECT_* variables; `env` adds some.
+    fn program(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Ran {
+        self.program_in(self.dir(), program, args, env)
+    }
+
+    /// [`Scratch::program`] in another directory (a worktree of the repository).
+    fn program_in(&self, dir: &Path, program: &str, args: &[&str], env: &[(&str, &str)]) -> Ran {
+        let mut cmd = Command::new(self.venv.join(program));
         pin_env(&mut cmd);
         for (k, _) in std::env::vars_os() {
-            if k.to_string_lossy().starts_with("GIT_LEDGER_")
+            if k.to_string_lossy().starts_with("GIT_LEDGER")
                 || k.to_string_lossy().starts_with("INSPECT_")
             {
                 cmd.env_remove(k);
@@ -266,7 +280,7 @@ impl Scratch {
             .env("INSPECT_LOG_LEVEL", "warning")
             .env("COLUMNS", "200")
             .env_remove("PYTEST_CURRENT_TEST")
-            .current_dir(self.dir())
+            .current_dir(dir)
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null());
@@ -275,7 +289,18 @@ impl Scratch {
             code: out.status.code().unwrap_or(-1),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned()
                 + &String::from_utf8_lossy(&out.stdout),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         }
+    }
+
+    /// Run `git-ledger-inspect <args>` (the package's command, from the venv) in the
+    /// repository, offline, with `GIT_LEDGER` naming the binary under test.
+    fn tool(&self, args: &[&str]) -> Ran {
+        self.program(
+            "bin/git-ledger-inspect",
+            args,
+            &[("GIT_LEDGER", bin().to_str().unwrap())],
+        )
     }
 
     /// `inspect eval evals/tasks.py@<task> --log-dir <logs> <extra>`; must succeed.
@@ -1315,7 +1340,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
     let repo_s = s.dir().to_str().unwrap().to_owned();
     let hook = [
         ("GIT_LEDGER_REF", "hooked"),
-        ("GIT_LEDGER_BIN", bin_s.as_str()),
+        ("GIT_LEDGER", bin_s.as_str()),
         ("GIT_LEDGER_REPO", repo_s.as_str()),
     ];
     let rows_at = |rev: &str| -> serde_json::Map<String, Value> {
@@ -1393,6 +1418,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
         json!({"message_limit": 10}),
     );
     let (d, l) = (s.s("filed.json"), s.s("filed.ledger.json"));
+    // File mode, with the binary under its older name, still read.
     let file_env = [
         ("GIT_LEDGER_DECLARATION", d.as_str()),
         ("GIT_LEDGER_LEDGER", l.as_str()),
@@ -1428,7 +1454,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
         (
             vec![
                 ("GIT_LEDGER_REF", "hooked"),
-                ("GIT_LEDGER_BIN", "/nonexistent/git-ledger"),
+                ("GIT_LEDGER", "/nonexistent/git-ledger"),
             ],
             "could not run /nonexistent/git-ledger import",
         ),
@@ -1679,7 +1705,7 @@ fn an_eval_set_retry_is_the_first_try_s_error() {
         ],
         &[
             ("GIT_LEDGER_REF", "set"),
-            ("GIT_LEDGER_BIN", bin_s.as_str()),
+            ("GIT_LEDGER", bin_s.as_str()),
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -1733,5 +1759,362 @@ fn the_hook_s_configuration_rules() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("Ran 9 tests"), "{stderr}");
+    assert!(stderr.contains("Ran 12 tests"), "{stderr}");
+}
+
+/// The arguments of one `inspect eval` of `echo_task` × 2 epochs with the declared limits.
+const ECHO_RUN: [&str; 10] = [
+    "eval",
+    "evals/tasks.py@echo_task",
+    "--log-dir",
+    "logs",
+    "--epochs",
+    "2",
+    "--message-limit",
+    "10",
+    "--token-limit",
+    "1000",
+];
+
+/// `git-ledger-inspect run` (workflow.md §1): readiness checked, Inspect run with the hook,
+/// every log imported again to prove each sample is in the ledger, the runtime identity written
+/// by the tool. A second run of the same samples (retries) fails, non-zero, the ref unmoved;
+/// every readiness failure stops the run before Inspect starts (no log written).
+#[test]
+fn the_run_command_checks_runs_and_imports() {
+    let venv = need_venv!();
+    let s = Scratch::new(venv);
+    let limits = json!({"message_limit": 10, "token_limit": 1000});
+    let decl = s.declare("cmd", "echo_task", &SAMPLES, 2, limits.clone());
+    ledger(s.dir(), &["init", decl.to_str().unwrap()]).ok();
+    let mut args = vec!["run", "--ref", "cmd", "--"];
+    args.extend_from_slice(&ECHO_RUN);
+
+    let r = s.tool(&[
+        "check",
+        "--ref",
+        "cmd",
+        "--",
+        "eval",
+        "evals/tasks.py@echo_task",
+        "--epochs",
+        "2",
+        "--message-limit",
+        "10",
+        "--token-limit",
+        "1000",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("ready: echo_task as declared"),
+        "{}",
+        r.stderr
+    );
+    assert!(s.logs("logs").is_empty(), "check ran something");
+
+    let r = s.tool(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let log = s.new_log("logs", &[]);
+    assert!(
+        r.stderr
+            .contains("git-ledger-inspect: done: 1 log, every sample in the ledger"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("(6 imported by the hook, 0 now)"),
+        "{}",
+        r.stderr
+    );
+    let show = ledger(s.dir(), &["show", "--ref", "cmd"]);
+    show.ok();
+    let rows = show.json()["rows"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 6);
+    let deps_want = "inspect_ai==0.3.285";
+    for row in &rows {
+        assert_ne!(row["native_outcome"], "DEFERRED", "{row:#}");
+        // The runtime identity the tool wrote: the shape import.md fixes, of the venv.
+        let rt = &row["runtime_identity"];
+        let keys: Vec<&str> = rt.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "dependencies",
+                "native_provider",
+                "packages",
+                "psutil",
+                "python"
+            ]
+        );
+        assert_eq!(rt["python"], s.python_version().as_str());
+        assert_eq!(rt["native_provider"], "inspect_ai 0.3.285");
+        assert_eq!(rt["packages"]["inspect_ai"], "0.3.285");
+        assert!(rt["packages"]["git-ledger-inspect"].is_string(), "{rt:#}");
+        let deps = rt["dependencies"].as_array().unwrap();
+        assert!(deps.iter().any(|d| d == deps_want), "{rt:#}");
+        let mut sorted = deps.clone();
+        sorted.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        assert_eq!(&sorted, deps, "the freeze is sorted");
+    }
+    let rep = ledger(s.dir(), &["report", "--ref", "cmd", "--json"]);
+    rep.ok();
+    let fixture = &rep.json()["sections"]["fixture"];
+    assert_eq!(
+        fixture["outcomes"]["verified_delivery"]["count"], 4,
+        "{fixture:#}"
+    );
+    let tip = git(s.dir(), &["rev-parse", "refs/ledgers/cmd"]);
+
+    // The same samples again: retries. The hook's import is refused (Inspect still exits 0),
+    // the command's own import too: exit 2, the log named as not in the ledger.
+    let r = s.tool(&args);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let second = s.new_log("logs", std::slice::from_ref(&log));
+    assert!(
+        r.stderr.contains(&format!(
+            "{}: NOT in the ledger (git-ledger import exit 2)",
+            second.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("git-ledger-inspect: FAILED:"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/cmd"]), tip);
+
+    // Readiness that knows Inspect: each failure refuses before Inspect starts.
+    let typo = s.declare_scored("typo", "echo_task", "include", &SAMPLES, 2, limits.clone());
+    let typo_s = typo.to_str().unwrap().to_owned();
+    let typo_ledger = s.s("typo.ledger.json");
+    let file_mode = [
+        "run",
+        "--declaration",
+        typo_s.as_str(),
+        "--ledger",
+        typo_ledger.as_str(),
+        "--",
+    ];
+    let other = s.declare("other", "raises", &SAMPLES, 2, limits.clone());
+    let other_s = other.to_str().unwrap().to_owned();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            [&file_mode[..], &ECHO_RUN[..]].concat(),
+            "the declared scorer 'include' is not a scorer of Inspect task echo_task (its scorers: includes); every sample would be refused at import",
+        ),
+        (
+            vec!["run", "--ref", "cmd", "--", "eval", "evals/tasks.py@echo_task", "--log-dir", "logs", "--message-limit", "10", "--token-limit", "1000"],
+            "task echo_task: the run would run 1 epoch(s), the declaration schedules 2 repetition(s): pass --epochs 2",
+        ),
+        (
+            vec!["run", "--ref", "cmd", "--", "eval", "evals/tasks.py@echo_task", "--log-dir", "logs", "--epochs", "2", "--token-limit", "1000"],
+            "message_limit is declared 10, the run sets none: pass --message-limit 10",
+        ),
+        (
+            vec!["run", "--declaration", other_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@echo_task", "--log-dir", "logs", "--epochs", "2", "--message-limit", "10", "--token-limit", "1000"],
+            "the declared Inspect task raises (inspect/other-a, inspect/other-b, inspect/other-7) is not among the tasks this run loads (echo_task)",
+        ),
+        (
+            vec!["run", "--ref", "cmd", "--", "eval", "evals/tasks.py@echo_task", "--log-dir", "runs", "--epochs", "2", "--message-limit", "10", "--token-limit", "1000"],
+            "the log directory runs is inside the work tree",
+        ),
+    ];
+    for (argv, says) in &cases {
+        let before = s.logs("logs");
+        let r = s.tool(argv);
+        assert_eq!(r.code, 2, "{argv:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{argv:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("not ready; the run was not started"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(s.logs("logs"), before, "{argv:?} ran Inspect");
+        assert!(s.logs("runs").is_empty());
+    }
+    // An untracked file outside every pinned path: Inspect would call the revision dirty.
+    write(s.dir(), "notes.txt", "scratch\n");
+    let r = s.tool(&args);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Inspect would record this run's revision as dirty (git status --porcelain: ?? notes.txt)"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(s.dir().join("notes.txt")).unwrap();
+    // Usage errors: no mode, no Inspect command.
+    for argv in [
+        vec!["run", "--", "eval", "x.py"],
+        vec!["run", "--ref", "cmd"],
+    ] {
+        let r = s.tool(&argv);
+        assert_eq!(r.code, 64, "{argv:?}: {}", r.stderr);
+        assert!(r.stderr.contains("usage error"), "{}", r.stderr);
+    }
+    assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/cmd"]), tip);
+}
+
+/// `git-ledger-inspect draft` (workflow.md §5): the example's draft generated from its task
+/// through Inspect's loading is the committed one; pinned, run with the command of
+/// `the_run_command_checks_runs_and_imports` in a worktree at the declared revision (so the
+/// declaration never touches the evaluated tree), its PASS rows are verified. Datasets with
+/// repeated or missing ids, a task without limits, an unknown scorer: refused, nothing written.
+#[test]
+fn a_generated_draft_pins_runs_and_verifies() {
+    let venv = need_venv!();
+    let s = Scratch::new(venv);
+    let root = project_root();
+    let ex = "inspect-example";
+    for f in [
+        "task/arith.py",
+        "task/arith.jsonl",
+        "profile.json",
+        "policy.md",
+        "runner-tools/run.sh",
+    ] {
+        write(
+            s.dir(),
+            &format!("{ex}/{f}"),
+            std::fs::read(root.join(ex).join(f)).unwrap(),
+        );
+    }
+    commit_all(s.dir(), "the example");
+    let committed: Value =
+        serde_json::from_slice(&std::fs::read(root.join(ex).join("campaign.draft.json")).unwrap())
+            .unwrap();
+    let out = s.s("arith.draft.json");
+    let r = s.tool(&[
+        "draft",
+        "inspect-example/task/arith.py@arith",
+        "--id",
+        "inspect-arith",
+        "--title",
+        committed["title"].as_str().unwrap(),
+        "--epochs",
+        "2",
+        "--profile",
+        "inspect-example/profile.json",
+        "--policy",
+        "inspect-example/policy.md",
+        "--runner-tools",
+        "inspect-example/runner-tools",
+        "-o",
+        &out,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("draft inspect-arith: 4 tasks (arith) x 2 repetitions"),
+        "{}",
+        r.stderr
+    );
+    let mut generated: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(generated["runtime_requirements"], s.runtime_requirements());
+    generated["runtime_requirements"] = committed["runtime_requirements"].clone();
+    assert_eq!(generated, committed);
+
+    let decl = s.s("arith.json");
+    ledger(s.dir(), &["pin", &out, "-o", &decl]).ok();
+    ledger(s.dir(), &["init", &decl]).ok();
+    let rev = serde_json::from_slice::<Value>(&std::fs::read(&decl).unwrap()).unwrap()
+        ["source_revision"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The run happens in a worktree at the declared revision.
+    let wt = s.files.path().join("run");
+    git(
+        s.dir(),
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            wt.to_str().unwrap(),
+            &rev,
+        ],
+    );
+    let run = s.program_in(
+        &wt,
+        "bin/git-ledger-inspect",
+        &[
+            "run",
+            "--ref",
+            "inspect-arith",
+            "--",
+            "eval",
+            "inspect-example/task/arith.py@arith",
+            "--epochs",
+            "2",
+            "--log-dir",
+            "logs",
+        ],
+        &[("GIT_LEDGER", bin().to_str().unwrap())],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let rep = ledger(&wt, &["report", "--ref", "inspect-arith", "--json"]);
+    rep.ok();
+    let fixture = &rep.json()["sections"]["fixture"];
+    assert_eq!(fixture["attempted"], 8);
+    assert_eq!(
+        fixture["outcomes"]["verified_delivery"]["count"], 6,
+        "{fixture:#}"
+    );
+    assert_eq!(
+        fixture["outcomes"]["ended_without_completing"]["rows"],
+        json!(["inspect/arith-mul-1/01", "inspect/arith-mul-1/02"])
+    );
+    assert_eq!(fixture["comparison"]["blocked"], false);
+
+    // Refusals: nothing written.
+    let bad = s.s("bad.draft.json");
+    let base = [
+        "--profile",
+        "h/profile.json",
+        "--runner-tools",
+        "h/tools",
+        "-o",
+        bad.as_str(),
+    ];
+    for (task, extra, says) in [
+        ("evals/tasks.py@repeated_ids", vec![], "task repeated_ids: sample id \"a\" is repeated (samples #1 and #3); every sample needs its own id"),
+        ("evals/tasks.py@missing_ids", vec![], "task missing_ids: sample #2 has no id (None)"),
+        ("evals/tasks.py@echo_task", vec![], "task echo_task sets no limit, and a declaration declares at least one"),
+        ("evals/tasks.py@echo_task", vec!["--message-limit", "10", "--scorer", "include"], "task echo_task has no scorer 'include' (its scorers: includes)"),
+        ("evals/nothing.py@nothing", vec!["--message-limit", "10"], "Inspect cannot load the task evals/nothing.py@nothing"),
+    ] {
+        let mut argv = vec!["draft", task];
+        argv.extend_from_slice(&base);
+        argv.extend(extra);
+        let r = s.tool(&argv);
+        assert_eq!(r.code, 2, "{argv:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{argv:?}: {}", r.stderr);
+        assert!(!Path::new(&bad).exists(), "{argv:?} wrote a draft");
+    }
+    // The same task with a declared limit: one block per sample, its limit, its arguments.
+    let r = s.tool(&[
+        "draft",
+        "evals/tasks.py@echo_task",
+        "--message-limit",
+        "10",
+        "--profile",
+        "h/profile.json",
+        "--runner-tools",
+        "h/tools",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let ids: Vec<&Value> = v["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["inspect"]["sample_id"])
+        .collect();
+    assert_eq!(ids, [&json!("a"), &json!("b"), &json!(7)]);
+    assert_eq!(v["tasks"][2]["id"], "inspect/echo_task-7");
+    assert_eq!(v["tasks"][0]["limits"], json!({"message_limit": 10}));
+    assert_eq!(v["tasks"][0]["definition"], json!({"path": "evals"}));
+    assert_eq!(v["repetitions"], 1);
 }

@@ -245,6 +245,27 @@ fn ref_mode_refusals() {
         &["show", "--at", "0123456789abcdef0123456789abcdef01234567"],
         &v,
     );
+    // A cited tip the served ledger does not hold (review.md §1).
+    check(
+        "verify-expect-tip-not-served",
+        d,
+        &[
+            "verify",
+            "--expect-tip",
+            &format!("{ID}@0123456789abcdef0123456789abcdef01234567"),
+        ],
+        &v,
+    );
+    // A misspelt flag: clap's suggestion after `usage error:`.
+    check("usage-log-misspelt-ref", d, &["log", "--reff", ID], &v);
+    // A ledger document given to cite, which reads JSON Lines runs.
+    let ledger_doc = f.file("ledger-doc.json");
+    std::fs::copy(
+        crate::common::project_root().join("inspect-example/ledger.json"),
+        &ledger_doc,
+    )
+    .unwrap();
+    check("cite-ledger-document", d, &["cite", &s(&ledger_doc)], &v);
     check(
         "show-at-unknown-revision",
         d,
@@ -463,6 +484,20 @@ fn pin_and_check() {
     decl["policy_files"][0]["sha256"] = json!("e".repeat(64));
     write(d, "tampered.json", pretty(&decl));
     check("check-mismatch", d, &["check", "tampered.json"], &keep);
+    // Not ready for a run: a modified task file, an untracked file in the runner tools, a
+    // staged policy change.
+    write(d, "h/tasks/case-a/brief.md", "Fix it another way.\n");
+    write(d, "h/tools/helper.py", "print('helper')\n");
+    write(d, "h/policy.md", "Anything goes.\n");
+    git(d, &["add", "h/policy.md"]);
+    check(
+        "check-not-ready",
+        d,
+        &["check", "campaign.json", "--ready"],
+        &keep,
+    );
+    git(d, &["checkout", "-q", "HEAD", "--", "h"]);
+    std::fs::remove_file(d.join("h/tools/helper.py")).unwrap();
     // A shallow clone without the pinned commit.
     write(d, "later.txt", "later\n");
     let later = commit_all(d, "later");

@@ -214,9 +214,12 @@ fn markdown_summary() {
     let md = report(&path, "markdown");
     assert_eq!(md, report(&path, "markdown"), "deterministic");
     assert!(md.starts_with("## Ledger report: `reliability-634-slice-1`\n"));
-    assert!(md.contains(
-        "### Live section: 24 scheduled, 12 attempted; comparison **blocked** (14 reasons)\n"
-    ));
+    assert!(
+        md.contains(
+            "### Live section: 24 scheduled, 12 attempted; comparison **blocked** (14 rows, 14 reasons)\n"
+        ),
+        "{md}"
+    );
     assert!(md.contains("### Fixture section: 2 scheduled, 2 attempted; comparison not blocked\n"));
     assert!(md.contains("| Verified delivery | 4 | `arena/sympy-matrix-derivatives/01`, `arena/networkx-shortest-path-weights/01`, `scenario/bugfix-iso-weeks/01`, `scenario/feature-csv-export/02` |\n"));
     assert!(md.contains(
@@ -225,7 +228,7 @@ fn markdown_summary() {
     assert!(md.contains("| not attempted | 12 |"));
     assert!(md.contains("| ungraded | 1 | `scenario/greenfield-rate-limiter/01` |\n"));
     assert!(md.contains("| runtime not recorded | 1 | `scenario/feature-csv-export/01` |\n"));
-    assert!(md.contains("- Decisions: 1 (`arena/networkx-shortest-path-weights/01`); repairs: 1 (`arena/sympy-matrix-derivatives/02`)\n"));
+    assert!(md.contains("- Decisions: 1 in 1 row (`arena/networkx-shortest-path-weights/01`); repairs: 1 in 1 row (`arena/sympy-matrix-derivatives/02`)\n"));
     // Only the unblocked fixture section has a sentence, escaped for Markdown.
     let quotes: Vec<&str> = md.lines().filter(|l| l.starts_with("> ")).collect();
     assert_eq!(quotes.len(), 1);

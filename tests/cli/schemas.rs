@@ -131,6 +131,9 @@ pub fn schema_for(args: &[&str], code: i32, out: &Value) -> Option<&'static str>
         if code != 0 {
             return Some("refusal");
         }
+        if has("--dry-run") && matches!(command, "import" | "put" | "repair") {
+            return Some("dry-run");
+        }
         return Some(match command {
             "check" => "check",
             "report" => "report",
@@ -387,6 +390,9 @@ impl Tour {
         args.extend(crate::make_examples::import_args(examples, false));
         args.extend(crate::make_examples::runtime_args(examples));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut dry = args.clone();
+        dry.push("--dry-run");
+        keep("dry-run", &dry, 0);
         keep("import-summary", &args, 0);
         // A hand row for the run that was admitted but never graded, then a repair.
         let hand = crate::make_examples::SCENARIO_RUNS
@@ -898,6 +904,13 @@ fn broken_cases(t: &Tour) -> Vec<Broken> {
             "refs/heads/main",
         ),
         ("check", out("check"), "/ok", Some(json!(false)), "true"),
+        (
+            "dry-run",
+            out("dry-run"),
+            "/rows/0/repair",
+            Some(json!("no")),
+            "boolean",
+        ),
         ("refusal", out("refusal"), "/reasons", Some(json!([])), "[]"),
     ]
 }

@@ -12,7 +12,10 @@ use serde_json::{json, Value};
 
 use crate::common::{git, hooked_server, path_with_bin, pin_env, require_tool, which, Daemon};
 use crate::gitstore::{canonical_row, read_files, regular, write_tree};
-use crate::signing::{fingerprint, forge, forge_with, have_ssh_keygen, keygen, Key, Signed, REF};
+use crate::signing::{
+    fingerprint, forge, forge_with, git_ledger_hash_object, have_ssh_keygen, keygen, Key, Signed,
+    REF,
+};
 
 /// A free port on 127.0.0.1.
 fn free_port() -> u16 {
@@ -247,6 +250,100 @@ impl Scene {
         let r = self.push(t, &format!("{REF}:{REF}"), false);
         assert_eq!(r.code, 0, "{}: {}", t.name, r.stderr);
         assert_eq!(git(&self.server, &["rev-parse", REF]), t2);
+        self.signature_attacks(t);
+    }
+
+    /// The signed-ledger attacks of the signature differential test (issue 25), pushed: the
+    /// next signed put re-encoded in ways ssh-keygen refuses (CRLF, base64 on the BEGIN line,
+    /// END on the last base64 line, a `gpgsigx` header signed over, garbage signature bytes, a
+    /// key length that swallows the blob) is refused by the hook with rule 8, as
+    /// `git verify-commit` refuses it; a variant Git calls good (re-wrapped, a non-empty
+    /// reserved field, a `gpgsigx` header added after signing) is admitted.
+    fn signature_attacks(&self, t: &Transport) {
+        use crate::signature_diff::{armour, header, sign, string, Fields, Parts};
+        let d = self.s.dir();
+        let parent = self.s.tip();
+        self.s.put("arena/case-a/01", "FAIL").ok();
+        let good = self.s.tip();
+        git(d, &["update-ref", REF, &parent]);
+        let raw = git(d, &["cat-file", "commit", &good]) + "\n";
+        let p = Parts::of(&raw);
+        let a = &p.armour;
+        let blob = p.blob();
+        let f = Fields::of(&blob);
+        let end = "\n-----END SSH SIGNATURE-----";
+        let payload = p.payload();
+        let gpgsigx = payload.replacen("\n\n", "\ngpgsigx signed\n\n", 1);
+        let resigned = sign(&self.s.alice, "git", &gpgsigx);
+        let (head, tail) = gpgsigx.split_at(gpgsigx.find("\n\n").unwrap() + 1);
+        let mut zeros = f.clone();
+        let mut sig = &f.sig[..];
+        let n = u32::from_be_bytes(sig[..4].try_into().unwrap()) as usize;
+        let stype = sig[4..4 + n].to_vec();
+        sig = &sig[4 + n..];
+        let m = u32::from_be_bytes(sig[..4].try_into().unwrap()) as usize;
+        zeros.sig = [string(&stype), string(&vec![0; m])].concat();
+        let mut swallow = blob.clone();
+        let rest = (swallow.len() - 14) as u32;
+        swallow[10..14].copy_from_slice(&rest.to_be_bytes());
+        let refused = [
+            (
+                "CRLF on every line",
+                p.with_armour(&a.replace('\n', "\r\n")),
+            ),
+            (
+                "base64 on the BEGIN line",
+                p.with_armour(&a.replacen("-----\n", "-----", 1)),
+            ),
+            (
+                "END on the last base64 line",
+                p.with_armour(&a.replacen(end, &end[1..], 1)),
+            ),
+            (
+                "gpgsigx signed over",
+                format!("{head}{}{tail}", header("gpgsig", &resigned)),
+            ),
+            (
+                "garbage signature bytes",
+                p.with_armour(&armour(&zeros.bytes(), 70)),
+            ),
+            (
+                "the key length swallows the rest",
+                p.with_armour(&armour(&swallow, 70)),
+            ),
+        ];
+        for (what, raw) in refused {
+            let c = git_ledger_hash_object(d, raw.as_bytes());
+            assert!(!self.s.git_verdict(&c).0, "{what}: git calls it good");
+            self.refused(
+                t,
+                what,
+                &format!("{c}:{REF}"),
+                false,
+                &[&format!("commit {c}: rule 8: ")],
+            );
+        }
+        let mut reserved = f.clone();
+        reserved.reserved = b"anything".to_vec();
+        let admitted = format!(
+            "{}{}gpgsigx added\n after\n{}",
+            p.before,
+            header("gpgsig", &armour(&reserved.bytes(), 33)),
+            p.after
+        );
+        let c = git_ledger_hash_object(d, admitted.as_bytes());
+        assert!(
+            self.s.git_verdict(&c).0,
+            "git calls the re-encoded variant bad"
+        );
+        let r = self.push(t, &format!("{c}:{REF}"), false);
+        assert_eq!(
+            r.code, 0,
+            "{}: the variant Git calls good: {}",
+            t.name, r.stderr
+        );
+        assert_eq!(git(&self.server, &["rev-parse", REF]), c);
+        git(d, &["update-ref", REF, &c]);
     }
 
     fn path(&self) -> Transport {

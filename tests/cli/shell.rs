@@ -130,7 +130,7 @@ fn install_man_writes_every_page() {
     r.ok();
     assert!(
         r.stdout
-            .starts_with(&format!("wrote 19 manual pages to {}\n", target.display())),
+            .starts_with(&format!("wrote 20 manual pages to {}\n", target.display())),
         "{}",
         r.stdout
     );
@@ -157,6 +157,7 @@ fn install_man_writes_every_page() {
             "git-ledger-put.1",
             "git-ledger-repair.1",
             "git-ledger-report.1",
+            "git-ledger-runtime-identity.1",
             "git-ledger-show.1",
             "git-ledger-sync.1",
             "git-ledger-template.1",
@@ -342,7 +343,7 @@ fn colour_only_on_a_terminal_without_no_color() {
     assert!(coloured.contains("\x1b[33mNot attempted"));
     let plain = report_on_a_terminal(&ledger_path, Some("1"));
     assert!(!plain.contains('\x1b'), "{plain:?}");
-    assert!(plain.contains("BLOCKED (24 rows)"), "{plain}");
+    assert!(plain.contains("BLOCKED (24 rows, 24 reasons)"), "{plain}");
     // NO_COLOR set but empty does not disable colour (no-color.org).
     assert!(report_on_a_terminal(&ledger_path, Some("")).contains('\x1b'));
     // Not a terminal: no colour even without NO_COLOR.

@@ -172,8 +172,9 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
         git(&server, &["rev-parse", REF])
     );
 
-    // The rival filled a row another machine filled: refused naming the row and the remote
-    // commit; its local ledger is untouched and the server's is unchanged.
+    // The rival filled a row another machine filled: refused naming the row, the remote
+    // commit and the ref that keeps its attempt; its local ledger follows the server's, which
+    // is unchanged.
     let rival_tip = git(rival.path(), &["rev-parse", REF]);
     let r = sync(rival.path());
     r.expect_code(2);
@@ -187,17 +188,32 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
         ],
     );
     assert_eq!(filler.lines().count(), 1, "{filler}");
+    let kept = format!("refs/ledger-conflicts/{ID}/1");
     assert!(
         // The reason names the row and, from admission, the field and the rule (rule 4).
         r.stderr.contains(&format!("rule 4: row {rival_sid}: "))
             && r.stderr.contains(&format!(
-                "the remote changed it differently at commit {filler}"
+                "origin filled this row first at commit {filler}: local commit {rival_tip} is not replayed, and its attempt is kept, unchanged, on {kept}"
             )),
         "{}",
         r.stderr
     );
-    assert_eq!(git(rival.path(), &["rev-parse", REF]), rival_tip);
+    assert_eq!(
+        git(rival.path(), &["rev-parse", REF]),
+        git(&server, &["rev-parse", REF])
+    );
+    assert_eq!(
+        git(
+            rival.path(),
+            &["rev-parse", &format!("{kept}:rows/{rival_sid}.json")]
+        ),
+        git(
+            rival.path(),
+            &["rev-parse", &format!("{rival_tip}:rows/{rival_sid}.json")]
+        )
+    );
     assert_eq!(git(&server, &["rev-list", "--count", REF]), "13");
+    sync(rival.path()).ok();
 
     // Everyone else converges on the server's tip (behind: fast-forward).
     let tip = git(&server, &["rev-parse", REF]);

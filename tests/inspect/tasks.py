@@ -178,3 +178,23 @@ def ask_unpriced_too(sample_id: str):
 def partly_priced() -> Task:
     """Sample "a" uses two models, one of them unpriced: its cost is unknown."""
     return make(ask_unpriced_too("a"))
+
+
+def _samples(*ids):
+    from inspect_ai.dataset import MemoryDataset, Sample
+
+    return MemoryDataset(
+        [Sample(input=f"Say: w{i}", target=f"w{i}", id=sid) for i, sid in enumerate(ids)]
+    )
+
+
+@task
+def repeated_ids() -> Task:
+    """A dataset whose sample id "a" occurs twice: no draft can be generated from it."""
+    return Task(dataset=_samples("a", "b", "a"), solver=generate(), scorer=includes(), model=scripted(), message_limit=10)
+
+
+@task
+def missing_ids() -> Task:
+    """A dataset whose second sample has no id: Inspect would number it by position."""
+    return Task(dataset=_samples("a", None), solver=generate(), scorer=includes(), model=scripted(), message_limit=10)

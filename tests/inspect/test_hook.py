@@ -47,6 +47,17 @@ class ConfigFromEnv(unittest.TestCase):
         c = config_from_env({"GIT_LEDGER_REF": "c", "GIT_LEDGER_BIN": "  "})
         self.assertEqual(c.problems, ("GIT_LEDGER_BIN is empty",))
 
+    def test_git_ledger_names_the_binary_and_the_old_name_is_still_read(self):
+        c = config_from_env({"GIT_LEDGER_REF": "c", "GIT_LEDGER": "/opt/gl"})
+        self.assertEqual(c.argv("x")[0], "/opt/gl")
+        c = config_from_env({"GIT_LEDGER_REF": "c", "GIT_LEDGER_BIN": "/old/gl"})
+        self.assertEqual(c.argv("x")[0], "/old/gl")
+        # GIT_LEDGER wins over the old name.
+        c = config_from_env({"GIT_LEDGER_REF": "c", "GIT_LEDGER": "/new", "GIT_LEDGER_BIN": "/old"})
+        self.assertEqual(c.argv("x")[0], "/new")
+        c = config_from_env({"GIT_LEDGER_REF": "c", "GIT_LEDGER": " "})
+        self.assertEqual(c.problems, ("GIT_LEDGER is empty",))
+
     def test_options(self):
         c = config_from_env(
             {
@@ -68,6 +79,37 @@ class ConfigFromEnv(unittest.TestCase):
             c = config_from_env({"GIT_LEDGER_REF": "c", "GIT_LEDGER_TIMEOUT": bad})
             self.assertEqual(len(c.problems), 1, bad)
             self.assertIn("GIT_LEDGER_TIMEOUT", c.problems[0])
+
+
+class Drafts(unittest.TestCase):
+    def test_task_ids_fold_what_an_id_cannot_hold(self):
+        from git_ledger_inspect._draft import task_ids
+
+        self.assertEqual(task_ids("arith", ["add-1", 7]), ["inspect/arith-add-1", "inspect/arith-7"])
+        self.assertEqual(task_ids("inspect_evals/gsm8k", ["a b/c"]), ["inspect/gsm8k-a-b-c"])
+        # Two ids that fold into one, and an id too long: a hash of the sample id ends them.
+        a, b = task_ids("t", ["x y", "x/y"])
+        self.assertEqual(a, "inspect/t-x-y")
+        self.assertRegex(b, r"^inspect/t-x-y-[0-9a-f]{10}$")
+        (long,) = task_ids("t", ["z" * 200])
+        self.assertLessEqual(len(long), len("inspect/") + 100)
+        self.assertNotIn("..", task_ids("t", ["a..b"])[0])
+
+    def test_repeated_and_missing_sample_ids(self):
+        from git_ledger_inspect._draft import sample_id_problems
+        from git_ledger_inspect._tasks import TaskInfo
+
+        def info(ids):
+            return TaskInfo("s", "t", None, None, ["match"], ids, None)
+
+        self.assertEqual(sample_id_problems(info(["a", 2, "2"])), [])
+        (p,) = sample_id_problems(info(["a", "b", "a"]))
+        self.assertIn('sample id "a" is repeated (samples #1 and #3)', p)
+        (p,) = sample_id_problems(info(["a", None]))
+        self.assertIn("sample #2 has no id", p)
+        many = sample_id_problems(info([None] * 25))
+        self.assertEqual(len(many), 21)
+        self.assertEqual(many[-1], "… and 5 more")
 
 
 class LocalPath(unittest.TestCase):

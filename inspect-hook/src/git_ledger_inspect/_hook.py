@@ -8,6 +8,7 @@ every log there that it has not imported yet. A log is imported at most once per
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shlex
@@ -18,6 +19,8 @@ from typing import Mapping, Sequence
 
 import anyio.to_thread
 from inspect_ai.hooks import Hooks, RunEnd, TaskEnd
+
+from ._binary import binary_from_env
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +47,9 @@ class Config:
     """Pass `--skip-undeclared`."""
     timeout: float = 300.0
     """Seconds one import may take before it is reported as failed."""
+    report: str | None = None
+    """A file to which each import's result is appended as one JSON line (`git-ledger-inspect
+    run` reads it)."""
     problems: tuple[str, ...] = field(default_factory=tuple)
     """Configuration errors: when not empty, nothing is run and each is reported."""
 
@@ -74,11 +80,13 @@ def config_from_env(env: Mapping[str, str] | None = None) -> Config | None:
     - `GIT_LEDGER_REF`: import into this ledger ref (a full ref name or a declaration id).
     - `GIT_LEDGER_DECLARATION` and `GIT_LEDGER_LEDGER`: import in file mode into these files.
       Exactly one of the two modes turns the hook on.
-    - `GIT_LEDGER_BIN`: the binary, split like a shell word list (default `git-ledger`).
+    - `GIT_LEDGER`: the binary, split like a shell word list (default `git-ledger`);
+      `GIT_LEDGER_BIN`, the older name, is read when `GIT_LEDGER` is not set.
     - `GIT_LEDGER_REPO`: the repository (`--repo`).
     - `GIT_LEDGER_RUNTIME_IDENTITY`: `--runtime-identity FILE`.
     - `GIT_LEDGER_SKIP_UNDECLARED`: `1`/`true` passes `--skip-undeclared`.
     - `GIT_LEDGER_TIMEOUT`: seconds per import (default 300).
+    - `GIT_LEDGER_INSPECT_REPORT`: a file to append each import's result to (JSON Lines).
     """
     env = os.environ if env is None else env
 
@@ -101,9 +109,8 @@ def config_from_env(env: Mapping[str, str] | None = None) -> Config | None:
     elif ref is None and (declaration is None or ledger is None):
         missing = "GIT_LEDGER_LEDGER" if ledger is None else "GIT_LEDGER_DECLARATION"
         problems.append(f"file mode needs {missing} too")
-    command = shlex.split(get("GIT_LEDGER_BIN") or "git-ledger")
-    if not command:
-        problems.append("GIT_LEDGER_BIN is empty")
+    command, binary_problems = binary_from_env(env)
+    problems += binary_problems
     timeout = 300.0
     raw_timeout = get("GIT_LEDGER_TIMEOUT")
     if raw_timeout is not None:
@@ -123,6 +130,7 @@ def config_from_env(env: Mapping[str, str] | None = None) -> Config | None:
         runtime_identity=get("GIT_LEDGER_RUNTIME_IDENTITY"),
         skip_undeclared=_flag(get("GIT_LEDGER_SKIP_UNDECLARED")),
         timeout=timeout,
+        report=get("GIT_LEDGER_INSPECT_REPORT"),
         problems=tuple(problems),
     )
 
@@ -150,6 +158,17 @@ def report_failure(what: str, detail: str = "") -> None:
 
 def import_log(config: Config, location: str | None) -> bool:
     """Import one log; report a failure loudly and return whether the import succeeded."""
+    ok = _import_log(config, location)
+    if config.report is not None:
+        try:
+            with open(config.report, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"log": location, "imported": ok}) + "\n")
+        except OSError as error:
+            report_failure(f"could not write the hook's report {config.report}", str(error))
+    return ok
+
+
+def _import_log(config: Config, location: str | None) -> bool:
     if config.problems:
         report_failure(
             f"not importing {location}: the hook's configuration is wrong",
@@ -174,12 +193,15 @@ def import_log(config: Config, location: str | None) -> bool:
         return False
     if done.returncode != 0:
         kind = "refused" if done.returncode == 2 else f"failed (exit {done.returncode})"
+        # Under `git-ledger-inspect run` the command imports the log again and prints why not.
         report_failure(
             f"git-ledger {kind} to import {path}; the log is NOT in the ledger",
-            (done.stderr or "") + (done.stdout or ""),
+            "" if config.report is not None else (done.stderr or "") + (done.stdout or ""),
         )
         return False
-    sys.stderr.write(f"git-ledger-inspect: imported {path}\n{done.stdout}")
+    # Under `git-ledger-inspect run` (which reports to a file) the command prints the summary.
+    detail = "" if config.report is not None else done.stdout
+    sys.stderr.write(f"git-ledger-inspect: imported {path}\n{detail}")
     sys.stderr.flush()
     return True
 

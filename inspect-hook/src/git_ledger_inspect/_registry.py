@@ -7,7 +7,7 @@ from ._hook import GitLedgerHook
 
 @hooks(
     name="git_ledger",
-    description="Imports each eval log into a git-ledger ledger when its task ends.",
+    description="Imports each log into a git-ledger ledger.",
 )
 def git_ledger_hook() -> type[GitLedgerHook]:
     return GitLedgerHook

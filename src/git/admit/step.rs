@@ -414,7 +414,7 @@ impl Admission<'_> {
 
 /// A record file of the tree diff, for the change model: its id is the key's SHA-256 its
 /// path spells (`records/<hh>/<rest>.json`).
-fn record_file(path: &str, edit: RecordEdit) -> RecordFile {
+pub(crate) fn record_file(path: &str, edit: RecordEdit) -> RecordFile {
     let id = path
         .strip_prefix("records/")
         .and_then(|p| p.strip_suffix(".json"))

@@ -367,6 +367,27 @@ pub fn sample_row(
             _ if !sample.limit.is_null() => "limit:unknown".to_owned(),
             _ => "completed".to_owned(),
         };
+        let others: Vec<&str> = sample
+            .scores
+            .as_object()
+            .unwrap_or_default()
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        if v.value.is_none() && !others.is_empty() && sample.scores.get(&spec.scorer).is_null() {
+            // Scores, but none under the declared name: the declaration and the log disagree
+            // (a typo is the usual cause); never an UNSCORED row that could not be undone.
+            let mut names = others.clone();
+            names.sort_unstable();
+            names.dedup();
+            r.push(format!(
+                "{label}: the sample has no score from the declared scorer {} but has scores from {}: the declaration (task {}, inspect.scorer) and the log disagree",
+                spec.scorer,
+                names.join(", "),
+                task.id
+            ));
+            return Err(r);
+        }
         match &v.value {
             None => (
                 "UNSCORED",

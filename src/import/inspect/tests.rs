@@ -598,14 +598,35 @@ fn a_nan_or_missing_score_is_unscored() {
         r["reason"],
         json!("match scored NaN (unscored): no answer found")
     );
-    let mut s = sample(json!("add-1"), 1, json!("C"));
-    s["scores"] = json!({"other": {"value": "C"}});
-    let r = row_of(dir.path(), s);
-    assert_eq!(r["native_outcome"], json!("UNSCORED"));
-    assert_eq!(r["reason"], json!("no match score from the scorer"));
+    // No score at all (an empty or absent scores object): UNSCORED.
+    for scores in [json!({}), json!(null)] {
+        let mut s = sample(json!("add-1"), 1, json!("C"));
+        s["scores"] = scores;
+        let r = row_of(dir.path(), s);
+        assert_eq!(r["native_outcome"], json!("UNSCORED"));
+        assert_eq!(r["reason"], json!("no match score from the scorer"));
+    }
     // Infinity is a value, not "unscored": a FAIL.
     let r = row_of(dir.path(), sample(json!("add-1"), 1, json!("Inf!")));
     assert_eq!(r["native_outcome"], json!("FAIL"));
+}
+
+#[test]
+fn scores_but_none_from_the_declared_scorer_are_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = sample(json!("add-1"), 1, json!("C"));
+    s["scores"] = json!({"includes": {"value": "C"}, "exact": {"value": "I"}});
+    let r = convert(&one(dir.path(), s), 0).map(|b| b.row).unwrap_err();
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(
+        r[0].contains("the sample has no score from the declared scorer match but has scores from exact, includes: the declaration (task inspect/arith-add-1, inspect.scorer) and the log disagree"),
+        "{r:?}"
+    );
+    // An errored sample is an ERROR whatever it was scored by.
+    let mut s = sample(json!("add-1"), 1, json!("C"));
+    s["scores"] = json!({"includes": {"value": "C"}});
+    s["error"] = json!({"message": "boom", "traceback": ""});
+    assert_eq!(row_of(dir.path(), s)["native_outcome"], json!("ERROR"));
 }
 
 #[test]

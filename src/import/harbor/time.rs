@@ -1,0 +1,118 @@
+//! Harbor's timestamps: UTC, `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (pydantic's form of an aware
+//! UTC `datetime`), read as microseconds since the Unix epoch so that durations are exact.
+
+/// Microseconds since 1970-01-01T00:00:00Z of a Harbor UTC timestamp; `None` for anything else
+/// (another offset, a naive time, a date that does not exist).
+pub fn parse_utc(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let rest = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00"))?;
+    if b.len() < 20 || rest.len() < 19 {
+        return None;
+    }
+    let digits = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = rest.get(r)?;
+        (t.bytes().all(|c| c.is_ascii_digit())).then(|| t.parse().ok())?
+    };
+    let sep = |i: usize, c: u8| rest.as_bytes().get(i) == Some(&c);
+    if !(sep(4, b'-') && sep(7, b'-') && sep(10, b'T') && sep(13, b':') && sep(16, b':')) {
+        return None;
+    }
+    let (y, mo, d) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    let (h, mi, se) = (digits(11..13)?, digits(14..16)?, digits(17..19)?);
+    let micros = match &rest[19..] {
+        "" => 0,
+        f => {
+            let frac = f.strip_prefix('.')?;
+            if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            let six: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
+            six.parse::<i64>().ok()?
+        }
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days_in = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&mo)
+        || d < 1
+        || d > days_in[(mo - 1) as usize]
+        || h > 23
+        || mi > 59
+        || se > 59
+    {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (yy, m) = if mo <= 2 {
+        (y - 1, mo + 9)
+    } else {
+        (y, mo - 3)
+    };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let doy = (153 * m + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + h) * 60 + mi) * 60_000_000 + se * 1_000_000 + micros)
+}
+
+/// The seconds from `start` to `end` (microsecond precision), or `None` when either is not a
+/// timestamp or the end comes first.
+pub fn seconds_between(start: Option<&str>, end: Option<&str>) -> Option<f64> {
+    let (a, b) = (parse_utc(start?)?, parse_utc(end?)?);
+    (b >= a).then(|| (b - a) as f64 / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn harbor_timestamps_read_to_the_microsecond() {
+        assert_eq!(parse_utc("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_utc("1970-01-01T00:00:01.5Z"), Some(1_500_000));
+        assert_eq!(
+            parse_utc("2026-12-01T21:02:32.280657Z"),
+            Some(1_796_158_952_280_657)
+        );
+        assert_eq!(
+            parse_utc("2000-03-01T00:00:00+00:00"),
+            Some(951_868_800_000_000)
+        );
+        assert_eq!(
+            seconds_between(
+                Some("2026-12-01T21:02:32.280657Z"),
+                Some("2026-12-01T21:02:32.651444Z")
+            ),
+            Some(0.370787)
+        );
+        for bad in [
+            "2026-12-01T21:02:32",
+            "2026-12-01 21:02:32Z",
+            "2026-02-30T00:00:00Z",
+            "2026-12-01T24:00:00Z",
+            "2026-12-01T21:02:32.Z",
+            "2026-12-01T21:02:32+01:00",
+            "",
+            "Z",
+        ] {
+            assert_eq!(parse_utc(bad), None, "{bad}");
+        }
+        assert_eq!(
+            seconds_between(Some("1970-01-01T00:00:02Z"), Some("1970-01-01T00:00:01Z")),
+            None
+        );
+    }
+}
