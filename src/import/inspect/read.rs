@@ -112,6 +112,16 @@ fn bad_member(path: &Path, member: &str, what: impl std::fmt::Display) -> Error 
     Error::refused(Reason::new(what.to_string()).at(member).at(path.display()))
 }
 
+/// The memory an import may keep is spent (by the directory, or at a member): a refusal naming
+/// the log (and the member), with the hint to raise the bound.
+fn over_kept(path: &Path, member: Option<&str>, what: String) -> Error {
+    let mut r = Reason::new(what);
+    if let Some(m) = member {
+        r = r.at(m);
+    }
+    Error::refused_with_hint(r.at(path.display()), crate::error::MAX_INPUT_HINT)
+}
+
 /// A member that could not be read: a refusal naming the log and the member, or (no memory
 /// for it) a failure to run.
 fn unread(path: &Path, member: &str, e: zip::ReadError) -> Error {
@@ -269,7 +279,7 @@ pub fn read_eval_within(
         .iter()
         .map(|e| (ENTRY_BYTES + e.name.len()) as u64)
         .sum();
-    json::keep(budget.kept(), directory).map_err(|e| bad(path, e))?;
+    json::keep(budget.kept(), directory).map_err(|e| over_kept(path, None, e))?;
     let mut member = |name: &str| -> Result<Option<IVal>> {
         let Some(i) = archive.last(name) else {
             return Ok(None);
@@ -325,7 +335,7 @@ pub fn read_eval_within(
             continue;
         }
         json::keep(budget.kept(), sample_bytes(&e.name))
-            .map_err(|err| bad_member(path, &e.name, err))?;
+            .map_err(|err| over_kept(path, Some(&e.name), err))?;
         let data = archive
             .read_within(i, max_input_bytes, budget)
             .map_err(|err| unread(path, &e.name, err))?;

@@ -636,6 +636,13 @@ fn a_directory_of_sixty_thousand_empty_members_is_refused_before_any_is_read() {
             .contains("each sample and archive entry"),
         "{d}"
     );
+    let hints = r.json()["hints"].clone();
+    assert!(
+        hints
+            .to_string()
+            .contains("raise the bound with --max-input-bytes"),
+        "{hints}"
+    );
     assert_eq!(h.ledger_bytes(), before);
 }
 
