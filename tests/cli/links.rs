@@ -1,7 +1,7 @@
 //! No dead link in the documentation: every relative link (and `#anchor`) in `README.md`,
-//! `ARCHITECTURE.md`, `CHANGELOG.md` and `docs/**/*.md` must name a file or directory of the
-//! repository, and an anchor a heading of its page (GitHub's heading ids). Every dead link is
-//! reported at once, each with its file and line.
+//! `ARCHITECTURE.md`, `CHANGELOG.md`, `docs/**/*.md` and the packages' READMEs must name a file
+//! or directory of the repository, and an anchor a heading of its page (GitHub's heading ids).
+//! Every dead link is reported at once, each with its file and line.
 //!
 //! The documentation stands alone: no link leads outside the repository, and no page, source
 //! comment, docstring, hook or schema names a path outside it (a sibling checkout, the
@@ -40,6 +40,19 @@ fn documents() -> Vec<PathBuf> {
         }
     }
     walk(&root.join("docs"), &mut out);
+    // The other READMEs a user or contributor reads (the Inspect hook's, the Harbor plugin's,
+    // the example campaign's, the harness's); not the tasks' own files, which are inputs.
+    for f in [
+        "inspect-hook/README.md",
+        "inspect-example/README.md",
+        "harbor-plugin/README.md",
+        "arena/README.md",
+        "arena/runner-tools/README.md",
+    ] {
+        let p = root.join(f);
+        assert!(p.is_file(), "{f} is gone: update the list of documents");
+        out.push(p);
+    }
     out
 }
 
