@@ -224,10 +224,6 @@ pub fn shown_reasons(reasons: &[Reason]) -> (Vec<&Reason>, usize) {
     (shown, omitted)
 }
 
-/// How many reasons a refusal lists under `--json` (`reasons`, with `reasons_total` beside it
-/// when there were more): enough for any honest refusal, bounded for a hostile one.
-pub const JSON_REASONS: usize = 1_000;
-
 /// The line that stands for the reasons not printed.
 pub fn more_reasons(omitted: usize) -> String {
     format!(

@@ -122,12 +122,14 @@ pub struct Outcome {
 }
 
 /// What a run may do beyond syncing.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// `--max-input-bytes`.
     pub max_bytes: u64,
     /// `--restore`: push back a ledger the remote deleted.
     pub restore: bool,
+    /// `--ref`: sync only the ledger of this declaration id.
+    pub only: Option<String>,
 }
 
 /// Sync every ledger with `remote`. `dir` is where `git` runs (the repository). Returns one
@@ -153,8 +155,14 @@ pub fn sync_with_progress(
             "add one with `git remote add <name> <url>`, or name another: `git ledger sync <REMOTE>`",
         ));
     }
-    let served = served_ledgers(dir, remote, None)?;
-    let rewritten = fetch_ledgers(dir, remote, None)?;
+    let only = options.only.as_deref();
+    let served = served_ledgers(dir, remote, only)?;
+    // One ledger the remote does not serve: nothing to fetch (Git refuses a refspec naming a
+    // ref the remote lacks).
+    let rewritten = match only {
+        Some(id) if !served.contains_key(id) => Vec::new(),
+        _ => fetch_ledgers(dir, remote, only)?,
+    };
     let repo = crate::git::open(Some(dir))?;
     let prefix = tracking_prefix(remote);
     let mut ids: Vec<String> = ledger_refs(&repo)?
@@ -174,6 +182,18 @@ pub fn sync_with_progress(
     }
     ids.sort();
     ids.dedup();
+    if let Some(only) = only {
+        ids.retain(|id| id == only);
+        if ids.is_empty() {
+            return Err(Error::failed_with_hint(
+                format!(
+                    "ledger ref {} exists neither in this repository nor on {remote}",
+                    layout::ref_name(only)
+                ),
+                format!("list the ledgers {remote} serves with `git ls-remote {remote} 'refs/ledgers/*'`"),
+            ));
+        }
+    }
     let mut done = Vec::new();
     let mut reasons = Reasons::new();
     let mut contended = Vec::new();
@@ -189,7 +209,7 @@ pub fn sync_with_progress(
             repo: &repo,
             remote,
             id: &id,
-            options,
+            options: &options,
         };
         match one.sync(served.get(&id).copied()) {
             Ok((s, refused)) => {
@@ -294,7 +314,7 @@ struct One<'a> {
     repo: &'a gix::Repository,
     remote: &'a str,
     id: &'a str,
-    options: Options,
+    options: &'a Options,
 }
 
 impl One<'_> {

@@ -19,6 +19,11 @@ pub struct SyncArgs {
     /// nothing of that ledger).
     #[arg(long)]
     pub restore: bool,
+    /// Sync only this ledger (a full ref name or a declaration id; default every ledger), as
+    /// with every other command; it need not exist here yet (a ledger only the remote serves is
+    /// fetched).
+    #[arg(long = "ref", value_name = "REF")]
+    pub ledger_ref: Option<String>,
     /// The repository (default: discovered from the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
@@ -28,16 +33,26 @@ pub struct SyncArgs {
 
 pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let dir = repo
-        .workdir()
-        .map(|w| w.to_path_buf())
-        .unwrap_or_else(|| repo.git_dir().to_path_buf());
-    let dir = if dir.is_absolute() {
-        dir
-    } else {
-        std::env::current_dir()?.join(dir)
+    let dir = repo_dir(&repo)?;
+    let only = match args.ledger_ref.as_deref() {
+        Some(r) => {
+            let name = crate::git::store::ledger_ref_name(r)?;
+            let id = &name[crate::git::layout::REF_PREFIX.len()..];
+            if !crate::declaration::is_valid_id(id) {
+                return Err(Error::Usage(format!(
+                    "--ref {r}: {id:?} is not a declaration id, so no ledger ref is named {name}"
+                )));
+            }
+            Some(id.to_owned())
+        }
+        None => None,
     };
     if args.setup {
+        if only.is_some() {
+            return Err(Error::Usage(
+                "sync --setup adds the refspec of every ledger; it takes no --ref".into(),
+            ));
+        }
         return setup(&dir, &args.remote, io);
     }
     drop(repo);
@@ -45,6 +60,7 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     let options = crate::sync::Options {
         max_bytes: args.input.max_input_bytes,
         restore: args.restore,
+        only,
     };
     let outcome =
         crate::sync::sync_with_progress(&dir, &args.remote, options, &mut |done, total| {
@@ -66,6 +82,19 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
         }
         None => Ok(exit::OK),
     }
+}
+
+/// The directory `git` runs in for `repo` (its work tree, else its git dir), absolute.
+pub(super) fn repo_dir(repo: &gix::Repository) -> Result<PathBuf> {
+    let dir = repo
+        .workdir()
+        .map(|w| w.to_path_buf())
+        .unwrap_or_else(|| repo.git_dir().to_path_buf());
+    Ok(if dir.is_absolute() {
+        dir
+    } else {
+        std::env::current_dir()?.join(dir)
+    })
 }
 
 /// Add the ledger fetch refspec to `remote.<REMOTE>.fetch` once.

@@ -30,6 +30,11 @@ pub fn ledger_commit(
     }
 }
 
+/// The full name of the ledger ref `--ref` names (default: the only one), which must exist.
+pub fn ledger_ref(repo: &gix::Repository, ledger_ref: Option<&str>) -> Result<String> {
+    Ok(super::store::resolve_ref(repo, ledger_ref)?.0)
+}
+
 /// An `--expect-tip` argument: the declaration id (when given as `ID@TIP`) and the commit.
 pub struct ExpectTip {
     pub id: Option<String>,

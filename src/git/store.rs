@@ -61,31 +61,36 @@ pub fn ledger_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
     Ok(out)
 }
 
+/// The full ledger ref name an `--ref` argument spells (a full `refs/ledgers/…` name or a
+/// declaration id), whether or not the ref exists; any other ref is a usage error.
+pub fn ledger_ref_name(a: &str) -> Result<String> {
+    if let Some(why) = layout::misspelled_ledger_ref(a) {
+        return Err(Error::Usage(format!(
+            "--ref {why}: give --ref {REF_PREFIX}{}",
+            &a[REF_PREFIX.len()..]
+        )));
+    }
+    if a.as_bytes()
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"refs/"))
+    {
+        if !a.starts_with(REF_PREFIX) {
+            return Err(Error::Usage(format!(
+                "{a} is not a ledger ref (a ledger ref is {REF_PREFIX}<declaration id>, or give the declaration id)"
+            )));
+        }
+        return Ok(a.to_owned());
+    }
+    Ok(layout::ref_name(a))
+}
+
 /// The full name of the ledger ref `--ref` names (a full `refs/ledgers/…` name or a
 /// declaration id); without it, the only ledger ref. Several ledger refs and no `--ref` is a
 /// usage error (exit 64) that lists them.
 pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String, ObjectId)> {
     match arg {
         Some(a) => {
-            let name = if let Some(why) = layout::misspelled_ledger_ref(a) {
-                return Err(Error::Usage(format!(
-                    "--ref {why}: give --ref {REF_PREFIX}{}",
-                    &a[REF_PREFIX.len()..]
-                )));
-            } else if a
-                .as_bytes()
-                .get(..5)
-                .is_some_and(|p| p.eq_ignore_ascii_case(b"refs/"))
-            {
-                if !a.starts_with(REF_PREFIX) {
-                    return Err(Error::Usage(format!(
-                        "{a} is not a ledger ref (a ledger ref is {REF_PREFIX}<declaration id>, or give the declaration id)"
-                    )));
-                }
-                a.to_owned()
-            } else {
-                layout::ref_name(a)
-            };
+            let name = ledger_ref_name(a)?;
             let id = ref_target(repo, &name)?.ok_or_else(|| {
                 Error::failed_with_hint(
                     format!("ledger ref {name} does not exist in this repository"),

@@ -622,7 +622,18 @@ fn the_guide_runs_as_written() {
     );
     // No page writes outside the directory it works in: nothing in HOME (no key under
     // `~/.ssh`, no global Git configuration in `~/.gitconfig` or `~/.config/git`).
+    // Inspect itself keeps its traces and sample buffers in its data directory
+    // (`~/.local/share/inspect_ai`, platformdirs' user data dir), as it does for every user: that
+    // is the harness's own state, not something a page tells the reader to write, so it alone is
+    // allowed (and nothing else under `.local`).
     let home = shell.root().join("home");
+    let inspect_data = home.join(".local/share/inspect_ai");
+    if inspect_data.is_dir() {
+        std::fs::remove_dir_all(&inspect_data).unwrap();
+        for empty in [home.join(".local/share"), home.join(".local")] {
+            let _ = std::fs::remove_dir(empty);
+        }
+    }
     let written: Vec<String> = std::fs::read_dir(&home)
         .map(|d| {
             d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -2,6 +2,7 @@
 //! environment pinned for determinism. One test binary, one module per area.
 
 mod agree;
+mod audit;
 mod citation;
 mod cite;
 mod common;
@@ -23,6 +24,7 @@ mod import;
 mod inputs;
 mod inspect;
 mod inspect_runs;
+mod kinds;
 mod links;
 mod log_trust;
 mod message_rule;
@@ -44,6 +46,7 @@ mod signing;
 mod spelling;
 mod sync;
 mod sync_conflicts;
+mod witness;
 mod writers_agree;
 
 /// The generator of the example records, shared with the tests that import them.

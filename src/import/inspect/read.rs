@@ -356,6 +356,9 @@ pub fn read_eval_within(
     })
 }
 
+/// The largest `.json` file that is parsed again, when it is no Inspect log, to say what it is.
+const SNIFF_BYTES: usize = 1 << 20;
+
 /// A `.json` log: one `EvalLog` object, samples inline (each kept as its exact bytes).
 pub fn read_json(path: &Path, bytes: &[u8]) -> Result<InspectLog> {
     read_json_kept(
@@ -406,6 +409,16 @@ fn read_json_kept(path: &Path, bytes: &[u8], kept: &std::cell::Cell<u64>) -> Res
     .and_then(|()| r.end())
     .map_err(fail)?;
     if eval.as_object().is_none() {
+        // Another harness's record (or a ledger, a declaration): say what it is. Only a small
+        // file is parsed again for this (a record is a few KB; a large file keeps its bound).
+        let seen = (bytes.len() <= SNIFF_BYTES)
+            .then(|| crate::json::parse_strict(bytes).ok())
+            .flatten()
+            .and_then(|v| crate::import::sniff::recognise(&v))
+            .filter(|s| s.reader != Some("--inspect"));
+        if let Some(other) = seen {
+            return Err(bad(path, format_args!("not an Inspect log: it is {other}")));
+        }
         return Err(bad(path, "the log holds no eval spec (eval)"));
     }
     Ok(InspectLog {
