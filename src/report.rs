@@ -25,7 +25,7 @@ pub use json_writer::{write_json, write_json_owned};
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub declaration: DeclarationRef,
-    /// The ledger state the report describes (workflow.md §6).
+    /// The ledger state the report describes (docs/reference/workflow.md, rule 6).
     pub ledger: LedgerState,
     pub sections: BTreeMap<&'static str, Section>,
     pub rows: Vec<RowReport>,
@@ -46,7 +46,8 @@ pub struct DeclarationRef {
 #[serde(untagged)]
 pub enum LedgerState {
     Ref {
-        /// `<declaration id>@<full commit id>`: what a paper cites (review.md §1).
+        /// `<declaration id>@<full commit id>`: what a paper cites (docs/reference/workflow.md,
+        /// "The tip is the citation").
         citation: String,
         /// The full id of the ledger commit read.
         commit: String,

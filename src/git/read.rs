@@ -143,9 +143,9 @@ fn names_a_missing_commit(repo: &gix::Repository, rev: &str) -> bool {
         && gix::ObjectId::from_hex(base.as_bytes()).is_ok_and(|id| !repo.has_object(id))
 }
 
-/// The error for a named commit the served history does not hold (review.md §1): the ledger
-/// may have been rewritten; fetching is only the second line, since a commit that was
-/// rewritten away cannot be fetched from the server that rewrote it.
+/// The error for a named commit the served history does not hold (docs/reference/workflow.md, "The
+/// tip is the citation"): the ledger may have been rewritten; fetching is only the second line,
+/// since a commit that was rewritten away cannot be fetched from the server that rewrote it.
 fn not_served(rev: &str, e: Error) -> Error {
     let hint = e
         .hints()

@@ -41,8 +41,8 @@ const EARLIER: &[(&str, &str)] = &[
         "reference-transaction",
         "272fb0b6599eff4ae01d03398eb9da20ce60253abda40cfb77dbcf4da8c79b74",
     ),
-    // Before the scripts decided without the binary (workflow.md §8): every hook failed when
-    // git-ledger was missing.
+    // Before the scripts decided without the binary (docs/reference/workflow.md, rule 8): every
+    // hook failed when git-ledger was missing.
     (
         "pre-receive",
         "f06e7f3ef6887b51b9d3a2fcee52e21d5bb9b407717ffad1748cbf9f5cf8f236",

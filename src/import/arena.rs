@@ -7,7 +7,7 @@
 //! `native_record` names.
 //!
 //! Decisions where import.md is silent:
-//! - The five tables must have exactly the spec's columns (a missing or an extra column is
+//! - The five tables must have exactly import.md's columns (a missing or an extra column is
 //!   refused: an extra column would either be dropped from the export or be a format the tool
 //!   does not know). Other tables are ignored.
 //! - `store.schema_version` must be the text `1`; `store.store_id` must be a non-empty text.

@@ -540,7 +540,8 @@ fn json_keys_are_exactly_the_contract_plus_documented_additions() {
         ],
     );
     let j = json_of(&r);
-    // `ledger` is an addition (workflow.md §6, documented in docs/reference/report-json.md).
+    // `ledger` is an addition (docs/reference/workflow.md, rule 6, documented in
+    // docs/reference/report-json.md).
     assert_eq!(
         keys(&j),
         set_of(&["declaration", "ledger", "sections", "rows"])

@@ -1,10 +1,10 @@
-//! `audit` (`review.md` §3) as a reviewer runs it against a remote served by `git daemon`: the
-//! honest repository passes, and the audit leaves the server's refs, objects and reflogs and
-//! every local ledger ref as they were (the local hooks installed, never judging the audit's
-//! refs); the tips seen are remembered, so a later audit says what the tip extends. Then the
-//! reviewer's trial (issue 26 item 6): a ledger rewritten from a reproduced root with a
-//! doctored row (re-signed, force-pushed, garbage-collected), a plain-Git edit, replace refs
-//! and notes, a deleted ledger, a backdated commit, each caught with its reason.
+//! `audit` (docs/reference/witness.md) as a reviewer runs it against a remote served by `git
+//! daemon`: the honest repository passes, and the audit leaves the server's refs, objects and
+//! reflogs and every local ledger ref as they were (the local hooks installed, never judging the
+//! audit's refs); the tips seen are remembered, so a later audit says what the tip extends. Then
+//! the reviewer's trial (issue 26 item 6): a ledger rewritten from a reproduced root with a
+//! doctored row (re-signed, force-pushed, garbage-collected), a plain-Git edit, replace refs and
+//! notes, a deleted ledger, a backdated commit, each caught with its reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
-//! The tip is the citation (review.md §1): `verify --expect-tip` admits a ledger whose chain
-//! still holds a cited tip and refuses one rewritten since; a commit a reviewer names that the
-//! repository does not hold is "not in the served history", the fetch hint only second.
+//! The tip is the citation (docs/reference/workflow.md): `verify --expect-tip` admits a ledger
+//! whose chain still holds a cited tip and refuses one rewritten since; a commit a reviewer names
+//! that the repository does not hold is "not in the served history", the fetch hint only second.
 
 use crate::common::*;
 use crate::gitstore::{Fixture, ID, REF};

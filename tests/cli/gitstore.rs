@@ -521,8 +521,9 @@ fn put_and_repair_write_one_commit_each_with_trailers_and_match_file_mode() {
     .ok();
     let shown = f.run(&["show"]).ok().stdout.clone();
     assert_eq!(std::fs::read_to_string(&ledger_file).unwrap(), shown);
-    // report --at gives what file mode gives, text and JSON, but for the ledger state each
-    // names (workflow.md §6): the file's SHA-256, the ref, commit, Ledger-Filled and citation.
+    // report --at gives what file mode gives, text and JSON, but for the ledger state each names
+    // (docs/reference/workflow.md, rule 6): the file's SHA-256, the ref, commit, Ledger-Filled and
+    // citation.
     let tip = f.tip();
     let file_sha = {
         use sha2::Digest;

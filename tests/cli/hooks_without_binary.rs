@@ -1,7 +1,7 @@
-//! The shipped hooks without the binary (`workflow.md` §8): with a `PATH` that holds Git but
-//! not `git-ledger` (and `GIT_LEDGER` unset, or naming no executable), a commit that changes no
-//! ledger file passes and one that does is refused naming `GIT_LEDGER`; `pre-receive` and
-//! `reference-transaction` refuse every update of a ledger ref, in any spelling, and let every
+//! The shipped hooks without the binary (docs/reference/workflow.md, rule 8): with a `PATH` that
+//! holds Git but not `git-ledger` (and `GIT_LEDGER` unset, or naming no executable), a commit that
+//! changes no ledger file passes and one that does is refused naming `GIT_LEDGER`; `pre-receive`
+//! and `reference-transaction` refuse every update of a ledger ref, in any spelling, and let every
 //! other ref through. Real `git commit`, `git merge`, `git push` and `git update-ref`.
 
 use std::path::{Path, PathBuf};

@@ -1040,7 +1040,7 @@ fn cite_leads_with_one_line_per_missing_field() {
     );
     assert!(!r.stdout.contains("more rows"), "{}", r.stdout);
 
-    // --json keeps the full list, one entry per row and field, and its keys as the spec says.
+    // --json keeps the full list, one entry per row and field, and its keys as cite.md says.
     let r = ledger(d.path(), &["cite", "--json", "runs.jsonl"]);
     r.expect_code(2);
     let v = r.json();

@@ -1773,10 +1773,10 @@ const ECHO_RUN: [&str; 10] = [
     "1000",
 ];
 
-/// `git-ledger-inspect run` (workflow.md §1): readiness checked, Inspect run with the hook,
-/// every log imported again to prove each sample is in the ledger, the runtime identity written
-/// by the tool. A second run of the same samples (retries) fails, non-zero, the ref unmoved;
-/// every readiness failure stops the run before Inspect starts (no log written).
+/// `git-ledger-inspect run` (docs/reference/workflow.md, rule 1): readiness checked, Inspect run
+/// with the hook, every log imported again to prove each sample is in the ledger, the runtime
+/// identity written by the tool. A second run of the same samples (retries) fails, non-zero, the
+/// ref unmoved; every readiness failure stops the run before Inspect starts (no log written).
 #[test]
 fn the_run_command_checks_runs_and_imports() {
     let venv = need_venv!();
@@ -2035,8 +2035,8 @@ fn the_run_command_checks_runs_and_imports() {
     assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/cmd"]), tip);
 }
 
-/// `git-ledger-inspect draft` (workflow.md §5): the example's draft generated from its task
-/// through Inspect's loading is the committed one; pinned, run with the command of
+/// `git-ledger-inspect draft` (docs/reference/workflow.md, rule 5): the example's draft generated
+/// from its task through Inspect's loading is the committed one; pinned, run with the command of
 /// `the_run_command_checks_runs_and_imports` in a worktree at the declared revision (so the
 /// declaration never touches the evaluated tree), its PASS rows are verified. Datasets with
 /// repeated or missing ids, a task without limits, an unknown scorer: refused, nothing written.

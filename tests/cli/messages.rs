@@ -245,7 +245,8 @@ fn ref_mode_refusals() {
         &["show", "--at", "0123456789abcdef0123456789abcdef01234567"],
         &v,
     );
-    // A cited tip the served ledger does not hold (review.md §1).
+    // A cited tip the served ledger does not hold (docs/reference/workflow.md, "The tip is the
+    // citation").
     check(
         "verify-expect-tip-not-served",
         d,

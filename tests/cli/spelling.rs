@@ -1,5 +1,5 @@
-//! One spelling everywhere (workflow.md §10): `--ref REF` on every command that reads a ledger
-//! ref, `usage error:` on every usage error with clap's suggestion.
+//! One spelling everywhere (docs/reference/workflow.md, rule 10): `--ref REF` on every command that
+//! reads a ledger ref, `usage error:` on every usage error with clap's suggestion.
 
 use crate::common::{git, hooked_server, ledger_hooked, new_repo, Daemon};
 use crate::gitstore::{declaration_value, hand_row_value, pretty, Fixture, ID, REF};

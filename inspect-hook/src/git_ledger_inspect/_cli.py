@@ -1,4 +1,5 @@
-"""`git-ledger-inspect`: the way to run Inspect that cannot spoil a campaign (workflow.md §1).
+"""`git-ledger-inspect`: the way to run Inspect that cannot spoil a campaign
+(docs/reference/workflow.md, rule 1).
 
     git-ledger-inspect draft TASK… [options] [-o DRAFT]          a draft from the task itself
     git-ledger-inspect check LEDGER… -- eval TASK… [inspect args]  readiness, nothing run

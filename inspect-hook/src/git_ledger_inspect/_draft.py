@@ -1,5 +1,5 @@
-"""A campaign draft generated from Inspect tasks (workflow.md §5): one task block per dataset
-sample, ready for `git ledger pin`.
+"""A campaign draft generated from Inspect tasks (docs/reference/workflow.md, rule 5): one task
+block per dataset sample, ready for `git ledger pin`.
 
 Every field is filled with what the guide would tell a user to write: the ten acceptance
 rules, the twenty attempt fields, the runtime requirements of this interpreter, the profile,

@@ -1,5 +1,5 @@
-"""Readiness that knows Inspect (workflow.md §1, §4): the run's tasks, loaded through Inspect,
-against what the declaration says of them, before anything runs.
+"""Readiness that knows Inspect (docs/reference/workflow.md, rules 1 and 4): the run's tasks,
+loaded through Inspect, against what the declaration says of them, before anything runs.
 
 Refused (each on its own line):
 - a task the run loads that no declared task names (its samples would be refused as
