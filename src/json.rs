@@ -217,6 +217,55 @@ impl std::ops::Deref for Input {
     }
 }
 
+impl Input {
+    /// Give back the pages of `range` that this process holds of a mapped input (a read one
+    /// keeps its bytes): a reader that is done with a stretch of a large file releases it, so
+    /// that what stays resident is the stretch being read, not the whole file. The bytes stay
+    /// readable: a page read again is mapped again from the file (the map is private and
+    /// never written, so the page holds the file's bytes, which the reader already checked).
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Input::Mapped(m) = self {
+            let end = range.end.min(m.len());
+            if range.start < end {
+                // SAFETY: `DontNeed` on a private, read-only file map only drops this
+                // process's mapping of the pages; any later read maps the file's bytes again,
+                // so every `&[u8]` borrowed from the map keeps reading the same bytes.
+                #[allow(unsafe_code)]
+                let _ = unsafe {
+                    m.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        range.start,
+                        end - range.start,
+                    )
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+}
+
+/// [`read_mapped`] for one reader going through the file from start to end and releasing
+/// what it has read ([`Input::release`]): the map is not populated up front (that would make
+/// the whole file resident at once), and the system is told it is read in order.
+pub fn read_streamed(path: &std::path::Path, max_bytes: u64) -> Result<Input> {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_file() && meta.len() >= STREAM_MAP_BYTES && meta.len() <= max_bytes {
+            let file = open_input(path)?;
+            if let Some(map) = map_file(&file, meta.len(), false) {
+                let _ = map.advise(memmap2::Advice::Sequential);
+                return Ok(Input::Mapped(map));
+            }
+        }
+    }
+    read_bounded(path, max_bytes).map(Input::Read)
+}
+
+/// From this size on [`read_streamed`] maps a file: a smaller one is read whole.
+pub const STREAM_MAP_BYTES: u64 = 4 * 1024 * 1024;
+
 /// From this size on a regular file that is only read (a ledger file for `report` or `diff`)
 /// is mapped, not copied: copying 225 MB out of the page cache, and faulting in the memory it
 /// goes to, was a sixth of a 100,000-row report's CPU time.
@@ -229,7 +278,7 @@ pub fn read_mapped(path: &std::path::Path, max_bytes: u64) -> Result<Input> {
     if let Ok(meta) = std::fs::metadata(path) {
         if meta.is_file() && meta.len() >= MAP_BYTES && meta.len() <= max_bytes {
             let file = open_input(path)?;
-            if let Some(map) = map_file(&file, meta.len()) {
+            if let Some(map) = map_file(&file, meta.len(), true) {
                 return Ok(Input::Mapped(map));
             }
         }
@@ -241,7 +290,7 @@ pub fn read_mapped(path: &std::path::Path, max_bytes: u64) -> Result<Input> {
 /// instead) when it is not or cannot be mapped.
 #[cfg(unix)]
 #[allow(unsafe_code)]
-fn map_file(file: &std::fs::File, len: u64) -> Option<memmap2::Mmap> {
+fn map_file(file: &std::fs::File, len: u64, populate: bool) -> Option<memmap2::Mmap> {
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() != len {
         return None;
@@ -256,7 +305,12 @@ fn map_file(file: &std::fs::File, len: u64) -> Option<memmap2::Mmap> {
     // reads as a ledger like any other.
     // Populated: the pages are mapped by one call, on the thread that maps the file (`report`
     // does it while the declaration is parsed), not by a fault per 64 KB in the parsers.
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(file) }.ok()?;
+    // Not populated for a reader that releases what it has read (`read_streamed`).
+    let mut options = memmap2::MmapOptions::new();
+    if populate {
+        options.populate();
+    }
+    let map = unsafe { options.map(file) }.ok()?;
     (map.len() as u64 == len).then_some(map)
 }
 
@@ -620,7 +674,7 @@ mod tests {
         {
             // A file that is no longer the length its metadata said is not mapped.
             let file = std::fs::File::open(&path).unwrap();
-            assert!(map_file(&file, len as u64 + 1).is_none());
+            assert!(map_file(&file, len as u64 + 1, true).is_none());
         }
     }
 

@@ -21,6 +21,7 @@ pub use view::{Check, NativeRecord, RowView};
 // What the fast path shares with the ordinary parse.
 use checks::check_members;
 use document::{assemble_rows, check_top, checked_row, Checked, Placed};
+pub use fast::Release;
 
 /// The parse entry points: the fast path (`fast.rs`: rows parsed and checked on every core),
 /// which says only yes, then for a ledger it does not accept the ordinary path
@@ -71,8 +72,23 @@ impl Ledger {
         max_input_bytes: u64,
         keep: &K,
     ) -> crate::error::Result<KeptRows<K::Kept>> {
+        Ledger::parse_kept_releasing(decl, bytes, max_input_bytes, keep, &|_| {})
+    }
+
+    /// [`Ledger::parse_kept`] telling `release` each stretch of `bytes` the fast path is done
+    /// with, so that a mapped file's pages are given back as its rows are read
+    /// ([`crate::json::Input::release`]): `report` of a ledger file holds the stretch each core
+    /// reads and what it keeps of each row, never the whole file. (A ledger the fast path
+    /// refuses is read again whole by the ordinary path, which names every fault.)
+    pub fn parse_kept_releasing<K: Keep>(
+        decl: &crate::declaration::Declaration,
+        bytes: &[u8],
+        max_input_bytes: u64,
+        keep: &K,
+        release: Release,
+    ) -> crate::error::Result<KeptRows<K::Kept>> {
         if bytes.len() as u64 <= max_input_bytes {
-            if let Some(kept) = fast::parse_kept(decl, bytes, keep) {
+            if let Some(kept) = fast::parse_kept(decl, bytes, keep, release) {
                 return Ok(kept);
             }
         }

@@ -70,7 +70,8 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             // The ledger file is read while the declaration is parsed (neither needs the other;
             // the declaration's fault, if any, is still the one reported).
             let path = ledger_path.clone();
-            let reading = std::thread::spawn(move || json::read_mapped(&path, max));
+            // Mapped without being made resident: each stretch is given back once read.
+            let reading = std::thread::spawn(move || json::read_streamed(&path, max));
             let decl = Declaration::read(decl_path, max)?;
             let bytes = reading
                 .join()
@@ -78,9 +79,13 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             // Each row is classified and dropped on the core that parsed and checked it: the
             // report is built from the summaries, never from 100,000 rows held at once.
             // The file's SHA-256 (the state the report names) is hashed beside the parse.
+            // Both give back each stretch of a mapped file once read: what stays resident is
+            // the declaration, a stretch per core and the summaries, not the file.
             let (rows, sha256) = std::thread::scope(|s| {
-                let hashing = s.spawn(|| crate::sha256_hex(&bytes));
-                let rows = Ledger::parse_kept(&decl, &bytes, max, &report::Summarise);
+                let hashing = s.spawn(|| sha256_released(&bytes));
+                let release = |r| bytes.release(r);
+                let rows =
+                    Ledger::parse_kept_releasing(&decl, &bytes, max, &report::Summarise, &release);
                 let sha256 = hashing
                     .join()
                     .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -115,6 +120,18 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
         format => write(&report, format, io)?,
     }
     Ok(0)
+}
+
+/// The SHA-256 of `bytes`, hashed a stretch at a time, each stretch released once hashed.
+fn sha256_released(bytes: &json::Input) -> String {
+    use sha2::{Digest, Sha256};
+    const STRETCH: usize = 4 << 20;
+    let mut hasher = Sha256::new();
+    for (k, stretch) in bytes.chunks(STRETCH).enumerate() {
+        hasher.update(stretch);
+        bytes.release(k * STRETCH..k * STRETCH + stretch.len());
+    }
+    crate::hex(&hasher.finalize())
 }
 
 /// Print a built report in `format` (colour only for text on a terminal without NO_COLOR).

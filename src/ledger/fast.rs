@@ -47,7 +47,7 @@ pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
     Some(Ledger {
         declaration_id: decl.id.clone(),
         declaration_sha256: decl.sha256.clone(),
-        rows: checked(decl, bytes, &check)?,
+        rows: checked(decl, bytes, &check, &|_| {})?,
     })
 }
 
@@ -55,10 +55,13 @@ pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
 /// into [`crate::json::Members`] (strings borrowed from the document), checked by the same
 /// [`check_members`] as a [`Row`] and dropped on the core that parsed them, which also finds
 /// each row's schedule position and hashes its record key (see [`placed`]).
+///
+/// `release` is told each stretch of `bytes` the parse is done with (see [`Release`]).
 pub(super) fn parse_kept<K: Keep>(
     decl: &Declaration,
     bytes: &[u8],
     keep: &K,
+    release: Release,
 ) -> Option<KeptRows<K::Kept>> {
     let keys = RandomState::new();
     let check = |row: &mut RowNode| -> Option<Placed<K::Kept>> {
@@ -77,7 +80,7 @@ pub(super) fn parse_kept<K: Keep>(
             kept: keep.keep(decl, row),
         })
     };
-    let (top, shares) = document(bytes, threads(), &check)?;
+    let (top, shares) = document(bytes, threads(), &check, release)?;
     top_ok(decl, top)?;
     placed(decl.schedule_len(), shares)
 }
@@ -121,8 +124,9 @@ fn checked<'a, R: RowText<'a>>(
     decl: &Declaration,
     bytes: &'a [u8],
     check: &(impl Fn(&mut R) -> Option<Checked> + Sync),
+    release: Release,
 ) -> Option<Vec<Row>> {
-    let (top, checked) = document(bytes, threads(), check)?;
+    let (top, checked) = document(bytes, threads(), check, release)?;
     top_ok(decl, top)?;
     assemble_rows(decl, Reasons::new(), checked.into_iter().flatten(), true).ok()
 }
@@ -196,6 +200,7 @@ fn document<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     threads: usize,
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
+    release: Release,
 ) -> Option<(Map<String, Value>, Shares<T>)> {
     let mut c = ByteCursor { b: bytes, pos: 0 };
     let mut top = Map::new();
@@ -217,9 +222,9 @@ fn document<'a, R: RowText<'a>, T: Send>(
         let n = if bytes.len() - first < PARALLEL_BYTES {
             1
         } else {
-            threads * SHARES_PER_CORE
+            (threads * SHARES_PER_CORE).max((bytes.len() - first) / SHARE_BYTES)
         };
-        rows(bytes, &guesses(bytes, first, sep, n), check)?
+        rows(bytes, &guesses(bytes, first, sep, n), check, release)?
     };
     c.pos = close;
     c.ws();
@@ -301,16 +306,17 @@ fn rows<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
+    release: Release,
 ) -> Option<(Shares<T>, usize)> {
     if starts.len() > 1 {
-        match shares(bytes, starts, check) {
+        match shares(bytes, starts, check, release) {
             Spec::Done(rows, close) => return Some((rows, close)),
             Spec::Fault => return None,
             Spec::Unproved => {}
         }
     }
     // One share from the genuine first row: nothing to prove.
-    match shares(bytes, &starts[..1], check) {
+    match shares(bytes, &starts[..1], check, release) {
         Spec::Done(rows, close) => Some((rows, close)),
         _ => None,
     }
@@ -333,8 +339,9 @@ fn shares<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
+    release: Release,
 ) -> Spec<T> {
-    let share = |k: usize| share(bytes, starts[k], starts.get(k + 1).copied(), check);
+    let share = |k: usize| share(bytes, starts[k], starts.get(k + 1).copied(), check, release);
     let workers = threads().min(starts.len());
     let results: Vec<Option<(Vec<T>, End)>> = if workers == 1 {
         (0..starts.len()).map(share).collect()
@@ -401,12 +408,21 @@ fn share<'a, R: RowText<'a>, T>(
     start: usize,
     stop: Option<usize>,
     check: &impl Fn(&mut R) -> Option<T>,
+    release: Release,
 ) -> Option<(Vec<T>, End)> {
-    let text = std::str::from_utf8(&bytes[start..stop.unwrap_or(bytes.len())]).ok()?;
+    let end = stop.unwrap_or(bytes.len());
+    let text = utf8(&bytes[start..end], start, release)?;
+    // Whatever the share comes to, the stretch it read is done with.
+    let _released = Released(start..end, release);
     let mut out = Vec::new();
     let mut parser = NodeParser::new();
     let mut pos = 0;
+    let mut done = 0;
     loop {
+        if pos - done >= SHARE_BYTES {
+            release(start + done..start + pos);
+            done = pos;
+        }
         if text.as_bytes().get(pos) != Some(&b'{') {
             return None;
         }
@@ -449,6 +465,52 @@ fn share<'a, R: RowText<'a>, T>(
     }
 }
 
+/// Told each stretch of the document's bytes a parse is done with, so that a mapped file's
+/// pages can be given back as the rows are read ([`crate::json::Input::release`]): what
+/// stays resident is the stretch each core is reading, not the document.
+pub type Release<'r> = &'r (dyn Fn(std::ops::Range<usize>) + Sync);
+
+/// The most bytes of rows a share takes (more shares for a larger document), and the
+/// stretch a long share reads before it releases what it read.
+const SHARE_BYTES: usize = 4 << 20;
+
+/// Releases its range when dropped (however the share ends).
+struct Released<'r>(std::ops::Range<usize>, Release<'r>);
+
+impl Drop for Released<'_> {
+    fn drop(&mut self) {
+        (self.1)(self.0.clone());
+    }
+}
+
+/// `bytes` (at `offset` in the document) as text if it is UTF-8, checked a stretch at a time
+/// and each stretch released once checked, so that checking a long share (the one-share pass
+/// over a whole list) does not make it all resident at once.
+fn utf8<'a>(bytes: &'a [u8], offset: usize, release: Release) -> Option<&'a str> {
+    let mut from = 0;
+    while bytes.len() - from > SHARE_BYTES {
+        let mut to = from + SHARE_BYTES;
+        // Never between the bytes of one character: back to the start of the one at `to`.
+        while to > from && bytes[to] & 0xC0 == 0x80 {
+            to -= 1;
+        }
+        if to == from {
+            return None; // a stretch of continuation bytes only
+        }
+        std::str::from_utf8(&bytes[from..to]).ok()?;
+        release(offset + from..offset + to);
+        from = to;
+    }
+    if from == 0 {
+        return std::str::from_utf8(bytes).ok();
+    }
+    std::str::from_utf8(&bytes[from..]).ok()?;
+    // SAFETY: every stretch `bytes[a..b]` was checked UTF-8, each cut at a character's first
+    // byte, so their concatenation, `bytes`, is UTF-8.
+    #[allow(unsafe_code)]
+    Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+}
+
 impl<'a> ByteCursor<'a> {
     /// One JSON value at the cursor, strictly as serde_json reads it.
     fn value<T: Deserialize<'a>>(&mut self) -> Option<T> {
@@ -471,12 +533,12 @@ mod tests {
 
     /// The rows of `doc` as `document` reads them with the given guessed starts, flattened.
     fn with_starts(doc: &str, starts: &[usize]) -> Option<(Vec<Value>, usize)> {
-        rows(doc.as_bytes(), starts, &keep_good)
+        rows(doc.as_bytes(), starts, &keep_good, &|_| {})
             .map(|(rows, close)| (rows.into_iter().flatten().collect(), close))
     }
 
     fn speculate(doc: &str, starts: &[usize]) -> Spec<Value> {
-        shares(doc.as_bytes(), starts, &keep_good)
+        shares(doc.as_bytes(), starts, &keep_good, &|_| {})
     }
 
     fn doc_of(rows: &[Value], pretty: bool) -> String {
@@ -622,12 +684,37 @@ mod tests {
     }
 
     fn rows_of_bytes(bytes: &[u8], starts: &[usize]) -> Option<(Shares<Value>, usize)> {
-        rows(bytes, starts, &keep_good)
+        rows(bytes, starts, &keep_good, &|_| {})
+    }
+
+    /// Text longer than a stretch is checked a stretch at a time, cut only between characters,
+    /// every stretch released once checked; a fault anywhere is still a fault.
+    #[test]
+    fn utf8_by_stretches() {
+        let released = std::sync::Mutex::new(Vec::new());
+        let release = |r: std::ops::Range<usize>| released.lock().unwrap().push(r);
+        // "é" is two bytes and "€" three: the cuts fall inside characters at every phase.
+        let text = "aé€".repeat(SHARE_BYTES / 3 + 7);
+        assert_eq!(utf8(text.as_bytes(), 10, &release), Some(text.as_str()));
+        let got = released.lock().unwrap().clone();
+        assert!(got.len() >= 2, "{got:?}");
+        assert_eq!(got[0].start, 10);
+        for w in got.windows(2) {
+            assert_eq!(w[0].end, w[1].start, "{got:?}");
+        }
+        let mut bad = text.clone().into_bytes();
+        let at = bad.len() - 2;
+        bad[at] = 0xff;
+        assert_eq!(utf8(&bad, 0, &release), None);
+        let mut bad = text.into_bytes();
+        bad[1] = 0xff;
+        assert_eq!(utf8(&bad, 0, &release), None);
+        assert_eq!(utf8(&[0x80; SHARE_BYTES + 1], 0, &release), None);
     }
 
     /// The whole document through [`document`], with the guesses it makes itself.
     fn read(doc: &str, threads: usize) -> Option<(Map<String, Value>, Vec<Value>)> {
-        document(doc.as_bytes(), threads, &keep_good)
+        document(doc.as_bytes(), threads, &keep_good, &|_| {})
             .map(|(top, rows)| (top, rows.into_iter().flatten().collect()))
     }
 
@@ -680,7 +767,7 @@ mod tests {
         ] {
             let mut bytes = good.clone().into_bytes();
             bytes[at] = 0xff;
-            assert!(document(&bytes, 2, &keep_good).is_none(), "{at}");
+            assert!(document(&bytes, 2, &keep_good, &|_| {}).is_none(), "{at}");
         }
     }
 

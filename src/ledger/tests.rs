@@ -53,7 +53,7 @@ fn parse_ledger(decl: &Declaration, v: &Value) -> crate::Result<Ledger> {
     // show as a slow report) and to nothing else.
     assert_eq!(super::fast::parse(decl, &b).is_some(), parsed.is_ok());
     assert_eq!(
-        super::fast::parse_kept(decl, &b, &AsValue).is_some(),
+        super::fast::parse_kept(decl, &b, &AsValue, &|_| {}).is_some(),
         parsed.is_ok()
     );
     parsed
