@@ -50,7 +50,7 @@ pub struct RepairArgs {
 
 pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
     if args.dry_run {
-        crate::git::write_no_derived_data();
+        crate::git::decl_cache::write_no_derived_data();
     }
     let mut store = super::open_store(&args.target, &args.input, "put")?;
     let bytes = crate::json::read_bounded(&args.row, args.input.max_input_bytes)?;
@@ -80,7 +80,7 @@ pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
 
 pub fn repair(args: RepairArgs, io: &mut Io) -> Result<i32> {
     if args.dry_run {
-        crate::git::write_no_derived_data();
+        crate::git::decl_cache::write_no_derived_data();
     }
     let mut store = super::open_store(&args.target, &args.input, "repair")?;
     let build = |s: &mut (dyn store::Store + 'static)| {

@@ -225,7 +225,7 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         ));
     }
     if args.dry_run {
-        crate::git::write_no_derived_data();
+        crate::git::decl_cache::write_no_derived_data();
     }
     let mut store = super::open_store(&args.target, &args.input, "import")?;
     let runtime = match &args.runtime_identity {

@@ -130,7 +130,7 @@ fn install_man_writes_every_page() {
     r.ok();
     assert!(
         r.stdout
-            .starts_with(&format!("wrote 20 manual pages to {}\n", target.display())),
+            .starts_with(&format!("wrote 22 manual pages to {}\n", target.display())),
         "{}",
         r.stdout
     );
@@ -143,6 +143,7 @@ fn install_man_writes_every_page() {
     assert_eq!(
         names,
         [
+            "git-ledger-audit.1",
             "git-ledger-check.1",
             "git-ledger-cite.1",
             "git-ledger-completions.1",
@@ -162,6 +163,7 @@ fn install_man_writes_every_page() {
             "git-ledger-sync.1",
             "git-ledger-template.1",
             "git-ledger-verify.1",
+            "git-ledger-witness.1",
             "git-ledger.1",
         ]
     );
