@@ -6,7 +6,10 @@
 # pyenv's 3.12.1. A second run is instant: the venv is rebuilt only when Python or the
 # requirements change, the plugin reinstalled only when its files change (their SHA-256 are
 # kept in the venv's stamp files). Prints the venv's path last.
+# `--check`: build nothing; exit 0 (printing the path) when the venv is up to date, else 1.
 set -euo pipefail
+check_only=false
+[ "${1:-}" = "--check" ] && check_only=true
 root="$(cd "$(dirname "$0")/.." && pwd)"
 target="${CARGO_TARGET_DIR:-$root/target}"
 venv="${GIT_LEDGER_HARBOR_VENV:-$target/harbor-venv}"
@@ -46,6 +49,13 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/harbor"
     echo "$venv"
     exit 0
   fi
+fi
+if $check_only; then
+  echo "harbor venv not up to date (or missing): $venv; build it with bash .ci/harbor-venv.sh" >&2
+  exit 1
+fi
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/harbor" ]; then
+  : # only the plugin changed
 else
   echo "building the harbor venv: $venv" >&2
   rm -rf "$venv"

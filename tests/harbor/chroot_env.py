@@ -71,6 +71,8 @@ class ChrootEnvironment(BaseEnvironment):
         shutil.copytree(source_dir, self._inside(target_dir), dirs_exist_ok=True)
 
     async def download_file(self, source_path: str, target_path):
+        if getattr(self, "_sandbox", None) is None:
+            raise FileNotFoundError(f"{source_path}: the environment never started")
         src = self._inside(source_path)
         if src.is_dir():
             raise IsADirectoryError(source_path)
@@ -78,6 +80,8 @@ class ChrootEnvironment(BaseEnvironment):
         shutil.copy2(src, target_path)
 
     async def download_dir(self, source_dir: str, target_dir):
+        if getattr(self, "_sandbox", None) is None:
+            return  # never started (a failed start): nothing to download
         src = self._inside(source_dir)
         if src.is_dir():
             shutil.copytree(src, target_dir, dirs_exist_ok=True)
