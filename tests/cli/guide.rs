@@ -661,11 +661,8 @@ fn the_guide_runs_as_written() {
         }
         // A Harbor job starts Python and Harbor several times: on a loaded machine a command
         // may take minutes.
-        shell.timeout = std::time::Duration::from_secs(if name.contains("harbor") {
-            600
-        } else {
-            120
-        });
+        shell.timeout =
+            std::time::Duration::from_secs(if name.contains("harbor") { 600 } else { 120 });
         let mismatches = run_page(&mut shell, &name, &text).unwrap_or_else(|e| panic!("{e}"));
         if mismatches.is_empty() {
             continue;
