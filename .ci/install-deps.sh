@@ -50,3 +50,10 @@ if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
   echo "installing: jsonschema (PyPI)" >&2
   python3 -m pip install --quiet 'jsonschema==4.26.0'
 fi
+
+# The forge CI files' schema check (tests/cli/forge.rs): SchemaStore's GitHub workflow and
+# GitLab CI schemas, as check-jsonschema vendors them (no network at test time).
+if ! command -v check-jsonschema >/dev/null 2>&1; then
+  echo "installing: check-jsonschema (PyPI)" >&2
+  python3 -m pip install --quiet 'check-jsonschema==0.39.0'
+fi

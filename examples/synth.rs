@@ -520,7 +520,7 @@ fn main() {
     write(&out.join("tips.txt"), tips.join("\n").as_bytes());
     eprintln!(
         "synth: {} with {} commits in {:.1} s",
-        layout::ref_name(&decl.id),
+        layout::LedgerRefs::default().name(&decl.id),
         tips.len(),
         start.elapsed().as_secs_f64()
     );
@@ -534,7 +534,7 @@ fn fast_import(
     history: &[usize],
     converted: &[Option<git_ledger::import::rows::Converted>],
 ) -> Vec<String> {
-    let refname = layout::ref_name(&decl.id);
+    let refname = layout::LedgerRefs::default().name(&decl.id);
     let mut child = git_cmd(repo_dir)
         .args([
             "fast-import",
@@ -666,7 +666,7 @@ fn sign_chain(
             .expect("write a commit");
         out.push(new.to_string());
     }
-    let refname = layout::ref_name(&decl.id);
+    let refname = layout::LedgerRefs::default().name(&decl.id);
     git(
         repo_dir,
         &["update-ref", &refname, out.last().expect("a tip")],

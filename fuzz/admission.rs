@@ -301,7 +301,7 @@ impl Harness {
         let mut repo = gix::init_bare(dir.path()).expect("git init --bare");
         let decl = Declaration::parse(CAMPAIGN, DEFAULT_MAX_INPUT_BYTES)
             .expect("the embedded campaign parses");
-        let refname = layout::ref_name(&decl.id);
+        let refname = layout::LedgerRefs::default().name(&decl.id);
 
         // The template root, as `init` writes it.
         let mut files = layout::template_files(&decl);

@@ -224,10 +224,6 @@ pub fn shown_reasons(reasons: &[Reason]) -> (Vec<&Reason>, usize) {
     (shown, omitted)
 }
 
-/// How many reasons a refusal lists under `--json` (`reasons`, with `reasons_total` beside it
-/// when there were more): enough for any honest refusal, bounded for a hostile one.
-pub const JSON_REASONS: usize = 1_000;
-
 /// The line that stands for the reasons not printed.
 pub fn more_reasons(omitted: usize) -> String {
     format!(
@@ -313,6 +309,21 @@ impl Reasons {
     }
 }
 
+impl From<Reasons> for Error {
+    fn from(r: Reasons) -> Self {
+        Error::Refused(r)
+    }
+}
+
+impl From<Vec<Reason>> for Reasons {
+    fn from(reasons: Vec<Reason>) -> Self {
+        Reasons {
+            reasons,
+            hints: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,20 +353,5 @@ mod tests {
         assert_eq!(omitted, 500 - SHOWN_REASONS_ALL);
         // Few: all of them.
         assert_eq!(shown_reasons(&kinds[..3]), (kinds[..3].iter().collect(), 0));
-    }
-}
-
-impl From<Reasons> for Error {
-    fn from(r: Reasons) -> Self {
-        Error::Refused(r)
-    }
-}
-
-impl From<Vec<Reason>> for Reasons {
-    fn from(reasons: Vec<Reason>) -> Self {
-        Reasons {
-            reasons,
-            hints: Vec::new(),
-        }
     }
 }

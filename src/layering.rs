@@ -105,6 +105,8 @@ const LAYERS: &[(&str, Layer)] = &[
     ("hand", Store),
     ("import", Store),
     ("sync", Store),
+    ("audit", Store),
+    ("witness", Store),
     ("hook", Store),
     ("render", Render),
     ("cli", Cli),

@@ -1,10 +1,10 @@
-//! What changed between two ledger states (`docs/guide/06-history.md`): the rows that
-//! differ with their native and portfolio outcome before and after and a unified diff of the
-//! row JSON, the change of every portfolio count per section (computed from the changed rows
-//! only), and whether B follows A by admitted steps. Built as one serde structure; the text
-//! form renders the same data, readable at any size (workflow.md §9): a summary first (the
-//! counts, one line per changed row), then per-field diffs only with `--full` or for at most
-//! [`DETAIL_ROWS`] rows, a field changed the same way in every changed row shown once.
+//! What changed between two ledger states (`docs/guide/06-history.md`): the rows that differ with
+//! their native and portfolio outcome before and after and a unified diff of the row JSON, the
+//! change of every portfolio count per section (computed from the changed rows only), and whether B
+//! follows A by admitted steps. Built as one serde structure; the text form renders the same data,
+//! readable at any size (docs/reference/workflow.md, rule 9): a summary first (the counts, one line
+//! per changed row), then per-field diffs only with `--full` or for at most [`DETAIL_ROWS`] rows, a
+//! field changed the same way in every changed row shown once.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -89,7 +89,7 @@ impl FieldChange {
 }
 
 /// Above this many changed rows the text and HTML forms show the summary alone, unless
-/// `--full` (workflow.md §9).
+/// `--full` (docs/reference/workflow.md, rule 9).
 pub const DETAIL_ROWS: usize = 20;
 
 /// What the text and HTML forms show below the summary: whether the per-field diffs are shown,

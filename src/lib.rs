@@ -4,6 +4,7 @@
 //! the command line and maps results to exit codes.
 
 pub mod admission;
+pub mod audit;
 pub mod cite;
 pub mod cli;
 pub mod declaration;
@@ -25,6 +26,7 @@ pub mod store;
 pub mod sync;
 #[cfg(test)]
 pub(crate) mod testutil;
+pub mod witness;
 
 pub use error::{Error, Result};
 

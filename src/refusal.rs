@@ -19,7 +19,8 @@ pub enum Rule {
     Admission(u8),
     /// A refusal group of `ledger.md` (1–8): not printed in the text form.
     Ledger(u8),
-    /// A section of `workflow.md` (e.g. 1, ready before the run): not printed in the text form.
+    /// A rule of `docs/reference/workflow.md` (e.g. 1, ready before the run): not printed in the
+    /// text form.
     Workflow(u8),
 }
 

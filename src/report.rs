@@ -25,7 +25,7 @@ pub use json_writer::{write_json, write_json_owned};
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub declaration: DeclarationRef,
-    /// The ledger state the report describes (workflow.md §6).
+    /// The ledger state the report describes (docs/reference/workflow.md, rule 6).
     pub ledger: LedgerState,
     pub sections: BTreeMap<&'static str, Section>,
     pub rows: Vec<RowReport>,
@@ -46,7 +46,8 @@ pub struct DeclarationRef {
 #[serde(untagged)]
 pub enum LedgerState {
     Ref {
-        /// `<declaration id>@<full commit id>`: what a paper cites (review.md §1).
+        /// `<declaration id>@<full commit id>`: what a paper cites (docs/reference/workflow.md,
+        /// "The tip is the citation").
         citation: String,
         /// The full id of the ledger commit read.
         commit: String,
@@ -139,12 +140,52 @@ pub struct Blocker {
     pub why: String,
 }
 
-/// Whether the section's attempts may be compared.
-#[derive(Debug, Clone, Serialize)]
+/// Whether the section's attempts may be compared. Serialised with `blocked_by`, what blocks
+/// it counted in both units (`{"reasons": 20, "rows": 17}`), as every format counts it.
+#[derive(Debug, Clone)]
 pub struct Comparison {
     pub blocked: bool,
     pub blockers: Vec<Blocker>,
     pub sentence: Option<String>,
+}
+
+impl Comparison {
+    /// How many rows block the comparison (each schedule id once; a row may block for several
+    /// reasons, each one of `blockers`).
+    pub fn blocked_rows(&self) -> usize {
+        let mut ids: Vec<&str> = self
+            .blockers
+            .iter()
+            .map(|b| b.schedule_id.as_str())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    }
+}
+
+impl Serialize for Comparison {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        #[derive(Serialize)]
+        struct BlockedBy {
+            reasons: usize,
+            rows: usize,
+        }
+        // In key order, as the canonical writer orders them.
+        let mut m = s.serialize_struct("Comparison", 4)?;
+        m.serialize_field("blocked", &self.blocked)?;
+        m.serialize_field(
+            "blocked_by",
+            &BlockedBy {
+                reasons: self.blockers.len(),
+                rows: self.blocked_rows(),
+            },
+        )?;
+        m.serialize_field("blockers", &self.blockers)?;
+        m.serialize_field("sentence", &self.sentence)?;
+        m.end()
+    }
 }
 
 /// One section (live or fixture). The report's types declare their fields in key order, so

@@ -37,7 +37,7 @@ use crate::admission::{
 };
 use crate::error::{Error, Reasons, Result};
 use crate::git::admit::{read_row, tree_changes, Admission, Admitted};
-use crate::git::layout::{self, REF_PREFIX};
+use crate::git::layout::{self, LedgerRefs};
 use crate::git::objects::{find_in_tree, read_commit, short};
 use crate::git::store::{identity, ledger_refs, move_ref, move_tracking_ref, ref_target};
 use crate::git::transport::{self, Pushed};
@@ -51,11 +51,6 @@ pub const MAX_ATTEMPTS: usize = 12;
 /// Where the attempts a sync refused are kept: `refs/ledger-conflicts/<id>/<n>`.
 pub const CONFLICTS_PREFIX: &str = "refs/ledger-conflicts/";
 
-/// `refs/remotes/<remote>/ledgers/`.
-pub fn tracking_prefix(remote: &str) -> String {
-    format!("refs/remotes/{remote}/ledgers/")
-}
-
 /// `refs/ledger-conflicts/<id>/`.
 pub fn conflicts_prefix(id: &str) -> String {
     format!("{CONFLICTS_PREFIX}{id}/")
@@ -65,11 +60,16 @@ pub fn conflicts_prefix(id: &str) -> String {
 /// `refs/remotes/<remote>/ledgers/*`, never forced (a rewritten remote ledger is rejected by Git
 /// and reported here, not followed). Returns the declaration ids whose remote ledger was
 /// rewritten.
-fn fetch_ledgers(dir: &std::path::Path, remote: &str, only: Option<&str>) -> Result<Vec<String>> {
-    let tracking = tracking_prefix(remote);
+fn fetch_ledgers(
+    dir: &std::path::Path,
+    refs: &LedgerRefs,
+    remote: &str,
+    only: Option<&str>,
+) -> Result<Vec<String>> {
+    let tracking = refs.tracking_prefix(remote);
     let spec = match only {
-        Some(id) => format!("{REF_PREFIX}{id}:{tracking}{id}"),
-        None => format!("{REF_PREFIX}*:{tracking}*"),
+        Some(id) => format!("{}:{tracking}{id}", refs.name(id)),
+        None => refs.fetch_refspec(remote),
     };
     let rejected = transport::fetch_unforced(dir, remote, &spec)?;
     // Git shows a destination under refs/remotes/ without that prefix.
@@ -86,10 +86,11 @@ fn fetch_ledgers(dir: &std::path::Path, remote: &str, only: Option<&str>) -> Res
 /// The ledgers `remote` serves now (`only`: just that one), by declaration id.
 fn served_ledgers(
     dir: &Path,
+    refs: &LedgerRefs,
     remote: &str,
     only: Option<&str>,
 ) -> Result<HashMap<String, ObjectId>> {
-    let prefix = only.map_or_else(|| REF_PREFIX.to_owned(), layout::ref_name);
+    let prefix = only.map_or_else(|| refs.prefix().to_owned(), |id| refs.name(id));
     let mut out = HashMap::new();
     for (name, id) in transport::served(dir, remote, &prefix)? {
         let oid = ObjectId::from_hex(id.as_bytes()).map_err(|e| {
@@ -97,7 +98,7 @@ fn served_ledgers(
                 "git ls-remote {remote}: {name} names {id:?}, not an object id: {e}"
             ))
         })?;
-        if let Some(id) = name.strip_prefix(REF_PREFIX) {
+        if let Some(id) = refs.id_of(&name) {
             out.insert(id.to_owned(), oid);
         }
     }
@@ -122,12 +123,14 @@ pub struct Outcome {
 }
 
 /// What a run may do beyond syncing.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// `--max-input-bytes`.
     pub max_bytes: u64,
     /// `--restore`: push back a ledger the remote deleted.
     pub restore: bool,
+    /// `--ref`: sync only the ledger of this declaration id.
+    pub only: Option<String>,
 }
 
 /// Sync every ledger with `remote`. `dir` is where `git` runs (the repository). Returns one
@@ -153,13 +156,20 @@ pub fn sync_with_progress(
             "add one with `git remote add <name> <url>`, or name another: `git ledger sync <REMOTE>`",
         ));
     }
-    let served = served_ledgers(dir, remote, None)?;
-    let rewritten = fetch_ledgers(dir, remote, None)?;
+    let refs = LedgerRefs::checked(&crate::git::open(Some(dir))?)?;
+    let only = options.only.as_deref();
+    let served = served_ledgers(dir, &refs, remote, only)?;
+    // One ledger the remote does not serve: nothing to fetch (Git refuses a refspec naming a
+    // ref the remote lacks).
+    let rewritten = match only {
+        Some(id) if !served.contains_key(id) => Vec::new(),
+        _ => fetch_ledgers(dir, &refs, remote, only)?,
+    };
     let repo = crate::git::open(Some(dir))?;
-    let prefix = tracking_prefix(remote);
+    let prefix = refs.tracking_prefix(remote);
     let mut ids: Vec<String> = ledger_refs(&repo)?
         .into_iter()
-        .filter_map(|(n, _)| n.strip_prefix(REF_PREFIX).map(str::to_owned))
+        .filter_map(|(n, _)| refs.id_of(&n).map(str::to_owned))
         .collect();
     for r in repo
         .references()
@@ -174,6 +184,21 @@ pub fn sync_with_progress(
     }
     ids.sort();
     ids.dedup();
+    if let Some(only) = only {
+        ids.retain(|id| id == only);
+        if ids.is_empty() {
+            return Err(Error::failed_with_hint(
+                format!(
+                    "ledger ref {} exists neither in this repository nor on {remote}",
+                    refs.name(only)
+                ),
+                format!(
+                    "list the ledgers {remote} serves with `git ls-remote {remote} '{}*'`",
+                    refs.prefix()
+                ),
+            ));
+        }
+    }
     let mut done = Vec::new();
     let mut reasons = Reasons::new();
     let mut contended = Vec::new();
@@ -181,15 +206,16 @@ pub fn sync_with_progress(
     for (i, id) in ids.into_iter().enumerate() {
         progress(i, total);
         if rewritten.contains(&id) {
-            reasons.push(rewritten_reason(remote, &id));
+            reasons.push(rewritten_reason(&refs, remote, &id));
             continue;
         }
         let one = One {
             dir,
+            refs: &refs,
             repo: &repo,
             remote,
             id: &id,
-            options,
+            options: &options,
         };
         match one.sync(served.get(&id).copied()) {
             Ok((s, refused)) => {
@@ -215,10 +241,11 @@ pub fn sync_with_progress(
     })
 }
 
-fn rewritten_reason(remote: &str, id: &str) -> String {
+fn rewritten_reason(refs: &LedgerRefs, remote: &str, id: &str) -> String {
     format!(
-        "{REF_PREFIX}{id}: the ledger on {remote} was rewritten (its tip does not follow {}{id}); it is reported, not followed — ask whoever rewrote it, and check it with `git ledger verify`",
-        tracking_prefix(remote)
+        "{}: the ledger on {remote} was rewritten (its tip does not follow {}{id}); it is reported, not followed — ask whoever rewrote it, and check it with `git ledger verify`",
+        refs.name(id),
+        refs.tracking_prefix(remote)
     )
 }
 
@@ -291,10 +318,11 @@ fn follows_first_parent(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Res
 /// One ledger of a run.
 struct One<'a> {
     dir: &'a Path,
+    refs: &'a LedgerRefs,
     repo: &'a gix::Repository,
     remote: &'a str,
     id: &'a str,
-    options: Options,
+    options: &'a Options,
 }
 
 impl One<'_> {
@@ -304,17 +332,19 @@ impl One<'_> {
     fn sync(&self, mut served: Option<ObjectId>) -> Result<(Synced, Reasons)> {
         let (repo, remote, id) = (self.repo, self.remote, self.id);
         let max_bytes = self.options.max_bytes;
-        let refname = layout::ref_name(id);
-        let tracking = format!("{}{id}", tracking_prefix(remote));
+        let refs = self.refs;
+        let refname = refs.name(id);
+        let tracking = format!("{}{id}", refs.tracking_prefix(remote));
         let mut raced = String::new();
         // The attempts kept aside, over every try (a lost race replays again).
         let mut kept: Vec<Kept> = Vec::new();
         for attempt in 0..MAX_ATTEMPTS {
             if attempt > 0 {
                 backoff(attempt);
-                served = served_ledgers(self.dir, remote, Some(id))?.remove(id);
-                if served.is_some() && !fetch_ledgers(self.dir, remote, Some(id))?.is_empty() {
-                    return Err(Error::refused(rewritten_reason(remote, id)));
+                served = served_ledgers(self.dir, refs, remote, Some(id))?.remove(id);
+                if served.is_some() && !fetch_ledgers(self.dir, refs, remote, Some(id))?.is_empty()
+                {
+                    return Err(Error::refused(rewritten_reason(refs, remote, id)));
                 }
             }
             let local = ref_target(repo, &refname)?;
@@ -324,9 +354,10 @@ impl One<'_> {
             // reported, not followed, so that the local ledger never moves off what was
             // published.
             if let Some((from, to)) = tracking_rewritten(repo, &tracking)? {
-                let mut r = Reasons::one(rewritten_reason(remote, id));
+                let mut r = Reasons::one(rewritten_reason(refs, remote, id));
                 r.push(format!(
-                    "{tracking} was moved from {from} to {to}, which does not follow it (a forced fetch, `git fetch origin +refs/ledgers/*:…`); {refname} stays at {}",
+                    "{tracking} was moved from {from} to {to}, which does not follow it (a forced fetch, `git fetch origin +{}*:…`); {refname} stays at {}",
+                    refs.prefix(),
                     local.map_or("nothing".to_owned(), |l| l.to_string())
                 ));
                 r.hint(format!(

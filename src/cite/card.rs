@@ -11,7 +11,7 @@ use std::path::Path;
 use super::{check_hex, is_missing, show, Problem, Reason};
 use crate::error::{Error, Result};
 
-/// The seven fields of a task card, in the order the spec lists them.
+/// The seven fields of a task card, in the order `docs/reference/cite.md` lists them.
 pub const CARD_FIELDS: [&str; 7] = [
     "task_id",
     "repo_revision",

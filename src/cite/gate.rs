@@ -711,12 +711,12 @@ impl<'c> Gate<'c> {
             .filter(|r| self.problems.counts[*r as usize] > 0)
             .collect();
         let mut missing = self.problems.listed;
-        // Grouped by reason in the spec's order; within a reason, in the order found.
+        // Grouped by reason in cite.md's order; within a reason, in the order found.
         missing.sort_by_key(|p| p.reason);
         let total: u64 = self.problems.counts.iter().sum();
         let omitted = total - missing.len() as u64;
         let mut fields = self.fields;
-        // By reason, then the spec's field order; unknown fields after, in the order found.
+        // By reason, then cite.md's field order; unknown fields after, in the order found.
         fields.sort_by_key(|f| {
             let at = RUN_FIELDS.iter().position(|r| *r == f.field);
             (f.reason, at.unwrap_or(usize::MAX))

@@ -701,7 +701,7 @@ mod tests {
         assert_eq!(order, r.reasons);
     }
 
-    /// The spec's example: 12 tasks, 9 passed, 2 retried, 1 truncated.
+    /// An example: 12 tasks, 9 passed, 2 retried, 1 truncated.
     #[test]
     fn the_metrics_and_the_sentence() {
         let mut lines = Vec::new();

@@ -3,7 +3,7 @@
 
 use serde_json::{Number, Value};
 
-/// *Missing* as the spec defines it: absent (checked by the caller), `null` or `""`.
+/// *Missing* as cite.md defines it: absent (checked by the caller), `null` or `""`.
 pub(crate) fn is_missing(v: &Value) -> bool {
     matches!(v, Value::Null) || v.as_str() == Some("")
 }

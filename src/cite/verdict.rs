@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::{MAX_LISTED_PER_REASON, SHOWN_FIELDS, SHOWN_ROWS_PER_FIELD};
 
-/// Why the gate refuses, in the order the spec fixes (`reason` is the first that applies).
+/// Why the gate refuses, in the order cite.md fixes (`reason` is the first that applies).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {

@@ -24,8 +24,8 @@ pub enum DiffFormat {
 pub struct DiffArgs {
     /// Ledger state A: a revision (ref, commit id, REF~N), or a ledger file with --files.
     pub a: String,
-    /// Ledger state B.
-    pub b: String,
+    /// Ledger state B (default: the tip of the ledger ref --ref names, or of the only one).
+    pub b: Option<String>,
     /// With --files: the declaration both ledger files follow.
     pub declaration: Option<PathBuf>,
     /// Compare two ledger files instead of two commits.
@@ -41,6 +41,10 @@ pub struct DiffArgs {
     /// Output format: text, json, or html (one self-contained page: `> diff.html`).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiffFormat::Text)]
     pub format: DiffFormat,
+    /// The ledger ref whose tip is state B when B is not given (a full ref name or a
+    /// declaration id; default the only one), as with every other command.
+    #[arg(long = "ref", value_name = "REF")]
+    pub ledger_ref: Option<String>,
     /// The repository (default: discovered from the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
@@ -61,21 +65,40 @@ impl DiffArgs {
 
 pub fn run(args: DiffArgs, io: &mut Io) -> Result<i32> {
     let max = args.input.max_input_bytes;
-    let d = match (args.files, &args.declaration) {
-        (true, Some(decl)) => crate::git::diff::files(decl, &args.a, &args.b, max)?,
-        (true, None) => {
+    let d = match (args.files, &args.b, &args.declaration) {
+        (true, Some(b), Some(decl)) if args.ledger_ref.is_none() => {
+            crate::git::diff::files(decl, &args.a, b, max)?
+        }
+        (true, ..) => {
             return Err(Error::Usage(
-                "diff --files needs <A.json> <B.json> <DECLARATION>".into(),
+                "diff --files needs <A.json> <B.json> <DECLARATION> (and no --ref)".into(),
             ))
         }
-        (false, Some(_)) => {
+        (false, _, Some(_)) => {
             return Err(Error::Usage(
                 "diff takes two revisions (or --files A.json B.json DECLARATION)".into(),
             ))
         }
-        (false, None) => {
+        (false, Some(_), None) if args.ledger_ref.is_some() => {
+            return Err(Error::Usage(format!(
+                "diff: B and --ref both name state B; give `git ledger diff {} <B>` or `git ledger diff {} --ref <REF>` (B: the ref's tip)",
+                args.a, args.a
+            )))
+        }
+        (false, b, None) => {
             let repo = crate::git::open(args.repo.as_deref())?;
-            crate::git::diff::commits(&repo, &args.a, &args.b, max)?
+            // B defaults to the ledger ref's tip, as `git diff A` compares A with the state
+            // one works on.
+            let b = match b {
+                Some(b) => b.clone(),
+                None => crate::git::read::ledger_ref(&repo, args.ledger_ref.as_deref())
+                    .map_err(|e| {
+                        super::name_a_ledger(e, None, |id| {
+                            format!("git ledger diff {} --ref {id}", args.a)
+                        })
+                    })?,
+            };
+            crate::git::diff::commits(&repo, &args.a, &b, max)?
         }
     };
     match args.format() {

@@ -49,6 +49,9 @@ pub struct RepairArgs {
 }
 
 pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
+    if args.dry_run {
+        crate::git::write_no_derived_data();
+    }
     let mut store = super::open_store(&args.target, &args.input, "put")?;
     let bytes = crate::json::read_bounded(&args.row, args.input.max_input_bytes)?;
     let source = args.row.display().to_string();
@@ -76,6 +79,9 @@ pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
 }
 
 pub fn repair(args: RepairArgs, io: &mut Io) -> Result<i32> {
+    if args.dry_run {
+        crate::git::write_no_derived_data();
+    }
     let mut store = super::open_store(&args.target, &args.input, "repair")?;
     let build = |s: &mut (dyn store::Store + 'static)| {
         crate::hand::repair(s, &args.schedule_id, &args.note)

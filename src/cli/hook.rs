@@ -66,6 +66,11 @@ pub enum HooksAction {
         /// The repository (default: discovered from the current directory).
         #[arg(long, value_name = "DIR")]
         repo: Option<PathBuf>,
+        /// For a hosted forge that runs no hook: write its CI job into the work tree instead
+        /// (GitHub: .github/workflows/git-ledger.yml; GitLab: .gitlab/git-ledger.gitlab-ci.yml),
+        /// to commit on the default branch.
+        #[arg(long, value_enum, value_name = "FORGE", conflicts_with = "server")]
+        forge: Option<super::forge::Forge>,
     },
 }
 
@@ -98,9 +103,14 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
     // In a repository whose refs are not files the hooks fail closed (exit 1) on whatever they
     // guard: the refs gix would read are not the ones Git keeps (`git::refuse_ref_storage`).
     let storage = crate::git::other_ref_storage(repo);
+    let ledger_refs = crate::git::layout::LedgerRefs::of(repo)?;
     let guarded = |updates: &[hook::Update]| -> Result<()> {
         match &storage {
-            Some(v) if updates.iter().any(|u| hook::guards(&u.refname)) => {
+            Some(v)
+                if updates
+                    .iter()
+                    .any(|u| hook::guards(&ledger_refs, &u.refname)) =>
+            {
                 Err(crate::git::ref_storage_error(v))
             }
             _ => Ok(()),
@@ -194,8 +204,31 @@ pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
             server,
             force,
             repo,
+            forge,
         } => {
             let repo = crate::git::open(repo.as_deref())?;
+            if let Some(forge) = forge {
+                let top = repo.workdir().ok_or_else(|| {
+                    Error::failed(
+                        "--forge writes CI files into a work tree; this repository is bare",
+                    )
+                })?;
+                for o in super::forge::install(top, forge, force)? {
+                    match o {
+                        super::forge::Installed::Written(p) => {
+                            writeln!(io.out, "wrote {}", p.display())?
+                        }
+                        super::forge::Installed::AlreadyThere(p) => {
+                            writeln!(io.out, "already there {}", p.display())?
+                        }
+                    }
+                }
+                writeln!(
+                    io.out,
+                    "commit them on the default branch, and switch on the protections of ledgers/* that `git ledger init --forge` printed (docs/forges.md)"
+                )?;
+                return Ok(0);
+            }
             let dir = hook::install::hooks_dir(&repo)?;
             for o in hook::install::install(&dir, server, force)? {
                 match o {

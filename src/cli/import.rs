@@ -224,6 +224,9 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
             "import needs at least one record: --scenario <ID> <RUN-DIR|result.json>, --arena <ID> <STORE> <ATTEMPT>, --inspect <LOG.eval|LOG.json|DIR> or --harbor <JOB-DIR|TRIAL-DIR> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
         ));
     }
+    if args.dry_run {
+        crate::git::write_no_derived_data();
+    }
     let mut store = super::open_store(&args.target, &args.input, "import")?;
     let runtime = match &args.runtime_identity {
         Some(p) => {

@@ -34,7 +34,7 @@ pub struct LedgerTarget {
     /// The ledger file, updated in place atomically (file mode).
     pub ledger: Option<std::path::PathBuf>,
     /// The ledger ref (ref mode): a full ref name or a declaration id; default the only
-    /// refs/ledgers/* ref.
+    /// ledger ref (refs/ledgers/*, or under git config ledger.refPrefix).
     #[arg(long = "ref", value_name = "REF")]
     pub ledger_ref: Option<String>,
     /// The repository (default: discovered from the current directory, as Git does).
@@ -42,9 +42,11 @@ pub struct LedgerTarget {
     pub repo: Option<std::path::PathBuf>,
 }
 
+mod audit;
 mod completions;
 mod diff;
 mod dry_run;
+mod forge;
 mod hand;
 mod hook;
 mod import;
@@ -59,6 +61,7 @@ mod show;
 mod sync;
 mod template;
 mod verify;
+mod witness;
 
 #[derive(Debug, Subcommand)]
 // The doc comments are the commands' help text, where `<id>` and `<STATE>` are placeholders.
@@ -82,7 +85,7 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Record the runtime identity of a Python interpreter for import --runtime-identity.
     RuntimeIdentity(runtime::RuntimeIdentityArgs),
-    /// Create refs/ledgers/<id>: the root commit with the declaration and the template rows.
+    /// Create the ledger ref (refs/ledgers/<id>; --forge: refs/heads/ledgers/<id>) with the root commit.
     Init(init::InitArgs),
     /// Print the ledger document (or one row, or the declaration) of a ledger commit.
     Show(show::ShowArgs),
@@ -94,6 +97,11 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Fetch, fast-forward or replay, and push ledgers with a remote.
     Sync(sync::SyncArgs),
+    /// A reviewer's read-only check of every ledger a remote serves.
+    Audit(audit::AuditArgs),
+    /// Audit a remote and append a signed checkpoint of each ledger that passes to this
+    /// (the witness's) repository.
+    Witness(witness::WitnessArgs),
     /// The hook entry points: pre-receive, reference-transaction <STATE>, pre-commit.
     Hook(hook::HookArgs),
     /// Install the hooks in this repository (--server: only pre-receive).
@@ -195,12 +203,7 @@ pub fn usage_error_text(e: &clap::Error) -> String {
 pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let hints = e.hints();
     if json {
-        let mut obj = reasons_json(e);
-        obj["refused"] = matches!(e, Error::Refused(_)).into();
-        if !hints.is_empty() {
-            obj["hints"] = hints.clone().into();
-        }
-        let _ = out.write_all(&crate::json::canonical(&obj));
+        let _ = write_error_json(e, &hints, out);
     }
     let mut r = match e {
         Error::Refused(reasons) => {
@@ -233,22 +236,69 @@ pub fn report_error(e: &Error, json: bool, out: &mut dyn Write, err: &mut dyn Wr
     e.exit_code()
 }
 
-/// An error's reasons as JSON: `reasons` (their text, the first
-/// [`JSON_REASONS`](crate::error::JSON_REASONS)), for a refusal `details` (the same reasons as
-/// values: place, row, field, rule, sentence), and `reasons_total` when some were left out.
-pub fn reasons_json(e: &Error) -> serde_json::Value {
-    let cap = crate::error::JSON_REASONS;
-    let reasons = e.reasons();
-    let total = reasons.len();
-    let mut obj = serde_json::json!({"reasons": &reasons[..total.min(cap)]});
+/// An error as the JSON object of `refusal.schema.json`, canonical (keys sorted, two-space
+/// indent): `reasons`, every reason's text; for a refusal `details`, the same reasons as values
+/// (place, row, field, rule, sentence); `hints`; `refused`. Every reason, however many (the
+/// text form shows the first of each kind): written one at a time, so 300,000 reasons cost
+/// the output, not a second copy of them in memory.
+pub fn write_error_json(e: &Error, hints: &[String], out: &mut dyn Write) -> std::io::Result<()> {
+    /// One member `"key": [items…]`, each item's canonical JSON indented under the key.
+    fn array<I: Iterator<Item = Vec<u8>>>(
+        out: &mut dyn Write,
+        key: &str,
+        items: I,
+    ) -> std::io::Result<()> {
+        write!(out, "  \"{key}\": [")?;
+        let mut first = true;
+        for item in items {
+            out.write_all(if first { b"\n" } else { b",\n" })?;
+            first = false;
+            let text = item.strip_suffix(b"\n").unwrap_or(&item);
+            for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+                if i > 0 {
+                    out.write_all(b"\n")?;
+                }
+                out.write_all(b"    ")?;
+                out.write_all(line)?;
+            }
+        }
+        out.write_all(if first { b"]" } else { b"\n  ]" })
+    }
+    let canonical = crate::json::canonical::<serde_json::Value>;
+    out.write_all(b"{\n")?;
     if let Error::Refused(r) = e {
-        obj["details"] =
-            serde_json::to_value(&r.reasons()[..total.min(cap)]).expect("reasons serialize");
+        let details = r
+            .reasons()
+            .iter()
+            .map(|r| canonical(&serde_json::to_value(r).expect("a reason serializes")));
+        array(out, "details", details)?;
+        out.write_all(b",\n")?;
     }
-    if total > cap {
-        obj["reasons_total"] = total.into();
+    if !hints.is_empty() {
+        array(
+            out,
+            "hints",
+            hints.iter().map(|h| canonical(&h.as_str().into())),
+        )?;
+        out.write_all(b",\n")?;
     }
-    obj
+    match e {
+        Error::Refused(r) => array(
+            out,
+            "reasons",
+            r.reasons().iter().map(|r| canonical(&r.to_string().into())),
+        )?,
+        e => array(
+            out,
+            "reasons",
+            e.reasons().into_iter().map(|m| canonical(&m.into())),
+        )?,
+    }
+    writeln!(
+        out,
+        ",\n  \"refused\": {}\n}}",
+        matches!(e, Error::Refused(_))
+    )
 }
 
 impl Command {
@@ -266,6 +316,8 @@ impl Command {
             Command::Log(a) => a.json,
             Command::Diff(a) => a.format() == diff::DiffFormat::Json,
             Command::Verify(a) => a.json,
+            Command::Audit(a) => a.json,
+            Command::Witness(_) => false,
             Command::Completions(_) | Command::InstallMan(_) => false,
             Command::Sync(_) | Command::Hook(_) | Command::Hooks(_) => false,
         }
@@ -291,6 +343,8 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
         Command::Diff(a) => diff::run(a, io),
         Command::Verify(a) => verify::run(a, io),
         Command::Sync(a) => sync::run(a, io),
+        Command::Audit(a) => audit::run(a, io),
+        Command::Witness(a) => witness::run(a, io),
         Command::Hook(a) => hook::run_hook(a, io),
         Command::Hooks(a) => hook::run_hooks(a, io),
         Command::Completions(a) => completions::run(a, io),
@@ -342,7 +396,7 @@ pub fn name_a_ledger(e: Error, flag: Option<&str>, example: impl Fn(&str) -> Str
         Error::SeveralLedgers(refs) => {
             let m = crate::error::several_ledgers(&refs, flag.unwrap_or("with --ref:"));
             let first = (refs.first())
-                .map(|r| r.trim_start_matches(crate::git::layout::REF_PREFIX))
+                .map(|r| r.rsplit('/').next().unwrap_or(r)) // a declaration id has no /
                 .unwrap_or("<ID>");
             Error::Usage(format!("{m}\nfor example: `{}`", example(first)))
         }
@@ -382,5 +436,60 @@ pub fn open_store(
             )
             .map_err(|e| name_a_ledger(e, None, |id| format!("git ledger {cmd} … --ref {id}")))?,
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::{Error, Reasons};
+    use crate::refusal::Reason;
+
+    /// The object as a JSON value is built and printed canonically (what the writer streams).
+    fn built(e: &Error) -> Vec<u8> {
+        let mut obj =
+            serde_json::json!({"reasons": e.reasons(), "refused": matches!(e, Error::Refused(_))});
+        if let Error::Refused(r) = e {
+            obj["details"] = serde_json::to_value(r.reasons()).unwrap();
+        }
+        if !e.hints().is_empty() {
+            obj["hints"] = e.hints().into();
+        }
+        crate::json::canonical(&obj)
+    }
+
+    fn streamed(e: &Error) -> Vec<u8> {
+        let mut out = Vec::new();
+        super::write_error_json(e, &e.hints(), &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn the_streamed_error_json_is_the_canonical_object_with_every_reason() {
+        let mut r = Reasons::new();
+        for i in 0..1_500 {
+            r.push(
+                Reason::new(format!("line {i}: \"not\" an object\n"))
+                    .at("runs.jsonl")
+                    .row("t/01")
+                    .field("x"),
+            );
+        }
+        r.hint("a hint");
+        let e = Error::Refused(r);
+        let out = streamed(&e);
+        assert_eq!(
+            String::from_utf8(out.clone()).unwrap(),
+            String::from_utf8(built(&e)).unwrap()
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["reasons"].as_array().unwrap().len(), 1_500);
+        assert_eq!(v["details"].as_array().unwrap().len(), 1_500);
+        for e in [
+            Error::failed_with_hint("no such file", "give another"),
+            Error::Usage("bad".into()),
+            Error::refused("one"),
+        ] {
+            assert_eq!(streamed(&e), built(&e), "{e}");
+        }
     }
 }

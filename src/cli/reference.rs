@@ -335,6 +335,28 @@ mod tests {
             .map(row),
         );
         assert!(cite.contains(crate::cite::EMPTY_PATCH_SHA256));
+        // A JSON document refused before any line is judged, in the words the code prints, and
+        // the cap on lines that are not objects.
+        let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let ledger = b"{\n  \"format\": \"campaign-ledger/1\",\n  \"rows\": []\n}\n";
+        let what = crate::cite::a_json_document(ledger).unwrap();
+        let e = crate::cite::cite(
+            &ledger[..],
+            None,
+            crate::cite::Options {
+                max_line_bytes: 1 << 20,
+            },
+        )
+        .unwrap_err();
+        let sentence = e.reasons()[0].clone();
+        let after = &sentence[sentence.find(&what).unwrap() + what.len()..];
+        for words in [
+            what.as_str(),
+            after.trim_start_matches(", "),
+            "more lines that are not a JSON object",
+        ] {
+            assert!(flat(&cite).contains(&flat(words)), "cite.md: no {words:?}");
+        }
         assert!(
             cite.contains("one of `pass`, `fail`, `timeout`, `budget`, `transport`, `apply_error`")
         );
@@ -416,6 +438,8 @@ mod tests {
             "report-json.md",
             "layout.md",
             "formats.md",
+            "cite.md",
+            "workflow.md",
         ] {
             assert!(index.contains(&format!("]({p})")), "README.md links {p}");
         }

@@ -5,13 +5,15 @@ use std::path::PathBuf;
 use super::Io;
 use crate::error::{exit, Error, Result};
 
-/// Fetch, fast-forward or replay, and push every ledger (refs/ledgers/*) with a remote.
+/// Fetch, fast-forward or replay, and push every ledger (refs/ledgers/*, or under git config
+/// ledger.refPrefix) with a remote.
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
     /// The remote (default: origin).
     #[arg(value_name = "REMOTE", default_value = "origin")]
     pub remote: String,
-    /// Only add the fetch refspec refs/ledgers/*:refs/remotes/<REMOTE>/ledgers/* (not forced)
+    /// Only add the fetch refspec refs/ledgers/*:refs/remotes/<REMOTE>/ledgers/* (not forced;
+    /// with ledger.refPrefix refs/heads/ledgers/: refs/heads/ledgers/*:refs/ledger-remotes/<REMOTE>/*)
     /// so that a plain `git fetch` carries ledgers too; adds no push refspec.
     #[arg(long)]
     pub setup: bool,
@@ -19,6 +21,11 @@ pub struct SyncArgs {
     /// nothing of that ledger).
     #[arg(long)]
     pub restore: bool,
+    /// Sync only this ledger (a full ref name or a declaration id; default every ledger), as
+    /// with every other command; it need not exist here yet (a ledger only the remote serves is
+    /// fetched).
+    #[arg(long = "ref", value_name = "REF")]
+    pub ledger_ref: Option<String>,
     /// The repository (default: discovered from the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
@@ -28,16 +35,27 @@ pub struct SyncArgs {
 
 pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let dir = repo
-        .workdir()
-        .map(|w| w.to_path_buf())
-        .unwrap_or_else(|| repo.git_dir().to_path_buf());
-    let dir = if dir.is_absolute() {
-        dir
-    } else {
-        std::env::current_dir()?.join(dir)
+    let dir = repo_dir(&repo)?;
+    let only = match args.ledger_ref.as_deref() {
+        Some(r) => {
+            let refs = crate::git::layout::LedgerRefs::of(&repo)?;
+            let name = crate::git::store::ledger_ref_name(&refs, r)?;
+            let id = refs.id_of(&name).unwrap_or(&name);
+            if !crate::declaration::is_valid_id(id) {
+                return Err(Error::Usage(format!(
+                    "--ref {r}: {id:?} is not a declaration id, so no ledger ref is named {name}"
+                )));
+            }
+            Some(id.to_owned())
+        }
+        None => None,
     };
     if args.setup {
+        if only.is_some() {
+            return Err(Error::Usage(
+                "sync --setup adds the refspec of every ledger; it takes no --ref".into(),
+            ));
+        }
         return setup(&dir, &args.remote, io);
     }
     drop(repo);
@@ -45,6 +63,7 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     let options = crate::sync::Options {
         max_bytes: args.input.max_input_bytes,
         restore: args.restore,
+        only,
     };
     let outcome =
         crate::sync::sync_with_progress(&dir, &args.remote, options, &mut |done, total| {
@@ -68,6 +87,19 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     }
 }
 
+/// The directory `git` runs in for `repo` (its work tree, else its git dir), absolute.
+pub(super) fn repo_dir(repo: &gix::Repository) -> Result<PathBuf> {
+    let dir = repo
+        .workdir()
+        .map(|w| w.to_path_buf())
+        .unwrap_or_else(|| repo.git_dir().to_path_buf());
+    Ok(if dir.is_absolute() {
+        dir
+    } else {
+        std::env::current_dir()?.join(dir)
+    })
+}
+
 /// Add the ledger fetch refspec to `remote.<REMOTE>.fetch` once.
 fn setup(dir: &std::path::Path, remote: &str, io: &mut Io) -> Result<i32> {
     use crate::git::transport::{check_version, git, remote_exists};
@@ -78,7 +110,8 @@ fn setup(dir: &std::path::Path, remote: &str, io: &mut Io) -> Result<i32> {
             "add one with `git remote add <name> <url>` first",
         ));
     }
-    let spec = format!("refs/ledgers/*:{}*", crate::sync::tracking_prefix(remote));
+    let spec =
+        crate::git::layout::LedgerRefs::of(&crate::git::open(Some(dir))?)?.fetch_refspec(remote);
     let key = format!("remote.{remote}.fetch");
     let existing = git(dir, &["config", "--get-all", &key])?;
     if existing.stdout.lines().any(|l| l.trim() == spec) {

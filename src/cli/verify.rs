@@ -20,7 +20,16 @@ pub struct VerifyArgs {
     /// citation `<declaration id>@<full commit id>` a report prints, or the commit id alone.
     #[arg(long, value_name = "ID@TIP | TIP")]
     pub expect_tip: Option<String>,
-    /// Every refs/ledgers/* ref.
+    /// A witness (a remote, URL or path): refuse unless its checkpoints of each ledger are
+    /// signed by a key of --witness-signers, form one chain whose tips each extend the
+    /// previous, and the ledger's chain contains the last checkpointed tip; flag a commit
+    /// dated before a checkpoint it follows.
+    #[arg(long, value_name = "REMOTE | URL | PATH", requires = "witness_signers")]
+    pub witness: Option<String>,
+    /// The allowed-signers file of the witness's keys (as `gpg.ssh.allowedSignersFile`).
+    #[arg(long, value_name = "ALLOWED_SIGNERS", requires = "witness")]
+    pub witness_signers: Option<PathBuf>,
+    /// Every ledger ref (refs/ledgers/*, or under git config ledger.refPrefix).
     #[arg(long)]
     pub all: bool,
     /// Print the result as JSON.
@@ -71,7 +80,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         None => None,
         Some(e) => {
             let name = match &e.id {
-                Some(id) => crate::git::layout::ref_name(id),
+                Some(id) => crate::git::layout::LedgerRefs::of(&repo)?.name(id),
                 None if refs.len() == 1 => refs[0].0.clone(),
                 None => {
                     return Err(Error::Usage(
@@ -144,11 +153,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
                         tip_reasons.absorb(crate::error::Reasons::one(why).at(name));
                     }
                 }
-                let mut result = super::reasons_json(&e);
-                result["ref"] = name.as_str().into();
-                result["tip"] = tip.to_string().into();
-                result["admitted"] = false.into();
-                results.push(result);
+                // Its reasons are the refusal's (printed whole under --json): nothing to add here.
                 reasons.absorb(e.context(name).into_reasons());
             }
             Err(e) => return Err(e.context(name)),
@@ -161,6 +166,27 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         );
     }
     reasons.absorb(tip_reasons);
+    if let (Some(witness), Some(signers)) = (&args.witness, &args.witness_signers) {
+        let dir = super::sync::repo_dir(&repo)?;
+        let ledger_refs = crate::git::layout::LedgerRefs::of(&repo)?;
+        let ledgers: Vec<(String, crate::git::ObjectId)> = (refs.iter())
+            .map(|(n, t)| {
+                let id = ledger_refs.id_of(n).unwrap_or(n);
+                (id.to_owned(), *t)
+            })
+            .collect();
+        let (checks, why, _) =
+            crate::witness::check(&dir, witness, signers, &ledgers, args.input.max_input_bytes)?;
+        for ((name, _), c) in refs.iter().zip(&checks) {
+            if !args.json {
+                writeln!(io.out, "{name}: {}", c.line())?;
+            }
+            if let Some(r) = results.iter_mut().find(|r| r["ref"] == name.as_str()) {
+                r["witness"] = serde_json::to_value(c).unwrap_or_default();
+            }
+        }
+        reasons.absorb(why);
+    }
     if reasons.is_empty() {
         if args.json {
             io.out.write_all(&crate::json::canonical(
@@ -169,6 +195,8 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         }
         Ok(0)
     } else {
+        // What was printed comes before the refusal.
+        io.out.flush()?;
         Err(Error::Refused(reasons))
     }
 }

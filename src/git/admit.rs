@@ -95,6 +95,9 @@ pub struct Admission<'r> {
     commits_walked: usize,
     rows_read: usize,
     records_read: usize,
+    /// Where this repository's ledger refs live (`git config ledger.refPrefix`); an
+    /// unreadable setting is kept as its error, which every admission returns.
+    refs: std::result::Result<layout::LedgerRefs, String>,
 }
 
 /// Admit a ref update `old → new` (`None` for a missing side): creation needs the whole chain
@@ -124,7 +127,13 @@ impl<'r> Admission<'r> {
             commits_walked: 0,
             rows_read: 0,
             records_read: 0,
+            refs: layout::LedgerRefs::of(repo).map_err(|e| e.to_string()),
         }
+    }
+
+    /// Where this repository's ledger refs live.
+    pub fn refs(&self) -> Result<&layout::LedgerRefs> {
+        self.refs.as_ref().map_err(|m| Error::Usage(m.clone()))
     }
 
     /// Bound the work of this validator (shared by every update it admits).
@@ -200,12 +209,12 @@ impl<'r> Admission<'r> {
     }
 
     /// Check that a declaration belongs on `refname` (`refs/ledgers/<its id>`).
-    fn check_ref_name(refname: &str, decl: &Declaration, at: &str) -> Result<()> {
-        if refname != layout::ref_name(&decl.id) {
+    fn check_ref_name(&self, refname: &str, decl: &Declaration, at: &str) -> Result<()> {
+        let wanted = self.refs()?.name(&decl.id);
+        if refname != wanted {
             return Err(Error::refused(format!(
-                "{at}: the ledger of declaration {:?} belongs on {}, not {refname} (a ledger ref is named after its declaration's id)",
+                "{at}: the ledger of declaration {:?} belongs on {wanted}, not {refname} (a ledger ref is named after its declaration's id)",
                 decl.id,
-                layout::ref_name(&decl.id)
             )));
         }
         Ok(())

@@ -36,6 +36,17 @@ const MAGIC: &str = "git-ledger declaration cache 4";
 /// declaration and row rules (see `build.rs`). An entry is trusted only when it carries it.
 pub const RULES: &str = env!("GIT_LEDGER_RULES");
 
+/// Whether this process may write derived data (entries of this cache, the checked tips). A dry
+/// run writes nothing, not even derived data: it reads what is there and keeps what it finds
+/// to itself ([`write_no_derived_data`]).
+static WRITES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// From now on, this process writes no derived data under `.git/git-ledger/` (`--dry-run`):
+/// what it finds is used for this command only, and the next command finds it again.
+pub fn write_no_derived_data() {
+    WRITES.store(false, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// `<git common dir>/git-ledger/`, where derived data is kept, if this repository may hold
 /// any: only one git-ledger fully trusts (owned by the current user).
 pub(super) fn dir(repo: &gix::Repository) -> Option<PathBuf> {
@@ -114,6 +125,9 @@ pub fn store(repo: &gix::Repository, blob: ObjectId, size: u64, decl: &Declarati
 /// Write `parts` to `path` through a temporary file in the same directory, renamed over it: a
 /// reader sees the whole entry or none.
 pub(super) fn write_atomically(path: &std::path::Path, parts: &[&[u8]]) -> std::io::Result<()> {
+    if !WRITES.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(());
+    }
     let Some(dir) = path.parent() else {
         return Ok(());
     };

@@ -11,8 +11,6 @@ use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 use crate::ledger::{Row, FORMAT};
 
-/// Where ledger refs live.
-pub const REF_PREFIX: &str = "refs/ledgers/";
 /// The declaration's exact bytes.
 pub const CAMPAIGN: &str = "campaign.json";
 /// The declared writers' allowed-signers file, exact bytes (only when the declaration names
@@ -42,12 +40,6 @@ fn folds_to(name: &str, prefix: &str) -> bool {
         && name.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
 }
 
-/// Whether `name` is a ledger ref in some spelling (`refs/ledgers/…`, `refs/LEDGERS/…`, …):
-/// what the hooks guard. Only the lowercase spelling is ever admitted.
-pub fn folds_to_ledger_ref(name: &str) -> bool {
-    folds_to(name, REF_PREFIX)
-}
-
 /// Whether `name` is a replace ref in some spelling.
 pub fn folds_to_replace_ref(name: &str) -> bool {
     folds_to(name, REPLACE_PREFIX)
@@ -61,19 +53,197 @@ pub fn folds_to_notes_ref(name: &str) -> bool {
     folds_to(name, NOTES_PREFIX)
 }
 
-/// Why `name` is refused when it is a ledger ref spelled other than in lowercase.
-pub fn misspelled_ledger_ref(name: &str) -> Option<String> {
-    (folds_to_ledger_ref(name) && !name.starts_with(REF_PREFIX)).then(|| {
-        format!(
-            "{name}: a ledger ref is spelled {REF_PREFIX}{} in lowercase; every other spelling is refused (on a case-insensitive file system it is the same file, and would move the ledger unchecked)",
-            &name[REF_PREFIX.len()..]
-        )
-    })
+/// Where ledger refs live by default: `refs/ledgers/<declaration id>`.
+pub const DEFAULT_PREFIX: &str = "refs/ledgers/";
+/// Where ledger refs live on a hosted forge (GitHub.com, GitLab.com), whose protections and CI
+/// apply to branches only: `refs/heads/ledgers/<declaration id>` (`docs/forges.md`).
+pub const FORGE_PREFIX: &str = "refs/heads/ledgers/";
+/// The `git config` key naming where this repository's ledger refs live.
+pub const KEY_PREFIX: &str = "ledger.refPrefix";
+
+/// Where a repository keeps its ledger refs, read from `git config ledger.refPrefix`
+/// (`refs/ledgers/` when unset). THE one place a ledger ref's name is made or read: every
+/// command, hook, `sync` and `verify` names a ledger ref through [`LedgerRefs::name`] and
+/// recognises one through [`LedgerRefs::id_of`] / [`LedgerRefs::is_ledger_ref`]; nothing else
+/// spells `refs/ledgers/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerRefs {
+    prefix: String,
 }
 
-/// `refs/ledgers/<id>`.
-pub fn ref_name(declaration_id: &str) -> String {
-    format!("{REF_PREFIX}{declaration_id}")
+impl Default for LedgerRefs {
+    fn default() -> Self {
+        LedgerRefs {
+            prefix: DEFAULT_PREFIX.to_owned(),
+        }
+    }
+}
+
+impl LedgerRefs {
+    /// The prefix `repo`'s configuration names. Only reads the configuration; whether the
+    /// repository mixes prefixes is [`LedgerRefs::checked`]'s question.
+    pub fn of(repo: &gix::Repository) -> Result<Self> {
+        let config = repo.config_snapshot();
+        match config.string(KEY_PREFIX) {
+            None => Ok(Self::default()),
+            Some(v) => Self::with_prefix(&v.to_string())
+                .map_err(|why| Error::Usage(format!("git config {KEY_PREFIX} {v}: {why}"))),
+        }
+    }
+
+    /// As [`LedgerRefs::of`], and refused when a declaration id has a ledger ref under two
+    /// prefixes (`refs/ledgers/<id>` and `refs/heads/ledgers/<id>`): a repository never mixes
+    /// them, and no command guesses which is the ledger.
+    pub fn checked(repo: &gix::Repository) -> Result<Self> {
+        let refs = Self::of(repo)?;
+        let mut prefixes = vec![DEFAULT_PREFIX, FORGE_PREFIX];
+        if !prefixes.contains(&refs.prefix()) {
+            prefixes.push(refs.prefix());
+        }
+        let fail =
+            |e: &dyn std::fmt::Display| Error::failed(format!("cannot list ledger refs: {e}"));
+        let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        let platform = repo.references().map_err(|e| fail(&e))?;
+        for p in prefixes {
+            for r in platform.prefixed(p).map_err(|e| fail(&e))? {
+                let name = r.map_err(|e| fail(&e))?.name().as_bstr().to_string();
+                if let Some(id) = name.strip_prefix(p) {
+                    seen.entry(id.to_owned()).or_default().push(name.clone());
+                }
+            }
+        }
+        let mut reasons = crate::error::Reasons::new();
+        let mut pair = String::new();
+        for (id, names) in seen.into_iter().filter(|(_, n)| n.len() > 1) {
+            if pair.is_empty() {
+                pair = names.join(" ");
+            }
+            reasons.push(format!(
+                "declaration {id:?} has a ledger ref under two prefixes: {}; a repository keeps its ledgers under one (git config {KEY_PREFIX} is {}), and no command guesses which is the ledger",
+                names.join(" and "),
+                refs.prefix()
+            ));
+        }
+        if !reasons.is_empty() {
+            reasons.hint(format!(
+                "compare them with `git ledger diff {pair}`; keep the one under {} and move the other away (`git update-ref -d <ref>` after saving its tip)",
+                refs.prefix()
+            ));
+            return Err(Error::Refused(reasons));
+        }
+        Ok(refs)
+    }
+
+    /// A prefix as `git config ledger.refPrefix` may give it: `refs/…/`, a valid ref name
+    /// once a declaration id follows, and none of the namespaces Git or git-ledger use for
+    /// something else (remote-tracking refs, tags, replace and notes refs, sync's own refs).
+    pub fn with_prefix(prefix: &str) -> std::result::Result<Self, String> {
+        if !prefix.starts_with("refs/") || !prefix.ends_with('/') || prefix.len() < 7 {
+            return Err(format!(
+                "a ledger ref prefix is refs/<name>/ (ending in /), such as {DEFAULT_PREFIX} or {FORGE_PREFIX}"
+            ));
+        }
+        gix::refs::FullName::try_from(format!("{prefix}x").as_str())
+            .map_err(|e| format!("{prefix}<id> is no valid ref name: {e}"))?;
+        for taken in [
+            "refs/remotes/",
+            "refs/tags/",
+            REPLACE_PREFIX,
+            NOTES_PREFIX,
+            "refs/ledger-conflicts/",
+            "refs/ledger-remotes/",
+        ] {
+            if folds_to(prefix, taken) {
+                return Err(format!(
+                    "{taken} is used by Git or git-ledger for something else; use {DEFAULT_PREFIX} or {FORGE_PREFIX}"
+                ));
+            }
+        }
+        Ok(LedgerRefs {
+            prefix: prefix.to_owned(),
+        })
+    }
+
+    /// `refs/ledgers/`, `refs/heads/ledgers/`, …
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Whether the ledgers live on branches (`refs/heads/…`), as on a hosted forge.
+    pub fn on_branches(&self) -> bool {
+        self.prefix.starts_with("refs/heads/")
+    }
+
+    /// `<prefix><declaration id>`.
+    pub fn name(&self, declaration_id: &str) -> String {
+        format!("{}{declaration_id}", self.prefix)
+    }
+
+    /// The declaration id a ledger ref's name holds (`None`: not a ledger ref here).
+    pub fn id_of<'a>(&self, name: &'a str) -> Option<&'a str> {
+        name.strip_prefix(self.prefix.as_str())
+    }
+
+    /// Whether `name` is a ledger ref of this repository, spelled as it must be.
+    pub fn is_ledger_ref(&self, name: &str) -> bool {
+        name.starts_with(self.prefix.as_str())
+    }
+
+    /// Whether `name` is a ledger ref in some spelling (`refs/ledgers/…`, `refs/LEDGERS/…`,
+    /// …, and under any prefix git-ledger knows): what the hooks guard. Only the configured
+    /// prefix, in its own spelling, is ever admitted.
+    pub fn folds(&self, name: &str) -> bool {
+        folds_to(name, &self.prefix) || folds_to(name, DEFAULT_PREFIX)
+    }
+
+    /// Why `name` is refused when it is a ledger ref spelled other than as the configured
+    /// prefix says: another case (on a case-insensitive file system the same file, which
+    /// would move the ledger unchecked), or `refs/ledgers/` in a repository whose ledgers are
+    /// on branches (a repository never mixes the two).
+    pub fn misspelled(&self, name: &str) -> Option<String> {
+        let p = self.prefix.as_str();
+        if folds_to(name, p) && !name.starts_with(p) {
+            return Some(format!(
+                "{name}: a ledger ref is spelled {p}{} in lowercase; every other spelling is refused (on a case-insensitive file system it is the same file, and would move the ledger unchecked)",
+                &name[p.len()..]
+            ));
+        }
+        if p != DEFAULT_PREFIX && folds_to(name, DEFAULT_PREFIX) {
+            return Some(format!(
+                "{name}: this repository keeps its ledgers under {p} (git config {KEY_PREFIX}); a ledger ref under {DEFAULT_PREFIX} is refused, since a repository never mixes the two (the ledger is {p}{})",
+                &name[DEFAULT_PREFIX.len()..]
+            ));
+        }
+        None
+    }
+
+    /// For a ref under `refs/ledgers/` or `refs/heads/ledgers/`, the same declaration id's ref
+    /// under the other one: the ref whose existence makes `name` a second ledger of one id.
+    pub fn twin(name: &str) -> Option<String> {
+        if let Some(id) = name.strip_prefix(FORGE_PREFIX) {
+            Some(format!("{DEFAULT_PREFIX}{id}"))
+        } else {
+            (name.strip_prefix(DEFAULT_PREFIX)).map(|id| format!("{FORGE_PREFIX}{id}"))
+        }
+    }
+
+    /// Where `sync` keeps what it last fetched of `remote`'s ledgers. Under `refs/ledgers/`:
+    /// `refs/remotes/<remote>/ledgers/`. Under a branch prefix a plain `git fetch` (default
+    /// refspec `+refs/heads/*:refs/remotes/<remote>/*`) force-updates
+    /// `refs/remotes/<remote>/ledgers/<id>`, so sync keeps its own copy where no default
+    /// refspec writes: `refs/ledger-remotes/<remote>/`.
+    pub fn tracking_prefix(&self, remote: &str) -> String {
+        if self.on_branches() {
+            format!("refs/ledger-remotes/{remote}/")
+        } else {
+            format!("refs/remotes/{remote}/ledgers/")
+        }
+    }
+
+    /// The fetch refspec `sync --setup` adds: `<prefix>*:<tracking prefix>*` (not forced).
+    pub fn fetch_refspec(&self, remote: &str) -> String {
+        format!("{}*:{}*", self.prefix, self.tracking_prefix(remote))
+    }
 }
 
 /// `rows/<schedule id>.json`.
@@ -202,13 +372,14 @@ mod tests {
 
     #[test]
     fn every_spelling_of_the_ledger_prefix_is_a_ledger_ref_and_only_lowercase_passes() {
+        let d = LedgerRefs::default();
         for name in [
             "refs/ledgers/x",
             "refs/LEDGERS/x",
             "Refs/Ledgers/a/b",
             "REFS/LEDGERS/",
         ] {
-            assert!(folds_to_ledger_ref(name), "{name}");
+            assert!(d.folds(name), "{name}");
         }
         for name in [
             "refs/ledger/x",
@@ -217,27 +388,60 @@ mod tests {
             "refs/",
             "",
         ] {
-            assert!(!folds_to_ledger_ref(name), "{name}");
+            assert!(!d.folds(name), "{name}");
         }
-        assert_eq!(misspelled_ledger_ref("refs/ledgers/x"), None);
-        assert_eq!(misspelled_ledger_ref("refs/heads/x"), None);
-        let why = misspelled_ledger_ref("refs/LEDGERS/x").unwrap();
+        assert_eq!(d.misspelled("refs/ledgers/x"), None);
+        assert_eq!(d.misspelled("refs/heads/x"), None);
+        let why = d.misspelled("refs/LEDGERS/x").unwrap();
         assert!(why.starts_with("refs/LEDGERS/x: ") && why.contains("refs/ledgers/x in lowercase"));
         // Not at a character boundary: no panic.
-        assert!(!folds_to_ledger_ref("refs/ledgersé/x"));
+        assert!(!d.folds("refs/ledgersé/x"));
         // Where sync keeps refused attempts, and the remote-tracking copies: no ledger refs.
         for name in [
             "refs/ledger-conflicts/x/1",
             "refs/LEDGER-CONFLICTS/x/1",
             "refs/remotes/origin/ledgers/x",
         ] {
-            assert!(
-                !folds_to_ledger_ref(name) && misspelled_ledger_ref(name).is_none(),
-                "{name}"
-            );
+            assert!(!d.folds(name) && d.misspelled(name).is_none(), "{name}");
         }
-        assert_eq!(misspelled_ledger_ref("refs/ledgersé/x"), None);
+        assert_eq!(d.misspelled("refs/ledgersé/x"), None);
         assert!(folds_to_replace_ref("refs/Replace/1") && !folds_to_replace_ref("refs/replaced"));
+    }
+
+    #[test]
+    fn a_branch_prefix_names_and_recognises_ledger_refs_and_refuses_the_other_prefix() {
+        let f = LedgerRefs::with_prefix(FORGE_PREFIX).unwrap();
+        assert_eq!(f.name("x"), "refs/heads/ledgers/x");
+        assert_eq!(f.id_of("refs/heads/ledgers/x"), Some("x"));
+        assert_eq!(f.id_of("refs/ledgers/x"), None);
+        assert!(f.is_ledger_ref("refs/heads/ledgers/x") && !f.is_ledger_ref("refs/heads/main"));
+        assert!(f.folds("refs/heads/LEDGERS/x") && f.folds("refs/ledgers/x"));
+        assert!(!f.folds("refs/heads/main"));
+        assert!(f.misspelled("refs/heads/ledgers/x").is_none());
+        let why = f.misspelled("refs/Heads/ledgers/x").unwrap();
+        assert!(why.contains("refs/heads/ledgers/x in lowercase"), "{why}");
+        let why = f.misspelled("refs/ledgers/x").unwrap();
+        assert!(why.contains("never mixes"), "{why}");
+        assert_eq!(f.tracking_prefix("o"), "refs/ledger-remotes/o/");
+        assert_eq!(
+            LedgerRefs::default().tracking_prefix("o"),
+            "refs/remotes/o/ledgers/"
+        );
+        assert_eq!(
+            f.fetch_refspec("o"),
+            "refs/heads/ledgers/*:refs/ledger-remotes/o/*"
+        );
+        for bad in [
+            "refs/ledgers",
+            "ledgers/",
+            "refs/",
+            "refs/tags/l/",
+            "refs/remotes/o/",
+            "refs/a b/",
+            "refs/Replace/x/",
+        ] {
+            assert!(LedgerRefs::with_prefix(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

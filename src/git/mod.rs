@@ -10,6 +10,7 @@
 pub mod admit;
 pub mod allowed_signers;
 mod decl_cache;
+pub use decl_cache::write_no_derived_data;
 mod defhash;
 pub mod diff;
 pub mod history;

@@ -21,6 +21,10 @@ pub struct CommitInfo {
     pub author_email: String,
     /// Author time, seconds since the epoch, and the offset in seconds.
     pub author_time: (i64, i32),
+    /// The committer's name, e-mail and time (seconds since the epoch, offset in seconds).
+    pub committer_name: String,
+    pub committer_email: String,
+    pub committer_time: (i64, i32),
     /// The `encoding` header, when the commit has one (Git re-encodes such a message to show
     /// it).
     pub encoding: Option<String>,
@@ -37,11 +41,14 @@ pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
         &mut buf,
     )?;
     let corrupt = |e: &dyn std::fmt::Display| Error::failed(format!("commit {id} is corrupt: {e}"));
-    let c = gix::objs::CommitRef::from_bytes(data, repo.object_hash()).map_err(|e| corrupt(&e))?;
+    let data = parseable(data);
+    let c = gix::objs::CommitRef::from_bytes(&data, repo.object_hash()).map_err(|e| corrupt(&e))?;
     let tree = c.tree();
     let parents = c.parents().collect();
     let author = c.author().map_err(|e| corrupt(&e))?;
     let time = author.time().map_err(|e| corrupt(&e))?;
+    let committer = c.committer().map_err(|e| corrupt(&e))?;
+    let ctime = committer.time().map_err(|e| corrupt(&e))?;
     Ok(CommitInfo {
         id,
         tree,
@@ -50,8 +57,55 @@ pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
         author_name: String::from_utf8_lossy(author.name).trim().to_owned(),
         author_email: String::from_utf8_lossy(author.email).trim().to_owned(),
         author_time: (time.seconds, time.offset),
+        committer_name: String::from_utf8_lossy(committer.name).trim().to_owned(),
+        committer_email: String::from_utf8_lossy(committer.email).trim().to_owned(),
+        committer_time: (ctime.seconds, ctime.offset),
         encoding: c.encoding.map(|e| String::from_utf8_lossy(e).into_owned()),
     })
+}
+
+/// A commit's bytes as gix's parser can read them: each header line after `committer` that
+/// starts with `gpgsig` and carries no value (a bare `gpgsig` line, `gpgsigx`), with its
+/// continuation lines, left out; every other byte kept. gix refuses a header line without a
+/// space; Git reads such a commit (`git fsck` accepts it) and leaves every `gpgsig*` header out
+/// of the payload it verifies, as rule 8 does (`signature::split`), and nothing git-ledger reads
+/// from a commit comes from those lines. Before `committer` nothing is left out: there Git's
+/// fsck refuses such a line (`missingAuthor`, `missingCommitter`), and so does git-ledger.
+fn parseable(data: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let (mut after_committer, mut dropping) = (false, false);
+    let mut at = 0;
+    while at < data.len() {
+        let end = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i + 1);
+        let line = &data[at..end];
+        if line[0] == b'\n' {
+            // The end of the headers: the rest is the message.
+            if let Some(out) = out.as_mut() {
+                out.extend_from_slice(&data[at..]);
+            }
+            break;
+        }
+        let value_less = after_committer
+            && line.starts_with(b"gpgsig")
+            && !line.trim_ascii_end().contains(&b' ');
+        if value_less || (dropping && line[0] == b' ') {
+            dropping = true;
+            out.get_or_insert_with(|| data[..at].to_vec());
+        } else {
+            dropping = false;
+            if line.starts_with(b"committer ") {
+                after_committer = true;
+            }
+            if let Some(out) = out.as_mut() {
+                out.extend_from_slice(line);
+            }
+        }
+        at = end;
+    }
+    match out {
+        Some(out) => std::borrow::Cow::Owned(out),
+        None => std::borrow::Cow::Borrowed(data),
+    }
 }
 
 /// The entry at `path` (`/`-separated) below `tree`, or `None` when it is not there (or a
@@ -175,4 +229,36 @@ pub(crate) fn write_object(repo: &gix::Repository, kind: Kind, data: &[u8]) -> R
     (repo.objects)
         .write_buf_with_known_id(kind, data, id)
         .map_err(|e| fail(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parseable;
+
+    const HEAD: &str = "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n";
+
+    #[test]
+    fn a_value_less_gpgsig_line_after_committer_is_left_out_with_its_continuation_lines() {
+        let raw = format!("{HEAD}gpgsig\n z\n more\ngpgsigx\nencoding x\n\nmessage\n gpgsig\n");
+        let got = parseable(raw.as_bytes());
+        assert_eq!(
+            std::str::from_utf8(&got).unwrap(),
+            format!("{HEAD}encoding x\n\nmessage\n gpgsig\n")
+        );
+        let c = gix::objs::CommitRef::from_bytes(&got, gix::hash::Kind::Sha1).unwrap();
+        assert_eq!(c.message, "message\n gpgsig\n");
+    }
+
+    #[test]
+    fn every_other_commit_is_read_as_it_is() {
+        for raw in [
+            format!("{HEAD}gpgsig value\n z\n\nm\n"),
+            format!("{HEAD}gpgsigx value\n\nm\n"),
+            format!("{HEAD}\ngpgsig\n"),
+            // Before the committer Git's fsck refuses the line: it stays, and gix refuses it.
+            "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\ngpgsig\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\nm\n".into(),
+        ] {
+            assert!(matches!(parseable(raw.as_bytes()), std::borrow::Cow::Borrowed(_)), "{raw}");
+        }
+    }
 }

@@ -19,7 +19,7 @@ pub fn ledger_commit(
             Err(e) if names_a_missing_commit(repo, rev) => Err(not_served(rev, e)),
             Err(e) => {
                 let (base, rest) = rev.split_at(rev.find(['~', '^']).unwrap_or(rev.len()));
-                let name = super::layout::ref_name(base);
+                let name = super::layout::LedgerRefs::of(repo)?.name(base);
                 match super::store::ref_target(repo, &name) {
                     Ok(Some(_)) => super::resolve_commit(repo, &format!("{name}{rest}")),
                     _ => Err(e),
@@ -28,6 +28,11 @@ pub fn ledger_commit(
         },
         None => Ok(super::store::resolve_ref(repo, ledger_ref)?.1),
     }
+}
+
+/// The full name of the ledger ref `--ref` names (default: the only one), which must exist.
+pub fn ledger_ref(repo: &gix::Repository, ledger_ref: Option<&str>) -> Result<String> {
+    Ok(super::store::resolve_ref(repo, ledger_ref)?.0)
 }
 
 /// An `--expect-tip` argument: the declaration id (when given as `ID@TIP`) and the commit.
@@ -109,7 +114,7 @@ pub fn state_at(
             (name, Some(tip))
         }
         None => {
-            let name = super::layout::ref_name(&decl.id);
+            let name = super::layout::LedgerRefs::checked(repo)?.name(&decl.id);
             let tip = super::store::ref_target(repo, &name)?;
             (name, tip)
         }
@@ -138,9 +143,9 @@ fn names_a_missing_commit(repo: &gix::Repository, rev: &str) -> bool {
         && gix::ObjectId::from_hex(base.as_bytes()).is_ok_and(|id| !repo.has_object(id))
 }
 
-/// The error for a named commit the served history does not hold (review.md §1): the ledger
-/// may have been rewritten; fetching is only the second line, since a commit that was
-/// rewritten away cannot be fetched from the server that rewrote it.
+/// The error for a named commit the served history does not hold (docs/reference/workflow.md, "The
+/// tip is the citation"): the ledger may have been rewritten; fetching is only the second line,
+/// since a commit that was rewritten away cannot be fetched from the server that rewrote it.
 fn not_served(rev: &str, e: Error) -> Error {
     let hint = e
         .hints()

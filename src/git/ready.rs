@@ -1,7 +1,7 @@
-//! `check --ready` (workflow.md §1): the working tree a run will use is the declared revision,
-//! and nothing a harness reads under a pinned path differs from it.
+//! `check --ready` (docs/reference/workflow.md, rule 1): the working tree a run will use is the
+//! declared revision, and nothing a harness reads under a pinned path differs from it.
 //!
-//! Refused, each as its own [`Reason`] (field: the pinned member; rule: workflow.md §1) with the
+//! Refused, each as its own [`Reason`] (field: the pinned member; rule: workflow 1) with the
 //! command that fixes it: a `HEAD` other than `source_revision`, and every path under a pinned
 //! path (each task's definition and oracle, `runner_tools`, every policy file, the profile
 //! source, `writers`) that differs from the source revision in the index or the working tree,
@@ -14,7 +14,7 @@ use crate::error::{Error, Reason, Reasons, Result};
 use crate::git::worktree::{self, PathState};
 use crate::refusal::Rule;
 
-/// The rule every readiness reason breaks: workflow.md §1.
+/// The rule every readiness reason breaks: docs/reference/workflow.md, rule 1.
 pub const RULE: Rule = Rule::Workflow(1);
 
 /// What `check --ready` found when the working tree is ready.

@@ -182,34 +182,71 @@ fn whole_tree(
     Ok(())
 }
 
-/// `verify`'s reasons about the ledgers `refs` (name, tip): each replace ref
-/// (`refs/replace/<id>`) that replaces one of their objects and each note (`refs/notes/*`) on
-/// one. `git log` and `git show` follow them, so a reviewer reading those would see another
-/// object than the one admitted (`git ledger` reads objects with replacement off).
-pub fn shown_otherwise(repo: &gix::Repository, refs: &[(String, ObjectId)]) -> Result<Vec<String>> {
-    let mut existing = existing(repo)?;
+/// An object of a ledger that a replace ref or a note makes `git log` show otherwise.
+#[derive(Debug, Clone)]
+pub struct ShownOtherwise {
+    /// The replace or notes ref, as the repository that holds it names it.
+    pub name: String,
+    /// `commit`, `tree` or `blob`.
+    pub kind: &'static str,
+    pub id: ObjectId,
+    /// The ledger ref the object was found under.
+    pub ledger: String,
+    /// A note (`git log` shows it under the message), not a replacement.
+    pub note: bool,
+}
+
+/// Which objects of the ledgers `refs` (name, tip) the replace refs `replace` (name, replaced
+/// object) and the notes refs `notes` (name, notes commit) cover.
+pub fn find_shown_otherwise(
+    repo: &gix::Repository,
+    refs: &[(String, ObjectId)],
+    replace: Vec<(String, ObjectId)>,
+    notes: Vec<(String, ObjectId)>,
+) -> Result<Vec<ShownOtherwise>> {
+    let mut existing: Vec<(String, ObjectId, bool)> =
+        replace.into_iter().map(|(n, id)| (n, id, false)).collect();
     // Notes (`git notes`): `git log` shows a commit's note under its message.
-    let mut noted = Vec::new();
-    for (name, tip) in notes_refs(repo)? {
+    for (name, tip) in notes {
         for id in self::noted(repo, tip)? {
-            noted.push((name.clone(), id));
+            existing.push((name.clone(), id, true));
         }
     }
-    let notes_from = existing.len();
-    existing.extend(noted);
     if existing.is_empty() {
         return Ok(Vec::new());
     }
-    let wanted = existing.iter().map(|(_, id)| *id).collect();
+    let wanted = existing.iter().map(|(_, id, _)| *id).collect();
     let found = covered(
         repo,
         refs.iter().map(|(n, t)| (n.as_str(), *t, None)),
         &wanted,
     )?;
-    let mut reasons = Vec::new();
+    let mut out = Vec::new();
     for (id, (ledger, kind)) in found {
-        for (i, (name, _)) in existing.iter().enumerate().filter(|(_, (_, i))| *i == id) {
-            reasons.push(if i >= notes_from {
+        for (name, _, note) in existing.iter().filter(|(_, i, _)| *i == id) {
+            out.push(ShownOtherwise {
+                name: name.clone(),
+                kind,
+                id,
+                ledger: ledger.clone(),
+                note: *note,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `verify`'s reasons about the ledgers `refs` (name, tip): each replace ref
+/// (`refs/replace/<id>`) that replaces one of their objects and each note (`refs/notes/*`) on
+/// one. `git log` and `git show` follow them, so a reviewer reading those would see another
+/// object than the one admitted (`git ledger` reads objects with replacement off).
+pub fn shown_otherwise(repo: &gix::Repository, refs: &[(String, ObjectId)]) -> Result<Vec<String>> {
+    let found = find_shown_otherwise(repo, refs, existing(repo)?, notes_refs(repo)?)?;
+    Ok(found
+        .into_iter()
+        .map(|s| {
+            let ShownOtherwise { name, kind, id, ledger, note } = s;
+            if note {
                 format!(
                     "{name}: it holds a note on {kind} {id} of {ledger}, which `git log` shows under its message as if it were part of what was admitted; remove it with `git notes --ref {name} remove {id}`"
                 )
@@ -217,10 +254,9 @@ pub fn shown_otherwise(repo: &gix::Repository, refs: &[(String, ObjectId)]) -> R
                 format!(
                     "{name}: it replaces {kind} {id} of {ledger}, so `git log` and `git show` show another object there than the one admitted; remove it with `git replace -d {id}`"
                 )
-            });
-        }
-    }
-    Ok(reasons)
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use gix::refs::Target;
 use gix::ObjectId;
 
 use super::admit::{read_row, Admission, Admitted, Known};
-use super::layout::{self, CAMPAIGN, HEADER, REF_PREFIX};
+use super::layout::{self, LedgerRefs, CAMPAIGN, HEADER};
 /// Kept here too for the callers that know it as `git::store::write_object`.
 pub(crate) use super::objects::write_object;
 use super::objects::{find_in_tree, find_in_tree_of, is_regular, read_commit};
@@ -40,12 +40,14 @@ mod checked;
 /// The hint Git gives when it knows no identity.
 pub const IDENTITY_HINT: &str = "tell Git who you are: `git config user.name \"Your Name\"` and `git config user.email you@example.com` (add --global for every repository)";
 
-/// Every `refs/ledgers/*` ref with the commit it points at, sorted by name.
+/// Every ledger ref (`<ledger.refPrefix>*`, default `refs/ledgers/*`) with the commit it points
+/// at, sorted by name. Refused when a declaration id has a ledger ref under two prefixes.
 pub fn ledger_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
+    let refs = LedgerRefs::checked(repo)?;
     let fail = |e: &dyn std::fmt::Display| Error::failed(format!("cannot list ledger refs: {e}"));
     let platform = repo.references().map_err(|e| fail(&e))?;
     let mut out = Vec::new();
-    for r in platform.prefixed(REF_PREFIX).map_err(|e| fail(&e))? {
+    for r in platform.prefixed(refs.prefix()).map_err(|e| fail(&e))? {
         let r = r.map_err(|e| fail(&e))?;
         let name = r.name().as_bstr().to_string();
         match r.target().try_id() {
@@ -61,31 +63,46 @@ pub fn ledger_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>> {
     Ok(out)
 }
 
-/// The full name of the ledger ref `--ref` names (a full `refs/ledgers/…` name or a
+/// The full ledger ref name an `--ref` argument spells (a full `<ledger.refPrefix>…` name or a
+/// declaration id), whether or not the ref exists; any other ref is a usage error.
+pub fn ledger_ref_name(refs: &LedgerRefs, a: &str) -> Result<String> {
+    let prefix = refs.prefix();
+    if let Some(why) = refs.misspelled(a) {
+        let folds = |p: &str| a.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+        let n = if folds(prefix) {
+            prefix.len()
+        } else {
+            layout::DEFAULT_PREFIX.len()
+        };
+        let id = a.get(n..).unwrap_or(a);
+        return Err(Error::Usage(format!(
+            "--ref {why}: give --ref {}",
+            refs.name(id)
+        )));
+    }
+    if a.as_bytes()
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"refs/"))
+    {
+        if !refs.is_ledger_ref(a) {
+            return Err(Error::Usage(format!(
+                "{a} is not a ledger ref (a ledger ref is {prefix}<declaration id>, or give the declaration id)"
+            )));
+        }
+        return Ok(a.to_owned());
+    }
+    Ok(refs.name(a))
+}
+
+/// The full name of the ledger ref `--ref` names (a full `<ledger.refPrefix>…` name or a
 /// declaration id); without it, the only ledger ref. Several ledger refs and no `--ref` is a
 /// usage error (exit 64) that lists them.
 pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String, ObjectId)> {
+    let refs = LedgerRefs::checked(repo)?;
+    let prefix = refs.prefix();
     match arg {
         Some(a) => {
-            let name = if let Some(why) = layout::misspelled_ledger_ref(a) {
-                return Err(Error::Usage(format!(
-                    "--ref {why}: give --ref {REF_PREFIX}{}",
-                    &a[REF_PREFIX.len()..]
-                )));
-            } else if a
-                .as_bytes()
-                .get(..5)
-                .is_some_and(|p| p.eq_ignore_ascii_case(b"refs/"))
-            {
-                if !a.starts_with(REF_PREFIX) {
-                    return Err(Error::Usage(format!(
-                        "{a} is not a ledger ref (a ledger ref is {REF_PREFIX}<declaration id>, or give the declaration id)"
-                    )));
-                }
-                a.to_owned()
-            } else {
-                layout::ref_name(a)
-            };
+            let name = ledger_ref_name(&refs, a)?;
             let id = ref_target(repo, &name)?.ok_or_else(|| {
                 Error::failed_with_hint(
                     format!("ledger ref {name} does not exist in this repository"),
@@ -98,11 +115,11 @@ pub fn resolve_ref(repo: &gix::Repository, arg: Option<&str>) -> Result<(String,
             let mut refs = ledger_refs(repo)?;
             match refs.len() {
                 0 if has_remote_ledgers(repo) => Err(Error::failed_with_hint(
-                    "this repository has no ledger ref (refs/ledgers/*), but a remote has some (refs/remotes/*/ledgers/*)",
+                    format!("this repository has no ledger ref ({prefix}*), but a remote has some (refs/remotes/*/ledgers/*)"),
                     "bring them here with `git ledger sync`",
                 )),
                 0 => Err(Error::failed_with_hint(
-                    "this repository has no ledger ref (refs/ledgers/*)",
+                    format!("this repository has no ledger ref ({prefix}*)"),
                     "create one with `git ledger init <DECLARATION>`, fetch one with `git ledger sync`, or pass <DECLARATION> <LEDGER> for file mode",
                 )),
                 1 => Ok(refs.remove(0)),
@@ -192,7 +209,8 @@ pub(crate) fn move_tracking_ref(
     new: ObjectId,
     message: &str,
 ) -> std::result::Result<(), WriteError> {
-    if name.starts_with(REF_PREFIX) {
+    let refs = LedgerRefs::of(repo).map_err(WriteError::Other)?;
+    if refs.is_ledger_ref(name) || refs.folds(name) {
         return Err(WriteError::Other(Error::failed(format!(
             "{name} is a ledger ref; it moves only to a commit admission admitted"
         ))));
@@ -250,7 +268,7 @@ fn edit_ref(
 /// `git ledger init`: create `refs/ledgers/<id>` with the root commit (the declaration, the
 /// header, every template row). Refused when the ref exists. Returns the ref name and commit.
 pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, ObjectId)> {
-    let name = layout::ref_name(&decl.id);
+    let name = LedgerRefs::checked(repo)?.name(&decl.id);
     gix::refs::FullName::try_from(name.as_str()).map_err(|e| {
         Error::refused(format!(
             "declaration id {:?} cannot name a ref ({name}): {e}",
@@ -487,11 +505,11 @@ impl RefStore {
             admission = admission.with_known(k);
         }
         let known = declaration_at(&mut admission, repo, info.tree, &at)?;
-        if refname != layout::ref_name(&known.decl.id) {
+        let wanted = LedgerRefs::of(repo)?.name(&known.decl.id);
+        if refname != wanted {
             return Err(Error::refused(format!(
-                "{refname} holds the ledger of declaration {:?}; a ledger ref is named after its declaration's id ({})",
+                "{refname} holds the ledger of declaration {:?}; a ledger ref is named after its declaration's id ({wanted})",
                 known.decl.id,
-                layout::ref_name(&known.decl.id)
             )));
         }
         let n = known.decl.schedule_len();

@@ -146,6 +146,38 @@ pub fn fetch_unforced(dir: &Path, remote: &str, spec: &str) -> Result<Vec<String
     Ok(rejected)
 }
 
+/// Fetch `specs` from `url` for a reviewer, writing only the destinations the refspecs name:
+/// by URL (no remote's configured refspecs, so no remote-tracking ref moves), no tags, the
+/// repository's hooks off (`core.hooksPath` pointing nowhere: no hook judges, blocks or writes
+/// on these refs), replace refs not followed, `--prune` when asked (a destination whose source
+/// is gone is deleted). Nothing is pushed.
+pub fn fetch_read_only(dir: &Path, url: &str, specs: &[&str], prune: bool) -> Result<()> {
+    let mut args = vec![
+        "--no-replace-objects",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "fetch.recurseSubmodules=false",
+        "fetch",
+        "--no-tags",
+        "--no-auto-gc",
+    ];
+    if prune {
+        args.push("--prune");
+    }
+    args.push(url);
+    args.extend_from_slice(specs);
+    let out = git(dir, &args)?;
+    if out.ok {
+        return Ok(());
+    }
+    Err(Error::failed(format!(
+        "git fetch {url} {} failed:\n{}",
+        specs.join(" "),
+        out.stderr.trim_end()
+    )))
+}
+
 /// The refs `remote` serves now under `prefix` (`refs/ledgers/`, or one ref's full name), as
 /// `(name, object id)` in the order Git lists them: what a fetch cannot say, since a ref the
 /// remote deleted leaves its remote-tracking copy behind.
@@ -199,6 +231,29 @@ pub fn push_unforced(dir: &Path, remote: &str, commit: &str, refname: &str) -> R
 /// Whether `remote` is configured in the repository at `dir`.
 pub fn remote_exists(dir: &Path, remote: &str) -> Result<bool> {
     Ok(git(dir, &["config", "--get", &format!("remote.{remote}.url")])?.ok)
+}
+
+/// The URL `remote` names: a configured remote's (as Git rewrites it), else the argument
+/// itself, a path made absolute.
+pub fn url_of(dir: &Path, remote: &str) -> Result<String> {
+    if remote_exists(dir, remote)? {
+        let out = git(dir, &["remote", "get-url", remote])?;
+        if out.ok {
+            return Ok(out.stdout.trim().to_owned());
+        }
+    }
+    let p = Path::new(remote);
+    if !remote.contains("://") && p.exists() {
+        if let Ok(abs) = std::fs::canonicalize(p) {
+            return Ok(abs.display().to_string());
+        }
+    }
+    Ok(remote.to_owned())
+}
+
+/// The namespace key of a URL: the first 16 hex digits of its SHA-256.
+pub fn key_of(url: &str) -> String {
+    crate::sha256_hex(url.as_bytes())[..16].to_owned()
 }
 
 #[cfg(test)]

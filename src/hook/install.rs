@@ -41,8 +41,8 @@ const EARLIER: &[(&str, &str)] = &[
         "reference-transaction",
         "272fb0b6599eff4ae01d03398eb9da20ce60253abda40cfb77dbcf4da8c79b74",
     ),
-    // Before the scripts decided without the binary (workflow.md §8): every hook failed when
-    // git-ledger was missing.
+    // Before the scripts decided without the binary (docs/reference/workflow.md, rule 8): every
+    // hook failed when git-ledger was missing.
     (
         "pre-receive",
         "f06e7f3ef6887b51b9d3a2fcee52e21d5bb9b407717ffad1748cbf9f5cf8f236",
@@ -62,6 +62,15 @@ const EARLIER: &[(&str, &str)] = &[
     (
         "pre-applypatch",
         "ef9b4b8333fd7171a93a327fb8899e3c472a4a106b9a8bdcab65ad6780aa439c",
+    ),
+    // Before the scripts read ledger.refPrefix (issue 27: ledgers on branches for a forge).
+    (
+        "pre-receive",
+        "785baef8f3278323bc33bc2ed3bed45ac549a619e9ed39dbc350bb952ff2f67d",
+    ),
+    (
+        "reference-transaction",
+        "f30784c557966747ae35d8334154e97fd74221d1d972dd4e7c804a2547d22618",
     ),
 ];
 

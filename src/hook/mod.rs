@@ -22,7 +22,7 @@ use gix::ObjectId;
 
 use crate::error::{Error, Result};
 use crate::git::admit::{Admission, Budget};
-use crate::git::layout::{self, REF_PREFIX};
+use crate::git::layout::{self, LedgerRefs};
 
 /// One line of a hook's standard input: `<old> <new> <ref>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,10 +85,8 @@ pub fn parse_updates(input: &str, hash: gix::hash::Kind) -> Result<Vec<Update>> 
 }
 
 /// Whether the hooks guard updates of `name`: a ledger ref or a replace ref, in any spelling.
-pub fn guards(name: &str) -> bool {
-    layout::folds_to_ledger_ref(name)
-        || layout::folds_to_replace_ref(name)
-        || layout::folds_to_notes_ref(name)
+pub fn guards(refs: &LedgerRefs, name: &str) -> bool {
+    refs.folds(name) || layout::folds_to_replace_ref(name) || layout::folds_to_notes_ref(name)
 }
 
 /// How much work one hook run may do, so that a hostile push cannot exhaust the server.
@@ -187,12 +185,29 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
         .without_cache();
     let mut verdict = Verdict::default();
     let mut reasons = crate::error::Reasons::new();
+    let refs = admission.refs()?.clone();
     for u in updates {
-        if let Some(why) = layout::misspelled_ledger_ref(&u.refname) {
+        if let Some(why) = refs.misspelled(&u.refname) {
             reasons.push(why);
             continue;
         }
-        if !u.refname.starts_with(REF_PREFIX) {
+        // A ledger id under both prefixes: the second ref is refused, naming both.
+        if let Some(twin) = LedgerRefs::twin(&u.refname) {
+            let created = u.old.is_none() && u.new.is_some();
+            if created && crate::git::store::ref_target(repo, &twin)?.is_some() {
+                reasons.push(format!(
+                    "{}: {twin} exists, so this would be a second ledger ref of declaration {:?} under another prefix; a repository keeps its ledgers under one ({}, git config {})",
+                    u.refname,
+                    (u.refname.strip_prefix(layout::FORGE_PREFIX))
+                        .or(u.refname.strip_prefix(layout::DEFAULT_PREFIX))
+                        .unwrap_or_default(),
+                    refs.prefix(),
+                    layout::KEY_PREFIX
+                ));
+                continue;
+            }
+        }
+        if !refs.is_ledger_ref(&u.refname) {
             continue;
         }
         if u.symbolic {
@@ -368,6 +383,7 @@ pub fn reference_transaction(
     if state != "prepared" {
         return Ok(Verdict::default());
     }
+    let refs = LedgerRefs::of(repo)?;
     let mut resolved = Vec::with_capacity(updates.len());
     for u in updates {
         let mut u = u.clone();
@@ -382,7 +398,7 @@ pub fn reference_transaction(
             resolved.push(u);
             continue;
         }
-        if !u.refname.starts_with(REF_PREFIX) || u.symbolic {
+        if !refs.is_ledger_ref(&u.refname) || u.symbolic {
             resolved.push(u);
             continue;
         }

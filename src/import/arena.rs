@@ -7,7 +7,7 @@
 //! `native_record` names.
 //!
 //! Decisions where import.md is silent:
-//! - The five tables must have exactly the spec's columns (a missing or an extra column is
+//! - The five tables must have exactly import.md's columns (a missing or an extra column is
 //!   refused: an extra column would either be dropped from the export or be a format the tool
 //!   does not know). Other tables are ignored.
 //! - `store.schema_version` must be the text `1`; `store.store_id` must be a non-empty text.
@@ -213,10 +213,18 @@ pub fn open_store_with(dir: &Path, busy_timeout: Duration) -> Result<ArenaStore>
     let meta = match std::fs::metadata(&db_path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::failed(format!(
-                "{}: no {DB_FILE}: not an Arena store",
-                dir.display()
-            )))
+            let message = format!("{}: no {DB_FILE}: not an Arena store", dir.display());
+            // Another harness's record directory: say which flag reads it.
+            return Err(
+                if dir.join("result.json").is_file() || dir.join("attempt.json").is_file() {
+                    Error::failed_with_hint(
+                    message,
+                    "it holds a result.json or attempt.json: a scenario run's evidence directory (--scenario <ID> <DIR>) or a Harbor trial (--harbor <DIR>), not an Arena store",
+                )
+                } else {
+                    Error::failed(message)
+                },
+            );
         }
         Err(e) => return Err(Error::failed(format!("{}: {e}", db_path.display()))),
     };

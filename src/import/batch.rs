@@ -471,7 +471,13 @@ fn harbor_rows<S: Store + ?Sized>(
         taken.insert(schedule_id.clone());
         let decl = store.declaration();
         let task = decl.tasks.get(task_at);
-        let b = super::harbor::trial_row(decl, &env, task, &schedule_id, trial);
+        let b = match super::harbor::trial_row(decl, &env, task, &schedule_id, trial) {
+            Ok(b) => b,
+            Err(r) => {
+                reasons.extend(r);
+                continue;
+            }
+        };
         let mut r = Reasons::new();
         if let Some(h) = b.evidence_hint {
             r.hint(h);

@@ -216,6 +216,12 @@ fn read_trial(dir: &Path, job: &Job, max_bytes: u64) -> Result<HarborTrial> {
             "{label}: not strict JSON ({e}): a truncated or damaged Harbor result"
         ))
     })?;
+    // Another harness's record (or a ledger, a declaration): one reason that says what it is.
+    if let Some(other) = super::sniff::recognise(&result).filter(|s| s.reader != Some("--harbor")) {
+        return Err(Error::refused(format!(
+            "{label}: not a Harbor trial result: it is {other}"
+        )));
+    }
     let problems = check_result(&result);
     if !problems.is_empty() {
         let mut r = Reasons::new();

@@ -13,6 +13,7 @@ pub mod options;
 pub mod rows;
 pub mod runtime;
 pub mod scenario;
+mod sniff;
 pub mod store_builder;
 
 pub use arena::{open_store, open_store_with, read_attempt, ArenaAttempt, ArenaCase, ArenaStore};

@@ -3,10 +3,10 @@
 //! [`parse_flags`] splits options into flags the way import.md says; [`analyse`] resolves the
 //! provider and each declared role's model and effort in the agent's order of precedence, and
 //! compares the options as a whole with the declared configuration (the flags the harnesses
-//! write for the profile), giving each difference as one string in the spec's exact form.
+//! write for the profile), giving each difference as one string in import.md's exact form.
 //!
 //! Decisions where import.md is silent:
-//! - Declared flags are listed in the spec's order; roles iterate in sorted (byte) order of
+//! - Declared flags are listed in import.md's order; roles iterate in sorted (byte) order of
 //!   their names, first every role's `--<role>-model`, then every non-builder role's
 //!   `--<role>-reasoning-effort`. `--reasoning-effort` is declared only when the profile has a
 //!   `builder` role.
@@ -177,7 +177,7 @@ fn resolve(forwarded: &Grouped, declared: &DeclaredProfile) -> Value {
     json!({ "provider": pick(&["--provider".to_owned()]), "roles": roles })
 }
 
-/// The declared configuration as flags, in the spec's order, each name once.
+/// The declared configuration as flags, in import.md's order, each name once.
 fn declared_flags(declared: &DeclaredProfile, max_iterations: Option<u64>) -> Vec<Flag> {
     let mut all = vec![Flag::new("--provider", Some(declared.provider.clone()))];
     if declared.joint_planning {
@@ -268,7 +268,7 @@ mod tests {
         }
     }
 
-    /// The spec's example profile: four roles, joint planning, one extra option.
+    /// An example profile: four roles, joint planning, one extra option.
     fn profile() -> DeclaredProfile {
         DeclaredProfile {
             provider: "prov".into(),

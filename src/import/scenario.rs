@@ -138,6 +138,15 @@ pub fn load(path: &Path, max_input_bytes: u64) -> Result<ScenarioRecord> {
 pub fn parse_bytes(bytes: Vec<u8>, what: &str, max_input_bytes: u64) -> Result<ScenarioRecord> {
     let value = parse_document(&bytes, what, max_input_bytes)?;
     let mut reasons = Reasons::new();
+    // Another harness's record (or a ledger, a declaration): one reason that says what it is,
+    // not every field of this format it breaks.
+    if let Some(other) = super::sniff::recognise(&value).filter(|s| s.reader != Some("--scenario"))
+    {
+        reasons.push(format!(
+            "not a scenario record (format {FORMAT}): it is {other}"
+        ));
+        return Err(Error::Refused(reasons).context(what));
+    }
     let parsed = parse(&value, &mut reasons);
     match parsed {
         Some(p) if reasons.is_empty() => Ok(ScenarioRecord {

@@ -124,15 +124,7 @@ pub fn plural(n: usize, thing: &str) -> String {
 
 /// How many rows block a section's comparison (each schedule id once).
 pub fn blocked_rows(s: &Section) -> usize {
-    let mut ids: Vec<&str> = s
-        .comparison
-        .blockers
-        .iter()
-        .map(|b| b.schedule_id.as_str())
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.len()
+    s.comparison.blocked_rows()
 }
 
 /// What blocks a section, counted in both units, the same in every format: `17 rows, 20

@@ -426,6 +426,8 @@ fn the_comparison_is_blocked_naming_every_blocking_row_and_why() {
         j["sections"]["live"]["comparison"],
         json!({
             "blocked": true,
+            // 5 reasons in 3 rows, as the text counts them (BLOCKED (3 rows, 5 reasons)).
+            "blocked_by": {"reasons": 5, "rows": 3},
             "blockers": [
                 {"schedule_id": ARENA_2, "why": "revision null"},
                 {"schedule_id": ARENA_2, "why": "over limit max_iterations"},
@@ -538,7 +540,8 @@ fn json_keys_are_exactly_the_contract_plus_documented_additions() {
         ],
     );
     let j = json_of(&r);
-    // `ledger` is an addition (workflow.md §6, documented in docs/reference/report-json.md).
+    // `ledger` is an addition (docs/reference/workflow.md, rule 6, documented in
+    // docs/reference/report-json.md).
     assert_eq!(
         keys(&j),
         set_of(&["declaration", "ledger", "sections", "rows"])
@@ -591,7 +594,7 @@ fn json_keys_are_exactly_the_contract_plus_documented_additions() {
         assert_eq!(keys(&s["limits"]), set_of(&["within", "over", "unknown"]));
         assert_eq!(
             keys(&s["comparison"]),
-            set_of(&["blocked", "blockers", "sentence"])
+            set_of(&["blocked", "blocked_by", "blockers", "sentence"])
         );
         for b in s["comparison"]["blockers"].as_array().unwrap() {
             assert_eq!(keys(b), set_of(&["schedule_id", "why"]));

@@ -1,6 +1,6 @@
-//! The tip is the citation (review.md §1): `verify --expect-tip` admits a ledger whose chain
-//! still holds a cited tip and refuses one rewritten since; a commit a reviewer names that the
-//! repository does not hold is "not in the served history", the fetch hint only second.
+//! The tip is the citation (docs/reference/workflow.md): `verify --expect-tip` admits a ledger
+//! whose chain still holds a cited tip and refuses one rewritten since; a commit a reviewer names
+//! that the repository does not hold is "not in the served history", the fetch hint only second.
 
 use crate::common::*;
 use crate::gitstore::{Fixture, ID, REF};
@@ -170,4 +170,100 @@ fn a_named_commit_that_is_not_served_may_mean_a_rewrite_and_fetching_comes_secon
     }
     // A commit the repository holds reads as before.
     f.run(&["report", "--at", &f.tip()]).ok();
+}
+
+/// The same ledger state gives the same bytes in every format, wherever the report is made (a
+/// fresh clone, another directory); another state gives other bytes, each naming its commit.
+#[test]
+fn every_format_of_one_state_is_byte_identical_in_a_clone_and_names_its_tip() {
+    let f = Fixture::new(2);
+    f.put(SID_1, "ERROR").ok();
+    let tip = f.tip();
+    let clone = tempfile::tempdir().unwrap();
+    let c = clone.path().join("reviewer");
+    git(
+        clone.path(),
+        &["clone", "-q", f.dir().to_str().unwrap(), "reviewer"],
+    );
+    git(&c, &["fetch", "-q", "origin", &format!("{REF}:{REF}")]);
+    let formats = ["text", "markdown", "html", "json"];
+    let reports = |dir: &std::path::Path| -> Vec<String> {
+        formats
+            .iter()
+            .map(|fmt| {
+                let out = ledger(dir, &["report", "--format", fmt]);
+                out.ok();
+                out.stdout.clone()
+            })
+            .collect()
+    };
+    let here = reports(f.dir());
+    assert_eq!(here, reports(&c), "a clone's reports of the same state");
+    assert_eq!(here, reports(f.dir()), "the same repository, again");
+    let cited = format!("{ID}@{tip}");
+    for (fmt, out) in formats.iter().zip(&here) {
+        assert!(out.contains(&cited), "{fmt}: {out}");
+        assert!(out.contains(REF), "{fmt}: {out}");
+        assert!(
+            !out.contains(f.dir().to_str().unwrap()),
+            "{fmt} names a path"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&here[3]).unwrap();
+    crate::schemas::assert_valid("report", &json, "report --json in ref mode");
+    assert_eq!(json["ledger"]["commit"], serde_json::json!(tip));
+    assert_eq!(json["ledger"]["filled"], serde_json::json!(1));
+    // The other side: one more row is another state, and every format says so.
+    f.put(SID_2, "ERROR").ok();
+    let next = f.tip();
+    let later = reports(f.dir());
+    for ((fmt, a), b) in formats.iter().zip(&here).zip(&later) {
+        assert_ne!(a, b, "{fmt}");
+        assert!(b.contains(&format!("{ID}@{next}")), "{fmt}: {b}");
+        assert!(!b.contains(&tip), "{fmt} names the older tip: {b}");
+    }
+    // The clone, not yet synced, still reports (and cites) the state it holds.
+    assert_eq!(reports(&c), here);
+    // File mode: the same declaration and ledger bytes under other names give the same bytes,
+    // each naming the file's SHA-256.
+    let shown = f.run(&["show"]).ok().stdout.clone();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copies = [
+        (f.decl(), f.file("ledger.json")),
+        (
+            elsewhere.path().join("d.json"),
+            elsewhere.path().join("l.json"),
+        ),
+    ];
+    for (d, l) in &copies {
+        if d != &f.decl() {
+            std::fs::copy(f.decl(), d).unwrap();
+        }
+        std::fs::write(l, &shown).unwrap();
+    }
+    let sha = git_ledger::sha256_hex(shown.as_bytes());
+    let file_reports: Vec<Vec<String>> = copies
+        .iter()
+        .map(|(d, l)| {
+            formats
+                .iter()
+                .map(|fmt| {
+                    let out = ledger(
+                        elsewhere.path(),
+                        &[
+                            "report",
+                            d.to_str().unwrap(),
+                            l.to_str().unwrap(),
+                            "--format",
+                            fmt,
+                        ],
+                    );
+                    out.ok();
+                    assert!(out.stdout.contains(&sha), "{fmt}: {}", out.stdout);
+                    out.stdout.clone()
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(file_reports[0], file_reports[1]);
 }

@@ -48,7 +48,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(o: Output) -> Self {
+    pub fn from(o: Output) -> Self {
         Run {
             code: o.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -127,6 +127,18 @@ pub fn new_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     git(dir.path(), &["init", "-q", "-b", "main"]);
     dir
+}
+
+/// The ledger ref prefixes every ref-mode test that is parametrised runs under: the default,
+/// and the branch prefix of a hosted forge (`git config ledger.refPrefix`, `docs/forges.md`).
+pub const PREFIXES: [&str; 2] = ["refs/ledgers/", "refs/heads/ledgers/"];
+
+/// Put `dir`'s ledgers under `prefix` (`git config ledger.refPrefix`, as `init --forge` does);
+/// the default prefix is left unset, as in a repository nobody configured.
+pub fn use_prefix(dir: &Path, prefix: &str) {
+    if prefix != PREFIXES[0] {
+        git(dir, &["config", "ledger.refPrefix", prefix]);
+    }
 }
 
 /// Write `content` at `rel` under `root`, creating directories.

@@ -94,18 +94,30 @@ pub fn pretty(v: &Value) -> Vec<u8> {
 pub struct Fixture {
     pub repo: tempfile::TempDir,
     pub files: tempfile::TempDir,
+    /// The ledger ref (`REF` under the default prefix).
+    pub refname: String,
 }
 
 impl Fixture {
     pub fn new(reps: u64) -> Self {
+        Self::under(reps, crate::common::PREFIXES[0])
+    }
+    /// As [`Fixture::new`], with the repository's ledgers under `prefix`.
+    pub fn under(reps: u64, prefix: &str) -> Self {
         let repo = new_repo();
+        crate::common::use_prefix(repo.path(), prefix);
         let files = tempfile::tempdir().unwrap();
         std::fs::write(
             files.path().join("decl.json"),
             pretty(&declaration_value(ID, reps)),
         )
         .unwrap();
-        let f = Fixture { repo, files };
+        let refname = format!("{prefix}{ID}");
+        let f = Fixture {
+            repo,
+            files,
+            refname,
+        };
         f.run(&["init", f.decl().to_str().unwrap()]).ok();
         f
     }
@@ -122,7 +134,7 @@ impl Fixture {
         ledger(self.dir(), args)
     }
     pub fn tip(&self) -> String {
-        git(self.dir(), &["rev-parse", REF])
+        git(self.dir(), &["rev-parse", &self.refname])
     }
     /// Write a hand row for `sid` into the files directory; returns its path.
     pub fn hand_row(&self, sid: &str, outcome: &str) -> PathBuf {
@@ -288,7 +300,14 @@ pub fn regular(bytes: impl Into<Vec<u8>>) -> Entry {
 
 #[test]
 fn init_writes_the_template_and_show_prints_it_byte_for_byte() {
-    let f = Fixture::new(2);
+    for prefix in crate::common::PREFIXES {
+        init_writes_the_template_under(prefix);
+    }
+}
+
+fn init_writes_the_template_under(prefix: &str) {
+    let f = Fixture::under(2, prefix);
+    let r = f.refname.as_str();
     let template = f
         .run(&["template", f.decl().to_str().unwrap()])
         .ok()
@@ -297,7 +316,7 @@ fn init_writes_the_template_and_show_prints_it_byte_for_byte() {
     let shown = f.run(&["show"]).ok().stdout.clone();
     assert_eq!(template, shown);
     // Tree: exactly campaign.json, ledger.json and one row per scheduled attempt, all 100644.
-    let files = read_files(f.dir(), REF);
+    let files = read_files(f.dir(), r);
     assert_eq!(files.len(), 2 + 6);
     assert!(files.values().all(|e| e.mode == "100644"));
     assert_eq!(
@@ -309,9 +328,9 @@ fn init_writes_the_template_and_show_prints_it_byte_for_byte() {
     assert_eq!(header["declaration"]["id"], ID);
     assert!(String::from_utf8_lossy(&files["ledger.json"].bytes).starts_with("{\n  \"format\""));
     // The root commit's message.
-    let subject = git(f.dir(), &["log", "-1", "--format=%s", REF]);
+    let subject = git(f.dir(), &["log", "-1", "--format=%s", r]);
     assert_eq!(subject, format!("declare {ID}: 6 scheduled attempts"));
-    assert_eq!(git(f.dir(), &["rev-list", "--count", REF]), "1");
+    assert_eq!(git(f.dir(), &["rev-list", "--count", r]), "1");
     // --declaration prints the exact bytes; --row one row.
     assert_eq!(
         f.run(&["show", "--declaration"]).ok().stdout.as_bytes(),
@@ -502,8 +521,9 @@ fn put_and_repair_write_one_commit_each_with_trailers_and_match_file_mode() {
     .ok();
     let shown = f.run(&["show"]).ok().stdout.clone();
     assert_eq!(std::fs::read_to_string(&ledger_file).unwrap(), shown);
-    // report --at gives what file mode gives, text and JSON, but for the ledger state each
-    // names (workflow.md §6): the file's SHA-256, the ref, commit, Ledger-Filled and citation.
+    // report --at gives what file mode gives, text and JSON, but for the ledger state each names
+    // (docs/reference/workflow.md, rule 6): the file's SHA-256, the ref, commit, Ledger-Filled and
+    // citation.
     let tip = f.tip();
     let file_sha = {
         use sha2::Digest;

@@ -686,14 +686,30 @@ fn the_guide_runs_as_written() {
         "the guide runs only {total_cmds} commands"
     );
     // No page writes outside the directory it works in: nothing in HOME (no key under
-    // `~/.ssh`, no global Git configuration in `~/.gitconfig` or `~/.config/git`).
+    // `~/.ssh`, no global Git configuration in `~/.gitconfig` or `~/.config/git`). Inspect's
+    // own data directory (`~/.local/share/inspect_ai`: its traces, sample buffer, last result),
+    // which every `inspect eval` writes, is Inspect's, not the page's.
     let home = shell.root().join("home");
-    let written: Vec<String> = std::fs::read_dir(&home)
-        .map(|d| {
-            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut written: Vec<String> = Vec::new();
+    let mut stack = vec![home.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten() {
+            let path = e.unwrap().path();
+            let rel = path
+                .strip_prefix(&home)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with(".local/share/inspect_ai") {
+                continue;
+            }
+            if path.is_dir() && [".local", ".local/share"].contains(&rel.as_str()) {
+                stack.push(path);
+            } else {
+                written.push(rel);
+            }
+        }
+    }
     assert!(
         written.is_empty(),
         "the guide wrote into HOME ({}): {written:?}",

@@ -23,7 +23,12 @@ struct Push {
 
 impl Push {
     fn new() -> Self {
-        let f = Fixture::new(2);
+        Self::under(crate::common::PREFIXES[0])
+    }
+
+    /// With the ledgers under `prefix`, in the clone and on the server.
+    fn under(prefix: &str) -> Self {
+        let f = Fixture::under(2, prefix);
         let root = f.tip();
         f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED")
             .ok();
@@ -31,6 +36,7 @@ impl Push {
         let files = read_files(f.dir(), &tip);
         let servers = tempfile::tempdir().unwrap();
         let server = hooked_server(servers.path(), "server.git");
+        crate::common::use_prefix(&server, prefix);
         Push {
             f,
             root,
@@ -50,7 +56,7 @@ impl Push {
     }
 
     fn server_tip(&self) -> String {
-        git(&self.server, &["rev-parse", REF])
+        git(&self.server, &["rev-parse", &self.f.refname])
     }
 
     /// Push `commit` to the ledger ref and expect the hook to refuse it with every needle on a
@@ -58,7 +64,7 @@ impl Push {
     fn refused(&self, what: &str, commit: &str, needles: &[&str]) {
         let before = self.server_tip();
         let url = self.server.to_str().unwrap();
-        let r = self.push(url, &format!("{commit}:{REF}"), &[]);
+        let r = self.push(url, &format!("{commit}:{}", self.f.refname), &[]);
         assert_ne!(r.code, 0, "{what}: push must fail\n{}", r.stderr);
         assert!(
             r.stdout.contains("pre-receive hook declined"),
@@ -113,16 +119,24 @@ const DEFERRED: &str = "scenario/bugfix-iso-weeks/02";
 
 #[test]
 fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
-    let p = Push::new();
+    for prefix in crate::common::PREFIXES {
+        pre_receive_under(prefix);
+    }
+}
+
+fn pre_receive_under(prefix: &str) {
+    let p = Push::under(prefix);
+    let reference = p.f.refname.clone();
+    let rf = reference.as_str();
     let url = p.server.to_str().unwrap().to_owned();
     let tip = p.tip.as_str();
 
     // An admissible creation: the whole chain from the root, read from the quarantine.
-    let r = p.push(&url, &format!("{REF}:{REF}"), &[]);
+    let r = p.push(&url, &format!("{rf}:{rf}"), &[]);
     r.ok();
     assert!(
         r.stderr
-            .contains(&format!("remote: git-ledger: {REF}: 2 commits admitted")),
+            .contains(&format!("remote: git-ledger: {rf}: 2 commits admitted")),
         "{}",
         r.stderr
     );
@@ -133,14 +147,14 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
     p.push(&url, "main:refs/heads/main", &[]).ok();
 
     // Force push (a rewind to the root) and deletion.
-    let r = p.push(&url, &format!("+{}:{REF}", p.root), &[]);
+    let r = p.push(&url, &format!("+{}:{rf}", p.root), &[]);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains("remote:") && r.stderr.contains("not an ancestor"),
         "{}",
         r.stderr
     );
-    let r = p.push(&url, &format!(":{REF}"), &[]);
+    let r = p.push(&url, &format!(":{rf}"), &[]);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains("remote:") && r.stderr.contains("deleting a ledger ref is refused"),
@@ -317,17 +331,18 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
         &[tip],
         &crate::gitstore::error_fill_message(p.f.dir(), tip, DEFERRED),
     );
-    let r = p.push(&url, &format!("{good}:{REF}"), &[]);
+    let r = p.push(&url, &format!("{good}:{rf}"), &[]);
     r.ok();
     assert!(r.stderr.contains("1 commit admitted"), "{}", r.stderr);
     assert_eq!(p.server_tip(), good);
-    ledger(&p.server, &["verify", REF]).ok();
+    ledger(&p.server, &["verify", rf]).ok();
 
     // Creation cases on a fresh server: a non-template root, a misnamed ref, the commit bound.
     let fresh = hooked_server(p.servers.path(), "fresh.git");
+    crate::common::use_prefix(&fresh, prefix);
     let furl = fresh.to_str().unwrap();
     let bad_root = p.commit(&p.files, &[], "declare by hand");
-    let r = p.push(furl, &format!("{bad_root}:{REF}"), &[]);
+    let r = p.push(furl, &format!("{bad_root}:{rf}"), &[]);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains(&format!("commit {bad_root}: rule 1"))
@@ -335,11 +350,11 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
         "{}",
         r.stderr
     );
-    let r = p.push(furl, &format!("{tip}:refs/ledgers/elsewhere"), &[]);
+    let r = p.push(furl, &format!("{tip}:{prefix}elsewhere"), &[]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("belongs on"), "{}", r.stderr);
     git(&fresh, &["config", "ledger.maxCommitsPerPush", "1"]);
-    let r = p.push(furl, &format!("{tip}:{REF}"), &[]);
+    let r = p.push(furl, &format!("{tip}:{rf}"), &[]);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains("ledger.maxCommitsPerPush"),
@@ -347,12 +362,12 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
         r.stderr
     );
     git(&fresh, &["config", "ledger.maxRowsPerPush", "0k"]);
-    let r = p.push(furl, &format!("{tip}:{REF}"), &[]);
+    let r = p.push(furl, &format!("{tip}:{rf}"), &[]);
     assert_ne!(r.code, 0, "a bad bound is an error, never a pass");
     git(&fresh, &["config", "--unset", "ledger.maxRowsPerPush"]);
     git(&fresh, &["config", "--unset", "ledger.maxCommitsPerPush"]);
-    p.push(furl, &format!("{tip}:{REF}"), &[]).ok();
-    assert!(git(&fresh, &["for-each-ref", "refs/ledgers/elsewhere"]).is_empty());
+    p.push(furl, &format!("{tip}:{rf}"), &[]).ok();
+    assert!(git(&fresh, &["for-each-ref", &format!("{prefix}elsewhere")]).is_empty());
 }
 
 #[test]
@@ -388,7 +403,15 @@ fn git_run_code(dir: &Path, args: &[&str]) -> i32 {
 
 #[test]
 fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
-    let p = Push::new();
+    for prefix in crate::common::PREFIXES {
+        reference_transaction_under(prefix);
+    }
+}
+
+fn reference_transaction_under(prefix: &str) {
+    let p = Push::under(prefix);
+    let reference = p.f.refname.clone();
+    let rf = reference.as_str();
     let dir = p.f.dir();
     ledger(dir, &["hooks", "install"]).ok();
     let mut row = p.row(FILLED);
@@ -400,7 +423,7 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
     );
 
     // Forced update (no expectation): the current value is read, and the step is refused.
-    let r = git_hooked(dir, &["update-ref", REF, &bad], None);
+    let r = git_hooked(dir, &["update-ref", rf, &bad], None);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains("rule 4") && r.stderr.contains(&format!("row {FILLED}")),
@@ -409,8 +432,8 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
     );
     assert_eq!(p.f.tip(), p.tip);
     // Rewind, deletion, a misnamed creation.
-    assert_ne!(git_hooked(dir, &["update-ref", REF, &p.root], None).code, 0);
-    let r = git_hooked(dir, &["update-ref", "-d", REF], None);
+    assert_ne!(git_hooked(dir, &["update-ref", rf, &p.root], None).code, 0);
+    let r = git_hooked(dir, &["update-ref", "-d", rf], None);
     assert!(r.code != 0 && r.stderr.contains("deleting"), "{}", r.stderr);
     assert_ne!(
         git_hooked(dir, &["update-ref", "refs/ledgers/other", &p.tip], None).code,
@@ -418,7 +441,7 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
     );
     // With an explicit old value too.
     assert_ne!(
-        git_hooked(dir, &["update-ref", REF, &bad, &p.tip], None).code,
+        git_hooked(dir, &["update-ref", rf, &bad, &p.tip], None).code,
         0
     );
 
@@ -436,7 +459,7 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
         &[&p.tip],
         &crate::gitstore::error_fill_message(p.f.dir(), &p.tip, DEFERRED),
     );
-    git_hooked(dir, &["update-ref", REF, &good], None).ok();
+    git_hooked(dir, &["update-ref", rf, &good], None).ok();
     assert_eq!(p.f.tip(), good);
     git_hooked(dir, &["update-ref", "refs/heads/scratch", &good], None).ok();
     p.f.put("arena/sympy-matrix/01", "ERROR").ok();
@@ -448,26 +471,21 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
     let other = crate::common::new_repo();
     git(
         other.path(),
-        &[
-            "fetch",
-            "-q",
-            dir.to_str().unwrap(),
-            &format!("{REF}:{REF}"),
-        ],
+        &["fetch", "-q", dir.to_str().unwrap(), &format!("{rf}:{rf}")],
     );
     let mut row = p.row(FILLED);
     row["reason"] = json!("edited in another clone");
-    let mut files = read_files(dir, REF);
+    let mut files = read_files(dir, rf);
     files.insert(row_path(FILLED), regular(canonical_row(&row)));
     let tampered = state_commit(other.path(), &files, &[&p.f.tip()], "tamper");
-    git(other.path(), &["update-ref", REF, &tampered]);
+    git(other.path(), &["update-ref", rf, &tampered]);
     let before = p.f.tip();
     let r = git_hooked(
         dir,
         &[
             "fetch",
             other.path().to_str().unwrap(),
-            &format!("+{REF}:{REF}"),
+            &format!("+{rf}:{rf}"),
         ],
         None,
     );
@@ -480,7 +498,7 @@ fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
         &[
             "fetch",
             other.path().to_str().unwrap(),
-            &format!("+{REF}:refs/remotes/other/ledgers/{ID}"),
+            &format!("+{rf}:refs/remotes/other/ledgers/{ID}"),
         ],
         None,
     )

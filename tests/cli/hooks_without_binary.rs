@@ -1,7 +1,7 @@
-//! The shipped hooks without the binary (`workflow.md` §8): with a `PATH` that holds Git but
-//! not `git-ledger` (and `GIT_LEDGER` unset, or naming no executable), a commit that changes no
-//! ledger file passes and one that does is refused naming `GIT_LEDGER`; `pre-receive` and
-//! `reference-transaction` refuse every update of a ledger ref, in any spelling, and let every
+//! The shipped hooks without the binary (docs/reference/workflow.md, rule 8): with a `PATH` that
+//! holds Git but not `git-ledger` (and `GIT_LEDGER` unset, or naming no executable), a commit that
+//! changes no ledger file passes and one that does is refused naming `GIT_LEDGER`; `pre-receive`
+//! and `reference-transaction` refuse every update of a ledger ref, in any spelling, and let every
 //! other ref through. Real `git commit`, `git merge`, `git push` and `git update-ref`.
 
 use std::path::{Path, PathBuf};
@@ -209,7 +209,25 @@ fn server_and_clone() -> (tempfile::TempDir, PathBuf, tempfile::TempDir) {
 
 #[test]
 fn pre_receive_without_the_binary_refuses_ledger_refs_only() {
+    for prefix in crate::common::PREFIXES {
+        pre_receive_without_the_binary_under(prefix);
+    }
+}
+
+/// The ledger ref names the fallback must refuse under `prefix`: every spelling of
+/// `refs/ledgers/` always, and of the configured prefix.
+fn ledger_names(prefix: &str) -> Vec<String> {
+    let mut names = vec!["refs/ledgers/x".to_owned(), "refs/LEDGERS/x".to_owned()];
+    if prefix != crate::common::PREFIXES[0] {
+        names.push(format!("{prefix}x"));
+        names.push(prefix.to_uppercase().replace("REFS/", "refs/") + "w");
+    }
+    names
+}
+
+fn pre_receive_without_the_binary_under(prefix: &str) {
     let (_base, server, c) = server_and_clone();
+    crate::common::use_prefix(&server, prefix);
     let p = c.path();
     // A branch, a tag and a conflict ref pass.
     ok(&git_without(
@@ -228,7 +246,9 @@ fn pre_receive_without_the_binary_refuses_ledger_refs_only() {
         None,
     ));
     // A ledger ref, in any spelling, is refused, and the server holds none.
-    for name in ["refs/ledgers/x", "refs/LEDGERS/x", "refs/Ledgers/y/z"] {
+    let mut names = ledger_names(prefix);
+    names.push("refs/Ledgers/y/z".to_owned());
+    for name in names {
         let r = git_without(p, &["push", "origin", &format!("HEAD:{name}")], None);
         refused(&r);
         assert!(
@@ -247,7 +267,7 @@ fn pre_receive_without_the_binary_refuses_ledger_refs_only() {
             "--atomic",
             "origin",
             "HEAD:refs/heads/b",
-            "HEAD:refs/ledgers/x",
+            &format!("HEAD:{prefix}x"),
         ],
         None,
     );
@@ -261,8 +281,15 @@ fn pre_receive_without_the_binary_refuses_ledger_refs_only() {
 
 #[test]
 fn reference_transaction_without_the_binary_refuses_ledger_refs_only() {
+    for prefix in crate::common::PREFIXES {
+        reference_transaction_without_the_binary_under(prefix);
+    }
+}
+
+fn reference_transaction_without_the_binary_under(prefix: &str) {
     let (_base, _server, c) = server_and_clone();
     let p = c.path();
+    crate::common::use_prefix(p, prefix);
     let head = crate::common::git(p, &["rev-parse", "HEAD"]);
     for name in [
         "refs/heads/b",
@@ -277,7 +304,8 @@ fn reference_transaction_without_the_binary_refuses_ledger_refs_only() {
         &["update-ref", "-d", "refs/ledger-conflicts/x/1"],
         None,
     ));
-    for name in ["refs/ledgers/x", "refs/LEDGERS/x"] {
+    for name in ledger_names(prefix) {
+        let name = name.as_str();
         let r = git_without(p, &["update-ref", name, &head], None);
         refused(&r);
         assert!(

@@ -1002,7 +1002,14 @@ fn one_job_per_record(args: &[String]) -> Vec<Vec<String>> {
 /// ledger is byte-identical to importing the same records in file mode.
 #[test]
 fn concurrent_importers_in_ref_mode_each_land_exactly_once() {
+    for prefix in crate::common::PREFIXES {
+        concurrent_importers_under(prefix);
+    }
+}
+
+fn concurrent_importers_under(prefix: &str) {
     let c = Campaign::new();
+    crate::common::use_prefix(c.root(), prefix);
     ledger(c.root(), &["init", "campaign.json"]).ok();
     let records = make_examples::import_args(&c.examples(), false);
     let runtime = make_examples::runtime_args(&c.examples());
@@ -1056,7 +1063,7 @@ fn concurrent_importers_in_ref_mode_each_land_exactly_once() {
             &[
                 "rev-list",
                 "--count",
-                "refs/ledgers/reliability-634-slice-1"
+                &format!("{prefix}reliability-634-slice-1")
             ]
         ),
         (landed + 1).to_string()

@@ -1773,10 +1773,10 @@ const ECHO_RUN: [&str; 10] = [
     "1000",
 ];
 
-/// `git-ledger-inspect run` (workflow.md §1): readiness checked, Inspect run with the hook,
-/// every log imported again to prove each sample is in the ledger, the runtime identity written
-/// by the tool. A second run of the same samples (retries) fails, non-zero, the ref unmoved;
-/// every readiness failure stops the run before Inspect starts (no log written).
+/// `git-ledger-inspect run` (docs/reference/workflow.md, rule 1): readiness checked, Inspect run
+/// with the hook, every log imported again to prove each sample is in the ledger, the runtime
+/// identity written by the tool. A second run of the same samples (retries) fails, non-zero, the
+/// ref unmoved; every readiness failure stops the run before Inspect starts (no log written).
 #[test]
 fn the_run_command_checks_runs_and_imports() {
     let venv = need_venv!();
@@ -1832,6 +1832,11 @@ fn the_run_command_checks_runs_and_imports() {
         assert_ne!(row["native_outcome"], "DEFERRED", "{row:#}");
         // The runtime identity the tool wrote: the shape import.md fixes, of the venv.
         let rt = &row["runtime_identity"];
+        crate::schemas::assert_valid(
+            "runtime-identity",
+            rt,
+            "the runtime identity git-ledger-inspect wrote",
+        );
         let keys: Vec<&str> = rt.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
@@ -1896,6 +1901,47 @@ fn the_run_command_checks_runs_and_imports() {
     ];
     let other = s.declare("other", "raises", &SAMPLES, 2, limits.clone());
     let other_s = other.to_str().unwrap().to_owned();
+    let live = s.declare_full(
+        "live",
+        "echo_task",
+        "includes",
+        "live",
+        &SAMPLES,
+        2,
+        limits.clone(),
+    );
+    let live_s = live.to_str().unwrap().to_owned();
+    let keyed = s.declare_scored(
+        "keyed",
+        "keyed",
+        "two_keys",
+        &SAMPLES,
+        1,
+        json!({"message_limit": 10}),
+    );
+    let keyed_s = keyed.to_str().unwrap().to_owned();
+    let part = s.declare("part", "echo_task", &["a", "b"], 2, limits.clone());
+    let part_s = part.to_str().unwrap().to_owned();
+    let part_file = ["--declaration", part_s.as_str(), "--ledger", "x.json", "--"];
+    // The declared samples selected (--limit 2, --sample-id a,b): ready.
+    for select in [["--limit", "2"], ["--sample-id", "a,b"]] {
+        let argv = [
+            &["check", "--declaration", part_s.as_str(), "--"][..],
+            &ECHO_RUN[..],
+            &select[..],
+        ]
+        .concat();
+        let r = s.tool(&argv);
+        assert_eq!(r.code, 0, "{argv:?}: {}", r.stderr);
+    }
+    let modelless = s.declare(
+        "modelless",
+        "modelless",
+        &SAMPLES,
+        1,
+        json!({"message_limit": 10}),
+    );
+    let modelless_s = modelless.to_str().unwrap().to_owned();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             [&file_mode[..], &ECHO_RUN[..]].concat(),
@@ -1916,6 +1962,26 @@ fn the_run_command_checks_runs_and_imports() {
         (
             vec!["run", "--ref", "cmd", "--", "eval", "evals/tasks.py@echo_task", "--log-dir", "runs", "--epochs", "2", "--message-limit", "10", "--token-limit", "1000"],
             "the log directory runs is inside the work tree",
+        ),
+        (
+            vec!["run", "--declaration", live_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@echo_task", "--log-dir", "logs", "--epochs", "2", "--message-limit", "10", "--token-limit", "1000"],
+            "inspect/live-a, inspect/live-b, inspect/live-7: declared live evidence, but task echo_task would run with mockllm/model, Inspect's scripted model: every row would import as fixture and be refused",
+        ),
+        (
+            vec!["run", "--declaration", keyed_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@keyed", "--log-dir", "logs", "--message-limit", "10"],
+            "inspect/keyed-a, inspect/keyed-b, inspect/keyed-7: task keyed: the scorer 'two_keys' gives one value per key (found, short)",
+        ),
+        (
+            [&["run"][..], &part_file[..], &ECHO_RUN[..]].concat(),
+            "task echo_task: the run would run 1 sample(s) the declaration does not declare (7): each would be refused at import after it ran; select the declared ones (--limit N, --sample-id ID,…) or pass --skip-undeclared",
+        ),
+        (
+            [&["run"][..], &part_file[..], &ECHO_RUN[..], &["--limit", "2-3"][..]].concat(),
+            "task echo_task: the run would run 1 sample(s) the declaration does not declare (7)",
+        ),
+        (
+            vec!["run", "--declaration", modelless_s.as_str(), "--ledger", "x.json", "--", "eval", "evals/tasks.py@modelless", "--log-dir", "logs", "--message-limit", "10", "--model", "openai/gpt-4o"],
+            "inspect/modelless-a, inspect/modelless-b, inspect/modelless-7: declared fixture evidence, but task modelless would run with openai/gpt-4o, not Inspect's scripted mockllm: every row would import as live and be refused",
         ),
     ];
     for (argv, says) in &cases {
@@ -1941,6 +2007,22 @@ fn the_run_command_checks_runs_and_imports() {
         r.stderr
     );
     std::fs::remove_file(s.dir().join("notes.txt")).unwrap();
+    // A modified task file: `git ledger check --ready` refuses, and the run does not start.
+    let tasks_py = std::fs::read(s.dir().join("evals/tasks.py")).unwrap();
+    let mut edited = tasks_py.clone();
+    edited.extend_from_slice(b"\n# edited after the pin\n");
+    std::fs::write(s.dir().join("evals/tasks.py"), &edited).unwrap();
+    let before = s.logs("logs");
+    let r = s.tool(&args);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("evals/tasks.py"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not ready; the run was not started"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s.logs("logs"), before);
+    std::fs::write(s.dir().join("evals/tasks.py"), &tasks_py).unwrap();
     // Usage errors: no mode, no Inspect command.
     for argv in [
         vec!["run", "--", "eval", "x.py"],
@@ -1953,8 +2035,8 @@ fn the_run_command_checks_runs_and_imports() {
     assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/cmd"]), tip);
 }
 
-/// `git-ledger-inspect draft` (workflow.md §5): the example's draft generated from its task
-/// through Inspect's loading is the committed one; pinned, run with the command of
+/// `git-ledger-inspect draft` (docs/reference/workflow.md, rule 5): the example's draft generated
+/// from its task through Inspect's loading is the committed one; pinned, run with the command of
 /// `the_run_command_checks_runs_and_imports` in a worktree at the declared revision (so the
 /// declaration never touches the evaluated tree), its PASS rows are verified. Datasets with
 /// repeated or missing ids, a task without limits, an unknown scorer: refused, nothing written.
@@ -2008,6 +2090,7 @@ fn a_generated_draft_pins_runs_and_verifies() {
         r.stderr
     );
     let mut generated: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    crate::schemas::assert_valid("campaign-draft", &generated, "the generated draft");
     assert_eq!(generated["runtime_requirements"], s.runtime_requirements());
     generated["runtime_requirements"] = committed["runtime_requirements"].clone();
     assert_eq!(generated, committed);
@@ -2080,6 +2163,7 @@ fn a_generated_draft_pins_runs_and_verifies() {
         ("evals/tasks.py@missing_ids", vec![], "task missing_ids: sample #2 has no id (None)"),
         ("evals/tasks.py@echo_task", vec![], "task echo_task sets no limit, and a declaration declares at least one"),
         ("evals/tasks.py@echo_task", vec!["--message-limit", "10", "--scorer", "include"], "task echo_task has no scorer 'include' (its scorers: includes)"),
+        ("evals/tasks.py@keyed", vec![], "task keyed: the scorer 'two_keys' gives one value per key (found, short), and a declared pass value is one string or number, so every sample would import as FAIL; a verdict is one value (wrap the task with a scorer that gives one); declare another of its scorers (includes)"),
         ("evals/nothing.py@nothing", vec!["--message-limit", "10"], "Inspect cannot load the task evals/nothing.py@nothing"),
     ] {
         let mut argv = vec!["draft", task];
@@ -2090,6 +2174,20 @@ fn a_generated_draft_pins_runs_and_verifies() {
         assert!(r.stderr.contains(says), "{argv:?}: {}", r.stderr);
         assert!(!Path::new(&bad).exists(), "{argv:?} wrote a draft");
     }
+    // The task with a keyed scorer, its other scorer declared: a draft.
+    let r = s.tool(&[
+        "draft",
+        "evals/tasks.py@keyed",
+        "--scorer",
+        "includes",
+        "--profile",
+        "h/profile.json",
+        "--runner-tools",
+        "h/tools",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["tasks"][0]["inspect"]["scorer"], "includes");
     // The same task with a declared limit: one block per sample, its limit, its arguments.
     let r = s.tool(&[
         "draft",
@@ -2103,6 +2201,7 @@ fn a_generated_draft_pins_runs_and_verifies() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    crate::schemas::assert_valid("campaign-draft", &v, "the generated draft of echo_task");
     let ids: Vec<&Value> = v["tasks"]
         .as_array()
         .unwrap()
@@ -2114,4 +2213,183 @@ fn a_generated_draft_pins_runs_and_verifies() {
     assert_eq!(v["tasks"][0]["limits"], json!({"message_limit": 10}));
     assert_eq!(v["tasks"][0]["definition"], json!({"path": "evals"}));
     assert_eq!(v["repetitions"], 1);
+}
+
+/// A package task with task arguments (workflow.md §5), as `inspect_evals/<task>` is one: the
+/// package `ledger_demo` (tests/inspect/pkg) installed outside the harness, its dataset inside
+/// the package, `-T level=hard` choosing its samples. The draft holds the samples of that
+/// level only, the arguments as the log records them (defaults included) and the package's
+/// version among the runtime requirements; pinned and run through `git-ledger-inspect run`,
+/// its PASS rows are verified. A run with other arguments, or a declared scorer the task does
+/// not have, is refused before Inspect starts; a package task needs `--definition`.
+#[test]
+fn a_package_task_with_task_arguments() {
+    let venv = need_venv!();
+    let s = Scratch::new(venv);
+    // "Installed": a directory named site-packages on the path (Inspect namespaces a task as
+    // `package/name` only when its module lives under site-packages).
+    let site = s.files.path().join("site-packages");
+    let src = project_root().join("tests/inspect/pkg");
+    for f in [
+        "ledger_demo/__init__.py",
+        "ledger_demo/_registry.py",
+        "ledger_demo/spell.py",
+        "ledger_demo/data/words.jsonl",
+        "ledger_demo-0.1.0.dist-info/METADATA",
+        "ledger_demo-0.1.0.dist-info/entry_points.txt",
+    ] {
+        write(&site, f, std::fs::read(src.join(f)).unwrap());
+    }
+    write(s.dir(), "h/requirements.txt", "ledger-demo==0.1.0\n");
+    commit_all(s.dir(), "the harness pins the task package");
+    let site_s = site.to_str().unwrap().to_owned();
+    let bin_s = bin().to_str().unwrap().to_owned();
+    let env = [
+        ("PYTHONPATH", site_s.as_str()),
+        ("GIT_LEDGER", bin_s.as_str()),
+    ];
+    let tool = |args: &[&str]| s.program("bin/git-ledger-inspect", args, &env);
+    let draft = s.s("spell.draft.json");
+    let base = [
+        "draft",
+        "ledger_demo/spell",
+        "-T",
+        "level=hard",
+        "--profile",
+        "h/profile.json",
+        "--runner-tools",
+        "h/tools",
+        "-o",
+        draft.as_str(),
+    ];
+    // Without --definition: refused, nothing written.
+    let r = tool(&base);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("task ledger_demo/spell comes from a package (ledger-demo), not from a file of this repository: pass --definition DIR"),
+        "{}",
+        r.stderr
+    );
+    assert!(!Path::new(&draft).exists());
+    let r = tool(&[&base[..], &["--definition", "h"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("draft spell: 2 tasks (ledger_demo/spell) x 1 repetition"),
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&draft).unwrap()).unwrap();
+    crate::schemas::assert_valid("campaign-draft", &v, "the draft of a package task");
+    let mut want_rt = s.runtime_requirements();
+    want_rt["packages"]["ledger-demo"] = json!("0.1.0");
+    assert_eq!(v["runtime_requirements"], want_rt);
+    let tasks = v["tasks"].as_array().unwrap();
+    let ids: Vec<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["inspect/spell-hard-1", "inspect/spell-hard-2"]);
+    for t in tasks {
+        assert_eq!(t["inspect"]["task"], "ledger_demo/spell");
+        assert_eq!(
+            t["inspect"]["task_args"],
+            json!({"level": "hard", "shout": false})
+        );
+        assert_eq!(t["limits"], json!({"message_limit": 10}), "the task's own");
+        assert_eq!(t["definition"], json!({"path": "h"}));
+        assert_eq!(t["evidence"], "fixture", "the task's model is mockllm");
+    }
+    let decl = s.s("spell.json");
+    ledger(s.dir(), &["pin", &draft, "-o", &decl]).ok();
+    ledger(s.dir(), &["init", &decl]).ok();
+
+    let run = |extra: &[&str]| {
+        let mut argv = vec![
+            "run",
+            "--ref",
+            "spell",
+            "--",
+            "eval",
+            "ledger_demo/spell",
+            "--log-dir",
+            "logs",
+        ];
+        argv.extend_from_slice(extra);
+        tool(&argv)
+    };
+    // Other task arguments than declared: refused before the run.
+    for (extra, says) in [
+        (
+            vec!["-T", "level=easy"],
+            "task arguments declared {\"level\": \"hard\", \"shout\": false}, the run gives {\"level\": \"easy\", \"shout\": false}",
+        ),
+        (
+            vec!["-T", "level=hard", "-T", "shout=true"],
+            "the run gives {\"level\": \"hard\", \"shout\": true}",
+        ),
+        (vec![], "the run gives {\"level\": \"easy\", \"shout\": false}"),
+    ] {
+        let r = run(&extra);
+        assert_eq!(r.code, 2, "{extra:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{extra:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("not ready; the run was not started"),
+            "{}",
+            r.stderr
+        );
+        assert!(s.logs("logs").is_empty(), "{extra:?} ran Inspect");
+    }
+    // A declared scorer the package task does not have: refused before the run.
+    let mut typo = v.clone();
+    typo["id"] = json!("spell-typo");
+    for t in typo["tasks"].as_array_mut().unwrap() {
+        t["inspect"]["scorer"] = json!("match");
+    }
+    let typo_draft = s.s("typo.draft.json");
+    std::fs::write(&typo_draft, serde_json::to_vec_pretty(&typo).unwrap()).unwrap();
+    let typo_decl = s.s("typo.json");
+    ledger(s.dir(), &["pin", &typo_draft, "-o", &typo_decl]).ok();
+    let r = tool(&[
+        "check",
+        "--declaration",
+        &typo_decl,
+        "--",
+        "eval",
+        "ledger_demo/spell",
+        "-T",
+        "level=hard",
+        "--log-dir",
+        "logs",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("inspect/spell-hard-1, inspect/spell-hard-2: the declared scorer 'match' is not a scorer of Inspect task ledger_demo/spell (its scorers: includes)"),
+        "{}",
+        r.stderr
+    );
+
+    let r = run(&["-T", "level=hard"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("git-ledger-inspect: done: 1 log, every sample in the ledger"),
+        "{}",
+        r.stderr
+    );
+    let show = ledger(s.dir(), &["show", "--ref", "spell"]);
+    show.ok();
+    for row in show.json()["rows"].as_array().unwrap() {
+        assert_eq!(
+            row["runtime_identity"]["packages"]["ledger-demo"], "0.1.0",
+            "{row:#}"
+        );
+    }
+    let rep = ledger(s.dir(), &["report", "--ref", "spell", "--json"]);
+    rep.ok();
+    let fixture = &rep.json()["sections"]["fixture"];
+    assert_eq!(fixture["attempted"], 2, "{fixture:#}");
+    assert_eq!(
+        fixture["outcomes"]["verified_delivery"]["rows"],
+        json!(["inspect/spell-hard-1/01"]),
+        "{fixture:#}"
+    );
+    assert_eq!(fixture["comparison"]["blocked"], false, "{fixture:#}");
 }

@@ -1,12 +1,12 @@
 //! No dead link in the documentation: every relative link (and `#anchor`) in `README.md`,
-//! `ARCHITECTURE.md`, `CHANGELOG.md` and `docs/**/*.md` must name a file or directory of the
-//! repository, and an anchor a heading of its page (GitHub's heading ids). Every dead link is
-//! reported at once, each with its file and line.
+//! `ARCHITECTURE.md`, `CHANGELOG.md`, `docs/**/*.md` and the packages' READMEs must name a file
+//! or directory of the repository, and an anchor a heading of its page (GitHub's heading ids).
+//! Every dead link is reported at once, each with its file and line.
 //!
-//! The documentation stands alone: no link leads outside the repository, and no page (nor a
-//! source comment) names a path outside it — the specification the tool was built from, a
-//! sibling checkout — or a document by a bare name (`` `git.md` ``) that no file of the
-//! repository has.
+//! The documentation stands alone: no link leads outside the repository, and no page, source
+//! comment, docstring, hook or schema names a path outside it (a sibling checkout, the
+//! document set the tool was first built from), a document by a Markdown file name that no file
+//! of the repository has, or a numbered section of one (a section sign).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,19 @@ fn documents() -> Vec<PathBuf> {
         }
     }
     walk(&root.join("docs"), &mut out);
+    // The other READMEs a user or contributor reads (the Inspect hook's, the Harbor plugin's,
+    // the example campaign's, the harness's); not the tasks' own files, which are inputs.
+    for f in [
+        "inspect-hook/README.md",
+        "inspect-example/README.md",
+        "harbor-plugin/README.md",
+        "arena/README.md",
+        "arena/runner-tools/README.md",
+    ] {
+        let p = root.join(f);
+        assert!(p.is_file(), "{f} is gone: update the list of documents");
+        out.push(p);
+    }
     out
 }
 
@@ -260,21 +273,58 @@ fn the_link_check_finds_dead_links_and_anchors() {
     );
 }
 
-/// The pages a user or contributor reads: the documents whose links are checked, and the other
-/// READMEs of the repository (the Inspect hook's, the example campaign's, the harness's).
-fn pages() -> Vec<PathBuf> {
-    let root = project_root();
-    let mut out = documents();
-    for f in [
-        "inspect-hook/README.md",
-        "inspect-example/README.md",
-        "arena/README.md",
-    ] {
-        if root.join(f).is_file() {
-            out.push(root.join(f));
-        }
+/// The files of the repository a user or contributor reads, relative to the root: every file
+/// Git tracks or would add (`git ls-files --cached --others --exclude-standard`), without the
+/// test data and fuzz seeds (inputs, not documentation).
+fn repository_files(root: &Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .current_dir(root)
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .output()
+        .expect("git ls-files");
+    assert!(out.status.success(), "git ls-files failed");
+    let mut files: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|f| !f.is_empty())
+        .filter(|f| !f.starts_with("tests/data/") && !f.starts_with("tests/fuzz_corpus/"))
+        .filter(|f| root.join(f).is_file())
+        .map(str::to_owned)
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// What kind of text a file is, for [`outside_references`]: a Markdown page (checked outside
+/// code blocks), a source file (checked in its comments and docstrings), a JSON Schema (its
+/// descriptions), or neither.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Kind {
+    Page,
+    /// Comments start with `//` (Rust).
+    Slashes,
+    /// Comments start with `#`; `"""` docstrings are comments too (Python, shell, the hooks).
+    Hash,
+    Schema,
+}
+
+fn kind(rel: &str) -> Option<Kind> {
+    let ext = rel.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    match ext {
+        "md" => Some(Kind::Page),
+        "rs" => Some(Kind::Slashes),
+        "py" | "sh" | "toml" | "cfg" | "yml" | "yaml" => Some(Kind::Hash),
+        "json" if rel.starts_with("docs/schemas/") => Some(Kind::Schema),
+        _ if rel.starts_with("hooks/") || rel.starts_with(".ci/") => Some(Kind::Hash),
+        _ => None,
     }
-    out
 }
 
 /// Paths that lead outside the repository, as a page or comment would spell them (built here
@@ -312,11 +362,60 @@ fn markdown_names(root: &Path) -> HashSet<String> {
     out
 }
 
-/// Every reference of a text to something outside the repository, as `line: what`: a path
-/// from [`outside_needles`] anywhere (code spans and blocks included), or a code span that is a
-/// bare Markdown file name (`` `x.md` ``) no file of the repository has.
-fn outside_references(text: &str, names: &HashSet<String>) -> Vec<(usize, String)> {
+/// The prose of each line of a text of `kind`, as (1-based line, prose): a page's lines outside
+/// fenced code blocks; a source file's comments and docstrings; a schema's lines.
+fn prose(text: &str, kind: Kind) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let (mut fenced, mut docstring) = (false, false);
+    for (n, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        let part = match kind {
+            Kind::Page => {
+                if t.starts_with("```") || t.starts_with("~~~") {
+                    fenced = !fenced;
+                    continue;
+                }
+                (!fenced).then_some(line)
+            }
+            Kind::Schema => Some(line),
+            Kind::Slashes => line.find("//").map(|i| &line[i..]),
+            Kind::Hash => {
+                let quotes = line.matches("\"\"\"").count();
+                let in_doc = docstring || quotes > 0;
+                if quotes % 2 == 1 {
+                    docstring = !docstring;
+                }
+                if in_doc {
+                    Some(line)
+                } else {
+                    line.find('#').map(|i| &line[i..])
+                }
+            }
+        };
+        if let Some(p) = part {
+            out.push((n + 1, p.to_owned()));
+        }
+    }
+    out
+}
+
+/// The words that point at a specification kept outside the repository rather than at a page of
+/// it (built here so that this file does not use them itself).
+fn outside_words() -> Vec<String> {
+    vec![
+        format!("the {}", ["sp", "ec"].concat()),
+        format!("{} set", ["sp", "ec"].concat()),
+    ]
+}
+
+/// Every reference of a text of `kind` to something outside the repository, as `(line, what)`:
+/// a path from [`outside_needles`] anywhere (code included); a section sign anywhere (the
+/// repository's pages are named by page and rule or heading, never by the numbered sections
+/// of an outside document); and in its prose ([`prose`]) a Markdown file name that no file of
+/// the repository has, or words of [`outside_words`].
+fn outside_references(text: &str, kind: Kind, names: &HashSet<String>) -> Vec<(usize, String)> {
     let needles = outside_needles();
+    let section = '\u{a7}';
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         for needle in &needles {
@@ -324,20 +423,51 @@ fn outside_references(text: &str, names: &HashSet<String>) -> Vec<(usize, String
                 out.push((n + 1, format!("names {needle}")));
             }
         }
-        for (i, span) in line.split('`').enumerate() {
-            let bare = span.ends_with(".md")
-                && span.len() > 3
-                && span
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-            if i % 2 == 1 && bare && !names.contains(span) {
-                out.push((
-                    n + 1,
-                    format!("names `{span}`, which no file of the repository is"),
-                ));
-            }
+        if line.contains(section) {
+            out.push((n + 1, format!("has a section sign ({section})")));
         }
     }
+    let words = outside_words();
+    for (n, line) in prose(text, kind) {
+        let lower = line.to_lowercase();
+        for w in &words {
+            let hit = lower.match_indices(w.as_str()).any(|(i, _)| {
+                let before = lower[..i].chars().next_back();
+                let after = lower[i + w.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric())
+                    && !after.is_some_and(|c| c.is_alphanumeric())
+            });
+            if hit {
+                out.push((n, format!("says {w:?}: name the page of the repository")));
+            }
+        }
+        let is_name = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+        let mut rest = line.as_str();
+        while let Some(at) = rest.find(".md") {
+            let head = &rest[..at];
+            let start = head
+                .char_indices()
+                .rev()
+                .take_while(|&(_, c)| is_name(c))
+                .last()
+                .map_or(at, |(i, _)| i);
+            let name = format!("{}.md", &head[start..]);
+            let tail = &rest[at + 3..];
+            let ends = !tail
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            if ends && name.len() > 3 && !names.contains(&name) {
+                out.push((
+                    n,
+                    format!("names `{name}`, which no file of the repository is"),
+                ));
+            }
+            rest = tail;
+        }
+    }
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -345,55 +475,38 @@ fn outside_references(text: &str, names: &HashSet<String>) -> Vec<(usize, String
 fn no_page_or_comment_points_outside_the_repository() {
     let root = project_root();
     let names = markdown_names(&root);
+    let files = repository_files(&root);
     let mut found = Vec::new();
-    for page in pages() {
-        let text = std::fs::read_to_string(&page).unwrap();
-        let rel = page.strip_prefix(&root).unwrap().display().to_string();
-        for (line, what) in outside_references(&text, &names) {
+    let mut checked = 0;
+    for rel in &files {
+        // This file spells what it looks for (in its own tests' inputs).
+        if rel == "tests/cli/links.rs" {
+            continue;
+        }
+        let Some(kind) = kind(rel) else { continue };
+        let Ok(text) = std::fs::read_to_string(root.join(rel)) else {
+            continue;
+        };
+        checked += 1;
+        for (line, what) in outside_references(&text, kind, &names) {
             found.push(format!("{rel}:{line}: {what}"));
         }
     }
-    // Source comments are the contributor's documentation: no path outside the repository.
-    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                sources(&p, out);
-            } else if p
-                .extension()
-                .is_some_and(|x| x == "rs" || x == "py" || x == "sh")
-            {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    for d in [
-        "src",
-        "tests/cli",
-        "fuzz",
-        "examples",
-        "hooks",
-        "inspect-hook",
-        ".ci",
+    for must in [
+        "README.md",
+        "ARCHITECTURE.md",
+        "docs/guide/README.md",
+        "src/lib.rs",
+        "hooks/pre-commit",
+        "inspect-hook/src/git_ledger_inspect/_cli.py",
+        "docs/schemas/refusal.schema.json",
     ] {
-        if root.join(d).is_dir() {
-            sources(&root.join(d), &mut files);
-        }
+        assert!(files.iter().any(|f| f == must), "{must} is not checked");
     }
-    let needles = outside_needles();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap_or_default();
-        let rel = f.strip_prefix(&root).unwrap().display().to_string();
-        for (n, line) in text.lines().enumerate() {
-            if needles.iter().any(|x| line.contains(x.as_str())) {
-                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
-            }
-        }
-    }
+    assert!(checked > 100, "only {checked} files checked");
     assert!(
         found.is_empty(),
-        "{} references outside the repository (move what they point to into docs/reference/):\n{}",
+        "{} references outside the repository (move what they point to into docs/reference/ and name its page):\n{}",
         found.len(),
         found.join("\n")
     );
@@ -406,9 +519,12 @@ fn the_outside_check_finds_links_paths_and_bare_names() {
     std::fs::create_dir_all(root.join("docs")).unwrap();
     std::fs::write(root.join("docs/here.md"), "# Here\n").unwrap();
     let shared = ["sha", "red"].concat();
+    let (spec, section) = (["sp", "ec"].concat(), '\u{a7}');
     let page = format!(
         "# Page\n\n[out](../../{shared}/spec/git.md) [in](here.md)\n\
-         The rules are in `../{shared}/spec/` and `git.md`, not `here.md`.\n"
+         The rules are in `../{shared}/spec/` and `git.md`, not `here.md` (docs/here.md).\n\
+         As workflow.md {section}7 and the {spec}'s order say; the {spec}ial case is fine.\n\
+         ```\n$ cat report.md\n```\n"
     );
     std::fs::write(root.join("docs/page.md"), &page).unwrap();
     let dead = dead_links(&root, &[root.join("docs/page.md")]);
@@ -419,19 +535,51 @@ fn the_outside_check_finds_links_paths_and_bare_names() {
         )]
     );
     let names = markdown_names(&root);
+    let no_file = |n: &str| format!("names `{n}`, which no file of the repository is");
+    let says = format!("says \"the {spec}\": name the page of the repository");
     assert_eq!(
-        outside_references(&page, &names),
+        outside_references(&page, Kind::Page, &names),
         [
             (3, format!("names ../{shared}")),
+            (3, no_file("git.md")),
             (3, format!("names {shared}/spec")),
             (4, format!("names ../{shared}")),
+            (4, no_file("git.md")),
             (4, format!("names {shared}/spec")),
-            (
-                4,
-                "names `git.md`, which no file of the repository is".to_owned()
-            ),
+            (5, format!("has a section sign ({section})")),
+            (5, no_file("workflow.md")),
+            (5, says.clone()),
         ]
     );
+    // In source files only comments and docstrings are prose; a section sign counts anywhere.
+    let rust = format!(
+        "//! See review.md {section}1.\nlet page = \"notes/todo.md\"; // the {spec}'s list\n\
+         let s = \"{section}\";\n"
+    );
+    assert_eq!(
+        outside_references(&rust, Kind::Slashes, &names),
+        [
+            (1, format!("has a section sign ({section})")),
+            (1, no_file("review.md")),
+            (2, says.clone()),
+            (3, format!("has a section sign ({section})")),
+        ]
+    );
+    let python = format!(
+        "\"\"\"The way to run it (workflow.md {section}1).\n\nMore of the docstring: git.md.\n\"\"\"\n\
+         x = \"todo.md\"  # here.md is fine\n"
+    );
+    assert_eq!(
+        outside_references(&python, Kind::Hash, &names),
+        [
+            (1, format!("has a section sign ({section})")),
+            (1, no_file("workflow.md")),
+            (3, no_file("git.md")),
+        ]
+    );
+    assert_eq!(kind("hooks/pre-commit"), Some(Kind::Hash));
+    assert_eq!(kind("docs/schemas/x.schema.json"), Some(Kind::Schema));
+    assert_eq!(kind("tests/data/x.json"), None);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! environment pinned for determinism. One test binary, one module per area.
 
 mod agree;
+mod audit;
 mod citation;
 mod cite;
 mod common;
@@ -10,6 +11,7 @@ mod crash;
 mod defhash;
 mod dry_run;
 mod examples;
+mod forge;
 mod fuzz_regressions;
 mod gitstore;
 mod guide;
@@ -23,6 +25,7 @@ mod import;
 mod inputs;
 mod inspect;
 mod inspect_runs;
+mod kinds;
 mod links;
 mod log_trust;
 mod message_rule;
@@ -44,6 +47,7 @@ mod signing;
 mod spelling;
 mod sync;
 mod sync_conflicts;
+mod witness;
 mod writers_agree;
 
 /// The generator of the example records, shared with the tests that import them.

@@ -245,7 +245,8 @@ fn ref_mode_refusals() {
         &["show", "--at", "0123456789abcdef0123456789abcdef01234567"],
         &v,
     );
-    // A cited tip the served ledger does not hold (review.md §1).
+    // A cited tip the served ledger does not hold (docs/reference/workflow.md, "The tip is the
+    // citation").
     check(
         "verify-expect-tip-not-served",
         d,
@@ -319,6 +320,18 @@ fn ref_mode_refusals() {
         &["put", "scenario/bugfix-iso-weeks/02", &again_s],
         &v,
     );
+    // diff A: B is a ledger ref's tip, which --ref names when there are several.
+    let a = format!("{REF}~1");
+    check("diff-several-refs", d, &["diff", &a], &v);
+    check("diff-b-and-ref", d, &["diff", &a, REF, "--ref", ID], &v);
+    // ... and with --ref, B is its tip: the summary, then each changed row's fields.
+    let r = check("diff-to-the-ref-tip", d, &["diff", &a, "--ref", ID], &v);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // sync --ref of a ledger neither here nor on the remote.
+    let bare = f.file("server.git");
+    git(f.files.path(), &["init", "-q", "--bare", "server.git"]);
+    git(d, &["remote", "add", "origin", &s(&bare)]);
+    check("sync-ref-unknown", d, &["sync", "--ref", "nope"], &v);
 }
 
 fn output(mut cmd: Command) -> Run {

@@ -1,6 +1,6 @@
-//! Output a person can read at any size (workflow.md §9): `diff` leads with a summary, shows
-//! per-field diffs only with `--full` or for at most 20 rows, a field changed the same way in
-//! every changed row once; `--json` stays complete.
+//! Output a person can read at any size (docs/reference/workflow.md, rule 9): `diff` leads with a
+//! summary, shows per-field diffs only with `--full` or for at most 20 rows, a field changed the
+//! same way in every changed row once; `--json` stays complete.
 
 use crate::common::*;
 use crate::gitstore::Fixture;

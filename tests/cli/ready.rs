@@ -1,6 +1,6 @@
-//! `check --ready` (workflow.md §1) with the real binary against real working trees: ready at the
-//! revision, refused for a modified, staged or untracked file under a pinned path and for a
-//! `HEAD` moved off the revision, ready again in a worktree at the revision.
+//! `check --ready` (docs/reference/workflow.md, rule 1) with the real binary against real working
+//! trees: ready at the revision, refused for a modified, staged or untracked file under a pinned
+//! path and for a `HEAD` moved off the revision, ready again in a worktree at the revision.
 
 use std::path::Path;
 

@@ -476,3 +476,82 @@ fn html_diff_in_headless_chromium() {
         "a real picture"
     );
 }
+
+/// Every count names its unit, the same in every format: a row blocking for two reasons (17
+/// rows, 20 reasons) and a row carrying two decisions (6 in 5 rows) are counted as rows and
+/// reasons, interventions in rows, in text, Markdown, HTML and JSON alike.
+#[test]
+fn counts_name_their_unit_alike_in_every_format() {
+    let mut doc = mixed_ledger();
+    for row in doc["rows"].as_array_mut().unwrap() {
+        match row["schedule_id"].as_str().unwrap() {
+            // Already blocking (runtime not recorded): now for a second reason too.
+            "scenario/feature-csv-export/01" => row["source_revision"] = Value::Null,
+            // Two decisions in the one row that had one.
+            "arena/networkx-shortest-path-weights/01" => {
+                row["interventions_decision_or_repair"] = json!([
+                    {"kind": "decision", "note": "approved the plan"},
+                    {"kind": "decision", "note": "approved the retry"}
+                ])
+            }
+            _ => {}
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = serde_json::to_vec_pretty(&doc).unwrap();
+    bytes.push(b'\n');
+    write(dir.path(), "ledger.json", bytes);
+    let path = dir.path().join("ledger.json");
+    let json: Value = serde_json::from_str(&report(&path, "json")).unwrap();
+    let live = &json["sections"]["live"];
+    let by = &live["comparison"]["blocked_by"];
+    let (rows, reasons) = (
+        by["rows"].as_u64().unwrap(),
+        by["reasons"].as_u64().unwrap(),
+    );
+    assert_eq!(
+        reasons,
+        live["comparison"]["blockers"].as_array().unwrap().len() as u64
+    );
+    assert_eq!(reasons, rows + 1, "{by}");
+    assert_eq!(live["decisions"], json!(2));
+    assert_eq!(
+        live["decision_rows"],
+        json!(["arena/networkx-shortest-path-weights/01"])
+    );
+    let counts = format!("{rows} rows, {reasons} reasons");
+    let text = report(&path, "text");
+    assert!(
+        text.contains(&format!(
+            "  Comparison                  BLOCKED ({counts})\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  Decisions                   2 in 1 row (arena/networkx-shortest-path-weights/01)\n"
+        ),
+        "{text}"
+    );
+    let md = report(&path, "markdown");
+    assert!(
+        md.contains(&format!("comparison **blocked** ({counts})\n")),
+        "{md}"
+    );
+    assert!(
+        md.contains("- Decisions: 2 in 1 row (`arena/networkx-shortest-path-weights/01`);"),
+        "{md}"
+    );
+    let html = report(&path, "html");
+    assert!(
+        html.contains(&format!(
+            "data-rows=\"{rows}\" data-reasons=\"{reasons}\">comparison blocked: {counts}</span>"
+        )),
+        "{html}"
+    );
+    assert!(
+        html.contains("id=\"live-decisions\" data-count=\"2\" data-rows=\"1\">2 in 1 row"),
+        "{html}"
+    );
+    crate::schemas::assert_valid("report", &json, "report --json, counts in two units");
+}

@@ -124,6 +124,10 @@ pub fn schema_for(args: &[&str], code: i32, out: &Value) -> Option<&'static str>
         if command == "cite" && (code == 0 || out.get("citeable").is_some()) {
             return Some("cite-verdict");
         }
+        // `audit` prints the audit whether it passes or not (exit 2, `ok` false).
+        if command == "audit" && out.get("ledgers").is_some() {
+            return Some("audit");
+        }
         // `log` prints its list even when a message is not admitted, then exits 2.
         if command == "log" && out.is_array() {
             return Some("log");
@@ -421,6 +425,9 @@ impl Tour {
         let first = git(&root, &["rev-list", "--max-parents=0", &reference]);
         keep("diff", &["diff", &first, &reference, "--json"], 0);
         keep("verify", &["verify", "--json"], 0);
+        // The repository audited by path, as a reviewer would audit a remote.
+        let here = root.display().to_string();
+        keep("audit", &["audit", &here, "--json"], 0);
         // A refusal: the same record again is a retry.
         let again = crate::make_examples::import_args(examples, false);
         let mut args = vec!["import", "--json"];
@@ -904,6 +911,13 @@ fn broken_cases(t: &Tour) -> Vec<Broken> {
             "refs/heads/main",
         ),
         ("check", out("check"), "/ok", Some(json!(false)), "true"),
+        (
+            "audit",
+            out("audit"),
+            "/ledgers/0/history",
+            Some(json!("trusted")),
+            "trusted",
+        ),
         (
             "dry-run",
             out("dry-run"),

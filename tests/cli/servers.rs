@@ -3,7 +3,9 @@
 //! (`git http-backend` behind lighttpd) and SSH (`sshd`), each on 127.0.0.1. For each, a valid
 //! signed push is admitted; an unsigned commit, a commit signed by an undeclared key, a retry
 //! and a rewrite are refused with their reasons reaching the pusher as `remote:` lines, and a
-//! refused push leaves the server's refs and object store as they were.
+//! refused push leaves the server's refs and object store as they were. The signed-ledger
+//! attacks of the signature differential test (issue 25: every class of its mutations at least
+//! once) get the verdict `git verify-commit` gives them, over every transport alike.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -51,8 +53,13 @@ impl Drop for Server {
 /// change.
 fn server_state(server: &Path) -> (Vec<String>, String) {
     fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
+        // receive-pack removes its quarantine directory while a push ends: a directory that
+        // vanishes under the walk is read as gone (the caller reads again until the state is the one before the push).
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
             if p.is_dir() {
                 walk(&p, base, out);
             } else {
@@ -87,6 +94,32 @@ struct Scene {
     server: PathBuf,
     mallory: Key,
 }
+
+/// The mutations of `signature_diff::mutations` pushed through every transport: each class of
+/// the differential test (the armour, the headers, payloads signed over, namespace and key,
+/// the SSHSIG blob's fields, its length prefixes and ends) at least once, every one of them
+/// refused by `git verify-commit`; the red team's attacks of issue 25 among them.
+const PUSHED_ATTACKS: &[&str] = &[
+    // The armour.
+    "CRLF on every line",
+    "base64 on the BEGIN line",
+    "END on the last base64 line",
+    "no END marker",
+    // The headers.
+    "the committer changed after signing",
+    "a garbage signature header first",
+    // Signed over other payloads; another namespace (another key: `run`'s undeclared key).
+    "gpgsigx signed over",
+    "signed in namespace file",
+    // The SSHSIG blob's fields.
+    "reserved not empty and signed over",
+    "the magic changed",
+    "garbage signature bytes",
+    // Length prefixes and the blob's ends.
+    "the key length swallows the rest",
+    "the blob truncated",
+    "the blob extended",
+];
 
 impl Scene {
     fn new() -> Scene {
@@ -254,65 +287,31 @@ impl Scene {
     }
 
     /// The signed-ledger attacks of the signature differential test (issue 25), pushed: the
-    /// next signed put re-encoded in ways ssh-keygen refuses (CRLF, base64 on the BEGIN line,
-    /// END on the last base64 line, a `gpgsigx` header signed over, garbage signature bytes, a
-    /// key length that swallows the blob) is refused by the hook with rule 8, as
-    /// `git verify-commit` refuses it; a variant Git calls good (re-wrapped, a non-empty
-    /// reserved field, a `gpgsigx` header added after signing) is admitted.
+    /// next signed put mutated by `signature_diff::mutations`, one or more of each of its
+    /// classes ([`PUSHED_ATTACKS`]), is refused by the hook with rule 8, as
+    /// `git verify-commit` refuses it, the server's refs and objects untouched; a variant Git
+    /// calls good (re-wrapped, text after END, version 0, a non-empty reserved field, a
+    /// `gpgsigx` header and a bare `gpgsig` line added after signing) is admitted.
     fn signature_attacks(&self, t: &Transport) {
-        use crate::signature_diff::{armour, header, sign, string, Fields, Parts};
+        use crate::signature_diff::{armour, header, mutations, Base, Fields, Parts, Rng};
         let d = self.s.dir();
         let parent = self.s.tip();
         self.s.put("arena/case-a/01", "FAIL").ok();
         let good = self.s.tip();
         git(d, &["update-ref", REF, &parent]);
         let raw = git(d, &["cat-file", "commit", &good]) + "\n";
-        let p = Parts::of(&raw);
-        let a = &p.armour;
-        let blob = p.blob();
-        let f = Fields::of(&blob);
-        let end = "\n-----END SSH SIGNATURE-----";
-        let payload = p.payload();
-        let gpgsigx = payload.replacen("\n\n", "\ngpgsigx signed\n\n", 1);
-        let resigned = sign(&self.s.alice, "git", &gpgsigx);
-        let (head, tail) = gpgsigx.split_at(gpgsigx.find("\n\n").unwrap() + 1);
-        let mut zeros = f.clone();
-        let mut sig = &f.sig[..];
-        let n = u32::from_be_bytes(sig[..4].try_into().unwrap()) as usize;
-        let stype = sig[4..4 + n].to_vec();
-        sig = &sig[4 + n..];
-        let m = u32::from_be_bytes(sig[..4].try_into().unwrap()) as usize;
-        zeros.sig = [string(&stype), string(&vec![0; m])].concat();
-        let mut swallow = blob.clone();
-        let rest = (swallow.len() - 14) as u32;
-        swallow[10..14].copy_from_slice(&rest.to_be_bytes());
-        let refused = [
-            (
-                "CRLF on every line",
-                p.with_armour(&a.replace('\n', "\r\n")),
-            ),
-            (
-                "base64 on the BEGIN line",
-                p.with_armour(&a.replacen("-----\n", "-----", 1)),
-            ),
-            (
-                "END on the last base64 line",
-                p.with_armour(&a.replacen(end, &end[1..], 1)),
-            ),
-            (
-                "gpgsigx signed over",
-                format!("{head}{}{tail}", header("gpgsig", &resigned)),
-            ),
-            (
-                "garbage signature bytes",
-                p.with_armour(&armour(&zeros.bytes(), 70)),
-            ),
-            (
-                "the key length swallows the rest",
-                p.with_armour(&armour(&swallow, 70)),
-            ),
-        ];
-        for (what, raw) in refused {
+        let base = Base {
+            kind: "ed25519",
+            key: self.s.alice.clone(),
+            raw: raw.clone(),
+        };
+        let all = mutations(&base, &mut Rng::new(0x5eed_0025), &self.mallory, &base);
+        for what in PUSHED_ATTACKS {
+            let raw = &all
+                .iter()
+                .find(|(name, _)| name == what)
+                .unwrap_or_else(|| panic!("signature_diff::mutations makes no {what:?}"))
+                .1;
             let c = git_ledger_hash_object(d, raw.as_bytes());
             assert!(!self.s.git_verdict(&c).0, "{what}: git calls it good");
             self.refused(
@@ -323,12 +322,17 @@ impl Scene {
                 &[&format!("commit {c}: rule 8: ")],
             );
         }
-        let mut reserved = f.clone();
-        reserved.reserved = b"anything".to_vec();
+        let p = Parts::of(&raw);
+        let mut fields = Fields::of(&p.blob());
+        fields.reserved = b"anything".to_vec();
+        fields.version = 0;
         let admitted = format!(
-            "{}{}gpgsigx added\n after\n{}",
+            "{}{}gpgsigx added\n after\ngpgsig\n bare\n{}",
             p.before,
-            header("gpgsig", &armour(&reserved.bytes(), 33)),
+            header(
+                "gpgsig",
+                &format!("{}text after END\n", armour(&fields.bytes(), 33))
+            ),
             p.after
         );
         let c = git_ledger_hash_object(d, admitted.as_bytes());

@@ -1,7 +1,8 @@
-//! One spelling everywhere (workflow.md §10): `--ref REF` on every command that reads a ledger
-//! ref, `usage error:` on every usage error with clap's suggestion.
+//! One spelling everywhere (docs/reference/workflow.md, rule 10): `--ref REF` on every command that
+//! reads a ledger ref, `usage error:` on every usage error with clap's suggestion.
 
-use crate::gitstore::{Fixture, ID, REF};
+use crate::common::{git, hooked_server, ledger_hooked, new_repo, Daemon};
+use crate::gitstore::{declaration_value, hand_row_value, pretty, Fixture, ID, REF};
 
 #[test]
 fn every_command_that_reads_a_ledger_ref_takes_dash_dash_ref() {
@@ -96,4 +97,180 @@ fn a_usage_error_says_usage_error_with_clap_s_suggestion() {
     out.ok();
     assert!(out.stdout.contains("--ref <REF>"), "{}", out.stdout);
     assert!(!out.stdout.contains("usage error"));
+}
+
+/// A second ledger beside the fixture's, so that no command may pick "the only one".
+fn two_ledgers() -> (Fixture, String) {
+    let f = Fixture::new(1);
+    let other = f.file("other.json");
+    std::fs::write(&other, pretty(&declaration_value("other-slice", 1))).unwrap();
+    f.run(&["init", other.to_str().unwrap()]).ok();
+    (f, "other-slice".to_owned())
+}
+
+#[test]
+fn the_writing_commands_and_diff_take_dash_dash_ref() {
+    let (f, other) = two_ledgers();
+    let template = f
+        .run(&["template", f.decl().to_str().unwrap()])
+        .ok()
+        .stdout
+        .clone();
+    let rows: serde_json::Value = serde_json::from_str(&template).unwrap();
+    let sid = rows["rows"][0]["schedule_id"].as_str().unwrap().to_owned();
+    let root = f.tip();
+    let shown = f
+        .run(&["show", "--ref", ID, "--row", &sid])
+        .ok()
+        .stdout
+        .clone();
+    let row = f.file("row.json");
+    std::fs::write(&row, pretty(&hand_row_value(&shown, "ERROR"))).unwrap();
+    // Without --ref, two ledgers: a usage error naming the line to type.
+    let out = f.run(&["put", &sid, row.to_str().unwrap()]);
+    out.expect_code(64);
+    assert!(
+        out.stderr
+            .contains("for example: `git ledger put … --ref other-slice`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(f.tip(), root);
+    f.run(&["put", &sid, row.to_str().unwrap(), "--ref", ID])
+        .ok();
+    let filled = f.tip();
+    assert_ne!(filled, root);
+    f.run(&[
+        "repair",
+        &sid,
+        "--note",
+        "a person fixed the fixture",
+        "--ref",
+        REF,
+    ])
+    .ok();
+    let repaired = f.tip();
+    // The other ledger did not move.
+    let other_ref = format!("refs/ledgers/{other}");
+    let other_root = git(f.dir(), &["rev-parse", &other_ref]);
+    assert_eq!(
+        git(f.dir(), &["rev-list", "--count", &other_ref]),
+        "1",
+        "{other_root}"
+    );
+    // diff A: B is the tip of --ref (default the only ledger); the same as naming it.
+    let named = f.run(&["diff", &root, REF]).ok().stdout.clone();
+    assert_eq!(f.run(&["diff", &root, "--ref", ID]).ok().stdout, named);
+    assert!(named.contains("B follows A by 2 admitted steps"), "{named}");
+    assert!(named.contains(&sid), "{named}");
+    // Several ledgers and no --ref: a usage error naming the line to type.
+    let out = f.run(&["diff", &root]);
+    out.expect_code(64);
+    assert!(
+        out.stderr.contains(&format!(
+            "for example: `git ledger diff {root} --ref {other}`"
+        )),
+        "{}",
+        out.stderr
+    );
+    // B and --ref both: a usage error; --files takes no --ref.
+    let out = f.run(&["diff", &root, &repaired, "--ref", ID]);
+    out.expect_code(64);
+    assert!(
+        out.stderr
+            .starts_with("usage error: diff: B and --ref both name state B"),
+        "{}",
+        out.stderr
+    );
+    let out = f.run(&["diff", "--files", "a.json", "--ref", ID]);
+    out.expect_code(64);
+    // A ledger ref that does not exist, or a ref that is no ledger ref.
+    let out = f.run(&["diff", &root, "--ref", "nope"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr
+            .starts_with("error: ledger ref refs/ledgers/nope does not exist"),
+        "{}",
+        out.stderr
+    );
+    let out = f.run(&["diff", &root, "--ref", "refs/heads/main"]);
+    out.expect_code(64);
+    assert!(
+        out.stderr.contains("refs/heads/main is not a ledger ref"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(f.tip(), repaired);
+}
+
+#[test]
+fn sync_dash_dash_ref_syncs_that_ledger_alone() {
+    let base = tempfile::tempdir().unwrap();
+    hooked_server(base.path(), "ledger.git");
+    let daemon = Daemon::start(base.path());
+    let url = daemon.url("ledger.git");
+    let (f, other) = two_ledgers();
+    git(f.dir(), &["remote", "add", "origin", &url]);
+    let served = |dir: &std::path::Path| {
+        git(dir, &["ls-remote", "--refs", "origin", "refs/ledgers/*"])
+            .lines()
+            .map(|l| l.split_whitespace().nth(1).unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let out = ledger_hooked(f.dir(), &["sync", "--ref", ID]);
+    out.ok();
+    assert_eq!(
+        out.stdout,
+        format!("{REF}: pushed to origin (new there) ({})\n", f.tip())
+    );
+    assert_eq!(served(f.dir()), vec![REF.to_owned()]);
+    // A clone that has no ledger yet fetches only the one named.
+    let clone = new_repo();
+    git(clone.path(), &["remote", "add", "origin", &url]);
+    ledger_hooked(f.dir(), &["sync"]).ok();
+    assert_eq!(served(f.dir()).len(), 2);
+    let out = ledger_hooked(
+        clone.path(),
+        &["sync", "--ref", &format!("refs/ledgers/{other}")],
+    );
+    out.ok();
+    assert!(
+        out.stdout.starts_with(&format!("refs/ledgers/{other}: ")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        git(
+            clone.path(),
+            &["for-each-ref", "--format=%(refname)", "refs/ledgers/"]
+        ),
+        format!("refs/ledgers/{other}")
+    );
+    // The other side: a ledger neither here nor there, a ref that is no ledger ref, --setup.
+    let out = ledger_hooked(clone.path(), &["sync", "--ref", "nope"]);
+    out.expect_code(1);
+    assert_eq!(
+        out.stderr,
+        "error: ledger ref refs/ledgers/nope exists neither in this repository nor on origin\nhint: list the ledgers origin serves with `git ls-remote origin 'refs/ledgers/*'`\n"
+    );
+    for (args, says) in [
+        (
+            vec!["sync", "--ref", "refs/heads/main"],
+            "is not a ledger ref",
+        ),
+        (vec!["sync", "--ref", "a b"], "is not a declaration id"),
+        (vec!["sync", "--setup", "--ref", ID], "takes no --ref"),
+    ] {
+        let out = ledger_hooked(clone.path(), &args);
+        out.expect_code(64);
+        assert!(out.stderr.starts_with("usage error: "), "{}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+    assert_eq!(
+        git(
+            clone.path(),
+            &["for-each-ref", "--format=%(refname)", "refs/ledgers/"]
+        ),
+        format!("refs/ledgers/{other}")
+    );
 }

@@ -227,37 +227,46 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
 
 #[test]
 fn setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported() {
+    for prefix in crate::common::PREFIXES {
+        setup_and_rewritten_remote_under(prefix);
+    }
+}
+
+/// Under either prefix; under the branch prefix a plain `git fetch` (the default refspec
+/// `+refs/heads/*:refs/remotes/origin/*`) force-updates `refs/remotes/origin/ledgers/<id>`, and
+/// sync still reports the rewrite, since it never judges by that ref.
+fn setup_and_rewritten_remote_under(prefix: &str) {
     let base = tempfile::tempdir().unwrap();
     // A plain server without the hook, so that a rewrite can reach it.
     git(base.path(), &["init", "-q", "--bare", "plain.git"]);
     let url = base.path().join("plain.git");
     let url = url.to_str().unwrap();
     let a = machine(url);
+    crate::common::use_prefix(a.path(), prefix);
+    let r = format!("{prefix}{ID}");
+    let r = r.as_str();
+    let spec = if prefix == crate::common::PREFIXES[0] {
+        "refs/ledgers/*:refs/remotes/origin/ledgers/*"
+    } else {
+        "refs/heads/ledgers/*:refs/ledger-remotes/origin/*"
+    };
     let files = tempfile::tempdir().unwrap();
     let decl_path = files.path().join("decl.json");
     std::fs::write(&decl_path, pretty(&declaration_value(ID, 1))).unwrap();
     ledger(a.path(), &["init", decl_path.to_str().unwrap()]).ok();
-    let root = git(a.path(), &["rev-parse", REF]);
+    let root = git(a.path(), &["rev-parse", r]);
     let sid = "scenario/bugfix-iso-weeks/01";
     let p = row_file(a.path(), files.path(), sid, "ERROR");
     ledger(a.path(), &["put", sid, p.to_str().unwrap()]).ok();
     sync(a.path()).ok();
 
     // --setup: once, not forced, no push refspec.
-    let r = ledger(a.path(), &["sync", "--setup", "origin"]);
-    r.ok();
+    ledger(a.path(), &["sync", "--setup", "origin"]).ok();
     let r2 = ledger(a.path(), &["sync", "--setup", "origin"]);
     r2.ok();
     assert!(r2.stdout.contains("already"), "{}", r2.stdout);
     let fetch = git(a.path(), &["config", "--get-all", "remote.origin.fetch"]);
-    assert_eq!(
-        fetch
-            .lines()
-            .filter(|l| *l == "refs/ledgers/*:refs/remotes/origin/ledgers/*")
-            .count(),
-        1,
-        "{fetch}"
-    );
+    assert_eq!(fetch.lines().filter(|l| *l == spec).count(), 1, "{fetch}");
     assert_ne!(
         crate::common::git_run(a.path(), &["config", "--get", "remote.origin.push"], None).code,
         0
@@ -266,19 +275,25 @@ fn setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported() {
 
     // Someone rewinds the server's ledger: sync reports it and does not follow.
     let b = machine(url);
+    crate::common::use_prefix(b.path(), prefix);
     sync(b.path()).ok();
     git(
         base.path().join("plain.git").as_path(),
-        &["update-ref", REF, &root],
+        &["update-ref", r, &root],
     );
-    let r = sync(a.path());
-    r.expect_code(2);
-    assert!(r.stderr.contains("was rewritten"), "{}", r.stderr);
-    assert_ne!(git(a.path(), &["rev-parse", REF]), root, "not followed");
+    let out = sync(a.path());
+    out.expect_code(2);
+    assert!(out.stderr.contains("was rewritten"), "{}", out.stderr);
+    assert_ne!(git(a.path(), &["rev-parse", r]), root, "not followed");
     // A plain `git fetch` with the refspec refuses it too (never forced).
     let f = crate::common::git_run(a.path(), &["fetch", "origin"], None);
     assert_ne!(f.code, 0);
     assert!(f.stderr.contains("rejected"), "{}", f.stderr);
+    // And sync, after that plain fetch, still reports it and stays.
+    let out = sync(a.path());
+    out.expect_code(2);
+    assert!(out.stderr.contains("was rewritten"), "{}", out.stderr);
+    assert_ne!(git(a.path(), &["rev-parse", r]), root, "not followed");
 }
 
 /// Issue 15, attack 12: a forced fetch of a rewritten remote ledger into

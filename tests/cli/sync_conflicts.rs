@@ -1,4 +1,4 @@
-//! `sync` never strands a clone (`workflow.md` §7) and is for writers (`review.md` §3), over
+//! `sync` never strands a clone and is for writers (docs/reference/workflow.md, rule 7), over
 //! `git daemon` with the server's hook: a local attempt the remote already filled differently
 //! is kept on `refs/ledger-conflicts/<id>/<n>` while the rest is replayed and pushed, with two
 //! and three clones, a clone whose every local commit conflicts, and a signed ledger; the hooks
@@ -439,8 +439,8 @@ fn a_signed_ledger_replays_re_signed_and_keeps_the_conflict_signed() {
     sync(b.path()).ok();
 }
 
-/// `review.md` §3: a ledger the remote deleted is reported and not pushed back without
-/// `--restore`; a stale remote-tracking ref never makes sync say "up to date"; a ledger the
+/// docs/reference/workflow.md, rule 7: a ledger the remote deleted is reported and not pushed back
+/// without `--restore`; a stale remote-tracking ref never makes sync say "up to date"; a ledger the
 /// remote never had is pushed as new, and one it still serves is up to date.
 #[test]
 fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {

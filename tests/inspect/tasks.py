@@ -198,3 +198,29 @@ def repeated_ids() -> Task:
 def missing_ids() -> Task:
     """A dataset whose second sample has no id: Inspect would number it by position."""
     return Task(dataset=_samples("a", None), solver=generate(), scorer=includes(), model=scripted(), message_limit=10)
+
+
+@scorer(metrics={"found": [accuracy()], "short": [accuracy()]})
+def two_keys():
+    """A value per key, as inspect_evals' agent_threat_bench_scorer gives (utility, security)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        text = state.output.completion
+        return Score(
+            value={"found": "C" if target.text in text else "I", "short": "C" if len(text) < 10 else "I"}
+        )
+
+    return score
+
+
+@task
+def keyed() -> Task:
+    """Its first scorer gives a dictionary (no declared pass value can equal it); `includes`
+    second."""
+    return Task(dataset=json_dataset(DATASET), solver=generate(), scorer=[two_keys(), includes()], model=scripted(), message_limit=10)
+
+
+@task
+def modelless() -> Task:
+    """A task that sets no model: the run's --model decides (readiness only; never run)."""
+    return Task(dataset=json_dataset(DATASET), solver=generate(), scorer=includes(), message_limit=10)

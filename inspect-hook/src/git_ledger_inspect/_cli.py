@@ -1,4 +1,5 @@
-"""`git-ledger-inspect`: the way to run Inspect that cannot spoil a campaign (workflow.md §1).
+"""`git-ledger-inspect`: the way to run Inspect that cannot spoil a campaign
+(docs/reference/workflow.md, rule 1).
 
     git-ledger-inspect draft TASK… [options] [-o DRAFT]          a draft from the task itself
     git-ledger-inspect check LEDGER… -- eval TASK… [inspect args]  readiness, nothing run
@@ -247,7 +248,7 @@ def readiness(ledger: Ledger, args: argparse.Namespace, argv: list[str], scratch
         if run["command"] == "eval-retry":
             infos = []
         else:
-            infos = load(run["tasks"], run["task_args"])
+            infos = load(run["tasks"], run["task_args"], run["selection"])
     except TaskError as error:
         return refused([str(error)]), None
     with open(decl_path, encoding="utf-8") as f:

@@ -1,5 +1,5 @@
-"""A campaign draft generated from Inspect tasks (workflow.md §5): one task block per dataset
-sample, ready for `git ledger pin`.
+"""A campaign draft generated from Inspect tasks (docs/reference/workflow.md, rule 5): one task
+block per dataset sample, ready for `git ledger pin`.
 
 Every field is filled with what the guide would tell a user to write: the ten acceptance
 rules, the twenty attempt fields, the runtime requirements of this interpreter, the profile,
@@ -159,6 +159,16 @@ def sample_id_problems(info: TaskInfo) -> list[str]:
     return _capped(problems)
 
 
+def keyed_problem(task: str, scorer: str, keys: list[str], others: list[str]) -> str:
+    """Why a scorer whose value is a dictionary cannot be a declaration's verdict."""
+    alt = f"; declare another of its scorers ({', '.join(others)})" if others else ""
+    return (
+        f"task {task}: the scorer {scorer!r} gives one value per key ({', '.join(keys)}), and a "
+        "declared pass value is one string or number, so every sample would import as FAIL; a "
+        f"verdict is one value (wrap the task with a scorer that gives one){alt}"
+    )
+
+
 def generate(infos: list[TaskInfo], opts: Options, cwd: str) -> dict[str, Any]:
     """The draft for `infos`, or DraftError with every problem."""
     problems: list[str] = []
@@ -175,6 +185,9 @@ def generate(infos: list[TaskInfo], opts: Options, cwd: str) -> dict[str, Any]:
             )
         if not info.scorers:
             problems.append(f"task {info.name} has no scorer: a sample without a score has no verdict")
+        verdict = opts.scorer if opts.scorer is not None else (info.scorers[0] if info.scorers else None)
+        if verdict in info.keyed:
+            problems.append(keyed_problem(info.name, verdict, info.keyed[verdict], [s for s in info.scorers if s not in info.keyed]))
     epochs = {i.epochs or 1 for i in infos}
     if opts.repetitions is not None:
         repetitions = opts.repetitions

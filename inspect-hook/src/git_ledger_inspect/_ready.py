@@ -1,14 +1,21 @@
-"""Readiness that knows Inspect (workflow.md §1, §4): the run's tasks, loaded through Inspect,
-against what the declaration says of them, before anything runs.
+"""Readiness that knows Inspect (docs/reference/workflow.md, rules 1 and 4): the run's tasks,
+loaded through Inspect, against what the declaration says of them, before anything runs.
 
 Refused (each on its own line):
 - a task the run loads that no declared task names (its samples would be refused as
   undeclared), unless --skip-undeclared;
 - a declared task name that none of the run's tasks has (a typo in `inspect.task`);
-- a declared scorer the task does not have (its samples would be refused at import);
-- a declared sample id that is not in the task's dataset (its rows could never be filled);
+- a declared scorer the task does not have (its samples would be refused at import), or one
+  whose value is a dictionary (metrics per key: no declared pass value can equal it, every
+  sample would be a FAIL);
+- a declared sample id that is not in the task's dataset (its rows could never be filled), and
+  a sample the run selects (`--limit`, `--sample-id`) that is not declared (it would run, cost,
+  and be refused at import), unless --skip-undeclared;
 - epochs, limits or task arguments the run would take otherwise than declared (an option
   deviation: no PASS of the run could be a verified delivery);
+- a declared evidence kind the run's main model contradicts: `fixture` with a model that is not
+  Inspect's scripted `mockllm/…`, `live` with one that is (the import decides a row's evidence
+  by the model, and refuses a row whose evidence is not the declared one);
 - a work tree Inspect would record as dirty (its `source_revision` would be null), and a log
   directory inside the work tree that Git does not ignore (the first log makes it dirty).
 """
@@ -20,7 +27,7 @@ import os
 import subprocess
 from typing import Any
 
-from ._draft import MAX_SHOWN
+from ._draft import MAX_SHOWN, keyed_problem
 from ._tasks import LIMITS, TaskInfo
 
 
@@ -80,11 +87,24 @@ def task_problems(
         for t in tasks:
             by_scorer.setdefault(t["inspect"]["scorer"], []).append(t["id"])
         for scorer, ids in sorted(by_scorer.items()):
-            if scorer not in info.scorers:
+            if scorer in info.keyed:
+                others = [s for s in info.scorers if s not in info.keyed]
+                problems.append(f"{_shown(ids)}: " + keyed_problem(name, scorer, info.keyed[scorer], others))
+            elif scorer not in info.scorers:
                 problems.append(
                     f"{_shown(ids)}: the declared scorer {scorer!r} is not a scorer of Inspect "
                     f"task {name} (its scorers: {', '.join(info.scorers) or 'none'}); every "
                     "sample would be refused at import"
+                )
+        if info.run_ids is not None and not skip_undeclared:
+            declared_ids = {json.dumps(t["inspect"]["sample_id"]) for t in tasks}
+            extra = [json.dumps(s) for s in info.run_ids if json.dumps(s) not in declared_ids]
+            if extra:
+                problems.append(
+                    f"task {name}: the run would run {len(extra)} sample(s) the declaration does "
+                    f"not declare ({_shown(extra)}): each would be refused at import after it "
+                    "ran; select the declared ones (--limit N, --sample-id ID,…) or pass "
+                    "--skip-undeclared"
                 )
         dataset = {json.dumps(s) for s in info.sample_ids}
         missing = [
@@ -117,6 +137,8 @@ def task_problems(
                         f"{_shown(want_ids)}: {key} is declared {want}, the run sets "
                         f"{'none' if got is None else got}: pass {flag} {want}"
                     )
+        # The task's own model comes first (Inspect runs a Task(model=…) with it), then --model.
+        problems += _evidence_problems(name, tasks, [info.model] if info.model else run.get("models") or [])
         for t in tasks:
             want = t["inspect"].get("task_args", {})
             if not _same(want, info.task_args):
@@ -127,6 +149,37 @@ def task_problems(
                 )
                 break
     return problems
+
+
+def _evidence_problems(name: str, tasks: list[dict[str, Any]], models: list[str]) -> list[str]:
+    """Each declared evidence kind against the run's main models (none known: nothing to say;
+    the import still decides by the models the log records)."""
+    if not models:
+        return []
+    problems: list[str] = []
+    scripted = [m for m in models if m.split("/", 1)[0] == "mockllm"]
+    others = [m for m in models if m not in scripted]
+    for evidence, ids in sorted(_by(tasks, lambda t: t.get("evidence")).items(), key=str):
+        if evidence == "fixture" and others:
+            problems.append(
+                f"{_shown(ids)}: declared fixture evidence, but task {name} would run with "
+                f"{', '.join(others)}, not Inspect's scripted mockllm: every row would import as "
+                "live and be refused (declare \"evidence\": \"live\", or run with mockllm/…)"
+            )
+        elif evidence == "live" and scripted:
+            problems.append(
+                f"{_shown(ids)}: declared live evidence, but task {name} would run with "
+                f"{', '.join(scripted)}, Inspect's scripted model: every row would import as "
+                "fixture and be refused (declare \"evidence\": \"fixture\", or run a live model)"
+            )
+    return problems
+
+
+def _by(tasks: list[dict[str, Any]], key) -> dict[Any, list[str]]:
+    groups: dict[Any, list[str]] = {}
+    for t in tasks:
+        groups.setdefault(key(t), []).append(t["id"])
+    return groups
 
 
 def _declared_values(tasks: list[dict[str, Any]], block: str, key: str):

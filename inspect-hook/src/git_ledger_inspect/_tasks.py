@@ -44,6 +44,13 @@ class TaskInfo:
     """The task arguments as the log records them (`eval.task_args`)."""
     model: str | None = None
     """The model the task sets itself (`Task(model=...)`), e.g. `mockllm/model`."""
+    run_ids: list[Any] | None = None
+    """The ids of the samples the run selects (`--limit`, `--sample-id`, through Inspect's own
+    slicing), None when not known (no selection given to `load`, a shuffled or `task:id`
+    selection)."""
+    keyed: dict[str, list[str]] = field(default_factory=dict)
+    """The scorers whose value is a dictionary (their metrics are given per key), by name: the
+    keys. No declared pass value (a string or a number) can equal such a value."""
 
 
 @contextlib.contextmanager
@@ -61,6 +68,23 @@ def _scorer_names(task: Any) -> list[str]:
     for s in task.scorer or []:
         names.append(unique_scorer_name(s, names))
     return names
+
+
+def _keyed_scorers(task: Any, names: list[str]) -> dict[str, list[str]]:
+    """Scorers declared with metrics per key (`@scorer(metrics={"a": [...], "b": [...]})`):
+    their scores' values are dictionaries with those keys."""
+    from inspect_ai._util.registry import is_registry_object, registry_info
+
+    keyed: dict[str, list[str]] = {}
+    for name, s in zip(names, task.scorer or []):
+        if not is_registry_object(s):
+            continue
+        metrics = registry_info(s).metadata.get("metrics")
+        parts = metrics if isinstance(metrics, list) else [metrics]
+        keys = sorted(k for m in parts if isinstance(m, dict) for k in m)
+        if keys:
+            keyed[name] = keys
+    return keyed
 
 
 def _package_of(spec: str) -> str | None:
@@ -86,8 +110,29 @@ def _model_name(task: Any) -> str | None:
     return name if "/" in name else None
 
 
-def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
-    """Load `specs` with `task_args` through Inspect (as `inspect eval` would)."""
+def _selected(task: Any, selection: dict[str, Any] | None) -> list[Any] | None:
+    """The ids of the samples `inspect eval --limit/--sample-id` would run, by Inspect's own
+    `slice_dataset`; None when that cannot be known before the run."""
+    if selection is None:
+        return None
+    limit, sample_id = selection.get("limit"), selection.get("sample_id")
+    if selection.get("sample_shuffle") or (sample_id and ":" in sample_id):
+        return None
+    from inspect_ai._eval.task.util import slice_dataset
+    from inspect_ai._util.samples import parse_sample_id, parse_samples_limit
+
+    try:
+        sliced = slice_dataset(task.dataset, parse_samples_limit(limit), parse_sample_id(sample_id))
+    except Exception as error:  # Inspect's own parsing of the options: its message
+        raise TaskError(f"--limit {limit} / --sample-id {sample_id}: {error}") from error
+    return [s.id for s in sliced]
+
+
+def load(
+    specs: list[str], task_args: dict[str, Any], selection: dict[str, Any] | None = None
+) -> list[TaskInfo]:
+    """Load `specs` with `task_args` through Inspect (as `inspect eval` would); with
+    `selection` (the run's `limit`, `sample_id`, `sample_shuffle`), the samples it selects."""
     if not specs:
         raise TaskError("no task given (a task file, file.py@task, or a package task name)")
     with quiet_stdout():
@@ -111,13 +156,14 @@ def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
                         f"Inspect cannot read the dataset of task {task.name}: {error}"
                     ) from error
                 file = task_file(task)
+                scorers = _scorer_names(task)
                 infos.append(
                     TaskInfo(
                         spec=spec,
                         name=task.name,
                         file=os.path.abspath(file) if file else None,
                         package=None if file else _package_of(spec),
-                        scorers=_scorer_names(task),
+                        scorers=scorers,
                         sample_ids=sample_ids,
                         epochs=task.epochs,
                         limits={k: getattr(task, k) for k in LIMITS if getattr(task, k, None) is not None},
@@ -125,6 +171,8 @@ def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
                         # included (inspect_ai/_eval/run.py), else the arguments passed.
                         task_args=dict(getattr(task, TASK_ALL_PARAMS_ATTR, None) or resolve_task_args(task)),
                         model=_model_name(task),
+                        keyed=_keyed_scorers(task, scorers),
+                        run_ids=_selected(task, selection),
                     )
                 )
     return infos
@@ -133,7 +181,7 @@ def load(specs: list[str], task_args: dict[str, Any]) -> list[TaskInfo]:
 def parse_eval_args(argv: list[str]) -> dict[str, Any]:
     """`inspect eval|eval-set|eval-retry <args>` parsed by Inspect's own command-line parser:
     the subcommand, its task specs, task arguments (`-T`, `--task-config`), epochs, the
-    limits and the log directory."""
+    limits, the log directory and the main models (`--model`, `INSPECT_EVAL_MODEL`)."""
     if not argv:
         raise TaskError("no Inspect command given (eval, eval-set or eval-retry, then its arguments)")
     sub, rest = argv[0], argv[1:]
@@ -157,6 +205,12 @@ def parse_eval_args(argv: list[str]) -> dict[str, Any]:
         if sub != "eval-retry":
             task_args = parse_cli_config(params.get("t"), params.get("task_config"))
     log_dir = params.get("log_dir") or os.environ.get("INSPECT_LOG_DIR") or "./logs"
+    model = params.get("model") or os.environ.get("INSPECT_EVAL_MODEL") or None
+    selection = {
+        "limit": params.get("limit") or os.environ.get("INSPECT_EVAL_LIMIT"),
+        "sample_id": params.get("sample_id") or os.environ.get("INSPECT_EVAL_SAMPLE_ID"),
+        "sample_shuffle": params.get("sample_shuffle") or os.environ.get("INSPECT_EVAL_SAMPLE_SHUFFLE"),
+    }
     return {
         "command": sub,
         "tasks": list(params.get("tasks") or ()),
@@ -164,4 +218,7 @@ def parse_eval_args(argv: list[str]) -> dict[str, Any]:
         "epochs": params.get("epochs"),
         "limits": {k: params.get(k) for k in LIMITS if params.get(k) is not None},
         "log_dir": log_dir,
+        # The main models (`--model a/b,c/d`); None: the task's own, or unknown.
+        "models": [m.strip() for m in model.split(",") if m.strip()] if model else None,
+        "selection": selection,
     }

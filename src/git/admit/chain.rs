@@ -6,7 +6,6 @@ use gix::ObjectId;
 
 use super::{Admission, Admitted};
 use crate::error::{Error, Result};
-use crate::git::layout::{self, REF_PREFIX};
 use crate::git::objects::read_commit;
 
 impl Admission<'_> {
@@ -96,10 +95,10 @@ impl Admission<'_> {
         new: Option<ObjectId>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<usize> {
-        if let Some(why) = layout::misspelled_ledger_ref(refname) {
+        if let Some(why) = self.refs()?.misspelled(refname) {
             return Err(Error::refused(why));
         }
-        if !refname.starts_with(REF_PREFIX) {
+        if !self.refs()?.is_ledger_ref(refname) {
             return Ok(0);
         }
         let Some(new) = new else {
@@ -130,7 +129,7 @@ impl Admission<'_> {
         let at = format!("commit {old}");
         let old_tree = read_commit(self.repo, old)?.tree;
         let known = self.declaration_of_tree(old_tree, &at)?;
-        Self::check_ref_name(refname, &known.decl, &at)?;
+        self.check_ref_name(refname, &known.decl, &at)?;
         let total = chain.len();
         let mut parent = old;
         for (done, child) in chain.into_iter().rev().enumerate() {
@@ -150,9 +149,10 @@ impl Admission<'_> {
         new: ObjectId,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(usize, Admitted)> {
-        if !refname.starts_with(REF_PREFIX) {
+        if !self.refs()?.is_ledger_ref(refname) {
             return Err(Error::failed(format!(
-                "{refname} is not a ledger ref ({REF_PREFIX}<declaration id>); only ledger refs are admitted"
+                "{refname} is not a ledger ref ({}<declaration id>); only ledger refs are admitted",
+                self.refs()?.prefix()
             )));
         }
         let n = self.update(refname, old, Some(new), progress)?;

@@ -43,7 +43,7 @@ impl Admission<'_> {
                 other => other,
             })?;
         if let Some(name) = refname {
-            Self::check_ref_name(name, &known.decl, &at)?;
+            self.check_ref_name(name, &known.decl, &at)?;
         }
         let writers = signature::writers_of(self.repo, &known, info.tree, &at, self.max_bytes)?;
         let writers = writers.map(|(blob, _)| blob);

@@ -168,14 +168,17 @@ fn usage(result: &Value) -> Value {
     }
 }
 
-/// Convert one trial of `task` into the row of `schedule_id`; refusals name the trial.
+/// Convert one trial of `task` into the row of `schedule_id`; refusals name the trial. A
+/// graded trial whose verifier recorded rewards, none under the declared `harbor.reward`, is
+/// refused (docs/reference/workflow.md, rule 4: the declaration and the trial disagree, a
+/// typo is the usual cause), never an UNSCORED row that could not be undone.
 pub fn trial_row(
     decl: &Declaration,
     env: &Env<'_>,
     task: &Task,
     schedule_id: &str,
     trial: &HarborTrial,
-) -> Built {
+) -> std::result::Result<Built, Vec<String>> {
     let spec = task.harbor.as_ref().expect("a harbor task");
     let r = &trial.result;
     let label = format!("{} (for {schedule_id})", trial.label());
@@ -245,22 +248,23 @@ pub fn trial_row(
                 true,
             ),
             (Some(all), None) => {
-                let names: Vec<&str> = all
+                let mut names: Vec<&str> = all
                     .as_object()
                     .map(|m| m.keys().map(String::as_str).collect())
                     .unwrap_or_default();
+                names.sort_unstable();
+                if !names.is_empty() {
+                    return Err(vec![format!(
+                        "{label}: the verifier recorded no reward {:?} but has rewards {}: the declaration (task {}, harbor.reward) and the trial disagree",
+                        spec.reward,
+                        names.join(", "),
+                        task.id
+                    )]);
+                }
                 (
                     "UNSCORED",
                     status,
-                    graded(format!(
-                        "no reward {:?} among the rewards ({})",
-                        spec.reward,
-                        if names.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            names.join(", ")
-                        }
-                    )),
+                    graded("the verifier recorded no rewards".to_owned()),
                     Value::Null,
                     true,
                 )
@@ -373,11 +377,11 @@ pub fn trial_row(
     ] {
         m.insert(k.to_owned(), v);
     }
-    Built {
+    Ok(Built {
         row: Value::Object(m),
         evidence_hint,
         key: trial.key(),
         notes,
         message_notes: Vec::new(),
-    }
+    })
 }

@@ -68,7 +68,7 @@ fn row(t: &HarborTrial) -> (Value, Vec<String>) {
         runtime_identity: None,
         revision: Some("0123456789abcdef0123456789abcdef01234567"),
     };
-    let b = trial_row(&d, &env, &task, "harbor/hello-file/01", t);
+    let b = trial_row(&d, &env, &task, "harbor/hello-file/01", t).expect("converted");
     assert!(b.evidence_hint.is_none());
     crate::ledger::Row::check_owned(&d, b.row.clone(), "").expect("the row check accepts it");
     (b.row, b.notes)
@@ -173,18 +173,43 @@ fn harbors_error_policy_decides_whether_an_exceptions_reward_counts() {
 }
 
 #[test]
-fn a_missing_reward_is_unscored_and_says_what_is_missing() {
-    let (r, _) = row(&trial(result(None, json!({"accuracy": 1.0}))));
-    assert_eq!(r["native_outcome"], "UNSCORED");
+fn no_reward_at_all_is_unscored_and_says_what_is_missing() {
+    for rewards in [json!({}), Value::Null] {
+        let mut v = result(None, Value::Null);
+        v["verifier_result"] = json!({ "rewards": rewards });
+        let (r, _) = row(&trial(v));
+        assert_eq!(r["native_outcome"], "UNSCORED");
+        assert_eq!(r["reason"], "the verifier recorded no rewards");
+        assert!(r["oracle_checks"].is_null());
+    }
+}
+
+#[test]
+fn rewards_without_the_declared_one_are_refused_naming_them() {
+    // A typo in harbor.reward (or a verifier writing another key): the declaration and the
+    // trial disagree, which an UNSCORED row would record for good (docs/reference/workflow.md,
+    // rule 4).
+    let d = decl();
+    let task = d.task("harbor/hello-file").unwrap().clone();
+    let env = Env {
+        runtime_identity: None,
+        revision: None,
+    };
+    let t = trial(result(None, json!({"score": 1.0, "accuracy": 0.0})));
+    let Err(r) = trial_row(&d, &env, &task, "harbor/hello-file/01", &t) else {
+        panic!("a trial with other rewards converted");
+    };
     assert_eq!(
-        r["reason"],
-        "no reward \"reward\" among the rewards (accuracy)"
+        r,
+        vec![format!(
+            "{} (for harbor/hello-file/01): the verifier recorded no reward \"reward\" but has rewards accuracy, score: the declaration (task harbor/hello-file, harbor.reward) and the trial disagree",
+            t.label()
+        )]
     );
-    assert!(r["oracle_checks"].is_null());
-    let mut v = result(None, Value::Null);
-    v["verifier_result"] = json!({"rewards": null});
-    let (r, _) = row(&trial(v));
-    assert_eq!(r["reason"], "the verifier recorded no rewards");
+    // An exception whose reward does not count is an ERROR whatever the rewards say.
+    let t = trial(result(Some("VerifierTimeoutError"), json!({"score": 1.0})));
+    let (r, _) = row(&t);
+    assert_eq!(r["native_outcome"], "ERROR");
 }
 
 #[test]
@@ -253,7 +278,7 @@ fn an_oracle_trial_is_fixture_evidence() {
         runtime_identity: None,
         revision: None,
     };
-    let b = trial_row(&d, &env, &task, "harbor/hello-file/01", &t);
+    let b = trial_row(&d, &env, &task, "harbor/hello-file/01", &t).unwrap();
     assert_eq!(b.row["evidence"], "fixture");
     assert!(b
         .evidence_hint
@@ -262,7 +287,7 @@ fn an_oracle_trial_is_fixture_evidence() {
     assert!(crate::ledger::Row::check_owned(&d, b.row, "").is_err());
     // The fixture task takes it.
     let task = d.task("harbor/hello-oracle").unwrap().clone();
-    let b = trial_row(&d, &env, &task, "harbor/hello-oracle/01", &t);
+    let b = trial_row(&d, &env, &task, "harbor/hello-oracle/01", &t).unwrap();
     assert!(b.evidence_hint.is_none());
     assert!(b.row["source_revision"].is_null());
     crate::ledger::Row::check_owned(&d, b.row, "").unwrap();

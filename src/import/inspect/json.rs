@@ -229,18 +229,9 @@ impl<'a> Reader<'a> {
     }
 
     fn keep(&self, n: u64) -> Res<()> {
-        let Some(left) = self.kept else {
-            return Ok(());
-        };
-        match left.get().checked_sub(n) {
-            Some(l) => {
-                left.set(l);
-                Ok(())
-            }
-            None => self.err(
-                "the values read from this import's Inspect logs (scores, usage, the eval spec, \
-                 events, …) take more than the memory kept for them (2 × --max-input-bytes)",
-            ),
+        match self.kept {
+            Some(left) => keep(left, n).or_else(|e| self.err(e)),
+            None => Ok(()),
         }
     }
 
@@ -649,6 +640,23 @@ pub fn parse(bytes: &[u8]) -> Res<IVal> {
     let v = r.value()?;
     r.end()?;
     Ok(v)
+}
+
+/// Charge `n` bytes to `kept` (what an import's logs may still keep in memory beyond their
+/// bytes: the values built, each sample's entry, the central directory), or refuse.
+pub fn keep(kept: &Cell<u64>, n: u64) -> Res<()> {
+    match kept.get().checked_sub(n) {
+        Some(l) => {
+            kept.set(l);
+            Ok(())
+        }
+        None => Err(
+            "the values read from this import's Inspect logs (scores, usage, the eval \
+                     spec, events, each sample and archive entry, …) take more than the memory \
+                     kept for them (2 × --max-input-bytes)"
+                .to_owned(),
+        ),
+    }
 }
 
 /// [`parse`], the values built charged to `kept` ([`Reader::kept`]).

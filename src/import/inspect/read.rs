@@ -112,6 +112,16 @@ fn bad_member(path: &Path, member: &str, what: impl std::fmt::Display) -> Error 
     Error::refused(Reason::new(what.to_string()).at(member).at(path.display()))
 }
 
+/// The memory an import may keep is spent (by the directory, or at a member): a refusal naming
+/// the log (and the member), with the hint to raise the bound.
+fn over_kept(path: &Path, member: Option<&str>, what: String) -> Error {
+    let mut r = Reason::new(what);
+    if let Some(m) = member {
+        r = r.at(m);
+    }
+    Error::refused_with_hint(r.at(path.display()), crate::error::MAX_INPUT_HINT)
+}
+
 /// A member that could not be read: a refusal naming the log and the member, or (no memory
 /// for it) a failure to run.
 fn unread(path: &Path, member: &str, e: zip::ReadError) -> Error {
@@ -131,6 +141,15 @@ fn unread(path: &Path, member: &str, e: zip::ReadError) -> Error {
 /// what a log of small samples keeps of its decompressed bytes at the import's bound (Inspect's
 /// own logs keep 40–90 % of theirs; logs of large samples, 2 %).
 pub const KEPT_FACTOR: u64 = 2;
+
+/// The memory one central directory entry takes while its log is read, beside its name: the
+/// entry, its span, its slot in the index of last entries.
+const ENTRY_BYTES: usize = std::mem::size_of::<zip::Entry>() + 64;
+
+/// The memory one sample read takes beside its bytes and the values built from it.
+fn sample_bytes(member: &str) -> u64 {
+    (std::mem::size_of::<InspectSample>() + member.len()) as u64
+}
 
 /// The budget of one import: every member of every log it reads, decompressed, at most
 /// [`IMPORT_FACTOR`] × `--max-input-bytes` (a `.json` log counted by its size); the values
@@ -252,6 +271,15 @@ pub fn read_eval_within(
     budget: &mut zip::Budget,
 ) -> Result<InspectLog> {
     let archive = zip::Archive::open(bytes).map_err(|e| bad(path, e))?;
+    // What the directory takes in memory (each entry, its span, its slot in the index below) is
+    // kept as long as the log is read: charged first, so a directory of millions of tiny
+    // members is refused before any is read.
+    let directory: u64 = archive
+        .entries
+        .iter()
+        .map(|e| (ENTRY_BYTES + e.name.len()) as u64)
+        .sum();
+    json::keep(budget.kept(), directory).map_err(|e| over_kept(path, None, e))?;
     let mut member = |name: &str| -> Result<Option<IVal>> {
         let Some(i) = archive.last(name) else {
             return Ok(None);
@@ -306,6 +334,8 @@ pub fn read_eval_within(
         if last.get(e.name.as_str()) != Some(&i) {
             continue;
         }
+        json::keep(budget.kept(), sample_bytes(&e.name))
+            .map_err(|err| over_kept(path, Some(&e.name), err))?;
         let data = archive
             .read_within(i, max_input_bytes, budget)
             .map_err(|err| unread(path, &e.name, err))?;
@@ -325,6 +355,9 @@ pub fn read_eval_within(
         samples,
     })
 }
+
+/// The largest `.json` file that is parsed again, when it is no Inspect log, to say what it is.
+const SNIFF_BYTES: usize = 1 << 20;
 
 /// A `.json` log: one `EvalLog` object, samples inline (each kept as its exact bytes).
 pub fn read_json(path: &Path, bytes: &[u8]) -> Result<InspectLog> {
@@ -358,7 +391,9 @@ fn read_json_kept(path: &Path, bytes: &[u8], kept: &std::cell::Cell<u64>) -> Res
             let mut i = 0;
             r.array(|r| {
                 let start = r.value_start();
-                let s = read_sample(r, format!("samples[{i}]"), Vec::new())?;
+                let member = format!("samples[{i}]");
+                json::keep(kept, sample_bytes(&member))?;
+                let s = read_sample(r, member, Vec::new())?;
                 let end = r.pos();
                 samples.push(InspectSample {
                     bytes: bytes[start..end].to_vec(),
@@ -374,6 +409,16 @@ fn read_json_kept(path: &Path, bytes: &[u8], kept: &std::cell::Cell<u64>) -> Res
     .and_then(|()| r.end())
     .map_err(fail)?;
     if eval.as_object().is_none() {
+        // Another harness's record (or a ledger, a declaration): say what it is. Only a small
+        // file is parsed again for this (a record is a few KB; a large file keeps its bound).
+        let seen = (bytes.len() <= SNIFF_BYTES)
+            .then(|| crate::json::parse_strict(bytes).ok())
+            .flatten()
+            .and_then(|v| crate::import::sniff::recognise(&v))
+            .filter(|s| s.reader != Some("--inspect"));
+        if let Some(other) = seen {
+            return Err(bad(path, format_args!("not an Inspect log: it is {other}")));
+        }
         return Err(bad(path, "the log holds no eval spec (eval)"));
     }
     Ok(InspectLog {

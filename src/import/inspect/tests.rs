@@ -1181,13 +1181,56 @@ fn an_archive_of_many_members_reads_in_linear_time() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("many.eval");
     std::fs::write(&p, write_archive(&members)).unwrap();
+    // At 2 MiB the archive fits (4 × 2 MiB) but its directory does not fit what an import may
+    // keep (2 × 2 MiB): refused before any member is read.
+    let e = read_log(&p, 2 << 20).unwrap_err().to_string();
+    assert!(e.contains("each sample and archive entry"), "{e}");
     let start = std::time::Instant::now();
-    // 6.8 MB of headers for 120 KB of members: within 4 × 2 MiB.
-    let log = read_log(&p, 2 << 20).unwrap();
+    // 6.8 MB of headers for 120 KB of members, and 60,000 samples kept (36 MB of entries and
+    // samples in memory): within 4 × and 2 × 32 MiB.
+    let log = read_log(&p, 32 << 20).unwrap();
     assert_eq!(log.samples.len(), 60_000);
     assert!(
         start.elapsed() < std::time::Duration::from_secs(10),
         "{:?}",
         start.elapsed()
     );
+}
+
+/// An archive whose ZIP64 end of central directory claims `count` entries in an empty
+/// directory (the count is checked before any entry is read).
+fn claiming_entries(count: u64) -> Vec<u8> {
+    let mut b = Vec::new();
+    let z64 = b.len() as u64;
+    b.extend_from_slice(&0x0606_4b50u32.to_le_bytes());
+    b.extend_from_slice(&44u64.to_le_bytes());
+    b.extend_from_slice(&45u16.to_le_bytes());
+    b.extend_from_slice(&45u16.to_le_bytes());
+    b.extend_from_slice(&[0u8; 8]); // this disk, the directory's disk
+    b.extend_from_slice(&count.to_le_bytes());
+    b.extend_from_slice(&count.to_le_bytes());
+    b.extend_from_slice(&0u64.to_le_bytes()); // directory size
+    b.extend_from_slice(&0u64.to_le_bytes()); // directory offset
+    b.extend_from_slice(&0x0706_4b50u32.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&z64.to_le_bytes());
+    b.extend_from_slice(&1u32.to_le_bytes());
+    b.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    b.extend_from_slice(&[0u8; 4]);
+    b.extend_from_slice(&[0xFF; 4]); // entry counts: see ZIP64
+    b.extend_from_slice(&[0u8; 8]);
+    b.extend_from_slice(&0u16.to_le_bytes());
+    b
+}
+
+#[test]
+fn an_archive_of_more_than_a_million_entries_is_refused_before_its_directory_is_read() {
+    let over = super::zip::MAX_ENTRIES + 1;
+    let e = Archive::open(&claiming_entries(over)).err().unwrap();
+    assert_eq!(e, format!("{over} members: more than 1000000"));
+    // At the bound the count passes and the directory itself is read (here: it is empty).
+    let e = Archive::open(&claiming_entries(super::zip::MAX_ENTRIES))
+        .err()
+        .unwrap();
+    assert_eq!(e, "central directory entry 0 is damaged");
 }

@@ -73,8 +73,10 @@ const ZIP64_EOCD: u32 = 0x0606_4b50;
 const CENTRAL: u32 = 0x0201_4b50;
 const LOCAL: u32 = 0x0403_4b50;
 
-/// The most central directory entries read (far above any Inspect log: 2 per sample).
-pub const MAX_ENTRIES: u64 = 4_000_000;
+/// The most central directory entries read (far above any Inspect log: 2 per sample, so half a
+/// million samples): the directory is held in memory, about 150 bytes an entry, before the
+/// import's budget can refuse it.
+pub const MAX_ENTRIES: u64 = 1_000_000;
 
 impl<'a> Archive<'a> {
     /// Read the central directory of `bytes`.

@@ -596,6 +596,56 @@ fn a_member_whose_memory_cannot_be_had_fails_with_exit_1_not_a_panic() {
     assert_eq!(h.ledger_bytes(), before);
 }
 
+#[test]
+fn a_directory_of_sixty_thousand_empty_members_is_refused_before_any_is_read() {
+    let h = harness();
+    let names: Vec<String> = (0..60_000)
+        .map(|i| format!("samples/{i}_epoch_1.json"))
+        .collect();
+    let h_local = header();
+    let mut locals = vec![h_local];
+    locals.extend(names.iter().map(|n| stored(n, b"{}")));
+    let e: Vec<(usize, &str)> = locals
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i, l.name.as_str()))
+        .collect();
+    let log = archive(&locals, &e);
+    // 7.6 MB: within 4 × 2 MiB; 60,000 entries and samples: more than 2 × 2 MiB of memory.
+    assert!(log.len() < 8 << 20, "{}", log.len());
+    crate::common::write(h.path(), "logs/empty.eval", &log);
+    let before = h.ledger_bytes();
+    let r = bounded(
+        &h,
+        &[
+            "--json",
+            "--max-input-bytes",
+            "2097152",
+            "--inspect",
+            "logs/empty.eval",
+        ],
+        ADDRESS_SPACE_KB,
+    );
+    r.expect_code(2);
+    let d = &r.json()["details"][0];
+    assert_eq!(d["place"], json!(["logs/empty.eval"]), "{d}");
+    assert!(
+        d["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("each sample and archive entry"),
+        "{d}"
+    );
+    let hints = r.json()["hints"].clone();
+    assert!(
+        hints
+            .to_string()
+            .contains("raise the bound with --max-input-bytes"),
+        "{hints}"
+    );
+    assert_eq!(h.ledger_bytes(), before);
+}
+
 /// The corpus of the `eval_container` fuzz target: each attack at the target's member bound
 /// (1 MiB, `fuzz/checks.rs`), and Inspect's own logs.
 fn corpus() -> Vec<(String, Vec<u8>)> {

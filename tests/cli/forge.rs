@@ -1,0 +1,394 @@
+//! Ledgers on a branch prefix for a hosted forge that runs no hook (`docs/forges.md`), tested
+//! without the forge: a bare repository whose pre-receive hook does only what the forge's
+//! protection does (refuses non-fast-forwards and deletions of refs/heads/ledgers/*, runs no
+//! git-ledger check), the shipped CI script run with what each forge passes it, the CI files
+//! checked against the forges' schemas, and a ledger id under both prefixes refused.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::common::{bin, git, git_run, ledger, new_repo, pin_env, project_root, Run};
+use crate::gitstore::{
+    canonical_row, declaration_value, pretty, read_files, regular, state_commit, Fixture, ID,
+};
+
+const BRANCH: &str = "refs/heads/ledgers/reliability-slice-1";
+
+/// What GitHub's ruleset ("Restrict deletions", "Block force pushes") and GitLab's protected
+/// branch do to a push of `ledgers/*`, and nothing more.
+const PROTECTION: &str = r#"#!/bin/sh
+status=0
+while read -r old new ref; do
+	case $ref in
+	refs/heads/ledgers/*)
+		case $new in
+		*[!0]*) ;;
+		*) echo "protected branch $ref: deletion refused" >&2; status=1; continue ;;
+		esac
+		case $old in
+		*[!0]*)
+			git merge-base --is-ancestor "$old" "$new" || {
+				echo "protected branch $ref: force push refused" >&2
+				status=1
+			}
+			;;
+		esac
+		;;
+	esac
+done
+exit $status
+"#;
+
+fn forge_server(base: &Path) -> std::path::PathBuf {
+    git(base, &["init", "-q", "--bare", "-b", "main", "forge.git"]);
+    let server = base.join("forge.git");
+    let hook = server.join("hooks/pre-receive");
+    std::fs::write(&hook, PROTECTION).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    server
+}
+
+/// Run the shipped `forge/verify-push.sh` in `dir` (a CI clone) with `env`.
+fn ci_script(dir: &Path, env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new("sh");
+    pin_env(&mut cmd)
+        .current_dir(dir)
+        .arg(project_root().join("forge/verify-push.sh"))
+        .env("GIT_LEDGER", bin())
+        .env_remove("GITHUB_EVENT_PATH")
+        .env_remove("CI_COMMIT_REF_NAME");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().expect("sh"))
+}
+
+/// A CI clone of the forge's repository, as the job's checkout makes it (whole history).
+fn ci_clone(base: &Path, server: &Path, name: &str) -> std::path::PathBuf {
+    let dir = base.join(name);
+    git(
+        base,
+        &[
+            "clone",
+            "-q",
+            "--no-checkout",
+            server.to_str().unwrap(),
+            name,
+        ],
+    );
+    git(
+        &dir,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "+refs/heads/*:refs/remotes/origin/*",
+        ],
+    );
+    dir
+}
+
+#[test]
+fn on_a_protected_branch_the_ci_job_passes_admitted_pushes_and_fails_inadmissible_ones() {
+    let base = tempfile::tempdir().unwrap();
+    let server = forge_server(base.path());
+    let f = Fixture::under(2, crate::common::PREFIXES[1]);
+    assert_eq!(f.refname, BRANCH);
+    git(
+        f.dir(),
+        &["remote", "add", "origin", server.to_str().unwrap()],
+    );
+    ledger(f.dir(), &["sync"]).ok();
+    let first = f.tip();
+    f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED")
+        .ok();
+    let admitted = f.tip();
+    ledger(f.dir(), &["sync"]).ok();
+    assert_eq!(git(&server, &["rev-parse", BRANCH]), admitted);
+
+    // The job, with what each forge passes it, on the admitted push.
+    let ci = ci_clone(base.path(), &server, "ci");
+    let event = base.path().join("event.json");
+    std::fs::write(
+        &event,
+        serde_json::to_vec_pretty(&json!({"ref": BRANCH, "before": first, "after": admitted}))
+            .unwrap(),
+    )
+    .unwrap();
+    let gh = ci_script(&ci, &[("GITHUB_EVENT_PATH", event.to_str().unwrap())]);
+    gh.ok();
+    assert!(
+        gh.stdout.contains(&format!("{first} -> {admitted}")),
+        "{}",
+        gh.stdout
+    );
+    let branch = BRANCH.trim_start_matches("refs/heads/");
+    let gl = ci_script(
+        &ci,
+        &[
+            ("CI_COMMIT_REF_NAME", branch),
+            ("CI_COMMIT_BEFORE_SHA", &first),
+            ("CI_COMMIT_SHA", &admitted),
+        ],
+    );
+    gl.ok();
+    // A new branch (old value all zeros) is checked from its root.
+    let zeros = "0".repeat(40);
+    ci_script(
+        &ci,
+        &[
+            ("CI_COMMIT_REF_NAME", branch),
+            ("CI_COMMIT_BEFORE_SHA", &zeros),
+            ("CI_COMMIT_SHA", &first),
+        ],
+    )
+    .ok();
+
+    // The protection refuses a force push and a deletion (no git-ledger check runs there).
+    let force = git_run(
+        f.dir(),
+        &["push", "origin", &format!("+{first}:{BRANCH}")],
+        None,
+    );
+    assert_ne!(force.code, 0);
+    assert!(
+        force.stderr.contains("force push refused"),
+        "{}",
+        force.stderr
+    );
+    let delete = git_run(f.dir(), &["push", "origin", &format!(":{BRANCH}")], None);
+    assert!(
+        delete.stderr.contains("deletion refused"),
+        "{}",
+        delete.stderr
+    );
+    assert_eq!(git(&server, &["rev-parse", BRANCH]), admitted);
+
+    // An inadmissible fast-forward (a filled row edited afterwards) reaches the branch: the
+    // forge has no hook. The job fails with the reason.
+    let mut files = read_files(f.dir(), &admitted);
+    let path = "rows/scenario/bugfix-iso-weeks/01.json";
+    let mut row: serde_json::Value = serde_json::from_slice(&files[path].bytes).unwrap();
+    row["reason"] = json!("edited after the fact");
+    files.insert(path.to_owned(), regular(canonical_row(&row)));
+    let bad = state_commit(f.dir(), &files, &[&admitted], "tamper");
+    git(
+        f.dir(),
+        &["push", "-q", "origin", &format!("{bad}:{BRANCH}")],
+    );
+    assert_eq!(
+        git(&server, &["rev-parse", BRANCH]),
+        bad,
+        "the forge let it in"
+    );
+    let ci = ci_clone(base.path(), &server, "ci2");
+    std::fs::write(
+        &event,
+        serde_json::to_vec(&json!({"ref": BRANCH, "before": admitted, "after": bad})).unwrap(),
+    )
+    .unwrap();
+    let gh = ci_script(&ci, &[("GITHUB_EVENT_PATH", event.to_str().unwrap())]);
+    gh.expect_code(2);
+    assert!(gh.stderr.contains("rule 4"), "{}", gh.stderr);
+    let gl = ci_script(
+        &ci,
+        &[
+            ("CI_COMMIT_REF_NAME", branch),
+            ("CI_COMMIT_BEFORE_SHA", &admitted),
+            ("CI_COMMIT_SHA", &bad),
+        ],
+    );
+    gl.expect_code(2);
+    assert!(gl.stderr.contains("rule 4"), "{}", gl.stderr);
+    // An old value that is not on the pushed tip's chain (what a force push would leave, had
+    // the protection been off): the job fails naming it.
+    let elsewhere = state_commit(f.dir(), &read_files(f.dir(), &first), &[], "elsewhere");
+    git(
+        f.dir(),
+        &[
+            "push",
+            "-q",
+            "origin",
+            &format!("{elsewhere}:refs/heads/scratch"),
+        ],
+    );
+    let ci = ci_clone(base.path(), &server, "ci3");
+    let gl = ci_script(
+        &ci,
+        &[
+            ("CI_COMMIT_REF_NAME", branch),
+            ("CI_COMMIT_BEFORE_SHA", &elsewhere),
+            ("CI_COMMIT_SHA", &admitted),
+        ],
+    );
+    assert_ne!(gl.code, 0, "{}", gl.stdout);
+    assert!(gl.stderr.contains("rewritten since"), "{}", gl.stderr);
+    // Not a ledger branch: nothing to check.
+    let other = ci_script(&ci, &[("CI_COMMIT_REF_NAME", "main")]);
+    other.ok();
+    assert!(
+        other.stdout.contains("nothing to check"),
+        "{}",
+        other.stdout
+    );
+}
+
+#[test]
+fn init_forge_sets_the_prefix_prints_the_protections_and_refuses_to_mix() {
+    let repo = new_repo();
+    let files = tempfile::tempdir().unwrap();
+    let decl = files.path().join("decl.json");
+    std::fs::write(&decl, pretty(&declaration_value(ID, 1))).unwrap();
+    let d = decl.to_str().unwrap();
+    let r = ledger(repo.path(), &["init", d, "--forge", "github"]);
+    r.ok();
+    assert!(r.stdout.starts_with(BRANCH), "{}", r.stdout);
+    for setting in [
+        "Restrict deletions",
+        "Block force pushes",
+        "Require signed commits",
+        "ledgers/*",
+    ] {
+        assert!(r.stdout.contains(setting), "{setting}: {}", r.stdout);
+    }
+    assert_eq!(
+        git(repo.path(), &["config", "ledger.refPrefix"]),
+        "refs/heads/ledgers/"
+    );
+    // GitLab's names.
+    let gl = new_repo();
+    let r = ledger(gl.path(), &["init", d, "--forge", "gitlab"]);
+    r.ok();
+    for setting in [
+        "Protected branches",
+        "Allowed to push and merge",
+        "Allowed to force push",
+    ] {
+        assert!(r.stdout.contains(setting), "{setting}: {}", r.stdout);
+    }
+    // A repository with ledgers under refs/ledgers/ is not switched.
+    let old = Fixture::new(1);
+    let r = old.run(&["init", d, "--forge", "github"]);
+    r.expect_code(2);
+    assert!(r.stderr.contains("never mixes"), "{}", r.stderr);
+    assert!(git_run(old.dir(), &["config", "ledger.refPrefix"], None).code != 0);
+    // A bad prefix is a usage error naming the setting.
+    git(gl.path(), &["config", "ledger.refPrefix", "refs/tags/l/"]);
+    let r = ledger(gl.path(), &["verify"]);
+    r.expect_code(64);
+    assert!(r.stderr.contains("ledger.refPrefix"), "{}", r.stderr);
+}
+
+#[test]
+fn a_ledger_id_under_both_prefixes_is_refused_by_every_command_naming_both_refs() {
+    for prefix in crate::common::PREFIXES {
+        let f = Fixture::under(1, prefix);
+        let other = if prefix == crate::common::PREFIXES[0] {
+            crate::common::PREFIXES[1]
+        } else {
+            crate::common::PREFIXES[0]
+        };
+        let twin = format!("{other}{ID}");
+        let row = f.hand_row("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED");
+        git(f.dir(), &["update-ref", &twin, &f.tip()]);
+        let tip = f.tip();
+        for args in [
+            vec!["verify"],
+            vec!["show"],
+            vec!["log"],
+            vec!["verify", &twin],
+            vec!["put", "scenario/bugfix-iso-weeks/01", row.to_str().unwrap()],
+            vec!["init", f.decl().to_str().unwrap()],
+        ] {
+            let r = f.run(&args);
+            assert_ne!(r.code, 0, "{args:?} under {prefix}");
+            assert!(
+                r.stderr.contains(&f.refname) && r.stderr.contains(&twin),
+                "{args:?} under {prefix}: {}",
+                r.stderr
+            );
+        }
+        assert_eq!(f.tip(), tip, "nothing moved");
+    }
+}
+
+#[test]
+fn hooks_install_forge_writes_the_shipped_ci_files_which_the_forges_schemas_accept() {
+    let repo = new_repo();
+    let r = ledger(repo.path(), &["hooks", "install", "--forge", "github"]);
+    r.ok();
+    let wf = repo.path().join(".github/workflows/git-ledger.yml");
+    let text = std::fs::read_to_string(&wf).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(text.contains(&format!("--version '={version}'")) && !text.contains("@VERSION@"));
+    assert_eq!(
+        std::fs::read(repo.path().join(".github/git-ledger/verify-push.sh")).unwrap(),
+        std::fs::read(project_root().join("forge/verify-push.sh")).unwrap()
+    );
+    // Least permissions, pinned action, no secrets.
+    assert!(text.contains("permissions:\n  contents: read\n"), "{text}");
+    assert!(!text.contains("secrets."), "{text}");
+    for line in text.lines().filter(|l| l.trim_start().starts_with("uses:")) {
+        let at = line.split('@').nth(1).unwrap_or_default();
+        assert!(
+            at.len() >= 40 && at[..40].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{line}"
+        );
+    }
+    // Again: already there. Edited: refused without --force.
+    let again = ledger(repo.path(), &["hooks", "install", "--forge", "github"]);
+    assert!(
+        again.ok().stdout.contains("already there"),
+        "{}",
+        again.stdout
+    );
+    std::fs::write(&wf, "edited\n").unwrap();
+    ledger(repo.path(), &["hooks", "install", "--forge", "github"]).expect_code(2);
+    assert_eq!(std::fs::read_to_string(&wf).unwrap(), "edited\n");
+    ledger(
+        repo.path(),
+        &["hooks", "install", "--forge", "github", "--force"],
+    )
+    .ok();
+    ledger(repo.path(), &["hooks", "install", "--forge", "gitlab"]).ok();
+    let job = repo.path().join(".gitlab/git-ledger.gitlab-ci.yml");
+    assert!(std::fs::read_to_string(&job)
+        .unwrap()
+        .contains("verify-push.sh"));
+
+    // The forges' syntax: SchemaStore's schemas as check-jsonschema vendors them (actionlint's
+    // PyPI wrapper downloads its binary from GitHub at install time, which CI cannot reach).
+    let Some(tool) = crate::common::which("check-jsonschema") else {
+        crate::common::require_tool("check-jsonschema", "the CI files' schema check");
+        return;
+    };
+    for (schema, file) in [
+        ("vendor.github-workflows", wf.clone()),
+        ("vendor.gitlab-ci", job.clone()),
+    ] {
+        let out = Command::new(&tool)
+            .args(["--builtin-schema", schema])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}{}",
+            file.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // And the check can fail: a workflow with an unknown key is refused.
+    let broken = repo.path().join("broken.yml");
+    std::fs::write(&broken, text.replace("runs-on:", "runs_on:")).unwrap();
+    let out = Command::new(&tool)
+        .args(["--builtin-schema", "vendor.github-workflows"])
+        .arg(&broken)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}

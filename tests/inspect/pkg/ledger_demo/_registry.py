@@ -1,0 +1,1 @@
+from .spell import spell  # noqa: F401
