@@ -62,10 +62,12 @@ def _run(args, ledger: list[str], repo: str, declaration: str, scratch: str) -> 
         return ready.returncode
     revision = head_of(repo)
     if not args.runtime_identity:
-        # The runtime identity of this interpreter (Harbor's), for every import of the job.
+        # The runtime identity of this interpreter (Harbor's, the native provider), for every
+        # import of the job.
         args.runtime_identity = os.path.join(scratch, "runtime-identity.json")
         measured = subprocess.run(
-            [*ledger, "runtime-identity", declaration, "--python", sys.executable, "-o", args.runtime_identity]
+            [*ledger, "runtime-identity", declaration, "--python", sys.executable,
+             "--native-provider", "harbor", "-o", args.runtime_identity]
         )
         if measured.returncode != 0:
             print(f"git-ledger-harbor: git ledger runtime-identity exited {measured.returncode}: no run", file=sys.stderr)
