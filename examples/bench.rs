@@ -7,6 +7,7 @@
 //! bench/run --quick    # 10,000 rows, 1,000 commits, 20 MB / 2,000 files
 //! bench/run --keep DIR # build the campaigns in DIR and leave them there
 //! bench/run --inspect  # only the Inspect import (1,000 samples × 2 epochs) beside read_eval_log
+//! bench/run --harbor   # only the Harbor import (a job of 1,000 trials) beside Harbor's models
 //! bench/run --signing  # only the signed-ledger figures (hook per push size, verify signed)
 //! ```
 //!
@@ -15,6 +16,8 @@
 
 #[path = "common/cat_file.rs"]
 mod cat_file;
+#[path = "common/harbor_bench.rs"]
+mod harbor_bench;
 #[path = "common/inspect_bench.rs"]
 mod inspect_bench;
 
@@ -910,8 +913,67 @@ fn bench_inspect(t: &mut Table, root: &Path) {
     }
 }
 
+/// Import one Harbor job directory of 1,000 trials, beside Harbor's own reading of it
+/// (`JobResult` and every `TrialResult` through its pydantic models).
+fn bench_harbor(t: &mut Table, root: &Path) {
+    let dir = root.join("harbor");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (job, decl, template) = harbor_bench::generate(&dir);
+    let n = harbor_bench::TASKS * harbor_bench::ATTEMPTS as usize;
+    let (ours, ours_cpu) = harbor_bench::import(
+        &release_dir().join("git-ledger"),
+        &dir,
+        &job,
+        &decl,
+        &template,
+        3,
+    );
+    let what = format!("a Harbor job of {n} trials");
+    match harbor_bench::venv_python() {
+        Some(py) => {
+            let (call, call_cpu, whole_cpu) = harbor_bench::harbor_read(&py, &job, 3);
+            t.add(
+                &format!("import {what} vs Harbor's models reading it, wall"),
+                secs(ours),
+                secs(call),
+                x(ours.as_secs_f64() / call.as_secs_f64()),
+                "well under 1x",
+            );
+            t.add(
+                "  the same, CPU time (the whole import vs JobResult + every TrialResult)",
+                secs(ours_cpu),
+                secs(call_cpu),
+                x(ours_cpu.as_secs_f64() / call_cpu.as_secs_f64()),
+                "<= 0.2x",
+            );
+            t.add(
+                "  Harbor's whole process, CPU (Python start and imports included)",
+                secs(ours_cpu),
+                secs(whole_cpu),
+                x(ours_cpu.as_secs_f64() / whole_cpu.as_secs_f64()),
+                "(reported)",
+            );
+            t.verdict(
+                &format!("importing {n} Harbor trials takes at most a fifth of the CPU time of Harbor's own models reading them"),
+                ours_cpu.as_secs_f64() <= 0.2 * call_cpu.as_secs_f64(),
+            );
+        }
+        None => {
+            println!("  (no Harbor venv: set GIT_LEDGER_HARBOR_VENV or run .ci/harbor-venv.sh to measure Harbor's reading beside it)");
+            t.add(
+                &format!("import {what}, wall / CPU"),
+                secs(ours),
+                secs(ours_cpu),
+                "-".into(),
+                "(no Harbor venv)",
+            );
+        }
+    }
+}
+
 fn main() {
     let mut quick = false;
+    let mut harbor_only = false;
     let mut inspect_only = false;
     let mut signing_only = false;
     let mut keep: Option<PathBuf> = None;
@@ -920,10 +982,11 @@ fn main() {
         match a.as_str() {
             "--quick" => quick = true,
             "--inspect" => inspect_only = true,
+            "--harbor" => harbor_only = true,
             "--signing" => signing_only = true,
             "--keep" => keep = Some(PathBuf::from(args.next().expect("--keep DIR"))),
             _ => {
-                eprintln!("usage: bench [--quick] [--keep DIR] [--inspect] [--signing]");
+                eprintln!("usage: bench [--quick] [--keep DIR] [--inspect] [--harbor] [--signing]");
                 std::process::exit(64);
             }
         }
@@ -944,11 +1007,14 @@ fn main() {
         if quick { "--quick" } else { "full size" },
         git(&root, &["version"]).trim_start_matches("git version ")
     );
-    if inspect_only || signing_only {
+    if inspect_only || harbor_only || signing_only {
         let mut t = Table::default();
         println!();
         if inspect_only {
             bench_inspect(&mut t, &root);
+        }
+        if harbor_only {
+            bench_harbor(&mut t, &root);
         }
         if signing_only {
             bench_signing(&mut t, &root, sizes.history);
@@ -977,6 +1043,7 @@ fn main() {
     bench_admission(&mut t, &big, &root);
     bench_history(&mut t, &big);
     bench_inspect(&mut t, &root);
+    bench_harbor(&mut t, &root);
     bench_signing(&mut t, &root, sizes.history);
     t.print();
     println!(

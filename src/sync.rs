@@ -192,7 +192,10 @@ pub fn sync_with_progress(
                     "ledger ref {} exists neither in this repository nor on {remote}",
                     refs.name(only)
                 ),
-                format!("list the ledgers {remote} serves with `git ls-remote {remote} '{}*'`", refs.prefix()),
+                format!(
+                    "list the ledgers {remote} serves with `git ls-remote {remote} '{}*'`",
+                    refs.prefix()
+                ),
             ));
         }
     }

@@ -147,7 +147,7 @@ pub fn venv_python() -> Option<PathBuf> {
 
 /// Wall and CPU (user + system) time of a command, under `/usr/bin/time` (the machine may be
 /// shared: CPU time is the figure that does not depend on what else runs).
-fn timed(mut c: Command) -> (Duration, Duration, Vec<u8>) {
+pub fn timed(mut c: Command) -> (Duration, Duration, Vec<u8>) {
     let mut t = Command::new("/usr/bin/time");
     t.arg("-f")
         .arg("@@time %U %S")

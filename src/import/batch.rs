@@ -388,10 +388,23 @@ fn harbor_rows<S: Store + ?Sized>(
     let mut seen: HashMap<String, String> = HashMap::new();
     let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
     let repetitions = store.declaration().repetitions;
+    // Harbor task name → the declared task's position, built once (not per trial).
+    let index: HashMap<String, usize> = {
+        let decl = store.declaration();
+        let by_name = TaskIndex::new(decl);
+        loaded
+            .harbor
+            .iter()
+            .filter_map(|(_, t)| {
+                let task = by_name.task(&t.task_name)?;
+                Some((t.task_name.clone(), decl.tasks.position(&task.id)?))
+            })
+            .collect()
+    };
     for (position, trial) in &loaded.harbor {
         let decl = store.declaration();
         let label = trial.label();
-        let Some(task) = TaskIndex::new(decl).task(&trial.task_name).cloned() else {
+        let Some(&task_at) = index.get(&trial.task_name) else {
             if ctx.skip_undeclared {
                 skipped.undeclared.push(label);
             } else {
@@ -410,8 +423,9 @@ fn harbor_rows<S: Store + ?Sized>(
             ));
             continue;
         }
+        let task_id = decl.tasks.get(task_at).id.clone();
         let ids: Vec<String> = (1..=repetitions)
-            .map(|rep| crate::declaration::schedule_id(&task.id, rep, repetitions))
+            .map(|rep| crate::declaration::schedule_id(&task_id, rep, repetitions))
             .collect();
         let mut holder = None;
         let mut first_free = None;
@@ -447,7 +461,7 @@ fn harbor_rows<S: Store + ?Sized>(
                 None => {
                     reasons.push(format!(
                         "{label}: trial {} of task {} is not scheduled: all {} repetitions are filled by other trials (an unscheduled attempt; a retry needs a new declared schedule)",
-                        trial.trial_name, task.id, repetitions
+                        trial.trial_name, task_id, repetitions
                     ));
                     continue;
                 }
@@ -456,7 +470,8 @@ fn harbor_rows<S: Store + ?Sized>(
         seen.insert(key.clone(), schedule_id.clone());
         taken.insert(schedule_id.clone());
         let decl = store.declaration();
-        let b = match super::harbor::trial_row(decl, &env, &task, &schedule_id, trial) {
+        let task = decl.tasks.get(task_at);
+        let b = match super::harbor::trial_row(decl, &env, task, &schedule_id, trial) {
             Ok(b) => b,
             Err(r) => {
                 reasons.extend(r);

@@ -146,6 +146,12 @@ impl Job {
         let config = dir.join("config.json");
         let n_attempts = if config.is_file() {
             let (_, v) = crate::json::read_document(&config, max_bytes)?;
+            if !v.is_object() {
+                return Err(Error::refused(format!(
+                    "{}: not a Harbor job configuration (a JSON object)",
+                    config.display()
+                )));
+            }
             match v.get("n_attempts") {
                 None => Some(1),
                 Some(n) => match crate::json::count(n).filter(|n| *n >= 1) {
@@ -233,6 +239,12 @@ fn read_trial(dir: &Path, job: &Job, max_bytes: u64) -> Result<HarborTrial> {
     let lock = dir.join("lock.json");
     let digest = if lock.is_file() {
         let (_, v) = crate::json::read_document(&lock, max_bytes)?;
+        if !v.get("task").is_some_and(Value::is_object) {
+            return Err(Error::refused(format!(
+                "{}: not a Harbor trial lock (a JSON object whose task is an object)",
+                lock.display()
+            )));
+        }
         match v.get("task").and_then(|t| t.get("digest")) {
             Some(Value::String(d)) => Some(d.clone()),
             None | Some(Value::Null) => None,

@@ -540,6 +540,57 @@ fn inspect_venv(clone: &Path) -> Option<PathBuf> {
     None
 }
 
+/// The Harbor venv the guide's Harbor page uses: `$GIT_LEDGER_HARBOR_VENV`, else
+/// `<target dir>/harbor-venv`, when `.ci/harbor-venv.sh --check` of the clone says it is built
+/// from the clone's `harbor-plugin/` (so the page's `harbor-venv.sh` builds nothing), and the
+/// page's environment can run (root, `unshare`, `chroot`). Without them the Harbor page is
+/// skipped loudly; under CI that is a failure.
+fn harbor_venv(clone: &Path) -> Option<PathBuf> {
+    let dir = match std::env::var_os("GIT_LEDGER_HARBOR_VENV") {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => bin()
+            .parent()
+            .and_then(Path::parent)
+            .expect("target dir")
+            .join("harbor-venv"),
+    };
+    let check = Command::new("bash")
+        .arg(clone.join(".ci/harbor-venv.sh"))
+        .arg("--check")
+        .env("GIT_LEDGER_HARBOR_VENV", &dir)
+        .output()
+        .expect("run bash");
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let problem = if !check.status.success() {
+        format!(
+            "the guide's Harbor page needs the Harbor venv built from this commit at {} \
+             (bash .ci/harbor-venv.sh): {}",
+            dir.display(),
+            String::from_utf8_lossy(&check.stderr).trim()
+        )
+    } else if !root
+        || crate::common::which("unshare").is_none()
+        || crate::common::which("chroot").is_none()
+    {
+        "the guide's Harbor page runs trials in a chroot per trial: it needs root, unshare and chroot"
+            .to_owned()
+    } else {
+        return Some(dir);
+    };
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!("{problem}");
+    }
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n!!!!!!!! SKIPPED: {problem} !!!!!!!!\n"
+    );
+    None
+}
+
 #[test]
 fn the_guide_runs_as_written() {
     for tool in ["bash", "sqlite3", "ssh-keygen"] {
@@ -568,6 +619,12 @@ fn the_guide_runs_as_written() {
         shell
             .env
             .push(("GIT_LEDGER_INSPECT_VENV".into(), v.display().to_string()));
+    }
+    let harbor_venv = harbor_venv(&clone);
+    if let Some(v) = &harbor_venv {
+        shell
+            .env
+            .push(("GIT_LEDGER_HARBOR_VENV".into(), v.display().to_string()));
     }
 
     let bless_mode = std::env::var_os("GUIDE_BLESS").is_some_and(|v| !v.is_empty());
@@ -598,6 +655,14 @@ fn the_guide_runs_as_written() {
         if name.contains("inspect") && inspect_venv.is_none() {
             continue;
         }
+        // The Harbor page needs the Harbor venv (built by .ci/harbor-venv.sh) and root.
+        if name.contains("harbor") && harbor_venv.is_none() {
+            continue;
+        }
+        // A Harbor job starts Python and Harbor several times: on a loaded machine a command
+        // may take minutes.
+        shell.timeout =
+            std::time::Duration::from_secs(if name.contains("harbor") { 600 } else { 120 });
         let mismatches = run_page(&mut shell, &name, &text).unwrap_or_else(|e| panic!("{e}"));
         if mismatches.is_empty() {
             continue;

@@ -730,3 +730,66 @@ fn a_job_imports_into_a_ledger_ref_with_its_results_as_records() {
     );
     assert!(log.contains("Ledger-Filled: 6"), "{log}");
 }
+
+#[test]
+fn damaged_job_files_are_refused_with_their_reason_never_a_panic() {
+    let h = Harness::new(shared_tasks(), 2);
+    let job = h.job("j1");
+    let jp = h.path().join(&job);
+    let before = h.ledger_bytes();
+    let hello = trials(&jp, "hello-file");
+    let wrong = trials(&jp, "wrong-answer");
+    // A truncated trial lock, a lock whose digest is not a string, one that is not an object.
+    std::fs::write(hello[0].join("lock.json"), "{\n").unwrap();
+    let text = std::fs::read_to_string(hello[1].join("lock.json")).unwrap();
+    let mut lock: Value = serde_json::from_str(&text).unwrap();
+    lock["task"]["digest"] = json!(42);
+    std::fs::write(hello[1].join("lock.json"), lock.to_string()).unwrap();
+    std::fs::write(wrong[1].join("lock.json"), "[]").unwrap();
+    let out = h.import(&["--harbor", &job]);
+    out.expect_code(2);
+    for needle in [
+        "hello-file__eD2pj5h/lock.json: not valid JSON",
+        "hello-file__kFr96yx/lock.json: task.digest must be a string, not 42",
+        "wrong-answer__qoA4gQe/lock.json: not a Harbor trial lock",
+    ] {
+        assert!(out.stderr.contains(needle), "{needle}: {}", out.stderr);
+    }
+    assert!(!out.stderr.contains("panicked"));
+    assert_eq!(before, h.ledger_bytes());
+    // A missing lock: imported, with the digest not compared as a deviation.
+    std::fs::copy(wrong[0].join("lock.json"), wrong[1].join("lock.json")).unwrap();
+    std::fs::remove_file(wrong[0].join("lock.json")).unwrap();
+    h.import(&["--harbor", wrong[0].to_str().unwrap()]).ok();
+    let d = h.row("harbor/wrong-answer/01")["option_deviations"].clone();
+    assert!(
+        d[0].as_str()
+            .unwrap()
+            .starts_with("task digest: the trial has no lock.json"),
+        "{d}"
+    );
+    // The job's config.json not an object: refused, nothing written.
+    let h = Harness::new(shared_tasks(), 2);
+    let job = h.job("j1");
+    let jp = h.path().join(&job);
+    let before = h.ledger_bytes();
+    std::fs::write(jp.join("config.json"), "[1, 2]\n").unwrap();
+    let out = h.import(&["--harbor", &job]);
+    out.expect_code(2);
+    assert!(
+        out.stderr
+            .contains("config.json: not a Harbor job configuration"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(before, h.ledger_bytes());
+    // job.log with bytes that are not UTF-8 and a Retrying line of no trial of the job: read
+    // as text, the line names nothing, the job imports.
+    std::fs::write(jp.join("config.json"), "{}\n").unwrap();
+    let mut log = std::fs::read(jp.join("job.log")).unwrap();
+    log.extend_from_slice(b"\xff\xfe Trial nobody__x failed with exception E. Retrying\n");
+    std::fs::write(jp.join("job.log"), log).unwrap();
+    let out = h.import(&["--harbor", &job, "--json"]);
+    out.ok();
+    assert_eq!(out.json()["filled"], 6);
+}

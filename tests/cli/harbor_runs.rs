@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{bin, commit_all, ledger, project_root, which};
+use crate::common::{bin, commit_all, git, ledger, project_root, which};
 use crate::harbor::{check_rows_against_results, task, trials, Harness};
 
 /// The venv with harbor and the plugin: `$GIT_LEDGER_HARBOR_VENV`, else
@@ -634,4 +634,213 @@ fn the_plugin_command_refuses_to_run_when_not_ready() {
     );
     assert_ne!(ran.status.code(), Some(0));
     assert!(!d.join("jobs/never").exists());
+}
+
+/// Six trials (2 tasks × `-k 3`) run at once (`-n 6`) and held at a barrier in the
+/// environment's `stop()`, so that Harbor calls the plugin's six `TrialEvent.END` hooks at the
+/// same moment: six imports race for one ledger, in file mode (its lock file) and in ref mode
+/// (the ref's compare-and-swap). Every trial lands in its own row, none is lost or doubled.
+#[test]
+fn concurrent_trials_through_the_plugin_each_land_once() {
+    let venv = need_venv!();
+    for mode in ["file", "ref"] {
+        let h = harness(&venv, &["hello-file", "wrong-answer"], 3);
+        let d = h.path();
+        let target: Vec<&str> = if mode == "ref" {
+            ledger(d, &["init", "campaign.json"]).ok();
+            vec!["--ref", "harbor-small"]
+        } else {
+            vec!["--ledger", "ledger.json"]
+        };
+        let marks = tempfile::tempdir().unwrap();
+        let mut args = vec!["run", "campaign.json"];
+        args.extend(&target);
+        args.extend([
+            "--",
+            "-p",
+            "tasks",
+            "-i",
+            "hello-file",
+            "-i",
+            "wrong-answer",
+            "-a",
+            "oracle",
+            "-e",
+            "chroot_env:BarrierChrootEnvironment",
+            "-k",
+            "3",
+            "-n",
+            "6",
+            "-o",
+            "jobs",
+            "--job-name",
+            "wide",
+            "-q",
+            "-y",
+        ]);
+        let ran = harbor(
+            &venv,
+            &h,
+            "git-ledger-harbor",
+            &args,
+            &[
+                ("GIT_LEDGER_TEST_BARRIER", "6"),
+                (
+                    "GIT_LEDGER_TEST_BARRIER_DIR",
+                    marks.path().to_str().unwrap(),
+                ),
+            ],
+        );
+        run_ok(&ran, &format!("git-ledger-harbor run ({mode} mode)"));
+        let err = String::from_utf8_lossy(&ran.stderr).into_owned();
+        let stdout = String::from_utf8_lossy(&ran.stdout).into_owned();
+        // All six reached the barrier together; each hook's import succeeded on its own.
+        assert_eq!(std::fs::read_dir(marks.path()).unwrap().count(), 6);
+        assert_eq!(
+            err.matches(": imported (exit 0)").count(),
+            6,
+            "{mode}: {err}"
+        );
+        assert!(!err.contains("FAILED"), "{mode}: {err}");
+        // The job import afterwards finds every trial already there.
+        assert!(stdout.contains("imported 0 attempts"), "{mode}: {stdout}");
+        let rows: Vec<Value> = if mode == "ref" {
+            ledger(d, &["verify"]).ok();
+            let r = ledger(d, &["show"]);
+            r.ok();
+            serde_json::from_str::<Value>(&r.stdout).unwrap()["rows"]
+                .as_array()
+                .unwrap()
+                .clone()
+        } else {
+            h.rows()
+        };
+        let mut records: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                assert_ne!(r["native_outcome"], "DEFERRED", "{mode}: {r}");
+                r["native_record"]["id"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        records.sort();
+        records.dedup();
+        assert_eq!(records.len(), 6, "{mode}: six trials, six records");
+        let job = d.join("jobs/wide");
+        assert_eq!(
+            trials(&job, "hello-file").len() + trials(&job, "wrong-answer").len(),
+            6
+        );
+        if mode == "file" {
+            check_against_harbor(&h, &harbors_reading(&venv, &job), &[]);
+            check_rows_against_results(&h, &job, 3);
+            assert!(!d.join("ledger.json.lock").exists());
+        }
+    }
+}
+
+/// `git-ledger-harbor draft` on a dataset (`dataset.toml` and its task directories) and on one
+/// task directory: the digests are the ones Harbor's own `harbor sync` writes into the
+/// manifest, of the committed tree (a change not committed does not count); a stale manifest,
+/// a registry task with no directory here and a path that holds no task are refused.
+#[test]
+fn the_draft_generator_writes_harbors_own_digests_for_a_dataset_and_a_task() {
+    let venv = need_venv!();
+    let dir = crate::common::new_repo();
+    let d = dir.path();
+    for t in ["hello-file", "wrong-answer"] {
+        crate::harbor::copy_dir(
+            &crate::harbor::shared().join("tasks").join(t),
+            &d.join("ds").join(t),
+        );
+        let toml = d.join("ds").join(t).join("task.toml");
+        let mut text = std::fs::read_to_string(&toml).unwrap();
+        text.push_str(&format!("\n[task]\nname = \"gl/{t}\"\n"));
+        std::fs::write(&toml, text).unwrap();
+    }
+    let zero = format!("sha256:{}", "0".repeat(64));
+    let manifest = format!(
+        "[dataset]\nname = \"gl/small\"\n\n[[tasks]]\nname = \"gl/hello-file\"\ndigest = \"{zero}\"\n\n[[tasks]]\nname = \"gl/wrong-answer\"\ndigest = \"{zero}\"\n"
+    );
+    crate::common::write(d, "ds/dataset.toml", &manifest);
+    commit_all(d, "a dataset, its digests not synced");
+    let draft = |path: &str| {
+        let mut c = Command::new(venv.join("bin/git-ledger-harbor"));
+        c.args(["draft", path, "--agent", "oracle"])
+            .current_dir(d)
+            .env("PATH", path_with(&venv))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    // Refused: the manifest's digests are not the committed tasks'.
+    let out = draft("ds");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("ds/dataset.toml pins gl/hello-file at {zero}"))
+            && err.contains("run `harbor sync`"),
+        "{err}"
+    );
+    assert!(!err.contains("Traceback"), "{err}");
+    // Harbor's own sync writes the digests; the draft's are the same.
+    let synced = Command::new(venv.join("bin/harbor"))
+        .args(["sync", "ds"])
+        .current_dir(d)
+        .env("PATH", path_with(&venv))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    run_ok(&synced, "harbor sync");
+    commit_all(d, "harbor sync");
+    let text = std::fs::read_to_string(d.join("ds/dataset.toml")).unwrap();
+    let out = draft("ds");
+    run_ok(&out, "draft ds");
+    let tasks: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(tasks.len(), 2);
+    for (t, name) in tasks.iter().zip(["hello-file", "wrong-answer"]) {
+        assert_eq!(t["id"], format!("harbor/{name}"));
+        assert_eq!(t["harbor"]["task"], format!("gl/{name}"));
+        assert_eq!(t["definition"]["path"], format!("ds/{name}"));
+        let digest = t["harbor"]["digest"].as_str().unwrap();
+        assert_ne!(digest, zero);
+        assert!(
+            text.contains(&format!("name = \"gl/{name}\"\ndigest = \"{digest}\"")),
+            "harbor sync's {name}: {text}"
+        );
+        assert_eq!(t["limits"], json!({"agent_seconds": 60.0}));
+    }
+    // One task directory: the same block.
+    let out = draft("ds/hello-file");
+    run_ok(&out, "draft ds/hello-file");
+    let one: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(one, tasks[..1]);
+    // A change not committed does not count: HEAD's tree is hashed.
+    std::fs::write(d.join("ds/hello-file/instruction.md"), "changed\n").unwrap();
+    let out = draft("ds/hello-file");
+    run_ok(&out, "draft of a changed work tree");
+    assert_eq!(
+        serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap(),
+        one
+    );
+    git(d, &["checkout", "--", "ds/hello-file/instruction.md"]);
+    // A registry task, with no directory in the dataset: refused.
+    std::fs::write(
+        d.join("ds/dataset.toml"),
+        format!("{text}\n[[tasks]]\nname = \"gl/elsewhere\"\ndigest = \"{zero}\"\n"),
+    )
+    .unwrap();
+    commit_all(d, "a registry task");
+    let out = draft("ds");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("task gl/elsewhere is not one of the dataset's task directories"),
+        "{err}"
+    );
+    // Nothing Harbor would run: refused.
+    crate::common::write(d, "empty/README", "nothing\n");
+    commit_all(d, "empty");
+    let out = draft("empty");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("neither a Harbor task directory"));
 }

@@ -6,10 +6,16 @@ No containers, no network set-up: enough for tasks that need only the host's too
 `FlakyChrootEnvironment` fails the first start of every trial whose name is listed (by task
 name prefix) in $GIT_LEDGER_TEST_FLAKY, once per trial name (a marker under
 $GIT_LEDGER_TEST_FLAKY_DIR), with Harbor's retryable `EnvironmentStartTimeoutError`.
+
+`BarrierChrootEnvironment` holds every trial in `stop()` until $GIT_LEDGER_TEST_BARRIER trials
+have reached it (markers under $GIT_LEDGER_TEST_BARRIER_DIR; 120 s at most), so that their
+`TrialEvent.END` hooks, which Harbor calls right after `stop()`, run at the same moment: the
+concurrent imports the plugin must survive.
 """
 
 import asyncio
 import os
+import time
 import shlex
 import shutil
 import tempfile
@@ -65,6 +71,8 @@ class ChrootEnvironment(BaseEnvironment):
         shutil.copytree(source_dir, self._inside(target_dir), dirs_exist_ok=True)
 
     async def download_file(self, source_path: str, target_path):
+        if getattr(self, "_sandbox", None) is None:
+            raise FileNotFoundError(f"{source_path}: the environment never started")
         src = self._inside(source_path)
         if src.is_dir():
             raise IsADirectoryError(source_path)
@@ -72,6 +80,8 @@ class ChrootEnvironment(BaseEnvironment):
         shutil.copy2(src, target_path)
 
     async def download_dir(self, source_dir: str, target_dir):
+        if getattr(self, "_sandbox", None) is None:
+            return  # never started (a failed start): nothing to download
         src = self._inside(source_dir)
         if src.is_dir():
             shutil.copytree(src, target_dir, dirs_exist_ok=True)
@@ -125,3 +135,17 @@ class FlakyChrootEnvironment(ChrootEnvironment):
                 mark.write_text("failed the first start\n")
                 raise EnvironmentStartTimeoutError(f"test environment: first start of {trial} fails on purpose")
         await super().start(force_build)
+
+
+class BarrierChrootEnvironment(ChrootEnvironment):
+    async def stop(self, delete: bool):
+        await super().stop(delete)
+        n = int(os.environ.get("GIT_LEDGER_TEST_BARRIER", "1"))
+        marks = Path(os.environ.get("GIT_LEDGER_TEST_BARRIER_DIR", tempfile.gettempdir()))
+        marks.mkdir(parents=True, exist_ok=True)
+        (marks / f"{self.trial_paths.trial_dir.name}.stopped").write_text("stopped\n")
+        deadline = time.monotonic() + 120
+        while len(list(marks.glob("*.stopped"))) < n:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"test environment: fewer than {n} trials reached the barrier")
+            await asyncio.sleep(0.02)
