@@ -313,6 +313,21 @@ impl Reasons {
     }
 }
 
+impl From<Reasons> for Error {
+    fn from(r: Reasons) -> Self {
+        Error::Refused(r)
+    }
+}
+
+impl From<Vec<Reason>> for Reasons {
+    fn from(reasons: Vec<Reason>) -> Self {
+        Reasons {
+            reasons,
+            hints: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,20 +357,5 @@ mod tests {
         assert_eq!(omitted, 500 - SHOWN_REASONS_ALL);
         // Few: all of them.
         assert_eq!(shown_reasons(&kinds[..3]), (kinds[..3].iter().collect(), 0));
-    }
-}
-
-impl From<Reasons> for Error {
-    fn from(r: Reasons) -> Self {
-        Error::Refused(r)
-    }
-}
-
-impl From<Vec<Reason>> for Reasons {
-    fn from(reasons: Vec<Reason>) -> Self {
-        Reasons {
-            reasons,
-            hints: Vec::new(),
-        }
     }
 }

@@ -580,7 +580,7 @@ fn kept_refusal(remote: &str, refname: &str, kept: &[Kept]) -> Reasons {
         out.extend(reasons);
     }
     out.hint(format!(
-        "each refused attempt is kept on a commit on {remote}'s tip: read it with `git ledger show --at {} --row {}` and `git ledger diff {} {}`; sync never pushes it, the local ledger now follows {remote}, and the next sync has nothing to refuse",
+        "each refused attempt is kept on a commit on {remote}'s tip: read it with `git ledger show --unverified --at {} --row {}` (it is not an admitted state) and `git ledger diff {} {}`; sync never pushes it, the local ledger now follows {remote}, and the next sync has nothing to refuse",
         first.refname, first.conflict.sid, first.on, first.refname
     ));
     out.hint(

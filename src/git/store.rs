@@ -36,6 +36,7 @@ use crate::ledger::{Ledger, Row};
 use crate::store::{Change, Store, WriteError};
 
 mod checked;
+pub use checked::admitted;
 
 /// The hint Git gives when it knows no identity.
 pub const IDENTITY_HINT: &str = "tell Git who you are: `git config user.name \"Your Name\"` and `git config user.email you@example.com` (add --global for every repository)";

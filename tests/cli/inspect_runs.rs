@@ -1703,10 +1703,7 @@ fn an_eval_set_retry_is_the_first_try_s_error() {
             "--message-limit",
             "10",
         ],
-        &[
-            ("GIT_LEDGER_REF", "set"),
-            ("GIT_LEDGER", bin_s.as_str()),
-        ],
+        &[("GIT_LEDGER_REF", "set"), ("GIT_LEDGER", bin_s.as_str())],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let log = s.new_log("logs", &[]);

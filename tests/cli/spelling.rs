@@ -84,7 +84,8 @@ fn a_usage_error_says_usage_error_with_clap_s_suggestion() {
         let out = f.run(&args);
         out.expect_code(64);
         assert!(
-            out.stderr.starts_with("usage error: a command is required\n\n"),
+            out.stderr
+                .starts_with("usage error: a command is required\n\n"),
             "{args:?}: {}",
             out.stderr
         );
