@@ -652,7 +652,7 @@ fn keep(
         }
     }
     let author = author_of(repo, c.local)?;
-    let (_, committer) = identity(repo)?;
+    let committer = identity(repo)?;
     let committer = committer
         .to_owned()
         .map_err(|e| Error::failed(format!("committer identity: {e}")))?;
@@ -863,7 +863,7 @@ fn replay(
             layout::T_FILLED, refname
         )));
     };
-    let (_, committer) = identity(repo)?;
+    let committer = identity(repo)?;
     let writer = Writer {
         repo,
         decl,
@@ -1109,7 +1109,6 @@ impl Writer<'_> {
                 };
             }
             writes.push(RowWrite {
-                notes: Vec::new(),
                 source,
                 row: lr.row,
                 record: None,
@@ -1129,11 +1128,12 @@ impl Writer<'_> {
                     self.refname
                 ))
             })?;
-        let author = author_of(repo, c)?;
+        // Written by the one who replays it, as author and committer (rule 7), and signed by
+        // them (rule 8); the row and its record say whose attempt it was.
         let new = crate::git::sign::write_commit(
             repo,
             self.committer.to_ref(&mut Default::default()),
-            author.to_ref(&mut Default::default()),
+            self.committer.to_ref(&mut Default::default()),
             &message,
             tree,
             vec![tip],

@@ -21,12 +21,16 @@ pub struct CommitInfo {
     pub author_email: String,
     /// Author time, seconds since the epoch, and the offset in seconds.
     pub author_time: (i64, i32),
+    pub committer_name: String,
+    pub committer_email: String,
+    /// Committer time, seconds since the epoch, and the offset in seconds.
+    pub committer_time: (i64, i32),
     /// The `encoding` header, when the commit has one (Git re-encodes such a message to show
     /// it).
     pub encoding: Option<String>,
 }
 
-/// Read a commit's tree, parents, message and author.
+/// Read a commit's tree, parents, message, author and committer.
 pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
     let mut buf = Vec::new();
     let data = read_object(
@@ -42,6 +46,8 @@ pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
     let parents = c.parents().collect();
     let author = c.author().map_err(|e| corrupt(&e))?;
     let time = author.time().map_err(|e| corrupt(&e))?;
+    let committer = c.committer().map_err(|e| corrupt(&e))?;
+    let ctime = committer.time().map_err(|e| corrupt(&e))?;
     Ok(CommitInfo {
         id,
         tree,
@@ -50,6 +56,9 @@ pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
         author_name: String::from_utf8_lossy(author.name).trim().to_owned(),
         author_email: String::from_utf8_lossy(author.email).trim().to_owned(),
         author_time: (time.seconds, time.offset),
+        committer_name: String::from_utf8_lossy(committer.name).trim().to_owned(),
+        committer_email: String::from_utf8_lossy(committer.email).trim().to_owned(),
+        committer_time: (ctime.seconds, ctime.offset),
         encoding: c.encoding.map(|e| String::from_utf8_lossy(e).into_owned()),
     })
 }

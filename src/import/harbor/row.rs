@@ -378,6 +378,5 @@ pub fn trial_row(
         evidence_hint,
         key: trial.key(),
         notes,
-        message_notes: Vec::new(),
     }
 }
