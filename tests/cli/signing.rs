@@ -386,7 +386,9 @@ pub fn forge_with(
     if let Some(p) = parent {
         body.push_str(&format!("parent {p}\n"));
     }
-    body.push_str("author Test Author <author@example.com> 1795946400 +0000\n");
+    body.push_str(&format!(
+        "author Test Committer <{COMMITTER}> 1795946400 +0000\n"
+    ));
     body.push_str(&format!(
         "committer Test Committer <{COMMITTER}> 1795946400 +0000\n"
     ));
