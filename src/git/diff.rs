@@ -151,7 +151,7 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
             why_not: why.iter().map(ToString::to_string).collect(),
         },
     };
-    // Whether each side is an admitted state: shown either way, and said (review §2).
+    // Whether each side is an admitted state: shown either way, and said.
     let mut admitted = ledger_diff::SidesAdmitted::both();
     for (side, rev, commit) in [("A", a_rev, a), ("B", b_rev, b)] {
         let name = format!("commit {commit}");

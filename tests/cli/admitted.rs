@@ -1,4 +1,4 @@
-//! What a reviewer is shown (review §2 and §5 of the issue 26 work: docs/reference/cli.md,
+//! What a reviewer is shown (issue 26 items 2, 5 and 6; docs/reference/cli.md,
 //! docs/messages.md): `report` and `show` refuse a ledger state `verify` refuses unless
 //! `--unverified` (a banner first in every format), `log` and `diff` mark it, JSON says
 //! `admitted`; messages that claim more than the change did, an author who is not the

@@ -425,7 +425,7 @@ fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted() {
             ),
         ),
     );
-    // Nothing but what the change did: no free text, no other trailer (review §5).
+    // Nothing but what the change did: no free text, no other trailer (docs/messages.md).
     c.refused(
         "a claim in the body",
         &c.commit(

@@ -460,7 +460,7 @@ pub(crate) fn rule7(
             r.push(breaks!(at, 7, None, "its message is declared in encoding {enc:?}; Git would re-encode it to show it, so a ledger commit's message is UTF-8 without an encoding header"));
         }
     }
-    // One identity writes a ledger commit (review §5): an author field naming someone else
+    // One identity writes a ledger commit (docs/messages.md): an author field naming someone else
     // than the committer (whose key signs, rule 8) is a claim the tool never makes.
     if (c.author_name.as_str(), c.author_email.as_str())
         != (c.committer_name.as_str(), c.committer_email.as_str())
