@@ -593,7 +593,6 @@ fn fast_import(
                 row: c.row.clone(),
                 record: Some(c.record.clone()),
                 source: c.source.clone(),
-                notes: Vec::new(),
             }],
         };
         let (message, _) = message::change_message(decl, &change, k)

@@ -210,7 +210,7 @@ fn tool_message(
     let f: Vec<&Row> = filled.iter().collect();
     let r: Vec<&Row> = repaired.iter().collect();
     match message::expected(decl, &f, &r, parent_filled) {
-        Ok(e) => message::compose(&e, ""),
+        Ok(e) => message::compose(&e, &[]),
         Err(_) => "fuzz child".to_owned(),
     }
 }

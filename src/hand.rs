@@ -63,7 +63,6 @@ pub fn put<S: Store + ?Sized>(
     Ok(Change {
         kind: ChangeKind::Put,
         rows: vec![RowWrite {
-            notes: Vec::new(),
             row,
             record: Some(row_bytes.to_vec()),
             source: source.to_owned(),
@@ -93,7 +92,6 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
     Ok(Change {
         kind: ChangeKind::Repair,
         rows: vec![RowWrite {
-            notes: Vec::new(),
             row,
             record: None,
             source: String::new(),

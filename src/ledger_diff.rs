@@ -134,9 +134,32 @@ pub struct Follows {
     pub why_not: Vec<String>,
 }
 
+/// Whether each side is a ledger state `verify` admits (two ledger files: both are, judged by
+/// their own checks when read).
+#[derive(Debug, Clone, Serialize)]
+pub struct SidesAdmitted {
+    pub a: bool,
+    pub b: bool,
+    /// For each side that is not: `A (<rev>) is not admitted: <verify's first reason>`.
+    pub refused: Vec<String>,
+}
+
+impl SidesAdmitted {
+    /// Both sides admitted.
+    pub fn both() -> Self {
+        SidesAdmitted {
+            a: true,
+            b: true,
+            refused: Vec::new(),
+        }
+    }
+}
+
 /// The whole diff (`--json` prints exactly this).
 #[derive(Debug, Clone, Serialize)]
 pub struct LedgerDiff {
+    /// Whether A and B are admitted states: a diff is shown either way, and says so.
+    pub admitted: SidesAdmitted,
     pub declaration: crate::report::DeclarationRef,
     pub a: String,
     pub b: String,
@@ -290,6 +313,9 @@ pub fn write_text(d: &LedgerDiff, full: bool, out: &mut dyn Write) -> io::Result
         d.a,
         d.b
     )?;
+    for why in &d.admitted.refused {
+        writeln!(out, "NOT ADMITTED: {why}")?;
+    }
     if d.rows.is_empty() {
         writeln!(out, "no row differs")?;
     } else {

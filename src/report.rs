@@ -24,9 +24,15 @@ pub use json_writer::{write_json, write_json_owned};
 /// The whole report (`--json` prints exactly this).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// Whether the ledger state is admitted (in ref mode: `verify` admits the chain from its
+    /// root to the commit read; a ledger file that parses is). A report of a state that is not
+    /// is only written under `--unverified`, with a banner first in every format.
+    pub admitted: bool,
     pub declaration: DeclarationRef,
     /// The ledger state the report describes (docs/reference/workflow.md, rule 6).
     pub ledger: LedgerState,
+    /// When not admitted: the first reason `verify` gives (`null` when admitted).
+    pub refused: Option<String>,
     pub sections: BTreeMap<&'static str, Section>,
     pub rows: Vec<RowReport>,
 }

@@ -29,8 +29,6 @@ pub struct RowWrite {
     pub record: Option<Vec<u8>>,
     /// Where the row came from, for messages (`from <path>`).
     pub source: String,
-    /// What the commit message says about the row besides its source (an edited score).
-    pub notes: Vec<String>,
 }
 
 /// What kind of write a change is (it decides the commit message).

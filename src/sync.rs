@@ -611,7 +611,7 @@ fn kept_refusal(remote: &str, refname: &str, kept: &[Kept]) -> Reasons {
         out.extend(reasons);
     }
     out.hint(format!(
-        "each refused attempt is kept on a commit on {remote}'s tip: read it with `git ledger show --at {} --row {}` and `git ledger diff {} {}`; sync never pushes it, the local ledger now follows {remote}, and the next sync has nothing to refuse",
+        "each refused attempt is kept on a commit on {remote}'s tip: read it with `git ledger show --unverified --at {} --row {}` (it is not an admitted state) and `git ledger diff {} {}`; sync never pushes it, the local ledger now follows {remote}, and the next sync has nothing to refuse",
         first.refname, first.conflict.sid, first.on, first.refname
     ));
     out.hint(
@@ -683,7 +683,7 @@ fn keep(
         }
     }
     let author = author_of(repo, c.local)?;
-    let (_, committer) = identity(repo)?;
+    let committer = identity(repo)?;
     let committer = committer
         .to_owned()
         .map_err(|e| Error::failed(format!("committer identity: {e}")))?;
@@ -894,7 +894,7 @@ fn replay(
             layout::T_FILLED, refname
         )));
     };
-    let (_, committer) = identity(repo)?;
+    let committer = identity(repo)?;
     let writer = Writer {
         repo,
         decl,
@@ -1140,7 +1140,6 @@ impl Writer<'_> {
                 };
             }
             writes.push(RowWrite {
-                notes: Vec::new(),
                 source,
                 row: lr.row,
                 record: None,
@@ -1160,11 +1159,12 @@ impl Writer<'_> {
                     self.refname
                 ))
             })?;
-        let author = author_of(repo, c)?;
+        // Written by the one who replays it, as author and committer (rule 7), and signed by
+        // them (rule 8); the row and its record say whose attempt it was.
         let new = crate::git::sign::write_commit(
             repo,
             self.committer.to_ref(&mut Default::default()),
-            author.to_ref(&mut Default::default()),
+            self.committer.to_ref(&mut Default::default()),
             &message,
             tree,
             vec![tip],

@@ -274,7 +274,7 @@ fn write(
     let mut tree = format!("100644 {CHECKPOINT_FILE}\0").into_bytes();
     tree.extend_from_slice(blob.as_bytes());
     let tree = crate::git::objects::write_object(repo, Kind::Tree, &tree)?;
-    let (_, committer) = crate::git::store::identity(repo)?;
+    let committer = crate::git::store::identity(repo)?;
     let message = format!(
         "Checkpoint {}@{}\n\nFilled {}; root {}; declaration sha256 {}.\n",
         c.ledger, c.tip, c.filled, c.root, c.declaration

@@ -89,6 +89,9 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
         if !e.message_admitted {
             filled.push_str("  (its message says something else: not admitted, rule 7)");
         }
+        if e.dated_before_parent {
+            filled.push_str("  (dated before its parent)");
+        }
         let signed = match (&e.signer, &e.signature_refused) {
             (Some(s), _) => match &s.principal {
                 Some(p) => format!("  signed by {p} {}", s.fingerprint),

@@ -48,6 +48,10 @@ pub struct ReportArgs {
     /// self-contained page: `> report.html`).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Text)]
     pub format: Format,
+    /// Report on a ledger state `verify` refuses (ref mode), under a banner, first in every
+    /// format, saying it is not admitted and why (without it such a state is refused, exit 2).
+    #[arg(long)]
+    pub unverified: bool,
     #[command(flatten)]
     pub input: InputOpts,
 }
@@ -112,7 +116,22 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, false)?;
             let state =
                 crate::git::read::state_at(&repo, &known.decl, commit, args.ledger_ref.as_deref())?;
-            report::build(&known.decl, &ledger, state)
+            let on_ref = match &state {
+                report::LedgerState::Ref { ledger_ref, .. } => ledger_ref.clone(),
+                report::LedgerState::File { .. } => None,
+            };
+            let refused = super::admitted_state(
+                &repo,
+                commit,
+                on_ref.as_deref(),
+                max,
+                args.unverified,
+                "report",
+            )?;
+            let mut report = report::build(&known.decl, &ledger, state);
+            report.admitted = refused.is_none();
+            report.refused = refused;
+            report
         }
     };
     match args.format() {

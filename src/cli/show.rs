@@ -24,6 +24,10 @@ pub struct ShowArgs {
     /// The repository (default: discovered from the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
+    /// Print a ledger state `verify` refuses, after a banner on stderr saying it is not
+    /// admitted and why (stdout stays the document; without it such a state is refused, exit 2).
+    #[arg(long)]
+    pub unverified: bool,
     #[command(flatten)]
     pub input: InputOpts,
 }
@@ -36,6 +40,18 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
     let commit = ledger_commit(&repo, args.at.as_deref(), args.ledger_ref.as_deref())
         .map_err(|e| super::name_a_ledger(e, None, |id| format!("git ledger show --ref {id}")))?;
     let max = args.input.max_input_bytes;
+    let name = match &args.ledger_ref {
+        Some(r) => Some(crate::git::store::resolve_ref(&repo, Some(r))?.0),
+        None => None,
+    };
+    let refused =
+        super::admitted_state(&repo, commit, name.as_deref(), max, args.unverified, "show")?;
+    if let Some(first) = refused {
+        writeln!(
+            io.err,
+            "NOT ADMITTED: verify refuses this ledger state ({first}); it is shown only because --unverified was given"
+        )?;
+    }
     if args.declaration {
         io.out
             .write_all(&crate::git::read::declaration_bytes_at(&repo, commit, max)?)?;

@@ -118,6 +118,9 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
         drop(bar);
         match result {
             Ok(n) => {
+                // Listed for the reviewer's commands (`report`, `show`, …), which then check only
+                // what follows it; `verify` itself never reads the list.
+                crate::git::store::admitted::add(&repo, *tip);
                 let mut line = format!(
                     "{name}: {n} commit{} admitted, root to {tip}",
                     if n == 1 { "" } else { "s" }

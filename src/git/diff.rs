@@ -37,6 +37,7 @@ pub fn files(decl_path: &Path, a_file: &str, b_file: &str, max: u64) -> Result<L
         ));
     }
     Ok(LedgerDiff {
+        admitted: ledger_diff::SidesAdmitted::both(),
         declaration: DeclarationRef {
             id: decl.id.clone(),
             sha256: decl.sha256.clone(),
@@ -150,7 +151,24 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
             why_not: why.iter().map(ToString::to_string).collect(),
         },
     };
+    // Whether each side is an admitted state: shown either way, and said.
+    let mut admitted = ledger_diff::SidesAdmitted::both();
+    for (side, rev, commit) in [("A", a_rev, a), ("B", b_rev, b)] {
+        let name = format!("commit {commit}");
+        if let Some(r) = super::read::admitted(repo, commit, &name, max)? {
+            let first = r.reasons().first().map(ToString::to_string);
+            admitted.refused.push(format!(
+                "{side} ({rev}) is not admitted: {}",
+                first.unwrap_or_default()
+            ));
+            match side {
+                "A" => admitted.a = false,
+                _ => admitted.b = false,
+            }
+        }
+    }
     Ok(LedgerDiff {
+        admitted,
         declaration: DeclarationRef {
             id: decl.id.clone(),
             sha256: decl.sha256.clone(),

@@ -68,6 +68,10 @@ pub struct Entry {
     pub repairs: Vec<String>,
     /// `k/n` from `Ledger-Filled`, when the commit carries it.
     pub filled: Option<String>,
+    /// Whether the commit is dated before its parent (its author or committer time earlier
+    /// than the parent's): flagged, not refused (clocks differ), since a backdated commit
+    /// claims an order of events its chain does not have.
+    pub dated_before_parent: bool,
     /// Whether the commit's message says exactly what its tree did (rule 7); when not, the
     /// subject is shown as written but the attempts, repairs and count are the trees'.
     pub message_admitted: bool,
@@ -116,6 +120,7 @@ fn entry(
         attempts,
         repairs,
         filled: Some(format!("{k}/{n}")),
+        dated_before_parent: false,
         message_admitted: true,
         signer: None,
         signature_refused: None,
@@ -279,6 +284,10 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
         let why = why.into_vec();
         if let Some(last) = entries.last_mut() {
             last.message_admitted = why.is_empty();
+            if let Some(p) = i.checked_sub(1).map(|i| &chain[i]) {
+                last.dated_before_parent = info.author_time.0 < p.author_time.0
+                    || info.committer_time.0 < p.committer_time.0;
+            }
             (last.signer, last.signature_refused) = match &writers_refused {
                 // Declared writers that cannot be read name no signer.
                 Some(why) => (None, Some(why.clone())),

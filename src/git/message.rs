@@ -4,9 +4,12 @@
 //! [`check`]. The writers and the validator use the same [`Expected`], so the rule is not
 //! written twice.
 //!
-//! A message is a subject line, a free body, and a last paragraph of trailers. The `Ledger-`
-//! trailers, in order, must be exactly the expected lines; other trailers (`Signed-off-by`, …)
-//! may be added; no line before the trailers may parse as a `Ledger-` trailer.
+//! A message is a subject line, a body, and a last paragraph of trailers, each exactly what the
+//! tool writes for the change: the body holds one line per row the change fills or repairs (in
+//! schedule order), then the repair's note (read from the row) or the `from` line naming the
+//! input in the tool's own form (one word: whitespace written `%20`, `%` as `%25`); the
+//! trailers are exactly the expected `Ledger-` lines. No free text, no other trailer
+//! (`Signed-off-by`, `Reviewed-by`, …): a message says what the change did, nothing more.
 
 use crate::declaration::Declaration;
 use crate::ledger::Row;
@@ -21,9 +24,70 @@ use super::layout::{T_ATTEMPT, T_DECLARATION, T_FILLED, T_REPAIR};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
     pub subject: String,
+    /// The body's rows, in schedule order (none for the root).
+    pub body: Vec<BodyRow>,
     pub trailers: Vec<String>,
     /// The `k` of `Ledger-Filled: k/n`.
     pub filled: usize,
+}
+
+/// What the body says of one row the change fills or repairs, derived from the row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyRow {
+    /// `<schedule id>  <native outcome>[ (<native status>)]  <portfolio label>`.
+    pub line: String,
+    /// A repair: its last note (`  repair: <note>` follows the line).
+    pub repair: Option<String>,
+    /// A fill: a `  from <input>` line may follow (the input is the writer's, not the row's).
+    pub fill: bool,
+}
+
+/// The form of an input's name on a `from` line: one line (control characters escaped) and one
+/// word, whitespace percent-encoded (`%20`) and `%` as `%25`, so that the line names an input
+/// and cannot carry a sentence.
+pub fn input_form(s: &str) -> String {
+    let mut out = String::new();
+    for c in one_line(s).chars() {
+        if c == '%' || c.is_whitespace() {
+            let mut b = [0; 4];
+            for byte in c.encode_utf8(&mut b).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether `s` is a name [`input_form`] writes: not empty, no whitespace, no control character.
+fn is_input_form(s: &str) -> bool {
+    !s.is_empty() && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+fn body_row(decl: &Declaration, row: &Row, fill: bool) -> BodyRow {
+    let status = row
+        .native_status()
+        .map(|s| format!(" ({})", one_line(s)))
+        .unwrap_or_default();
+    BodyRow {
+        line: format!(
+            "{}  {}{}  {}",
+            one_line(row.schedule_id()),
+            one_line(row.native_outcome()),
+            status,
+            label(decl, row)
+        ),
+        repair: if fill {
+            None
+        } else {
+            row.interventions()
+                .filter(|(k, _)| *k == "repair")
+                .last()
+                .map(|(_, note)| one_line(note))
+        },
+        fill,
+    }
 }
 
 /// Text that goes on one line of a message: control characters (newlines included) shown
@@ -54,6 +118,7 @@ pub fn root_expected(decl: &Declaration) -> Expected {
     let n = decl.schedule_len();
     Expected {
         subject: format!("declare {}: {n} scheduled attempts", one_line(&decl.id)),
+        body: Vec::new(),
         trailers: vec![declaration_trailer(decl), format!("{T_FILLED}: 0/{n}")],
         filled: 0,
     }
@@ -135,19 +200,25 @@ pub fn expected(
         trailers.push(format!("{T_REPAIR}: {}", one_line(r.schedule_id())));
     }
     trailers.push(format!("{T_FILLED}: {k}/{n}"));
+    let body = (filled.iter().map(|r| body_row(decl, r, true)))
+        .chain(repaired.iter().map(|r| body_row(decl, r, false)))
+        .collect();
     Ok(Expected {
         subject,
+        body,
         trailers,
         filled: k,
     })
 }
 
-/// The message the tool writes: the subject, the body (may be empty), the trailers.
-pub fn compose(expected: &Expected, body: &str) -> String {
+/// The message the tool writes: the subject, the body (its rows, each fill's `from` line when
+/// `inputs` names one for it: `inputs[i]` for `expected.body[i]`), the trailers.
+pub fn compose(expected: &Expected, inputs: &[&str]) -> String {
     let mut out = format!("{}\n\n", expected.subject);
-    if !body.trim().is_empty() {
-        out.push_str(body.trim_end_matches('\n'));
-        out.push_str("\n\n");
+    let body = body_text(expected, inputs);
+    if !body.is_empty() {
+        out.push_str(&body);
+        out.push('\n');
     }
     for t in &expected.trailers {
         out.push_str(t);
@@ -156,52 +227,49 @@ pub fn compose(expected: &Expected, body: &str) -> String {
     out
 }
 
+/// The body's lines, each ending in a newline (empty for no rows).
+fn body_text(expected: &Expected, inputs: &[&str]) -> String {
+    let mut out = String::new();
+    for (i, b) in expected.body.iter().enumerate() {
+        out.push_str(&b.line);
+        out.push('\n');
+        if let Some(note) = &b.repair {
+            out.push_str(&format!("  repair: {note}\n"));
+        }
+        match inputs.get(i) {
+            Some(input) if b.fill && !input.is_empty() => {
+                out.push_str(&format!("  from {}\n", input_form(input)));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The root commit's message (`init`).
 pub fn root_message(decl: &Declaration) -> String {
-    compose(&root_expected(decl), "")
+    compose(&root_expected(decl), &[])
 }
 
 /// The message of the commit that writes `change` on a parent whose message says
-/// `parent_filled` rows are filled, with the number of rows filled after it. The subject and
-/// trailers are [`expected`]'s for the rows the change fills or repairs; the body lists each row
-/// with where it came from (or the repair's note). `Err` as for [`expected`].
+/// `parent_filled` rows are filled, with the number of rows filled after it: [`expected`]'s
+/// parts for the rows the change fills or repairs, each fill's `from` line naming its source.
+/// `Err` as for [`expected`].
 pub fn change_message(
     decl: &Declaration,
     change: &Change,
     parent_filled: usize,
 ) -> Result<(String, usize), String> {
-    let rows: Vec<&Row> = change.rows.iter().map(|w| &w.row).collect();
+    let mut writes: Vec<_> = change.rows.iter().collect();
+    writes.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
+    let rows: Vec<&Row> = writes.iter().map(|w| &w.row).collect();
     let e = if change.kind == ChangeKind::Repair {
         expected(decl, &[], &rows, parent_filled)?
     } else {
         expected(decl, &rows, &[], parent_filled)?
     };
-    let mut body = String::new();
-    for w in &change.rows {
-        let status = w
-            .row
-            .native_status()
-            .map(|s| format!(" ({})", one_line(s)))
-            .unwrap_or_default();
-        body.push_str(&format!(
-            "{}  {}{}  {}\n",
-            one_line(w.row.schedule_id()),
-            one_line(w.row.native_outcome()),
-            status,
-            label(decl, &w.row)
-        ));
-        if change.kind == ChangeKind::Repair {
-            if let Some((_, note)) = w.row.interventions().filter(|(k, _)| *k == "repair").last() {
-                body.push_str(&format!("  repair: {}\n", one_line(note)));
-            }
-        } else if !w.source.is_empty() {
-            body.push_str(&format!("  from {}\n", one_line(&w.source)));
-        }
-        for n in &w.notes {
-            body.push_str(&format!("  note: {}\n", one_line(n)));
-        }
-    }
-    Ok((compose(&e, &body), e.filled))
+    let inputs: Vec<&str> = writes.iter().map(|w| w.source.as_str()).collect();
+    Ok((compose(&e, &inputs), e.filled))
 }
 
 /// The `k` of an admitted message's `Ledger-Filled: k/n` trailer for a schedule of `n` rows,
@@ -307,6 +375,7 @@ fn sentences(message: &str, expected: &Expected) -> Vec<String> {
             ));
         }
     }
+    body_sentences(&body, expected, &mut r);
     if trailers.is_empty() {
         r.push(format!(
             "it has no trailer paragraph; its last paragraph must hold {}",
@@ -329,12 +398,17 @@ fn sentences(message: &str, expected: &Expected) -> Vec<String> {
                     got.push((n, line));
                 }
             }
-            Some(_) => {} // other trailers (Signed-off-by, …) may be added
+            Some(key) => r.push(format!(
+                "line {n}: trailer {key} is not one the tool writes; a ledger commit's last paragraph holds only its Ledger- trailers (no Signed-off-by, Reviewed-by or other claim: the message says what the change did, nothing more)"
+            )),
         }
     }
     let want: Vec<&str> = expected.trailers.iter().map(String::as_str).collect();
     let got_lines: Vec<&str> = got.iter().map(|(_, l)| *l).collect();
     if got_lines == want {
+        if r.is_empty() {
+            layout_sentence(message, expected, &body, &mut r);
+        }
         return r;
     }
     let key_of = |l: &str| trailer_key(l).unwrap_or_default().to_owned();
@@ -393,6 +467,84 @@ fn sentences(message: &str, expected: &Expected) -> Vec<String> {
         ));
     }
     r
+}
+
+/// Why the body `body` (its lines, with their numbers) is not the one the tool writes for
+/// `expected`: the first line that differs, or the first line beyond the tool's.
+fn body_sentences(body: &Lines<'_>, expected: &Expected, r: &mut Vec<String>) {
+    let mut lines = body.iter().peekable();
+    let what = "one line per row it fills or repairs, in schedule order, then the repair's note or the `from` line naming its input";
+    for b in &expected.body {
+        let mut want = vec![b.line.clone()];
+        if let Some(note) = &b.repair {
+            want.push(format!("  repair: {note}"));
+        }
+        for w in want {
+            match lines.next() {
+                Some((_, l)) if *l == w => {}
+                Some((n, l)) => {
+                    r.push(format!(
+                        "line {n} of the body is {l:?}; for this change the tool writes {w:?} there (the body is {what}; nothing else)"
+                    ));
+                    return;
+                }
+                None => {
+                    r.push(format!(
+                        "its body lacks {w:?}; for this change the tool writes {what}"
+                    ));
+                    return;
+                }
+            }
+        }
+        if b.fill {
+            if let Some((n, l)) = lines.peek() {
+                if let Some(input) = l.strip_prefix("  from ") {
+                    if !is_input_form(input) {
+                        r.push(format!(
+                            "line {n} of the body ({l:?}) names its input in another form than the tool's (one word, whitespace written %20); a `from` line names an input, it carries no sentence"
+                        ));
+                        return;
+                    }
+                    lines.next();
+                }
+            }
+        }
+    }
+    if let Some((n, l)) = lines.next() {
+        let more = lines.count();
+        r.push(format!(
+            "line {n} of the body ({l:?}){} is not a line the tool writes for this change; the body is {what}, no other text (a claim about the attempt belongs nowhere in a ledger commit: the row says what happened)",
+            match more {
+                0 => String::new(),
+                1 => " and 1 line after it".to_owned(),
+                m => format!(" and {m} lines after it"),
+            }
+        ));
+    }
+}
+
+/// Once every line is the tool's: whether the message is laid out as the tool lays it out
+/// (one blank line between the parts, none inside the body, no trailing blanks).
+fn layout_sentence(message: &str, expected: &Expected, body: &Lines<'_>, r: &mut Vec<String>) {
+    let mut written = format!("{}\n\n", expected.subject);
+    if !body.is_empty() {
+        for (_, l) in body {
+            written.push_str(l);
+            written.push('\n');
+        }
+        written.push('\n');
+    }
+    for t in &expected.trailers {
+        written.push_str(t);
+        written.push('\n');
+    }
+    // Newlines at the very end are Git's business (`commit-tree -m` adds one).
+    if message.trim_end_matches('\n') != written.trim_end_matches('\n') {
+        r.push(
+            "its lines are the tool's but not laid out as the tool writes them (the subject, a blank line, the body, a blank line, the trailers, each line ending in one newline, no other blank line and no trailing blanks)"
+                .to_owned(),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -463,22 +615,75 @@ mod tests {
     fn the_root_message_is_what_the_root_check_wants() {
         let d = decl();
         let e = root_expected(&d);
-        let m = compose(&e, "");
+        let m = compose(&e, &[]);
         assert_eq!(check(&m, &e), Vec::<Reason>::new());
         assert_eq!(filled_of(&m, d.schedule_len()), Some(0));
         assert_eq!(filled_of(&m, d.schedule_len() + 1), None);
     }
 
     #[test]
-    fn other_trailers_and_a_free_body_are_admitted() {
+    fn only_the_tools_body_and_trailers_are_admitted() {
         let d = decl();
         let e = root_expected(&d);
-        let m = format!(
-            "{}\n\nfree text\n  indented: fine\n\n{}\nSigned-off-by: A <a@b>\n",
-            e.subject,
-            e.trailers.join("\n")
-        );
+        let t = e.trailers.join("\n");
+        let s = &e.subject;
+        for (m, why) in [
+            (
+                format!("{s}\n\nIndependently re-run and audited by the maintainers.\n\n{t}\n"),
+                "line 3 of the body (\"Independently re-run",
+            ),
+            (
+                format!("{s}\n\n{t}\nReviewed-by: The Maintainers <m@example.org>\n"),
+                "trailer Reviewed-by is not one the tool writes",
+            ),
+            (
+                format!("{s}\n\n{t}\nSigned-off-by: A <a@b>\n"),
+                "trailer Signed-off-by is not one",
+            ),
+            (format!("{s}\n\n\n{t}\n"), "not laid out as the tool writes"),
+            (format!("{s}\n \n{t}\n"), "not laid out as the tool writes"),
+        ] {
+            let got = check(&m, &e);
+            assert!(
+                got.iter().any(|g| g.sentence.contains(why)),
+                "{m:?}: {got:?}"
+            );
+        }
+        // A fill: its row's line, then at most one `from` line in the tool's form.
+        let a = filled(&d, 0, true);
+        let e = expected(&d, &[&a], &[], 0).unwrap();
+        let m = compose(&e, &["my runs/row 01.json"]);
+        assert!(m.contains("  from my%20runs/row%2001.json\n"), "{m}");
         assert_eq!(check(&m, &e), Vec::<Reason>::new());
+        assert_eq!(check(&compose(&e, &[]), &e), Vec::<Reason>::new());
+        let line = &e.body[0].line;
+        for (body, why) in [
+            (
+                format!("{line}\n  from audited by the maintainers\n"),
+                "another form than the tool's",
+            ),
+            (
+                format!("{line}\n  from x.json\n  from y.json\n"),
+                "line 5 of the body (\"  from y.json\")",
+            ),
+            (
+                format!("{line}\n  note: re-run and audited\n"),
+                "is not a line the tool writes",
+            ),
+            (
+                format!("{line} (audited)\n"),
+                "for this change the tool writes",
+            ),
+            (String::new(), "its body lacks"),
+        ] {
+            let m = format!("{}\n\n{body}\n{}\n", e.subject, e.trailers.join("\n"));
+            let m = m.replace("\n\n\n", "\n\n");
+            let got = check(&m, &e);
+            assert!(
+                got.iter().any(|g| g.sentence.contains(why)),
+                "{m:?}: {got:?}"
+            );
+        }
     }
 
     #[test]

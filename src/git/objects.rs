@@ -21,16 +21,16 @@ pub struct CommitInfo {
     pub author_email: String,
     /// Author time, seconds since the epoch, and the offset in seconds.
     pub author_time: (i64, i32),
-    /// The committer's name, e-mail and time (seconds since the epoch, offset in seconds).
     pub committer_name: String,
     pub committer_email: String,
+    /// Committer time, seconds since the epoch, and the offset in seconds.
     pub committer_time: (i64, i32),
     /// The `encoding` header, when the commit has one (Git re-encodes such a message to show
     /// it).
     pub encoding: Option<String>,
 }
 
-/// Read a commit's tree, parents, message and author.
+/// Read a commit's tree, parents, message, author and committer.
 pub fn read_commit(repo: &gix::Repository, id: ObjectId) -> Result<CommitInfo> {
     let mut buf = Vec::new();
     let data = read_object(

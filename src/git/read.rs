@@ -209,3 +209,54 @@ pub fn row_at(repo: &gix::Repository, commit: ObjectId, id: &str, max: u64) -> R
     let row = super::admit::read_row(repo, decl, blob, id, max, &at)?.map_err(Error::refusal)?;
     Ok(row.canonical(decl))
 }
+
+/// Whether the ledger state at `commit` is one `verify` admits (the first-parent chain from
+/// its root to `commit`, rules 1-8, and no replace ref or note changing what Git shows of it):
+/// `None` when it is, else `verify`'s reasons (the first refused commit's, then the replace
+/// refs and notes). `name` names the ledger in those reasons (a ref, or the commit).
+///
+/// The chain is checked from the root once: a commit admitted so is listed
+/// ([`super::store::admitted`]), and a later state that extends a listed one has only the
+/// steps after it checked, so a report of the same tip checks nothing twice. The replace refs
+/// and notes are looked for every time (they can appear without the chain changing).
+pub fn admitted(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    name: &str,
+    max: u64,
+) -> Result<Option<crate::error::Reasons>> {
+    let listed: std::collections::HashSet<ObjectId> =
+        super::store::admitted::listed(repo).into_iter().collect();
+    let mut reasons = crate::error::Reasons::new();
+    if !listed.contains(&commit) {
+        // The nearest listed commit below, if any: only the steps after it are checked.
+        let mut base = None;
+        let mut at = commit;
+        while let Some(&parent) = super::objects::read_commit(repo, at)?.parents.first() {
+            if listed.contains(&parent) {
+                base = Some(parent);
+                break;
+            }
+            at = parent;
+        }
+        // What a reviewer is shown: declarations from their blobs, never from the cache.
+        let mut admission = super::admit::Admission::new(repo, max).without_cache();
+        let verdict = match base {
+            Some(base) => admission.follows(base, commit)?.map(|_| ()),
+            None => match admission.chain(None, commit, &mut |_, _| {}) {
+                Ok(_) => Ok(()),
+                Err(Error::Refused(r)) => Err(r.into_vec()),
+                Err(e) => return Err(e),
+            },
+        };
+        match verdict {
+            Ok(()) => super::store::admitted::add(repo, commit),
+            Err(r) => reasons.extend(r),
+        }
+    }
+    reasons.extend(super::replace::shown_otherwise(
+        repo,
+        &[(name.to_owned(), commit)],
+    )?);
+    Ok((!reasons.is_empty()).then_some(reasons))
+}

@@ -36,6 +36,7 @@ use crate::ledger::{Ledger, Row};
 use crate::store::{Change, Store, WriteError};
 
 mod checked;
+pub use checked::admitted;
 
 /// The hint Git gives when it knows no identity.
 pub const IDENTITY_HINT: &str = "tell Git who you are: `git config user.name \"Your Name\"` and `git config user.email you@example.com` (add --global for every repository)";
@@ -159,15 +160,12 @@ pub fn ref_target(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>
     }
 }
 
-/// Author and committer from Git's configuration and environment; none is a failure with
-/// Git's hint.
-pub(crate) fn identity(
-    repo: &gix::Repository,
-) -> Result<(gix::actor::SignatureRef<'_>, gix::actor::SignatureRef<'_>)> {
-    Ok((
-        signature(repo.author(), "author")?,
-        signature(repo.committer(), "committer")?,
-    ))
+/// The identity a ledger commit is written by: the committer from Git's configuration and
+/// environment, written as both author and committer (rule 7: one identity writes a ledger
+/// commit; on a ledger with writers it is the signer's, rule 8). None is a failure with Git's
+/// hint.
+pub(crate) fn identity(repo: &gix::Repository) -> Result<gix::actor::SignatureRef<'_>> {
+    signature(repo.committer(), "committer")
 }
 
 fn signature<'a>(
@@ -281,7 +279,8 @@ pub fn init(repo: &gix::Repository, decl: &Declaration) -> Result<(String, Objec
             "fill its rows with `git ledger import` or `git ledger put`; a changed protocol needs a declaration with a new id",
         ));
     }
-    let (author, committer) = identity(repo)?;
+    let committer = identity(repo)?;
+    let author = committer;
     let bytes = decl.bytes().ok_or_else(|| {
         Error::failed("init needs the declaration's bytes (it was read from a cache)")
     })?;
@@ -802,7 +801,8 @@ impl RefStore {
                 ))
             })?;
         debug_assert_eq!(filled, self.filled + newly);
-        let (author, committer) = identity(repo)?;
+        let committer = identity(repo)?;
+        let author = committer;
         let signing = super::sign::config(repo, decl.writers.is_some())?;
         let parents = vec![self.tip];
         let commit = super::sign::write_commit(

@@ -230,7 +230,6 @@ pub fn build<S: Store + ?Sized>(
             row: c.row.clone(),
             record: Some(std::mem::take(&mut c.record)),
             source: c.source.clone(),
-            notes: c.message_notes.clone(),
         })
         .collect();
     rows.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
@@ -348,7 +347,6 @@ fn inspect_rows<S: Store + ?Sized>(
                         key: b.key,
                         source: label,
                         notes: b.notes,
-                        message_notes: b.message_notes,
                     },
                 )),
                 _ => reasons.absorb(r),
@@ -491,7 +489,6 @@ fn harbor_rows<S: Store + ?Sized>(
                     key: b.key,
                     source: label,
                     notes: b.notes,
-                    message_notes: b.message_notes,
                 },
             )),
             _ => reasons.absorb(r),

@@ -106,8 +106,6 @@ pub struct Converted {
     pub source: String,
     /// Notes the output shows beside the row.
     pub notes: Vec<String>,
-    /// Notes the commit message carries too (an edited Inspect score).
-    pub message_notes: Vec<String>,
 }
 
 /// The declared configuration the forwarded options are compared with.
@@ -355,7 +353,6 @@ pub fn scenario_row(
                 key: format!("scenario:{}", rec.run_id),
                 source: super::relative_to_repo(&rec.result_path, ctx.repo_root),
                 notes,
-                message_notes: Vec::new(),
             })
         }
         _ => Err(Error::Refused(r)),
@@ -492,7 +489,6 @@ pub fn arena_row(
                 att.attempt_id
             ),
             notes,
-            message_notes: Vec::new(),
         }),
         _ => Err(Error::Refused(r)),
     }

@@ -106,6 +106,7 @@ pub fn mixed() -> Report {
             .into(),
     );
     Report {
+        admitted: true,
         declaration: DeclarationRef {
             id: "camp|<b>_x_</b>".into(),
             sha256: "ab".repeat(32),
@@ -116,6 +117,7 @@ pub fn mixed() -> Report {
             &"c0".repeat(20),
             Some(5),
         ),
+        refused: None,
         sections: BTreeMap::from([("live", live), ("fixture", fixture)]),
         rows: vec![
             row("t/a|1", "live", "PASS", Outcome::VerifiedDelivery, &[]),

@@ -31,6 +31,7 @@ const CHART_H: f64 = 44.0;
 const CSS: &str = r#"
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg-soft: #f6f8fa; }
 * { box-sizing: border-box; }
+.not-admitted { margin: 0 0 16px; padding: 12px 16px; border: 2px solid #cf222e; background: #ffebe9; color: #82071e; font-weight: 600; }
 body { margin: 0; padding: 24px 32px 48px; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fg); background: #fff; max-width: 1200px; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 21px; margin: 36px 0 8px; padding-top: 12px; border-top: 2px solid var(--line); display: flex; gap: 12px; align-items: center; flex-wrap: wrap; }
@@ -109,6 +110,13 @@ fn page(h: &mut String, report: &Report) -> std::fmt::Result {
             None => String::new(),
         }
     )?;
+    if let Some(banner) = super::not_admitted(report) {
+        writeln!(
+            h,
+            "<p id=\"not-admitted\" role=\"alert\" class=\"not-admitted\">{}</p>",
+            esc(&banner)
+        )?;
+    }
     writeln!(h, "<header>")?;
     writeln!(
         h,
@@ -592,6 +600,29 @@ mod tests {
         assert!(html.contains("id=\"fixture-sentence\""));
         assert!(!html.contains("id=\"live-sentence\""));
         assert_eq!(html.matches("<tr data-schedule-id=").count(), 7);
+    }
+
+    #[test]
+    fn a_state_not_admitted_opens_with_its_banner_escaped_in_every_format() {
+        let mut r = fixture::mixed();
+        assert!(!render(&r).contains("NOT ADMITTED"));
+        r.admitted = false;
+        r.refused = Some("commit c: rule 4: <b>*x*</b>".into());
+        let html = render(&r);
+        let body = &html[html.find("<body").unwrap()..];
+        let first = body.lines().nth(1).unwrap();
+        assert!(first.starts_with("<p id=\"not-admitted\""), "{first}");
+        assert!(first.contains("rule 4: &lt;b&gt;*x*&lt;/b&gt;"), "{first}");
+        let mut md = Vec::new();
+        crate::render::markdown::write(&r, &mut md).unwrap();
+        let md = String::from_utf8(md).unwrap();
+        assert!(md.starts_with("> [!CAUTION]\n> NOT ADMITTED"), "{md}");
+        assert!(!md.lines().nth(1).unwrap().contains("<b>"), "{md}");
+        let mut text = Vec::new();
+        crate::render::text::write_text_color(&r, &mut text, false).unwrap();
+        assert!(String::from_utf8(text)
+            .unwrap()
+            .starts_with("NOT ADMITTED: verify refuses"));
     }
 
     #[test]

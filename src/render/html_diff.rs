@@ -57,6 +57,13 @@ fn page(h: &mut String, d: &LedgerDiff, full: bool) -> std::fmt::Result {
         if d.rows.len() == 1 { "" } else { "s" },
         if d.rows.len() == 1 { "s" } else { "" }
     )?;
+    for why in &d.admitted.refused {
+        writeln!(
+            h,
+            "<p class=\"not-admitted\" role=\"alert\">NOT ADMITTED: {}</p>",
+            esc(why)
+        )?;
+    }
     if d.follows.follows {
         let steps = d.follows.steps.map_or(String::new(), |n| {
             format!(" by {n} admitted step{}", if n == 1 { "" } else { "s" })
@@ -243,6 +250,7 @@ mod tests {
             ],
         }];
         LedgerDiff {
+            admitted: crate::ledger_diff::SidesAdmitted::both(),
             declaration: DeclarationRef {
                 id: "c".into(),
                 sha256: "ab".repeat(32),

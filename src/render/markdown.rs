@@ -18,6 +18,11 @@ const IDS_PER_CELL: usize = 5;
 
 /// Render the report as GitHub-flavoured Markdown.
 pub fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(banner) = super::not_admitted(report) {
+        writeln!(out, "> [!CAUTION]")?;
+        writeln!(out, "> {}", text(&banner))?;
+        writeln!(out)?;
+    }
     writeln!(
         out,
         "## Ledger report: {}",

@@ -9,7 +9,18 @@ pub mod markdown;
 pub mod text;
 
 use crate::portfolio::Outcome;
-use crate::report::{Blocker, LedgerState, Section};
+use crate::report::{Blocker, LedgerState, Report, Section};
+
+/// The banner a report of a ledger state that is not admitted opens with (only under
+/// `--unverified`), the same words in every format; `None` for an admitted state.
+pub fn not_admitted(report: &Report) -> Option<String> {
+    (!report.admitted).then(|| {
+        format!(
+            "NOT ADMITTED: verify refuses this ledger state ({}); it is shown only because --unverified was given, and nothing below is an admitted result",
+            report.refused.as_deref().unwrap_or("no reason recorded")
+        )
+    })
+}
 
 /// The order sections are shown in (live first; never pooled).
 pub const SECTION_ORDER: [&str; 2] = ["live", "fixture"];

@@ -35,6 +35,10 @@ fn outcome_sgr(o: Outcome) -> &'static str {
 
 /// [`write_text`], with outcome labels and the comparison coloured when `color` is true.
 pub fn write_text_color(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    if let Some(banner) = super::not_admitted(report) {
+        writeln!(out, "{banner}")?;
+        writeln!(out)?;
+    }
     writeln!(out, "Campaign {}", report.declaration.id)?;
     writeln!(out, "Declaration sha256 {}", report.declaration.sha256)?;
     for (name, value) in super::state_lines(&report.ledger) {

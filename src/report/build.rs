@@ -78,11 +78,13 @@ pub fn build_from(
         sections.insert(evidence.as_str(), s);
     }
     Report {
+        admitted: true,
         declaration: DeclarationRef {
             id: decl.id.clone(),
             sha256: decl.sha256.clone(),
         },
         ledger: state,
+        refused: None,
         sections,
         rows,
     }

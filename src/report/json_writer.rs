@@ -13,7 +13,13 @@ use super::{DeclarationRef, LedgerState, Report, RowReport, Section};
 /// (`rows_json`); the rest is serialised by serde, the report's types declaring their fields
 /// in key order (tests compare the bytes with the canonical writer over a `Value`).
 pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let text = without_rows(&report.declaration, &report.ledger, &report.sections)?;
+    let admitted = (report.admitted, report.refused.as_deref());
+    let text = without_rows(
+        admitted,
+        &report.declaration,
+        &report.ledger,
+        &report.sections,
+    )?;
     let per = share_len(report.rows.len());
     let shares = rows_json(report.rows.chunks(per).collect())?;
     splice_rows(&text, shares, out)
@@ -25,8 +31,10 @@ pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 /// The same bytes.
 pub fn write_json_owned(report: Report, out: &mut dyn Write) -> io::Result<()> {
     let Report {
+        admitted,
         declaration,
         ledger,
+        refused,
         sections,
         mut rows,
     } = report;
@@ -41,7 +49,12 @@ pub fn write_json_owned(report: Report, out: &mut dyn Write) -> io::Result<()> {
     // the rows rather than before them.
     let (text, shares) = std::thread::scope(|s| {
         let text = s.spawn(move || {
-            let text = without_rows(&declaration, &ledger, &sections);
+            let text = without_rows(
+                (admitted, refused.as_deref()),
+                &declaration,
+                &ledger,
+                &sections,
+            );
             drop((declaration, ledger, sections));
             text
         });
@@ -54,13 +67,16 @@ pub fn write_json_owned(report: Report, out: &mut dyn Write) -> io::Result<()> {
 
 /// The canonical report document with `"rows": []`.
 fn without_rows(
+    (admitted, refused): (bool, Option<&str>),
     declaration: &DeclarationRef,
     ledger: &LedgerState,
     sections: &BTreeMap<&'static str, Section>,
 ) -> io::Result<Vec<u8>> {
     let doc = ReportJson {
+        admitted,
         declaration,
         ledger,
+        refused,
         rows: [],
         sections,
     };
@@ -201,8 +217,10 @@ pub(super) fn json_str(out: &mut Vec<u8>, s: &str) {
 /// empty `rows` list: [`splice_rows`]).
 #[derive(Serialize)]
 struct ReportJson<'a> {
+    admitted: bool,
     declaration: &'a DeclarationRef,
     ledger: &'a LedgerState,
+    refused: Option<&'a str>,
     rows: [(); 0],
     sections: &'a BTreeMap<&'static str, Section>,
 }

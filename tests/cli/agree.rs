@@ -390,7 +390,6 @@ fn writer_change(case: &Case, kind: ChangeKind) -> Change {
                 row: w.row.clone(),
                 record: w.record.as_ref().map(|(_, b)| b.clone()),
                 source: String::new(),
-                notes: Vec::new(),
             })
             .collect(),
     }
@@ -491,7 +490,7 @@ fn commit_case(
     let tree = editor.write().unwrap().detach();
     let k = git_ledger::git::message::filled_of(&message, decl.schedule_len()).unwrap();
     let text = match git_ledger::git::message::expected(decl, &filled, &repaired, k) {
-        Ok(e) => git_ledger::git::message::compose(&e, ""),
+        Ok(e) => git_ledger::git::message::compose(&e, &[]),
         Err(_) => "no message fits\n".to_owned(),
     };
     let sig = repo.committer().unwrap().unwrap().to_owned().unwrap();
@@ -527,7 +526,6 @@ fn parents(dir: &Path, decl: &Declaration) -> Vec<Parent> {
             row: checked(decl, &filled_value(decl, sid, outcome, id)),
             record: Some(record_bytes(&key)),
             source: String::new(),
-            notes: Vec::new(),
         }
     };
     let steps = [

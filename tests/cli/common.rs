@@ -23,8 +23,9 @@ pub fn project_root() -> PathBuf {
 pub fn pin_env(cmd: &mut Command) -> &mut Command {
     cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
+        // One identity as author and committer: a ledger commit is written by one (rule 7).
+        .env("GIT_AUTHOR_NAME", "Test Committer")
+        .env("GIT_AUTHOR_EMAIL", "committer@example.com")
         .env("GIT_COMMITTER_NAME", "Test Committer")
         .env("GIT_COMMITTER_EMAIL", "committer@example.com")
         .env("GIT_AUTHOR_DATE", "2026-11-29T10:00:00Z")

@@ -138,7 +138,14 @@ impl Fixture {
     }
     /// Write a hand row for `sid` into the files directory; returns its path.
     pub fn hand_row(&self, sid: &str, outcome: &str) -> PathBuf {
-        let row = hand_row_value(&self.run(&["show", "--row", sid]).ok().stdout, outcome);
+        // The template row, read even from a tip plain Git put there (the test's business).
+        let row = hand_row_value(
+            &self
+                .run(&["show", "--unverified", "--row", sid])
+                .ok()
+                .stdout,
+            outcome,
+        );
         let path = self.file(&format!("{}.json", sid.replace('/', "_")));
         std::fs::write(&path, pretty(&row)).unwrap();
         path
@@ -263,9 +270,10 @@ pub fn state_commit(dir: &Path, files: &Files, parents: &[&str], message: &str) 
 }
 
 /// The message rule 7 admits for a commit on `parent` that fills one hand row `sid` as ERROR
-/// (portfolio outcome `error`), spelled out here from the rule, not by the tool: the subject
-/// `put <sid>: ERROR -> error`, the parent's `Ledger-Declaration`, one `Ledger-Attempt`, and
-/// `Ledger-Filled` one more than the parent's.
+/// (portfolio outcome `error`, no native status), spelled out here from the rule, not by the
+/// tool: the subject `put <sid>: ERROR -> error`, the row's body line and a `from` line, the
+/// parent's `Ledger-Declaration`, one `Ledger-Attempt`, and `Ledger-Filled` one more than the
+/// parent's.
 pub fn error_fill_message(dir: &Path, parent: &str, sid: &str) -> String {
     let trailer = |key: &str| {
         git(
@@ -286,7 +294,7 @@ pub fn error_fill_message(dir: &Path, parent: &str, sid: &str) -> String {
         .map(|(k, n)| (k.parse::<usize>().unwrap(), n.to_owned()))
         .unwrap();
     format!(
-        "put {sid}: ERROR -> error\n\nwritten with plumbing\n\nLedger-Declaration: {decl}\nLedger-Attempt: {sid} ERROR error\nLedger-Filled: {}/{n}\n",
+        "put {sid}: ERROR -> error\n\n{sid}  ERROR  error\n  from written-with-plumbing\n\nLedger-Declaration: {decl}\nLedger-Attempt: {sid} ERROR error\nLedger-Filled: {}/{n}\n",
         k + 1
     )
 }
@@ -478,7 +486,7 @@ fn put_and_repair_write_one_commit_each_with_trailers_and_match_file_mode() {
             f.dir(),
             &["log", "-1", "--format=%an <%ae> / %cn <%ce>", REF]
         ),
-        "Test Author <author@example.com> / Test Committer <committer@example.com>"
+        "Test Committer <committer@example.com> / Test Committer <committer@example.com>"
     );
     // The record file: the row file as put received it.
     let files = read_files(f.dir(), REF);
@@ -639,7 +647,7 @@ fn log_lists_each_commit_with_its_attempts() {
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 4, "{log}");
     assert!(
-        lines[0].contains("2026-11-29 Test Author  repair scenario/interrupted-reuse/02  [2/6]"),
+        lines[0].contains("2026-11-29 Test Committer  repair scenario/interrupted-reuse/02  [2/6]"),
         "{log}"
     );
     assert!(
@@ -1339,7 +1347,6 @@ fn put_message(files: &Files, sid: &str, filled: usize) -> String {
             row,
             record: None,
             source: String::new(),
-            notes: Vec::new(),
         }],
     };
     let (message, after) =

@@ -440,9 +440,10 @@ fn ledger_commits_with_the_wrong_kind_of_entry_through_show_report_and_diff() {
         assert_eq!(f.tip(), tip, "{what}");
     }
 
-    // Record files that are not regular files: show and report read rows only and print the
-    // rows (exit 0; they are readers, not the judge); diff lists the path and says B does not
-    // follow A by rule 5; verify refuses the chain (exit 2) once the ref points there.
+    // Record files that are not regular files: show refuses the state verify refuses (exit 2)
+    // and prints its rows only with --unverified; diff lists the path, marks B not
+    // admitted and says B does not follow A by rule 5; verify refuses the chain (exit 2) once
+    // the ref points there.
     let mut records: Vec<(&str, crate::gitstore::Files)> = Vec::new();
     let mut v = files.clone();
     v.insert(
@@ -459,9 +460,17 @@ fn ledger_commits_with_the_wrong_kind_of_entry_through_show_report_and_diff() {
     records.push(("record tree", v));
     for (what, files) in records {
         let commit = state_commit(dir, &files, &[&tip], what);
-        expect(dir, &[], &["show", "--at", &commit], 0, &[]);
+        expect(
+            dir,
+            &[],
+            &["show", "--at", &commit],
+            2,
+            &["is not admitted", "--unverified"],
+        );
+        expect(dir, &[], &["show", "--unverified", "--at", &commit], 0, &[]);
         let d = expect(dir, &[], &["diff", &tip, &commit, "--json"], 0, &[]);
         let j = d.json();
+        assert_eq!(j["admitted"]["b"], false, "{what}: {j}");
         assert_eq!(j["follows"]["follows"], false, "{what}: {j}");
         assert!(
             j["follows"]["why_not"].to_string().contains("rule"),

@@ -1,6 +1,7 @@
 //! Integration tests: the real `git-ledger` binary against real Git repositories, in an
 //! environment pinned for determinism. One test binary, one module per area.
 
+mod admitted;
 mod agree;
 mod audit;
 mod citation;

@@ -147,6 +147,12 @@ impl Case {
         git(&self.server, &["update-ref", REF, &before]);
     }
 
+    /// The body the tool writes for filling `sids` (in schedule order) as [`Case::fill`] does.
+    pub fn body(&self, sids: &[&str]) -> String {
+        let lines: Vec<String> = sids.iter().map(|s| format!("{s}  ERROR  error")).collect();
+        lines.join("\n")
+    }
+
     pub fn attempt(&self, sid: &str) -> String {
         format!("Ledger-Attempt: {sid} ERROR error")
     }
@@ -175,7 +181,7 @@ fn miscounting_tip_is_not_built_on(c: &Case) -> String {
         &c.fill(&[D]),
         &message(
             &format!("put {D}: ERROR -> error"),
-            "",
+            &c.body(&[D]),
             &[c.declaration(), c.attempt(D), "Ledger-Filled: 4/6".into()],
         ),
     );
@@ -225,7 +231,10 @@ fn a_lying_message_is_refused_by_pre_receive_and_reference_transaction() {
         &c.fill(&[D]),
         &message(
             &format!("put {D}: ERROR -> error"),
-            "written by hand with git commit-tree",
+            &format!(
+                "{}\n  from written-by-hand-with-git-commit-tree",
+                c.body(&[D])
+            ),
             &[c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()],
         ),
     );
@@ -351,7 +360,7 @@ fn a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to() {
         &c.fill(&[D]),
         &message(
             &format!("put {D}: ERROR -> error"),
-            "",
+            &c.body(&[D]),
             &[c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()],
         ),
     );
@@ -401,17 +410,55 @@ fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted() {
     let one = c.fill(&[D]);
     let subject = format!("put {D}: ERROR -> error");
     let good = [c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()];
-    let with = |t: &[String]| c.commit(&one, &message(&subject, "", t));
+    let body = c.body(&[D]);
+    let with = |t: &[String]| c.commit(&one, &message(&subject, &body, t));
 
     c.admitted("the tool's message", &with(&good));
-    let mut signed = good.to_vec();
-    signed.push("Signed-off-by: A Person <a@example.com>".into());
     c.admitted(
-        "a free body and another trailer",
+        "the tool's message naming its input",
         &c.commit(
             &one,
-            &message(&subject, "why: the rerun crashed\n  (see notes)", &signed),
+            &message(
+                &subject,
+                &format!("{body}\n  from runs/row%2002.json"),
+                &good,
+            ),
         ),
+    );
+    // Nothing but what the change did: no free text, no other trailer (docs/messages.md).
+    c.refused(
+        "a claim in the body",
+        &c.commit(
+            &one,
+            &message(
+                &subject,
+                &format!("{body}\nIndependently re-run and audited by the benchmark maintainers."),
+                &good,
+            ),
+        ),
+        &[
+            "line 4 of the body (\"Independently re-run",
+            "no other text",
+        ],
+    );
+    let mut signed = good.to_vec();
+    signed.push("Reviewed-by: The Maintainers <m@example.org>".into());
+    c.refused(
+        "a Reviewed-by trailer",
+        &with(&signed),
+        &["trailer Reviewed-by is not one the tool writes"],
+    );
+    c.refused(
+        "a claim in a from line",
+        &c.commit(
+            &one,
+            &message(
+                &subject,
+                &format!("{body}\n  from audited by the maintainers"),
+                &good,
+            ),
+        ),
+        &["names its input in another form than the tool's"],
     );
 
     c.refused(
@@ -537,7 +584,8 @@ fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted() {
 
     // Two rows in one commit: schedule order (A before D).
     let two = c.fill(&[A, D]);
-    let both = |t: &[String]| c.commit(&two, &message("put 2 attempts", "", t));
+    let both_body = c.body(&[A, D]);
+    let both = |t: &[String]| c.commit(&two, &message("put 2 attempts", &both_body, t));
     c.admitted(
         "two rows in schedule order",
         &both(&[
@@ -605,9 +653,7 @@ fn a_hand_written_root_is_admitted_only_with_the_message_init_writes() {
         "{}",
         r.stderr
     );
-    let good = root_with(&format!(
-        "declare {ID}: 6 scheduled attempts\n\nwritten with plumbing\n\n{trailers}"
-    ));
+    let good = root_with(&format!("declare {ID}: 6 scheduled attempts\n\n{trailers}"));
     push(&good).ok();
     assert_eq!(git(&server, &["rev-parse", REF]), good);
 }

@@ -43,7 +43,7 @@ fn rule_7_variants_git_reads_otherwise_are_refused() {
     let fill = c.fill(&[D]);
     let good_message = message(
         &format!("put {D}: ERROR -> error"),
-        "",
+        &c.body(&[D]),
         &[c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()],
     );
     let good = c.commit(&fill, &good_message);
@@ -695,7 +695,7 @@ fn notes_on_ledger_commits_are_refused() {
         &c.fill(&[D]),
         &message(
             &format!("put {D}: ERROR -> error"),
-            "",
+            &c.body(&[D]),
             &[c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()],
         ),
     );

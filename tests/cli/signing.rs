@@ -382,11 +382,25 @@ pub fn forge_with(
     sign: Option<(&Key, &str)>,
     tamper: bool,
 ) -> String {
+    let author = format!("Test Committer <{COMMITTER}>");
+    forge_as(dir, tree, parent, message, sign, tamper, &author)
+}
+
+/// [`forge_with`] with an author of the caller's (`Name <email>`); the committer stays.
+pub fn forge_as(
+    dir: &Path,
+    tree: &str,
+    parent: Option<&str>,
+    message: &str,
+    sign: Option<(&Key, &str)>,
+    tamper: bool,
+    author: &str,
+) -> String {
     let mut body = format!("tree {tree}\n");
     if let Some(p) = parent {
         body.push_str(&format!("parent {p}\n"));
     }
-    body.push_str("author Test Author <author@example.com> 1795946400 +0000\n");
+    body.push_str(&format!("author {author} 1795946400 +0000\n"));
     body.push_str(&format!(
         "committer Test Committer <{COMMITTER}> 1795946400 +0000\n"
     ));

@@ -92,9 +92,12 @@ fn conflict_refs(dir: &Path) -> Vec<String> {
 
 /// The `reason` of row `sid` at revision `at`, as `show` prints it.
 fn reason_at(dir: &Path, at: &str, sid: &str) -> String {
-    let row: Value =
-        serde_json::from_str(&ledger(dir, &["show", "--at", at, "--row", sid]).ok().stdout)
-            .unwrap();
+    // A refused attempt kept aside is no admitted state: shown only with --unverified.
+    let mut args = vec!["show", "--at", at, "--row", sid];
+    if at != REF {
+        args.push("--unverified");
+    }
+    let row: Value = serde_json::from_str(&ledger(dir, &args).ok().stdout).unwrap();
     row["reason"].as_str().unwrap_or("").to_owned()
 }
 
@@ -163,7 +166,7 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     assert_eq!(
         lines[4],
         format!(
-            "hint: each refused attempt is kept on a commit on origin's tip: read it with `git ledger show --at {kept} --row {X}` and `git ledger diff {tip} {kept}`; sync never pushes it, the local ledger now follows origin, and the next sync has nothing to refuse"
+            "hint: each refused attempt is kept on a commit on origin's tip: read it with `git ledger show --unverified --at {kept} --row {X}` (it is not an admitted state) and `git ledger diff {tip} {kept}`; sync never pushes it, the local ledger now follows origin, and the next sync has nothing to refuse"
         )
     );
     assert!(

@@ -41,7 +41,10 @@ fn a_repair_without_a_note_is_refused_by_the_cli_and_by_the_hook() {
             &files,
             &message(
                 &format!("repair {FILLED}"),
-                "",
+                &format!(
+                    "{FILLED}  INTERRUPTED_UNGRADED (INCOMPLETE)  ungraded\n  repair: {}",
+                    git_ledger::git::message::one_line(note)
+                ),
                 &[
                     c.declaration(),
                     format!("Ledger-Repair: {FILLED}"),
@@ -107,7 +110,7 @@ fn a_hand_record_named_after_another_row_is_refused_and_that_row_can_still_be_pu
             &files,
             &message(
                 &format!("put {D}: ERROR -> error"),
-                "",
+                &c.body(&[D]),
                 &[c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()],
             ),
         )

@@ -460,6 +460,13 @@ pub(crate) fn rule7(
             r.push(breaks!(at, 7, None, "its message is declared in encoding {enc:?}; Git would re-encode it to show it, so a ledger commit's message is UTF-8 without an encoding header"));
         }
     }
+    // One identity writes a ledger commit (docs/messages.md): an author field naming someone else
+    // than the committer (whose key signs, rule 8) is a claim the tool never makes.
+    if (c.author_name.as_str(), c.author_email.as_str())
+        != (c.committer_name.as_str(), c.committer_email.as_str())
+    {
+        r.push(breaks!(at, 7, None, "its author ({} <{}>) is not its committer ({} <{}>); the tool writes one identity as both (on a ledger with writers, the signer's), so the author field claims no one else's work", c.author_name, c.author_email, c.committer_name, c.committer_email));
+    }
     match expected {
         Ok(e) => r.extend(message::check(&c.message, e).into_iter().map(|x| x.at(at))),
         Err(why) => r.push(breaks(at, 7, None, why.clone())),

@@ -1,5 +1,7 @@
 //! Ledger tips whose `Ledger-Filled` count this tool has checked against their tree, kept per
-//! ledger ref in `<git common dir>/git-ledger/tips/<SHA-256 of the ref name>`.
+//! ledger ref in `<git common dir>/git-ledger/tips/<SHA-256 of the ref name>`; and, in a list of
+//! the same form (`<git common dir>/git-ledger/admitted/<SHA-256 of "admitted">`), ledger
+//! commits whose whole chain from the root `verify`'s validator admitted (see [`admitted`]).
 //!
 //! A writer builds on the tip's count (rule 7 counts from the parent's message), so before it
 //! writes it makes sure the tip's message counts as many filled rows as the tip's tree holds
@@ -28,19 +30,34 @@ const MAGIC: &str = "git-ledger checked tips 1";
 /// and for a ref reset to a recent tip, small enough to read at every write.
 pub(super) const KEPT: usize = 32;
 
-/// The file for `refname`, if this repository may hold one.
-fn path(repo: &gix::Repository, refname: &str) -> Option<std::path::PathBuf> {
+/// The directory of the writers' lists (a tip's count checked).
+const TIPS: &str = "tips";
+/// The directory of the list of admitted chains, and the key of its one list.
+const ADMITTED: (&str, &str) = ("admitted", "admitted");
+
+/// The file of list `refname` in directory `dir`, if this repository may hold one.
+fn path_in(repo: &gix::Repository, dir: &str, refname: &str) -> Option<std::path::PathBuf> {
     Some(
         decl_cache::dir(repo)?
-            .join("tips")
+            .join(dir)
             .join(crate::sha256_hex(refname.as_bytes())),
     )
+}
+
+/// The writers' file for `refname`.
+#[cfg(test)]
+fn path(repo: &gix::Repository, refname: &str) -> Option<std::path::PathBuf> {
+    path_in(repo, TIPS, refname)
 }
 
 /// The tips listed for `refname`, newest first; empty when there is no list, or it is not
 /// whole, or another version, other rules or another ref wrote it.
 fn read(repo: &gix::Repository, refname: &str) -> Vec<ObjectId> {
-    let Some(path) = path(repo, refname) else {
+    read_in(repo, TIPS, refname)
+}
+
+fn read_in(repo: &gix::Repository, dir: &str, refname: &str) -> Vec<ObjectId> {
+    let Some(path) = path_in(repo, dir, refname) else {
         return Vec::new();
     };
     let hash = repo.object_hash();
@@ -84,10 +101,14 @@ pub(super) fn holds(repo: &gix::Repository, refname: &str, tip: ObjectId) -> boo
 /// not an error (the next writer counts again), and of two writers adding at once one may lose
 /// its id, which costs the same.
 pub(super) fn add(repo: &gix::Repository, refname: &str, tip: ObjectId) {
-    let Some(path) = path(repo, refname) else {
+    add_in(repo, TIPS, refname, tip)
+}
+
+fn add_in(repo: &gix::Repository, dir: &str, refname: &str, tip: ObjectId) {
+    let Some(path) = path_in(repo, dir, refname) else {
         return;
     };
-    let mut ids = read(repo, refname);
+    let mut ids = read_in(repo, dir, refname);
     if ids.first() == Some(&tip) {
         return;
     }
@@ -100,6 +121,25 @@ pub(super) fn add(repo: &gix::Repository, refname: &str, tip: ObjectId) {
         text.push('\n');
     }
     let _ = decl_cache::write_atomically(&path, &[text.as_bytes()]);
+}
+
+/// Ledger commits whose whole first-parent chain, root included, `verify`'s validator admitted
+/// (`verify` lists each tip it admits, `report`, `show`, `log` and `diff` each state they
+/// establish), newest first, at most [`KEPT`]: a reviewer's command on such a commit, or on one
+/// that extends it, checks only the steps after it (`git::read::admitted`). `verify` itself
+/// never reads it. Derived data as above: weighed in `docs/decisions.md` ("Admitted states").
+pub mod admitted {
+    use super::*;
+
+    /// The listed commits, newest first.
+    pub fn listed(repo: &gix::Repository) -> Vec<ObjectId> {
+        read_in(repo, ADMITTED.0, ADMITTED.1)
+    }
+
+    /// List `commit` (its chain admitted from the root), first. Best effort, as [`super::add`].
+    pub fn add(repo: &gix::Repository, commit: ObjectId) {
+        add_in(repo, ADMITTED.0, ADMITTED.1, commit)
+    }
 }
 
 #[cfg(test)]

@@ -382,6 +382,5 @@ pub fn trial_row(
         evidence_hint,
         key: trial.key(),
         notes,
-        message_notes: Vec::new(),
     })
 }

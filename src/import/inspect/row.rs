@@ -287,8 +287,6 @@ pub struct Built {
     pub evidence_hint: Option<String>,
     pub key: String,
     pub notes: Vec<String>,
-    /// Notes the commit message carries too (an edited score).
-    pub message_notes: Vec<String>,
 }
 
 /// Convert one sample of `task` into the row of `schedule_id`; refusals name the sample.
@@ -327,7 +325,6 @@ pub fn sample_row(
         return Err(r);
     };
     let mut notes = Vec::new();
-    let mut message_notes = Vec::new();
     let retries = sample.error_retries.as_array().unwrap_or_default();
     let retried = !retries.is_empty();
     let v = verdict(&sample.scores, &spec.scorer);
@@ -442,7 +439,6 @@ pub fn sample_row(
     };
     if let Some(edit) = &v.edit {
         notes.push(edit.clone());
-        message_notes.push(edit.clone());
     }
     if !sample.invalidation.is_null() {
         notes.push(format!(
@@ -589,7 +585,6 @@ pub fn sample_row(
         evidence_hint,
         key: format!("{}:{record}", Kind::Inspect.as_str()),
         notes,
-        message_notes,
     })
 }
 
