@@ -540,11 +540,19 @@ fn json_keys_are_exactly_the_contract_plus_documented_additions() {
         ],
     );
     let j = json_of(&r);
-    // `ledger` is an addition (docs/reference/workflow.md, rule 6, documented in
-    // docs/reference/report-json.md).
+    // `ledger` (docs/reference/workflow.md, rule 6), `admitted` and `refused` (whether the state
+    // is admitted, and verify's first reason when not) are additions, documented in
+    // docs/reference/report-json.md.
     assert_eq!(
         keys(&j),
-        set_of(&["declaration", "ledger", "sections", "rows"])
+        set_of(&[
+            "admitted",
+            "declaration",
+            "ledger",
+            "refused",
+            "sections",
+            "rows"
+        ])
     );
     assert_eq!(
         j["declaration"],
@@ -724,7 +732,7 @@ fn json_is_canonical_sorted_keys_two_space_indent_trailing_newline() {
         String::from_utf8(crate::json::canonical(&parsed)).unwrap(),
         String::from_utf8(out.clone()).unwrap()
     );
-    assert!(out.starts_with(b"{\n  \"declaration\": {\n    \"id\": "));
+    assert!(out.starts_with(b"{\n  \"admitted\": true,\n  \"declaration\": {\n    \"id\": "));
     assert!(out.ends_with(b"}\n"));
     // Amounts are floats, counts integers.
     let text = String::from_utf8(out).unwrap();
