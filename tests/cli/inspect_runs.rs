@@ -1660,12 +1660,14 @@ fn an_edited_score_never_replaces_the_scorer_s_own() {
         notes.contains("edit") && notes.contains("reviewer"),
         "{o:#}"
     );
+    // The message says only what the change did (docs/messages.md): the edit is in import's
+    // output above and in the record, not in the message.
     let message = git(
         s.dir(),
         &["log", "-1", "--format=%B", "refs/ledgers/edited"],
     );
     assert!(
-        message.contains("edit") && message.contains("reviewer"),
+        !message.contains("note:") && !message.contains("reviewer"),
         "{message}"
     );
     assert!(!imported(&r)[&sid("edited", "a", 1)]["notes"]
@@ -2215,7 +2217,7 @@ fn a_generated_draft_pins_runs_and_verifies() {
     assert_eq!(v["repetitions"], 1);
 }
 
-/// A package task with task arguments (workflow.md §5), as `inspect_evals/<task>` is one: the
+/// A package task with task arguments (docs/reference/workflow.md, rule 5), as `inspect_evals/<task>` is one: the
 /// package `ledger_demo` (tests/inspect/pkg) installed outside the harness, its dataset inside
 /// the package, `-T level=hard` choosing its samples. The draft holds the samples of that
 /// level only, the arguments as the log records them (defaults included) and the package's
