@@ -529,3 +529,52 @@ fn audit_bad_arguments_are_usage_errors_and_an_unreachable_remote_fails() {
     a.expect_code(64);
     assert!(a.stderr.contains("give the full commit id"), "{}", a.stderr);
 }
+
+/// A message that claims more than the change did ("Independently re-run and audited…"),
+/// signed with the writer's own key and force-pushed by the authors, who control the server:
+/// rule 7 (the body is exactly the tool's) makes the audit refuse it, and the honest tip before
+/// it still passes.
+#[test]
+fn a_body_claim_signed_by_the_writer_is_caught_by_audit() {
+    use crate::signing::{forge_as, COMMITTER};
+    let t = Trial::new();
+    let r = reviewer();
+    audit(r.path(), &[&t.url()]).ok();
+    let d = t.s.dir();
+    let tip = git(d, &["rev-parse", REF]);
+    let parent = git(d, &["rev-parse", &format!("{tip}~1")]);
+    let tree = git(d, &["rev-parse", &format!("{tip}^{{tree}}")]);
+    let message = git(d, &["log", "-1", "--format=%B", &tip]);
+    let (subject, rest) = message.trim_end().split_once("\n\n").unwrap();
+    let claim = format!(
+        "{subject}\n\nIndependently re-run and audited by the benchmark maintainers.\n\n{rest}"
+    );
+    let forged = forge_as(
+        d,
+        &tree,
+        Some(&parent),
+        &claim,
+        Some((&t.s.alice, "git")),
+        false,
+        &format!("Test Committer <{COMMITTER}>"),
+    );
+    git(
+        d,
+        &[
+            "push",
+            "-q",
+            "-f",
+            t.server.to_str().unwrap(),
+            &format!("+{forged}:{REF}"),
+        ],
+    );
+    let a = audit(r.path(), &[&t.url()]);
+    a.expect_code(2);
+    assert!(a.stderr.contains("rule 7"), "{}", a.stderr);
+    assert!(
+        !a.stderr.contains("rule 8"),
+        "the signature holds: {}",
+        a.stderr
+    );
+    assert!(a.stderr.contains(&forged), "{}", a.stderr);
+}
