@@ -70,6 +70,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("error", Base),
     ("refusal", Base),
     ("json", Base),
+    ("civil", Base),
     ("declaration", Model),
     ("ledger", Model),
     ("admission", Model),

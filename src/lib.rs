@@ -6,6 +6,7 @@
 pub mod admission;
 pub mod audit;
 pub mod cite;
+pub mod civil;
 pub mod cli;
 pub mod declaration;
 pub mod error;

@@ -268,43 +268,10 @@ pub fn parse_time(s: &str) -> std::result::Result<i64, String> {
     };
     let (y, mo, d) = (n(0, 4), n(4, 6), n(6, 8));
     let (h, mi, se) = (n(8, 10), n(10, 12), n(12, 14));
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days_in = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&mo)
-        || d < 1
-        || d > days_in[(mo - 1) as usize]
-        || h > 23
-        || mi > 59
-        || se > 59
-        || y < 1970
-    {
-        return Err(format!("{s:?} is not a valid date and time"));
+    match crate::civil::unix_seconds(y, mo, d, h, mi, se) {
+        Some(t) if y >= 1970 => Ok(t),
+        _ => Err(format!("{s:?} is not a valid date and time")),
     }
-    Ok(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// OpenSSH's `match_pattern_list`: whether `s` matches the comma-separated `patterns` (`*`,

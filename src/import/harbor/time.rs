@@ -30,42 +30,7 @@ pub fn parse_utc(s: &str) -> Option<i64> {
             six.parse::<i64>().ok()?
         }
     };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days_in = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&mo)
-        || d < 1
-        || d > days_in[(mo - 1) as usize]
-        || h > 23
-        || mi > 59
-        || se > 59
-    {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let (yy, m) = if mo <= 2 {
-        (y - 1, mo + 9)
-    } else {
-        (y, mo - 3)
-    };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let doy = (153 * m + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 24 + h) * 60 + mi) * 60_000_000 + se * 1_000_000 + micros)
+    Some(crate::civil::unix_seconds(y, mo, d, h, mi, se)? * 1_000_000 + micros)
 }
 
 /// The seconds from `start` to `end` (microsecond precision), or `None` when either is not a
