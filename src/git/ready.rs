@@ -86,6 +86,7 @@ pub fn ready(repo: &gix::Repository, decl: &Declaration) -> Result<ReadyReport> 
         Some(b) => format!("branch {}", b.strip_prefix("refs/heads/").unwrap_or(b)),
         None => "detached".to_owned(),
     };
+    let at_rev = head_id.as_deref() == Some(rev);
     match &head_id {
         Some(id) if id == rev => {}
         Some(id) => r.push(
@@ -112,19 +113,30 @@ pub fn ready(repo: &gix::Repository, decl: &Declaration) -> Result<ReadyReport> 
             .iter()
             .find(|(_, p)| under(&path, p))
             .map_or("pinned path", |(m, _)| m.as_str());
+        // At the declared revision already, the change itself is what to move aside (a new
+        // worktree would do too, but the user is where the run belongs); elsewhere, the run
+        // belongs in a worktree at the revision.
+        let remedy = if at_rev {
+            format!("keep it aside with `git stash push --include-untracked -- {path}` (or run in a clean worktree: {fix})")
+        } else {
+            format!("run at the declared revision: {fix}")
+        };
         r.push(
-            Reason::new(format!(
-                "{path} {}; run at the declared revision: {fix}",
-                describe(&state)
-            ))
-            .field(member)
-            .rule(RULE),
+            Reason::new(format!("{path} {}; {remedy}", describe(&state)))
+                .field(member)
+                .rule(RULE),
         );
     }
     if !r.is_empty() {
-        r.hint(format!(
-            "a worktree at the declared revision leaves the declaration and the ledger where they are: {fix}"
-        ));
+        if at_rev {
+            r.hint(
+                "HEAD is the declared revision: once nothing differs under a pinned path, the run may start here",
+            );
+        } else {
+            r.hint(format!(
+                "a worktree at the declared revision leaves the declaration and the ledger where they are: {fix}"
+            ));
+        }
         return Err(Error::Refused(r));
     }
     Ok(ReadyReport {

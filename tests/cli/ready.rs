@@ -103,7 +103,7 @@ fn a_modified_task_file_is_refused_with_the_worktree_command() {
     let fix = format!("git worktree add ../run-small {commit}");
     assert!(
         r.stderr.contains(&format!(
-            "campaign.json: tasks[0].definition: h/tasks/case-a/brief.md differs from the source revision (working tree: modified); run at the declared revision: {fix}"
+            "campaign.json: tasks[0].definition: h/tasks/case-a/brief.md differs from the source revision (working tree: modified); keep it aside with `git stash push --include-untracked -- h/tasks/case-a/brief.md` (or run in a clean worktree: {fix})"
         )),
         "{}",
         r.stderr
@@ -130,13 +130,13 @@ fn an_untracked_file_in_runner_tools_is_refused() {
     r.expect_code(2);
     assert!(
         r.stderr.contains(&format!(
-            "campaign.json: runner_tools: h/tools/helper.py is untracked and not ignored, under a pinned path; run at the declared revision: git worktree add ../run-small {commit}"
+            "campaign.json: runner_tools: h/tools/helper.py is untracked and not ignored, under a pinned path; keep it aside with `git stash push --include-untracked -- h/tools/helper.py` (or run in a clean worktree: git worktree add ../run-small {commit})"
         )),
         "{}",
         r.stderr
     );
     assert!(
-        r.stderr.contains("hint: a worktree at the declared revision leaves the declaration and the ledger where they are"),
+        r.stderr.contains("hint: HEAD is the declared revision: once nothing differs under a pinned path, the run may start here"),
         "{}",
         r.stderr
     );
@@ -156,7 +156,7 @@ fn a_staged_but_uncommitted_change_is_refused() {
         vec![(
             "policy_files[0]".to_owned(),
             format!(
-                "h/policy.md differs from the source revision (staged: modified); run at the declared revision: {}",
+                "h/policy.md differs from the source revision (staged: modified); keep it aside with `git stash push --include-untracked -- h/policy.md` (or run in a clean worktree: {})",
                 fix(d)
             )
         )]
