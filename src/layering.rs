@@ -1,31 +1,39 @@
-//! The layering test (issue 17 item 7): layers point one way, and no modules import each other.
+//! The layering test: what the compiler cannot check about the layers.
 //!
-//! It reads every `src/**/*.rs`, finds each module's references to other modules of the crate
-//! (`crate::…`, `super::…`, `self::…` and child-module paths, in `use` trees and in code; test
+//! The layers are crates of one workspace (`ARCHITECTURE.md`), and each crate's `Cargo.toml`
+//! names only the crates below it, so an arrow up does not compile. What Cargo cannot see is
+//! inside a crate and below the crate's dependency list; this test reads every non-test
+//! source file of the workspace as the one module tree the crates had when they were one crate
+//! ([`CRATES`]: `crates/store/src/git/layout.rs` is `git::layout`, `crates/git/src/tree.rs`
+//! is `git::tree`), finds each module's references to other modules (`crate::…`, `super::…`,
+//! `self::…`, child-module paths and `git_ledger_<crate>::…`, in `use` trees and in code; test
 //! code under `#[cfg(test)]` and test-only modules are left out, since fixtures may come from
 //! any layer; a name reached through another module's top-level `use` — a `pub use`, or a
 //! parent's `use` a child reaches by `super::` — counts as a use of the module it is in),
 //! maps each module to a layer by [`LAYERS`], and fails when
 //!
-//! - a module refers to a module of a layer its own layer may not use ([`MAY_USE`]);
 //! - two sibling modules refer to each other, directly or round a longer loop (at every level:
 //!   `store` ↔ `hand` as much as `import::rows` ↔ `import::batch`); a child using its parent
 //!   and a parent using its child are not cycles;
-//! - a module held to a narrower list ([`ONLY`]) uses a module outside it;
-//! - a module names a path of clap or gix its layer may not ([`EXTERNAL`]): clap is the CLI's
-//!   alone, gix belongs to the Git layers, and the CLI holds a repository and an object id but
-//!   reads no objects itself;
-//! - a module names a path of the crate its layer may not ([`NOT_NAMED`]): the CLI reads no
+//! - a module held to a narrower list ([`ONLY`]) uses a module outside it: the ref layout is
+//!   in the crate of the ledger on a ref, which may use the portfolio and the store;
+//! - a module names a path of clap or gix its layer may not ([`EXTERNAL`]): the CLI depends on
+//!   gix to hold a repository and an object id, but reads no objects itself;
+//! - a module names a path of the workspace its layer may not ([`NOT_NAMED`]): the CLI reads no
 //!   Git objects and walks no tree diff itself;
 //! - a module is missing from the table;
 //! - an entry of [`KNOWN`] (the violations not fixed yet) no longer is one, so the list only
 //!   shrinks.
+//!
+//! Which layer may use which is the crates' dependency lists: the compiler's check, not this
+//! test's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The layers, lowest first. A module may use modules of the layers [`MAY_USE`] lists for its
-/// own; inside a layer, any module may use any other as long as no two import each other.
+/// The layers, lowest first; each is one crate or more (`Store` is the crate of the ledger where
+/// it is kept and the importers' above it). Inside a crate, any module may use any other as
+/// long as no two import each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Layer {
     /// What everything uses: the crate root (`sha256_hex`, `hex`), errors and refusal reasons,
@@ -51,17 +59,6 @@ enum Layer {
 }
 
 use Layer::*;
-
-/// For each layer, the layers its modules may use (its own included).
-const MAY_USE: &[(Layer, &[Layer])] = &[
-    (Base, &[Base]),
-    (Model, &[Base, Model]),
-    (Cite, &[Base, Cite]),
-    (Git, &[Base, Git]),
-    (Store, &[Base, Model, Git, Store]),
-    (Render, &[Base, Model, Render]),
-    (Cli, &[Base, Model, Cite, Git, Store, Render, Cli]),
-];
 
 /// Module path prefix -> layer; the longest matching prefix decides, `""` is the crate root
 /// only. A new module falls under its parent's entry; a module no entry covers fails the test.
@@ -122,8 +119,8 @@ const ONLY: &[(&str, &[&str])] = &[(
 )];
 
 /// Known violations, not fixed yet: (from module, to module, why it is still here). Each is an
-/// edge the check would otherwise refuse (a layer pointing the wrong way, or the edge that closes
-/// an import cycle). The test fails when one disappears: delete its line.
+/// edge the check would otherwise refuse (the edge that closes an import cycle). The test fails
+/// when one disappears: delete its line.
 const KNOWN: &[(&str, &str, &str)] = &[];
 
 fn layer_of(module: &str) -> Option<Layer> {
@@ -141,19 +138,32 @@ fn layer_of(module: &str) -> Option<Layer> {
         .map(|(_, layer)| *layer)
 }
 
-fn may_use(from: Layer, to: Layer) -> bool {
-    MAY_USE
-        .iter()
-        .find(|(l, _)| *l == from)
-        .is_some_and(|(_, uses)| uses.contains(&to))
-}
+/// The workspace's crates: (source directory, the module its root stands for in the one module
+/// tree, the crate's name in paths). The roots of the model, the store and the CLI only declare
+/// their modules and name the lower crates' (`use git_ledger_model::declaration;`), so they are
+/// not read: the base's root is the tree's root.
+const CRATES: &[(&str, &str, &str)] = &[
+    ("crates/base/src", "", "git_ledger_base"),
+    ("crates/model/src", "", "git_ledger_model"),
+    ("crates/cite/src", "cite", "git_ledger_cite"),
+    ("crates/git/src", "git", "git_ledger_git"),
+    ("crates/store/src", "", "git_ledger_store"),
+    ("crates/import/src", "import", "git_ledger_import"),
+    ("crates/render/src", "render", "git_ledger_render"),
+    ("src", "", "git_ledger"),
+];
 
-/// The module path of a source file (`src/git/layout.rs` -> `git::layout`, `src/lib.rs` -> ``).
-fn module_of(src: &Path, file: &Path) -> String {
+/// The module path of a source file in the one tree (`crates/store/src/git/layout.rs` ->
+/// `git::layout`, `crates/git/src/lib.rs` -> `git`, `crates/base/src/lib.rs` -> ``).
+fn module_of(src: &Path, prefix: &str, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap().with_extension("");
-    let mut parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+    let mut parts: Vec<String> = (!prefix.is_empty())
+        .then(|| prefix.to_owned())
+        .into_iter()
+        .chain(
+            rel.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+        )
         .collect();
     if matches!(
         parts.last().map(String::as_str),
@@ -435,11 +445,28 @@ const EXTERNAL: &[(&str, &[Layer], &[&str])] = &[
 
 /// Each non-test module's references to other modules and to the crates [`EXTERNAL`] watches.
 fn references() -> Refs {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.retain(|f| !f.ends_with("main.rs"));
-    let modules: BTreeSet<String> = files.iter().map(|f| module_of(&src, f)).collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // (file, its module, the module its crate's root stands for)
+    let mut files: Vec<(PathBuf, String, String)> = Vec::new();
+    for (dir, prefix, _) in CRATES {
+        let src = root.join(dir);
+        let mut found = Vec::new();
+        rust_files(&src, &mut found);
+        for f in found {
+            let is_root = f == src.join("lib.rs") || f == src.join("main.rs");
+            if is_root && prefix.is_empty() && *dir != "crates/base/src" {
+                continue;
+            }
+            // Test code whose `#[cfg(…)]` is on a root not read, or not `cfg(test)` alone
+            // (the `test-support` helpers).
+            if f.ends_with("layering.rs") || f.ends_with("testutil.rs") {
+                continue;
+            }
+            let module = module_of(&src, prefix, &f);
+            files.push((f, module, (*prefix).to_owned()));
+        }
+    }
+    let modules: BTreeSet<String> = files.iter().map(|(_, m, _)| m.clone()).collect();
     let mut test_only = BTreeSet::new();
     let mut refs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut external: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -448,8 +475,13 @@ fn references() -> Refs {
     // its children): the path another module names (`ledger::Row`) and the path it stands for
     // (`ledger::row::Row`), with the module that holds it.
     let mut reexports: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for file in &files {
-        let module = module_of(&src, file);
+    for (file, module, crate_root) in &files {
+        let module = module.clone();
+        let crate_root: Vec<String> = if crate_root.is_empty() {
+            Vec::new()
+        } else {
+            crate_root.split("::").map(str::to_owned).collect()
+        };
         let me: Vec<String> = if module.is_empty() {
             Vec::new()
         } else {
@@ -548,6 +580,7 @@ fn references() -> Refs {
                     if next_is_path
                         && !prev_is_path
                         && (w == "crate"
+                            || w.starts_with("git_ledger")
                             || w == "super"
                             || w == "self"
                             || children.contains(w.as_str())) =>
@@ -561,7 +594,38 @@ fn references() -> Refs {
                         .collect();
                     for p in found {
                         let (base, rest): (Vec<String>, &[String]) = match p[0].as_str() {
-                            "crate" => (Vec::new(), &p[1..]),
+                            // `crate::` is the crate's root, unless it names a lower crate's
+                            // module through the root's `use` (`crate::error` in `git`).
+                            "crate" => {
+                                let lower = p.get(1).is_some_and(|first| {
+                                    modules.contains(first)
+                                        && !modules.contains(
+                                            &crate_root
+                                                .iter()
+                                                .chain([first])
+                                                .cloned()
+                                                .collect::<Vec<_>>()
+                                                .join("::"),
+                                        )
+                                });
+                                if lower {
+                                    (Vec::new(), &p[1..])
+                                } else {
+                                    (crate_root.clone(), &p[1..])
+                                }
+                            }
+                            krate if krate.starts_with("git_ledger") => {
+                                let prefix = CRATES
+                                    .iter()
+                                    .find(|(_, _, name)| *name == krate)
+                                    .map_or("", |(_, prefix, _)| prefix);
+                                let base = if prefix.is_empty() {
+                                    Vec::new()
+                                } else {
+                                    vec![prefix.to_owned()]
+                                };
+                                (base, &p[1..])
+                            }
                             "self" => (me.clone(), &p[1..]),
                             "super" => {
                                 let ups = p.iter().take_while(|s| *s == "super").count();
@@ -708,14 +772,12 @@ fn layers_point_one_way() {
     }
     let mut edges = BTreeSet::new();
     for (from, tos) in &refs {
-        let Some(from_layer) = layer_of(from) else {
+        if layer_of(from).is_none() {
             problems.push(format!("{from}: no layer (add it to LAYERS)"));
             continue;
-        };
+        }
         for to in tos {
             edges.insert((from.clone(), to.clone()));
-            let to_layer = layer_of(to).expect("every module has a layer");
-            let known = KNOWN.iter().any(|(f, t, _)| f == from && t == to);
             if let Some((_, only)) = ONLY.iter().find(|(m, _)| m == from) {
                 // A child of a listed module is that module's (the crate root, "", only itself).
                 let listed = only
@@ -724,9 +786,6 @@ fn layers_point_one_way() {
                 if !listed && !is_within(to, from) {
                     problems.push(format!("{from} may use only {only:?}, but uses {to}"));
                 }
-            }
-            if !may_use(from_layer, to_layer) && !known {
-                problems.push(format!("{from} ({from_layer:?}) uses {to} ({to_layer:?})"));
             }
         }
     }
@@ -745,12 +804,11 @@ fn layers_point_one_way() {
     }
     for (from, to, why) in KNOWN {
         let edge = (from.to_string(), to.to_string());
-        let still_wrong = edges.contains(&edge)
-            && (!may_use(layer_of(from).unwrap(), layer_of(to).unwrap()) || {
-                let mut with = unknown.clone();
-                with.insert(edge.clone());
-                siblings(from, to).is_some_and(|s| cycles(&with).contains(&s))
-            });
+        let still_wrong = edges.contains(&edge) && {
+            let mut with = unknown.clone();
+            with.insert(edge.clone());
+            siblings(from, to).is_some_and(|s| cycles(&with).contains(&s))
+        };
         if !still_wrong {
             problems.push(format!(
                 "KNOWN lists {from} -> {to} ({why}), which is no longer a violation: delete it"

@@ -1,49 +1,20 @@
 //! git-ledger: citeable AI coding-agent evaluation ledgers, kept on Git refs.
 //!
-//! The library holds every concept of the specification; the `git-ledger` binary only parses
-//! the command line and maps results to exit codes.
+//! This crate is the command line (`cli`) over the workspace's layers, each a crate of its own:
+//! `git-ledger-base` (errors, refusals, strict JSON), `git-ledger-model` (declaration, ledger,
+//! admission, portfolio, report), `git-ledger-cite` (the citeability gate), `git-ledger-git`
+//! (generic Git plumbing), `git-ledger-store` (the ledger where it is kept, on a file or a ref),
+//! `git-ledger-import` (the harness importers) and `git-ledger-render`. Their modules are
+//! re-exported under the names they had when they were one crate, so `git_ledger::declaration`
+//! and `crate::declaration` keep meaning what they did.
 
-pub mod admission;
-pub mod audit;
-pub mod cite;
-pub mod civil;
 pub mod cli;
-pub mod declaration;
-pub mod error;
-pub mod git;
-pub mod hand;
-pub mod hook;
-pub mod import;
-pub mod json;
 #[cfg(test)]
 mod layering;
-pub mod ledger;
-pub mod ledger_diff;
-pub mod portfolio;
-pub mod refusal;
-pub mod render;
-pub mod report;
-pub mod store;
-pub mod sync;
-#[cfg(test)]
-pub(crate) mod testutil;
-pub mod witness;
 
-pub use error::{Error, Result};
-
-/// Lowercase hex SHA-256 of some bytes.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    hex(&Sha256::digest(bytes))
-}
-
-/// Lowercase hex of some bytes (digests, object ids).
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 0xf)] as char);
-    }
-    s
-}
+pub use git_ledger_base::{civil, error, hex, json, refusal, sha256_hex, Error, Result};
+pub use git_ledger_cite as cite;
+pub use git_ledger_import as import;
+pub use git_ledger_model::{admission, declaration, ledger, ledger_diff, portfolio, report};
+pub use git_ledger_render as render;
+pub use git_ledger_store::{audit, git, hand, hook, store, sync, witness};

@@ -1,0 +1,28 @@
+//! The base every layer of git-ledger stands on: errors and refusal reasons, strict JSON, civil
+//! dates, and the hex and SHA-256 helpers. It knows no declaration, no ledger and no Git.
+
+pub mod civil;
+pub mod error;
+pub mod json;
+pub mod refusal;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testutil;
+
+pub use error::{Error, Result};
+
+/// Lowercase hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex of some bytes (digests, object ids).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 0xf)] as char);
+    }
+    s
+}

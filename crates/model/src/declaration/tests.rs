@@ -1,0 +1,1952 @@
+//! One test per rule of `declaration.md`, from both sides: the valid declaration parses, and
+//! each change that breaks exactly one rule is refused with a reason naming it.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::json::DEFAULT_MAX_INPUT_BYTES;
+use crate::testutil::{assert_reason, bytes, declaration_value, hex, parse, refusal, schedule_for};
+
+/// The reasons a declaration value is refused for. The same value written in the written key
+/// order (schedule last: the fast path) is refused for the same reasons.
+fn reasons(v: &Value) -> Vec<String> {
+    let r = refusal(Declaration::parse(&bytes(v), DEFAULT_MAX_INPUT_BYTES));
+    let w = refusal(Declaration::parse(&written(v), DEFAULT_MAX_INPUT_BYTES));
+    // (A JSON syntax error names its line, which differs between the two layouts.)
+    if !r.iter().any(|m| m.contains(" at line ")) {
+        assert_eq!(r, w, "sorted and written key orders disagree");
+    }
+    r
+}
+
+/// The bytes of a declaration value in the order `pin` writes (`TOP_KEYS`, then any other key).
+fn written(v: &Value) -> Vec<u8> {
+    let Some(top) = v.as_object() else {
+        return bytes(v);
+    };
+    let mut fields: Vec<(&str, &Value)> = TOP_KEYS
+        .iter()
+        .filter_map(|k| top.get(*k).map(|x| (*k, x)))
+        .collect();
+    for (k, x) in top {
+        if !TOP_KEYS.contains(&k.as_str()) {
+            fields.push((k.as_str(), x));
+        }
+    }
+    json::canonical_ordered(fields)
+}
+
+/// Assert that the value is refused for exactly one reason, which contains every needle.
+#[track_caller]
+fn refused_once(v: &Value, needles: &[&str]) {
+    let r = reasons(v);
+    assert_reason(&r, needles);
+    assert_eq!(
+        r.len(),
+        1,
+        "expected one reason, got:\n  {}",
+        r.join("\n  ")
+    );
+}
+
+/// Change the declaration with `f`, then recompute its schedule (so only `f`'s rule breaks).
+fn with(f: impl FnOnce(&mut Value)) -> Value {
+    let mut v = declaration_value();
+    f(&mut v);
+    v["schedule"] = schedule_for(&v);
+    v
+}
+
+/// Change the declaration with `f`, leaving the schedule as it was.
+fn with_raw(f: impl FnOnce(&mut Value)) -> Value {
+    let mut v = declaration_value();
+    f(&mut v);
+    v
+}
+
+fn obj(v: &mut Value) -> &mut serde_json::Map<String, Value> {
+    v.as_object_mut().expect("object")
+}
+
+// --- the valid declaration -----------------------------------------------------------------
+
+#[test]
+fn valid_declaration_parses() {
+    let v = declaration_value();
+    let b = bytes(&v);
+    let d = Declaration::parse(&b, DEFAULT_MAX_INPUT_BYTES).expect("valid");
+    assert_eq!(d.id, "reliability-slice-1");
+    assert_eq!(d.sha256, crate::sha256_hex(&b));
+    assert_eq!(d.bytes(), Some(&b[..]));
+    assert_eq!(d.repetitions, 2);
+    assert_eq!(d.tasks.len(), 3);
+    assert_eq!(d.schedule_len(), 6);
+    assert_eq!(d.attempt_fields, STANDARD_FIELDS);
+    assert_eq!(d.source_revision.as_deref(), Some(hex('c', 40).as_str()));
+    let arena = d.task("arena/sympy-matrix").expect("arena task");
+    assert_eq!(arena.kind, Kind::Arena);
+    assert_eq!(arena.limits["max_iterations"], 3.0);
+    assert!(arena.oracle.is_some() && arena.upstream.is_some());
+    let fixture = d.task("scenario/interrupted-reuse").expect("fixture task");
+    assert_eq!(fixture.evidence, Evidence::Fixture);
+    assert!(fixture.oracle.is_none() && fixture.upstream.is_none());
+    assert_eq!(
+        d.task_of("scenario/interrupted-reuse/02")
+            .map(|t| t.id.as_str()),
+        Some("scenario/interrupted-reuse")
+    );
+    assert_eq!(d.schedule_position("scenario/bugfix-iso-weeks/01"), Some(2));
+    assert!(d.schedule_entry("scenario/bugfix-iso-weeks/03").is_none());
+}
+
+#[test]
+fn a_64_hex_source_revision_is_a_full_commit() {
+    parse(&with(|v| v["source_revision"] = json!(hex('a', 64))));
+}
+
+#[test]
+fn same_bytes_same_identity_other_bytes_other_identity() {
+    let v = declaration_value();
+    let pretty = bytes(&v);
+    let compact = serde_json::to_vec(&v).unwrap();
+    let a = Declaration::parse(&pretty, DEFAULT_MAX_INPUT_BYTES).unwrap();
+    let b = Declaration::parse(&compact, DEFAULT_MAX_INPUT_BYTES).unwrap();
+    assert_ne!(
+        a.sha256, b.sha256,
+        "identity is the exact bytes, not the value"
+    );
+    assert_eq!(a.short_hash(), &a.sha256[..12]);
+}
+
+// --- JSON and the top level ----------------------------------------------------------------
+
+#[test]
+fn not_an_object_is_refused() {
+    for v in [json!([]), json!("x"), json!(1), json!(null)] {
+        refused_once(&v, &["must be an object"]);
+    }
+}
+
+#[test]
+fn wrong_format_is_refused() {
+    refused_once(
+        &with(|v| v["format"] = json!("campaign-declaration/2")),
+        &["format", "campaign-declaration/1"],
+    );
+    refused_once(
+        &with(|v| _ = obj(v).remove("format")),
+        &["format", "missing"],
+    );
+}
+
+#[test]
+fn unknown_top_level_key_is_refused() {
+    refused_once(
+        &with(|v| v["results"] = json!([])),
+        &["results", "unknown key"],
+    );
+}
+
+#[test]
+fn a_declaration_reason_names_the_member_as_its_field() {
+    let v = with(|v| v["tasks"][1]["limits"] = json!([]));
+    let Err(crate::error::Error::Refused(r)) =
+        Declaration::parse(&bytes(&v), DEFAULT_MAX_INPUT_BYTES)
+    else {
+        panic!("refused");
+    };
+    let r = &r.reasons()[0];
+    assert_eq!(r.place, ["declaration"]);
+    assert_eq!(
+        r.field.as_deref(),
+        Some("tasks[1] (scenario/bugfix-iso-weeks).limits")
+    );
+    assert_eq!(
+        r.to_string(),
+        format!(
+            "declaration: {}: {}",
+            r.field.as_deref().unwrap(),
+            r.sentence
+        )
+    );
+    // An unknown key with an empty name is named so, not as an empty member.
+    let v = with(|v| v[""] = json!(1));
+    assert_reason(
+        &reasons(&v),
+        &["declaration: unknown key \"\" (an empty name)"],
+    );
+}
+
+#[test]
+fn title_and_status_are_accepted_as_free_strings() {
+    parse(&with(|v| {
+        v["title"] = json!("Pinned reliability campaign");
+        v["status"] = json!("PLANNED");
+    }));
+    refused_once(&with(|v| v["status"] = json!(3)), &["status", "string"]);
+}
+
+#[test]
+fn duplicate_keys_nan_trailing_data_deep_nesting_are_refused() {
+    let good = String::from_utf8(bytes(&declaration_value())).unwrap();
+    let dup = good.replacen(
+        "\"repetitions\": 2",
+        "\"repetitions\": 2, \"repetitions\": 2",
+        1,
+    );
+    assert_ne!(dup, good);
+    let r = refusal(Declaration::parse(dup.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
+    assert_reason(&r, &["duplicate key \"repetitions\""]);
+    let nan = good.replacen("\"repetitions\": 2", "\"repetitions\": NaN", 1);
+    refusal(Declaration::parse(nan.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
+    let inf = good.replacen("\"repetitions\": 2", "\"repetitions\": 1e999", 1);
+    refusal(Declaration::parse(inf.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
+    let trailing = format!("{good}{{}}");
+    let r = refusal(Declaration::parse(
+        trailing.as_bytes(),
+        DEFAULT_MAX_INPUT_BYTES,
+    ));
+    assert_reason(&r, &["trailing"]);
+    let deep = with(|v| {
+        let mut nested = json!(1);
+        for _ in 0..70 {
+            nested = json!([nested]);
+        }
+        v["title"] = nested;
+    });
+    let r = reasons(&deep);
+    assert_reason(&r, &["nesting deeper than 64"]);
+    refusal(Declaration::parse(b"", DEFAULT_MAX_INPUT_BYTES));
+    refusal(Declaration::parse(b"\xff\xfe", DEFAULT_MAX_INPUT_BYTES));
+}
+
+#[test]
+fn oversized_input_is_refused_before_parsing() {
+    let b = bytes(&declaration_value());
+    let r = refusal(Declaration::parse(&b, b.len() as u64 - 1));
+    assert_reason(&r, &["input bound"]);
+    Declaration::parse(&b, b.len() as u64).expect("exactly at the bound is accepted");
+}
+
+// --- id ------------------------------------------------------------------------------------
+
+#[test]
+fn id_rules() {
+    for bad in [
+        "has space",
+        "slash/inside",
+        "ümlaut",
+        "colon:x",
+        ".hidden",
+        "-dash",
+        "a..b",
+        "x.lock",
+        "",
+        "trailing.",
+    ] {
+        assert!(!is_valid_id(bad), "{bad:?} must be invalid");
+        refused_once(&with(|v| v["id"] = json!(bad)), &["id"]);
+    }
+    let long = "a".repeat(101);
+    assert!(!is_valid_id(&long));
+    refused_once(
+        &with(|v| v["id"] = json!(long)),
+        &["id", "not a valid ref name component"],
+    );
+    let max = "a".repeat(100);
+    assert!(is_valid_id(&max));
+    parse(&with(|v| v["id"] = json!(max)));
+    for good in ["a", "A_b-c.d", "0x", "lock", "x.locked", "x_"] {
+        assert!(is_valid_id(good), "{good:?} must be valid");
+    }
+    refused_once(&with(|v| v["id"] = json!(7)), &["id", "string"]);
+}
+
+// --- source_revision and repetitions --------------------------------------------------------
+
+#[test]
+fn source_revision_must_be_a_full_commit() {
+    for bad in [
+        hex('c', 7),
+        hex('c', 39),
+        hex('c', 41),
+        "main".into(),
+        "v1.0".into(),
+        hex('C', 40),
+    ] {
+        refused_once(
+            &with(|v| v["source_revision"] = json!(bad)),
+            &["source_revision", "not a full commit id"],
+        );
+    }
+    refused_once(
+        &with(|v| _ = obj(v).remove("source_revision")),
+        &["source_revision", "missing"],
+    );
+}
+
+#[test]
+fn repetitions_are_an_integer_from_1_to_999() {
+    for (n, word) in [
+        (json!(0), "1 to 999"),
+        (json!(1000), "1 to 999"),
+        (json!(1.5), "integer"),
+        (json!(2.0), "integer"),
+        (json!(-1), "integer"),
+        (json!("2"), "integer"),
+    ] {
+        let r = reasons(&with_raw(|v| v["repetitions"] = n.clone()));
+        assert_reason(&r, &["repetitions", word]);
+        assert_eq!(r.len(), 1, "{n}: {r:?}");
+    }
+    parse(&with(|v| v["repetitions"] = json!(1)));
+}
+
+#[test]
+fn the_schedule_is_bounded_before_it_is_built() {
+    // 1002 tasks × 999 repetitions (1,000,998): over MAX_SCHEDULE, refused before the expected
+    // schedule is built (a draft goes through the same check).
+    let v = with_raw(|v| {
+        let task = v["tasks"][1].clone();
+        let id = task["id"].as_str().unwrap().to_owned();
+        v["tasks"] = Value::Array(
+            (0..1002)
+                .map(|i| {
+                    let mut t = task.clone();
+                    t["id"] = json!(format!("{id}-{i}"));
+                    t
+                })
+                .collect(),
+        );
+        v["repetitions"] = json!(999);
+        v["schedule"] = json!([]);
+    });
+    let r = reasons(&v);
+    assert_reason(
+        &r,
+        &["schedule", "1000998 scheduled attempts", "at most 1000000"],
+    );
+}
+
+// --- acceptance ----------------------------------------------------------------------------
+
+#[test]
+fn acceptance_omitted_rule_weakens() {
+    for rule in ACCEPTANCE_RULES {
+        refused_once(
+            &with(|v| _ = v["acceptance"].as_object_mut().unwrap().remove(rule)),
+            &[
+                &format!("acceptance.{rule}"),
+                "weakens the acceptance rules",
+            ],
+        );
+    }
+}
+
+#[test]
+fn acceptance_rule_not_true_weakens() {
+    for bad in [json!(false), json!("yes"), json!(1), json!(null), json!({})] {
+        refused_once(
+            &with(|v| v["acceptance"]["unknown_is_null"] = bad.clone()),
+            &["acceptance.unknown_is_null", "weakens the acceptance rules"],
+        );
+    }
+}
+
+#[test]
+fn acceptance_missing_or_not_an_object_weakens() {
+    refused_once(
+        &with(|v| _ = obj(v).remove("acceptance")),
+        &["acceptance", "missing", "weakens the acceptance rules"],
+    );
+    for bad in [json!(true), json!([]), json!(null)] {
+        refused_once(
+            &with(|v| v["acceptance"] = bad.clone()),
+            &["acceptance", "weakens the acceptance rules"],
+        );
+    }
+    let r = reasons(&with(|v| v["acceptance"] = json!({})));
+    assert_eq!(
+        r.len(),
+        ACCEPTANCE_RULES.len(),
+        "one reason per omitted rule: {r:?}"
+    );
+    assert!(r.iter().all(|x| x.contains("weakens the acceptance rules")));
+}
+
+#[test]
+fn acceptance_unknown_rule_weakens() {
+    refused_once(
+        &with(|v| v["acceptance"]["zero_is_unknown"] = json!(true)),
+        &["acceptance.zero_is_unknown", "weakens the acceptance rules"],
+    );
+}
+
+// --- attempt_fields ------------------------------------------------------------------------
+
+fn fields_with(f: impl FnOnce(&mut Vec<Value>)) -> Value {
+    with(|v| f(v["attempt_fields"].as_array_mut().unwrap()))
+}
+
+#[test]
+fn attempt_fields_missing_a_standard_field_is_refused() {
+    refused_once(
+        &fields_with(|a| _ = a.pop()),
+        &["attempt_fields", "native_record"],
+    );
+    refused_once(
+        &fields_with(|a| _ = a.remove(5)),
+        &["attempt_fields[5]", "native_status"],
+    );
+}
+
+#[test]
+fn attempt_fields_out_of_order_is_refused() {
+    refused_once(
+        &fields_with(|a| a.swap(0, 1)),
+        &["attempt_fields[0]", "schedule_id"],
+    );
+}
+
+#[test]
+fn attempt_fields_duplicate_is_refused() {
+    refused_once(
+        &fields_with(|a| a.push(json!("reason"))),
+        &["attempt_fields[20]", "twice"],
+    );
+    refused_once(
+        &fields_with(|a| {
+            a.push(json!("reviewer_note"));
+            a.push(json!("reviewer_note"));
+        }),
+        &["attempt_fields[21]", "twice"],
+    );
+}
+
+#[test]
+fn attempt_fields_extra_field_is_accepted() {
+    let d = parse(&fields_with(|a| a.push(json!("reviewer_note"))));
+    assert_eq!(d.attempt_fields.len(), 21);
+    assert_eq!(d.attempt_fields[20], "reviewer_note");
+    refused_once(
+        &fields_with(|a| a.push(json!(""))),
+        &["attempt_fields[20]", "empty"],
+    );
+    refused_once(
+        &fields_with(|a| a.push(json!(3))),
+        &["attempt_fields[20]", "string"],
+    );
+}
+
+// --- tasks ---------------------------------------------------------------------------------
+
+fn task_with(i: usize, f: impl FnOnce(&mut Value)) -> Value {
+    with(|v| f(&mut v["tasks"][i]))
+}
+
+fn task_raw(i: usize, f: impl FnOnce(&mut Value)) -> Value {
+    with_raw(|v| f(&mut v["tasks"][i]))
+}
+
+#[test]
+fn task_kind_evidence_expects_are_closed() {
+    refused_once(
+        &task_raw(1, |t| t["kind"] = json!("bench")),
+        &["tasks[1]", "kind", "bench"],
+    );
+    refused_once(
+        &task_with(1, |t| t["evidence"] = json!("replay")),
+        &["tasks[1]", "evidence", "replay"],
+    );
+    refused_once(
+        &task_with(1, |t| t["expects"] = json!("success")),
+        &["tasks[1]", "expects", "success"],
+    );
+    refused_once(
+        &task_with(1, |t| t["notes"] = json!("x")),
+        &["tasks[1]", "notes", "unknown key"],
+    );
+    parse(&task_with(1, |t| t["expects"] = json!("stop")));
+}
+
+#[test]
+fn task_id_is_kind_slash_name() {
+    for bad in [
+        "bugfix-iso-weeks",
+        "arena/bugfix-iso-weeks",
+        "scenario/",
+        "scenario/a..b",
+        "scenario/.hidden",
+        "scenario/-dash",
+        "scenario/sp ace",
+        "scenario/a/b",
+        "scenario/ümlaut",
+    ] {
+        refused_once(
+            &task_with(1, |t| t["id"] = json!(bad)),
+            &["tasks[1]", "id", "<name>"],
+        );
+    }
+    let long = format!("scenario/{}", "n".repeat(101));
+    refused_once(
+        &task_with(1, |t| t["id"] = json!(long)),
+        &["tasks[1]", "id"],
+    );
+    let max = format!("scenario/{}", "n".repeat(100));
+    parse(&task_with(1, |t| t["id"] = json!(max)));
+    parse(&task_with(1, |t| t["id"] = json!("scenario/A0.b_c-d")));
+}
+
+#[test]
+fn duplicate_task_id_is_refused() {
+    let v = with(|v| {
+        let copy = v["tasks"][1].clone();
+        v["tasks"].as_array_mut().unwrap().push(copy);
+    });
+    // The schedule then repeats the copy's ids too: each is named.
+    let r = reasons(&v);
+    assert_reason(
+        &r,
+        &["tasks[3]", "scenario/bugfix-iso-weeks", "repeats an id"],
+    );
+    assert_reason(&r, &["schedule[6].id", "repeats an id"]);
+}
+
+#[test]
+fn no_tasks_is_refused() {
+    refused_once(
+        &with(|v| v["tasks"] = json!([])),
+        &["tasks", "at least one"],
+    );
+}
+
+#[test]
+fn task_without_limits_is_refused() {
+    refused_once(
+        &task_with(0, |t| _ = obj(t).remove("limits")),
+        &["tasks[0]", "limits", "missing"],
+    );
+    refused_once(
+        &task_with(1, |t| t["limits"] = json!(null)),
+        &["tasks[1]", "limits", "object"],
+    );
+}
+
+#[test]
+fn each_missing_limit_is_refused() {
+    for name in ARENA_LIMITS {
+        refused_once(
+            &task_with(0, |t| _ = t["limits"].as_object_mut().unwrap().remove(name)),
+            &[&format!("limits.{name}"), "missing"],
+        );
+    }
+    for name in SCENARIO_LIMITS {
+        refused_once(
+            &task_with(2, |t| _ = t["limits"].as_object_mut().unwrap().remove(name)),
+            &["tasks[2]", &format!("limits.{name}"), "missing"],
+        );
+    }
+}
+
+#[test]
+fn negative_non_numeric_and_fractional_limits_are_refused() {
+    for (name, bad) in [
+        ("harness_minutes", json!(-1)),
+        ("harness_minutes", json!(-0.5)),
+        ("harness_minutes", json!("90")),
+        ("harness_minutes", json!(null)),
+        ("max_steps", json!(1.5)),
+        ("max_steps", json!(-3)),
+        ("max_steps", json!(true)),
+    ] {
+        refused_once(
+            &task_with(1, |t| t["limits"][name] = bad.clone()),
+            &[&format!("limits.{name}")],
+        );
+    }
+    refused_once(
+        &task_with(0, |t| t["limits"]["max_iterations"] = json!(2.5)),
+        &["limits.max_iterations", "integer"],
+    );
+    refused_once(
+        &task_with(0, |t| t["limits"]["oracle_seconds"] = json!(-120)),
+        &["limits.oracle_seconds", "nonnegative"],
+    );
+    // Zero and fractional durations are finite nonnegative numbers.
+    parse(&task_with(1, |t| t["limits"]["harness_minutes"] = json!(0)));
+    parse(&task_with(1, |t| {
+        t["limits"]["harness_minutes"] = json!(7.5)
+    }));
+}
+
+#[test]
+fn an_extra_limit_key_is_refused() {
+    refused_once(
+        &task_with(1, |t| t["limits"]["max_tokens"] = json!(100)),
+        &["limits.max_tokens", "declares exactly"],
+    );
+}
+
+#[test]
+fn a_scenario_with_arena_limits_is_refused() {
+    let r = reasons(&task_with(
+        1,
+        |t| {
+            t["limits"] = json!({ "cli_invocation_seconds": 3600, "oracle_seconds": 120, "max_iterations": 3 })
+        },
+    ));
+    for name in ["cli_invocation_seconds", "harness_minutes", "max_steps"] {
+        assert_reason(&r, &["tasks[1]", &format!("limits.{name}")]);
+    }
+}
+
+#[test]
+fn native_outcomes_must_map_to_the_portfolio() {
+    refused_once(
+        &task_with(1, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("TIMEOUT"))
+        }),
+        &[
+            "tasks[1]",
+            "native_outcomes",
+            "TIMEOUT",
+            "no portfolio outcome",
+        ],
+    );
+    refused_once(
+        &task_with(0, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("FALSE_COMPLETE"))
+        }),
+        &["tasks[0]", "native_outcomes", "FALSE_COMPLETE"],
+    );
+    refused_once(
+        &task_with(1, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("FAIL"))
+        }),
+        &["tasks[1]", "native_outcomes", "FAIL"],
+    );
+    refused_once(
+        &task_with(1, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("DEFERRED"))
+        }),
+        &["tasks[1]", "native_outcomes", "DEFERRED", "implied"],
+    );
+    refused_once(
+        &task_with(1, |t| {
+            t["native_outcomes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("PASS"))
+        }),
+        &["tasks[1]", "native_outcomes", "PASS", "twice"],
+    );
+    parse(&task_with(0, |t| {
+        t["native_outcomes"] = json!(ARENA_OUTCOMES)
+    }));
+    parse(&task_with(1, |t| {
+        t["native_outcomes"] = json!(SCENARIO_OUTCOMES)
+    }));
+}
+
+#[test]
+fn arena_needs_upstream_and_oracle_scenario_carries_neither() {
+    refused_once(
+        &task_with(0, |t| _ = obj(t).remove("oracle")),
+        &["tasks[0]", "oracle", "missing"],
+    );
+    refused_once(
+        &task_with(0, |t| _ = obj(t).remove("upstream")),
+        &["tasks[0]", "upstream", "missing"],
+    );
+    let oracle = json!({ "path": "arena/tasks/scenario/bugfix-iso-weeks/oracle.py", "sha256": hex('f', 64) });
+    refused_once(
+        &task_with(1, |t| t["oracle"] = oracle.clone()),
+        &["tasks[1]", "oracle"],
+    );
+    let upstream = declaration_value()["tasks"][0]["upstream"].clone();
+    refused_once(
+        &task_with(1, |t| t["upstream"] = upstream.clone()),
+        &["tasks[1]", "upstream"],
+    );
+}
+
+#[test]
+fn upstream_commits_must_be_full() {
+    for k in ["base_commit", "reference_commit"] {
+        refused_once(
+            &task_with(0, |t| t["upstream"][k] = json!("abc1234")),
+            &[&format!("upstream.{k}"), "not a full commit id"],
+        );
+    }
+    refused_once(
+        &task_with(0, |t| t["upstream"]["checks"] = json!(["a", 1])),
+        &["upstream.checks[1]", "string"],
+    );
+}
+
+#[test]
+fn pins_must_be_paths_and_hashes() {
+    refused_once(
+        &task_with(1, |t| t["definition"]["sha256"] = json!("abc")),
+        &["definition.sha256", "SHA-256"],
+    );
+    refused_once(
+        &task_with(1, |t| t["definition"]["files"] = json!(0)),
+        &["definition.files", "at least 1"],
+    );
+    refused_once(
+        &task_with(1, |t| t["definition"]["path"] = json!("../x")),
+        &["definition.path", "repository-relative"],
+    );
+    refused_once(
+        &with(|v| v["policy_files"][0]["sha256"] = json!(hex('A', 64))),
+        &["policy_files[0].sha256"],
+    );
+    refused_once(
+        &with(|v| v["runner_tools"]["files"] = json!(4.0)),
+        &["runner_tools.files", "integer"],
+    );
+}
+
+// --- schedule ------------------------------------------------------------------------------
+
+fn schedule_with(f: impl FnOnce(&mut Vec<Value>)) -> Value {
+    with_raw(|v| f(v["schedule"].as_array_mut().unwrap()))
+}
+
+#[test]
+fn schedule_helpers() {
+    assert_eq!(repetition_width(1), 2);
+    assert_eq!(repetition_width(99), 2);
+    assert_eq!(repetition_width(100), 3);
+    assert_eq!(repetition_width(999), 3);
+    assert_eq!(schedule_id("arena/x", 1, 2), "arena/x/01");
+    assert_eq!(schedule_id("arena/x", 7, 100), "arena/x/007");
+    let d = parse(&declaration_value());
+    let ids: Vec<_> = expected_schedule(d.tasks.ids(), 2)
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "arena/sympy-matrix/01",
+            "arena/sympy-matrix/02",
+            "scenario/bugfix-iso-weeks/01",
+            "scenario/bugfix-iso-weeks/02",
+            "scenario/interrupted-reuse/01",
+            "scenario/interrupted-reuse/02"
+        ]
+    );
+}
+
+#[test]
+fn schedule_missing_entry_is_refused() {
+    refused_once(
+        &schedule_with(|s| _ = s.pop()),
+        &["schedule", "tasks × repetitions", "5 entries, expected 6"],
+    );
+    refused_once(
+        &with_raw(|v| _ = obj(v).remove("schedule")),
+        &["schedule", "missing"],
+    );
+}
+
+#[test]
+fn schedule_extra_entry_is_refused() {
+    refused_once(
+        &schedule_with(|s| {
+            s.push(json!({ "id": "arena/sympy-matrix/03", "task": "arena/sympy-matrix", "repetition": 3 }))
+        }),
+        &["schedule", "7 entries, expected 6"],
+    );
+}
+
+#[test]
+fn schedule_wrong_order_is_refused() {
+    refused_once(
+        &schedule_with(|s| s.swap(0, 1)),
+        &["schedule[0]", "arena/sympy-matrix/02"],
+    );
+    refused_once(
+        &schedule_with(|s| s.swap(1, 2)),
+        &["schedule[1]", "expected"],
+    );
+}
+
+#[test]
+fn schedule_wrong_padding_is_refused() {
+    refused_once(
+        &schedule_with(|s| s[0]["id"] = json!("arena/sympy-matrix/1")),
+        &[
+            "schedule[0]",
+            "arena/sympy-matrix/1",
+            "arena/sympy-matrix/01",
+        ],
+    );
+}
+
+#[test]
+fn schedule_repeated_id_is_refused() {
+    refused_once(
+        &schedule_with(|s| s[1]["id"] = json!("arena/sympy-matrix/01")),
+        &["schedule[1].id", "repeats an id"],
+    );
+}
+
+#[test]
+fn schedule_entries_are_closed_objects() {
+    refused_once(
+        &schedule_with(|s| s[0]["note"] = json!("x")),
+        &["schedule[0].note", "unknown key"],
+    );
+    refused_once(
+        &schedule_with(|s| s[0]["repetition"] = json!(1.0)),
+        &["schedule[0].repetition", "integer"],
+    );
+}
+
+#[test]
+fn three_digit_padding_from_100_repetitions() {
+    let v = with(|v| v["repetitions"] = json!(100));
+    assert_eq!(v["schedule"][0]["id"], "arena/sympy-matrix/001");
+    assert_eq!(v["schedule"][99]["id"], "arena/sympy-matrix/100");
+    let d = parse(&v);
+    assert_eq!(d.schedule_len(), 300);
+    let mut two = v.clone();
+    two["schedule"][0]["id"] = json!("arena/sympy-matrix/01");
+    refused_once(&two, &["schedule[0]", "arena/sympy-matrix/001"]);
+    // With 99 repetitions two digits remain right.
+    let v = with(|v| v["repetitions"] = json!(99));
+    assert_eq!(v["schedule"][0]["id"], "arena/sympy-matrix/01");
+    parse(&v);
+}
+
+// --- profile -------------------------------------------------------------------------------
+
+#[test]
+fn profile_is_closed_and_typed() {
+    refused_once(
+        &with(|v| v["profile"]["temperature"] = json!(0)),
+        &["profile.temperature", "unknown key"],
+    );
+    refused_once(
+        &with(|v| v["profile"]["roles"]["builder"]["seed"] = json!(1)),
+        &["profile.roles.builder.seed"],
+    );
+    refused_once(
+        &with(|v| v["profile"]["extra_options"] = json!("--x")),
+        &["profile.extra_options", "list"],
+    );
+    refused_once(
+        &with(|v| _ = obj(&mut v["profile"]).remove("name")),
+        &["profile.name", "missing"],
+    );
+}
+
+// --- drafts --------------------------------------------------------------------------------
+
+/// A valid draft: the declaration with every computed field left out.
+fn draft_value() -> Value {
+    let mut v = declaration_value();
+    let top = obj(&mut v);
+    top.remove("source_revision");
+    top.remove("schedule");
+    top["profile"] = json!({ "source": { "path": "arena/profiles/build-comparison.json" } });
+    top["policy_files"] = json!([{ "path": "arena/policy/live-spend.md" }]);
+    top["runner_tools"] = json!({ "path": "arena/runner-tools" });
+    for t in top["tasks"].as_array_mut().unwrap() {
+        let d = obj(&mut t["definition"]);
+        d.remove("sha256");
+        d.remove("files");
+        if let Some(o) = t.get_mut("oracle") {
+            obj(o).remove("sha256");
+        }
+    }
+    v
+}
+
+fn draft_reasons(v: &Value) -> Vec<String> {
+    refusal(Declaration::parse_mode(
+        &bytes(v),
+        Mode::Draft,
+        DEFAULT_MAX_INPUT_BYTES,
+    ))
+}
+
+#[test]
+fn a_valid_draft_is_accepted_and_implies_its_schedule() {
+    let d = Declaration::parse_mode(&bytes(&draft_value()), Mode::Draft, DEFAULT_MAX_INPUT_BYTES)
+        .expect("valid draft");
+    assert_eq!(d.source_revision, None);
+    assert_eq!(d.schedule_len(), 6);
+    assert_eq!(d.tasks[0].definition.sha256, None);
+    // A draft is not a declaration.
+    refusal(Declaration::parse(
+        &bytes(&draft_value()),
+        DEFAULT_MAX_INPUT_BYTES,
+    ));
+}
+
+/// A change to a declaration value.
+type Edit = Box<dyn Fn(&mut Value)>;
+
+#[test]
+fn a_draft_carrying_a_computed_field_is_refused() {
+    let cases: Vec<(&str, Edit)> = vec![
+        (
+            "source_revision",
+            Box::new(|v| v["source_revision"] = json!(hex('c', 40))),
+        ),
+        ("schedule", Box::new(|v| v["schedule"] = json!([]))),
+        (
+            "profile.name",
+            Box::new(|v| v["profile"]["name"] = json!("x")),
+        ),
+        (
+            "profile.roles",
+            Box::new(|v| v["profile"]["roles"] = json!({})),
+        ),
+        (
+            "profile.source.sha256",
+            Box::new(|v| v["profile"]["source"]["sha256"] = json!(hex('a', 64))),
+        ),
+        (
+            "runner_tools.files",
+            Box::new(|v| v["runner_tools"]["files"] = json!(4)),
+        ),
+        (
+            "policy_files[0].sha256",
+            Box::new(|v| v["policy_files"][0]["sha256"] = json!(hex('b', 64))),
+        ),
+        (
+            "definition.sha256",
+            Box::new(|v| v["tasks"][1]["definition"]["sha256"] = json!(hex('3', 64))),
+        ),
+        (
+            "oracle.sha256",
+            Box::new(|v| v["tasks"][0]["oracle"]["sha256"] = json!(hex('f', 64))),
+        ),
+    ];
+    for (field, f) in cases {
+        let mut v = draft_value();
+        f(&mut v);
+        let r = draft_reasons(&v);
+        assert_reason(&r, &[field, "computed"]);
+        assert_eq!(r.len(), 1, "{field}: {r:?}");
+    }
+}
+
+#[test]
+fn a_draft_obeys_the_other_rules() {
+    let mut v = draft_value();
+    v["acceptance"]["unknown_is_null"] = json!(false);
+    v["id"] = json!("..");
+    let r = draft_reasons(&v);
+    assert_reason(&r, &["weakens the acceptance rules"]);
+    assert_reason(&r, &["id"]);
+}
+
+// --- every reason at once ------------------------------------------------------------------
+
+#[test]
+fn every_reason_is_reported_together() {
+    let v = with_raw(|v| {
+        v["id"] = json!("bad id");
+        v["source_revision"] = json!("main");
+        v["acceptance"]["unknown_is_null"] = json!(false);
+        v["attempt_fields"].as_array_mut().unwrap().swap(2, 3);
+        v["tasks"][0]["limits"]["oracle_seconds"] = json!(-1);
+        v["tasks"][1]["native_outcomes"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("TIMEOUT"));
+        v["tasks"][2]["kind"] = json!("bench");
+        v["schedule"].as_array_mut().unwrap().pop();
+        v["surprise"] = json!(1);
+    });
+    let r = reasons(&v);
+    assert_reason(&r, &["id", "ref name"]);
+    assert_reason(&r, &["source_revision"]);
+    assert_reason(&r, &["weakens the acceptance rules"]);
+    assert_reason(&r, &["attempt_fields[2]"]);
+    assert_reason(&r, &["limits.oracle_seconds"]);
+    assert_reason(&r, &["TIMEOUT"]);
+    assert_reason(&r, &["tasks[2]", "kind"]);
+    assert_reason(&r, &["surprise", "unknown key"]);
+    assert!(r.len() >= 8, "{r:?}");
+    assert!(r.iter().all(|x| x.starts_with("declaration: ")), "{r:?}");
+}
+
+#[test]
+fn every_schedule_and_task_reason_is_reported_together() {
+    // The schedule is still compared when tasks and repetitions are valid, beside other reasons.
+    let v = with_raw(|v| {
+        v["acceptance"]["unknown_is_null"] = json!(false);
+        v["schedule"].as_array_mut().unwrap().pop();
+    });
+    let r = reasons(&v);
+    assert_reason(&r, &["weakens the acceptance rules"]);
+    assert_reason(&r, &["schedule", "tasks × repetitions"]);
+    assert_eq!(r.len(), 2, "{r:?}");
+}
+
+#[test]
+fn no_panic_on_wrongly_shaped_values() {
+    // Every top-level key given every JSON type: refused, never a panic.
+    let shapes = [
+        json!(null),
+        json!(true),
+        json!(1),
+        json!(-1.5),
+        json!("s"),
+        json!([]),
+        json!({}),
+        json!([1, "a", null]),
+    ];
+    let keys: Vec<String> = obj(&mut declaration_value()).keys().cloned().collect();
+    for k in &keys {
+        for s in &shapes {
+            let _ = Declaration::parse(
+                &bytes(&with_raw(|v| v[k.as_str()] = s.clone())),
+                DEFAULT_MAX_INPUT_BYTES,
+            );
+        }
+    }
+    for k in [
+        "id",
+        "kind",
+        "evidence",
+        "expects",
+        "definition",
+        "oracle",
+        "upstream",
+        "limits",
+        "native_outcomes",
+    ] {
+        for s in &shapes {
+            for i in 0..3 {
+                let _ = Declaration::parse(
+                    &bytes(&task_raw(i, |t| t[k] = s.clone())),
+                    DEFAULT_MAX_INPUT_BYTES,
+                );
+            }
+        }
+    }
+    for s in &shapes {
+        let _ = Declaration::parse(
+            &bytes(&schedule_with(|e| e[0] = s.clone())),
+            DEFAULT_MAX_INPUT_BYTES,
+        );
+        let _ = Declaration::parse(
+            &bytes(&with_raw(|v| v["tasks"][0] = s.clone())),
+            DEFAULT_MAX_INPUT_BYTES,
+        );
+    }
+}
+
+// --- the schedule is computed, not held ----------------------------------------------------
+
+/// A declaration whose scenario tasks are renamed (`names`), with `reps` repetitions.
+fn renamed(names: &[&str], reps: u64) -> Declaration {
+    parse(&with(|v| {
+        v["repetitions"] = json!(reps);
+        let tasks = v["tasks"].as_array_mut().unwrap();
+        let scenario = tasks[1].clone();
+        tasks.truncate(1);
+        for n in names {
+            let mut t = scenario.clone();
+            t["id"] = json!(format!("scenario/{n}"));
+            tasks.push(t);
+        }
+    }))
+}
+
+#[test]
+fn computed_schedule_is_the_materialised_one() {
+    for reps in [1, 2, 99, 100, 999] {
+        let d = renamed(&["a", "ab", "a.b", "a-b_c.9"], reps);
+        let want = expected_schedule(d.tasks.ids(), reps);
+        assert_eq!(d.schedule_len(), want.len());
+        assert_eq!(d.schedule().collect::<Vec<_>>(), want, "{reps} repetitions");
+        for (i, e) in want.iter().enumerate() {
+            assert_eq!(d.schedule_position(&e.id), Some(i), "{}", e.id);
+            assert_eq!(d.schedule_entry(&e.id).as_ref(), Some(e));
+            assert_eq!(d.schedule_at(i), *e);
+        }
+    }
+}
+
+#[test]
+fn computed_schedule_refuses_ids_not_scheduled() {
+    let d = renamed(&["a", "ab", "a.b"], 100);
+    assert_eq!(d.schedule_position("scenario/a/001"), Some(100));
+    assert_eq!(d.schedule_position("scenario/ab/001"), Some(200));
+    assert_eq!(d.schedule_position("scenario/a.b/100"), Some(399));
+    for bad in [
+        "scenario/a/01",    // two digits where 100 repetitions need three
+        "scenario/a/0001",  // four
+        "scenario/a/1",     // none
+        "scenario/a/000",   // repetition 0
+        "scenario/a/101",   // past the repetitions
+        "scenario/a/+01",   // a sign
+        "scenario/a/ 01",   // a space
+        "scenario/a/",      // nothing
+        "scenario/a",       // no repetition
+        "scenario/abc/001", // an undeclared task
+        "scenario/a.c/001", // a dot where the task has none
+        "scenario/a/b/001", // a task name with a slash
+        "a/001",
+        "",
+        "/",
+        "scenario/a/001/",
+        "scenario/a/00１",
+    ] {
+        assert_eq!(d.schedule_position(bad), None, "{bad:?}");
+        assert!(d.schedule_entry(bad).is_none(), "{bad:?}");
+    }
+    let d = renamed(&["a"], 1);
+    assert_eq!(d.schedule_len(), 2);
+    assert_eq!(d.schedule_position("scenario/a/01"), Some(1));
+    assert_eq!(d.schedule_position("scenario/a/1"), None);
+    assert_eq!(d.schedule_position("scenario/a/02"), None);
+}
+
+#[test]
+fn fast_and_ordinary_parse_agree() {
+    // The schedule before the tasks (not the written order) is parsed by the ordinary path.
+    let v = with(|v| v["repetitions"] = json!(3));
+    let w = written(&v);
+    assert!(matches!(fast::parse(&w), Some((_, true))));
+    assert!(matches!(fast::parse(&bytes(&v)), Some((_, false))));
+    let fast = Declaration::parse(&w, DEFAULT_MAX_INPUT_BYTES).expect("valid");
+    let ordinary = parse(&v);
+    assert_eq!(fast.value(), ordinary.value());
+    assert!(fast.value().unwrap().get("schedule").is_none());
+    assert_eq!(
+        fast.schedule().collect::<Vec<_>>(),
+        ordinary.schedule().collect::<Vec<_>>()
+    );
+    // A duplicated schedule key after a valid one is refused, as by the ordinary parse.
+    let mut text = String::from_utf8(bytes(&v)).unwrap();
+    let at = text.rfind('}').unwrap();
+    text.insert_str(at, ",\"schedule\": []");
+    let r = refusal(Declaration::parse(text.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
+    assert_reason(&r, &["duplicate key \"schedule\""]);
+}
+
+#[test]
+fn a_canonical_schedule_is_compared_as_bytes() {
+    let v = with(|v| v["repetitions"] = json!(12));
+    let w = written(&v);
+    let canonical = fast::parse_canonical(&w).expect("pin's layout takes the byte comparison");
+    let (streamed, true) = fast::parse(&w).expect("streamed") else {
+        panic!("the streamed path checks the schedule too");
+    };
+    assert_eq!(canonical, streamed);
+    assert_eq!(
+        Declaration::parse(&w, DEFAULT_MAX_INPUT_BYTES)
+            .expect("valid")
+            .value()
+            .clone(),
+        parse(&v).value().clone()
+    );
+
+    let text = String::from_utf8(w.clone()).unwrap();
+    let edits: [(&str, String); 7] = [
+        // Other whitespace inside the schedule: valid, compared by the streaming path.
+        (
+            "compact entry",
+            text.replacen("\"repetition\": 2,", "\"repetition\":2,", 1),
+        ),
+        // A key after the schedule.
+        (
+            "key after the schedule",
+            text.trim_end()
+                .strip_suffix('}')
+                .map(|t| format!("{t},\n  \"title\": \"late\"\n}}\n"))
+                .unwrap(),
+        ),
+        // A form feed (whitespace to `trim_ascii`, not to JSON) before or after the end.
+        (
+            "form feed before the end",
+            text.trim_end()
+                .strip_suffix('}')
+                .map(|t| format!("{t}\u{c}}}\n"))
+                .unwrap(),
+        ),
+        ("form feed after the end", format!("{text}\u{c}")),
+        // Trailing data, a truncated document.
+        ("trailing data", format!("{text}x")),
+        (
+            "truncated",
+            text.trim_end().trim_end_matches('}').to_owned(),
+        ),
+        // One entry's repetition differs.
+        (
+            "wrong repetition",
+            text.replacen("\"repetition\": 2,", "\"repetition\": 3,", 1),
+        ),
+    ];
+    for (what, edited) in edits {
+        assert!(
+            fast::parse_canonical(edited.as_bytes()).is_none(),
+            "{what}: not the canonical layout"
+        );
+        // Whatever path it takes, the result is the ordinary parse's.
+        let ordinary = serde_json::from_str::<Value>(&edited)
+            .map_err(|e| e.to_string())
+            .map(|v| {
+                Declaration::parse(&bytes(&v), DEFAULT_MAX_INPUT_BYTES).map(|d| d.value().cloned())
+            });
+        let got = Declaration::parse(edited.as_bytes(), DEFAULT_MAX_INPUT_BYTES)
+            .map(|d| d.value().cloned());
+        match ordinary {
+            Ok(Ok(value)) => assert_eq!(got.expect(what), value, "{what}"),
+            Ok(Err(_)) | Err(_) => assert!(got.is_err(), "{what}: refused"),
+        }
+    }
+
+    // A string holding the key's text, and a `schedule` key deeper down, do not mislead the
+    // scan: the first is accepted through the byte comparison, the second refused as before.
+    let titled = with(|v| v["title"] = json!("see \"schedule\": [ below"));
+    assert!(fast::parse_canonical(&written(&titled)).is_some());
+    assert_eq!(
+        Declaration::parse(&written(&titled), DEFAULT_MAX_INPUT_BYTES)
+            .expect("valid")
+            .value()
+            .clone(),
+        parse(&titled).value().clone()
+    );
+    let nested = with(|v| v["profile"]["schedule"] = json!([]));
+    assert_reason(&reasons(&nested), &["profile", "schedule"]);
+}
+
+#[test]
+fn decimals_are_zero_padded_to_their_width() {
+    for (n, width, want) in [
+        (0, 1, "0"),
+        (7, 2, "07"),
+        (12, 2, "12"),
+        (5, 3, "005"),
+        (1000, 2, "1000"),
+    ] {
+        let mut out = Vec::new();
+        fast::push_decimal(&mut out, n, width);
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        assert_eq!(want, format!("{n:0width$}"));
+    }
+}
+
+/// The declaration of an entry holding `parts` then `tasks`.
+fn rebuild(parts: &[u8], tasks: &[u8]) -> Option<Declaration> {
+    Declaration::from_cached_form([parts, tasks].concat(), 0..parts.len())
+}
+
+#[test]
+fn a_declaration_is_rebuilt_from_its_cached_form_and_from_nothing_else() {
+    let b = bytes(&declaration_value());
+    let d = Declaration::parse(&b, DEFAULT_MAX_INPUT_BYTES).unwrap();
+    let (parts, tasks) = d.cached_form().unwrap();
+    let rebuilt = rebuild(&parts, &tasks).unwrap();
+    assert_eq!(rebuilt.bytes(), None);
+    assert_eq!(rebuilt.value(), None, "the document is not kept");
+    assert_eq!(
+        (&rebuilt.id, &rebuilt.sha256, rebuilt.schedule_len()),
+        (&d.id, &d.sha256, d.schedule_len())
+    );
+    let parts_of = |d: &Declaration| {
+        format!(
+            "{:?}",
+            (
+                (
+                    &d.source_revision,
+                    d.repetitions,
+                    &d.profile,
+                    &d.policy_files
+                ),
+                (
+                    &d.runner_tools,
+                    &d.runtime_requirements,
+                    &d.attempt_fields,
+                    &d.tasks
+                ),
+                (d.schedule().collect::<Vec<_>>(), &d.attempt_keys),
+            )
+        )
+    };
+    assert_eq!(parts_of(&rebuilt), parts_of(&d));
+    assert!(rebuilt.tasks == d.tasks);
+    for e in d.schedule() {
+        assert_eq!(rebuilt.schedule_position(&e.id), d.schedule_position(&e.id));
+        assert_eq!(rebuilt.task_of(&e.id), d.task_of(&e.id));
+    }
+    // Parts that are not the form, a hash that is not one, task ids and ends that do not fit
+    // the tasks' JSON, tasks' JSON of another length.
+    let form: Value = serde_json::from_slice(&parts).unwrap();
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut v = form.clone();
+        f(&mut v);
+        v
+    };
+    let cases = [
+        edit(&|v| drop(v.as_object_mut().unwrap().remove("task_ids"))),
+        edit(&|v| v["task_ids"].as_array_mut().unwrap().truncate(1)),
+        edit(&|v| v["task_ids"][1] = v["task_ids"][0].clone()),
+        edit(&|v| v["task_ends"][0] = v["task_ends"][1].as_u64().map(|n| n + 1).into()),
+        edit(&|v| v["parts"]["attempt_fields"] = Value::from(vec!["schedule_id"])),
+        edit(&|v| v["parts"]["sha256"] = Value::from("abc")),
+        Value::Null,
+    ];
+    for (i, parts) in cases.into_iter().enumerate() {
+        let parts = serde_json::to_vec(&parts).unwrap();
+        assert!(rebuild(&parts, &tasks).is_none(), "case {i}");
+    }
+    assert!(rebuild(&parts, b"{").is_none());
+    assert!(rebuild(&parts, &tasks[1..]).is_none());
+}
+
+#[test]
+fn a_cached_declaration_reads_each_task_when_first_asked_for() {
+    let d = Declaration::parse(&bytes(&declaration_value()), DEFAULT_MAX_INPUT_BYTES).unwrap();
+    let (parts, tasks) = d.cached_form().unwrap();
+    // The second task's JSON made unreadable, its length kept: the other tasks, the ids and
+    // the schedule still read; reading that task stops the command (only an entry changed by
+    // hand with its checksum recomputed gets this far).
+    let second = d.tasks.get(1).id.clone();
+    let text = String::from_utf8(tasks.clone()).unwrap();
+    let start = text
+        .find(&format!(
+            "{{\"id\":{}",
+            serde_json::to_string(&second).unwrap()
+        ))
+        .unwrap();
+    let mut broken = tasks.clone();
+    broken[start] = b'[';
+    let rebuilt = rebuild(&parts, &broken).unwrap();
+    assert_eq!(
+        rebuilt.tasks.ids().collect::<Vec<_>>(),
+        d.tasks.ids().collect::<Vec<_>>()
+    );
+    assert_eq!(rebuilt.tasks.get(0), d.tasks.get(0));
+    assert_eq!(rebuilt.schedule().count(), d.schedule().count());
+    let read = std::panic::catch_unwind(|| rebuilt.task(&second).map(|t| t.kind));
+    let payload = read.expect_err("a task that does not read back is never taken for another");
+    let said = (payload.downcast_ref::<String>().cloned())
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(said.contains("not what this build wrote"), "{said}");
+    // Another task's JSON in its place (valid JSON, ends fixed up): not taken for it either.
+    let ends: Vec<usize> = serde_json::from_slice::<Value>(&parts).unwrap()["task_ends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap() as usize)
+        .collect();
+    let first = tasks[..ends[0]].to_vec();
+    let mut swapped = first.clone();
+    swapped.extend_from_slice(&first);
+    swapped.extend_from_slice(&tasks[ends[1]..]);
+    let mut form: Value = serde_json::from_slice(&parts).unwrap();
+    let shift = ends[0] as i64 - (ends[1] - ends[0]) as i64;
+    for (i, e) in ends.iter().enumerate().skip(1) {
+        form["task_ends"][i] = Value::from((*e as i64 + shift) as u64);
+    }
+    let other = rebuild(&serde_json::to_vec(&form).unwrap(), &swapped).unwrap();
+    assert_eq!(other.tasks.get(0), d.tasks.get(0));
+    let read = std::panic::catch_unwind(|| other.task(&second).map(|t| t.kind));
+    assert!(read.is_err(), "task 0's JSON is never read as {second}");
+}
+
+#[test]
+fn commit_ids_and_hashes_are_lowercase_hex_of_their_lengths() {
+    for len in [0, 1, 39, 40, 41, 63, 64, 65] {
+        let id = "0a".repeat(40)[..len].to_owned();
+        assert_eq!(is_full_commit(&id), len == 40 || len == 64, "{len}");
+        assert_eq!(is_sha256(&id), len == 64, "{len}");
+    }
+    // Any other byte, at either end or inside, is refused.
+    for b in (0..128u8).map(char::from) {
+        let hex = b.is_ascii_digit() || ('a'..='f').contains(&b);
+        for at in [0, 31, 63] {
+            let mut id = vec!['f'; 64];
+            id[at] = b;
+            let id: String = id.into_iter().collect();
+            assert_eq!(is_sha256(&id), hex, "{b:?} at {at}");
+            assert_eq!(is_full_commit(&id[24..]), hex || at < 24, "{b:?} at {at}");
+        }
+    }
+    assert!(!is_sha256(&format!("{}é", "a".repeat(62))));
+}
+
+// --- inspect tasks ---------------------------------------------------------------------------
+
+mod inspect {
+    use super::*;
+    use crate::testutil::inspect_declaration_value;
+
+    /// The live Inspect task of [`inspect_declaration_value`] is task 3.
+    const T: usize = 3;
+
+    fn iwith(f: impl FnOnce(&mut Value)) -> Value {
+        let mut v = inspect_declaration_value();
+        f(&mut v["tasks"][T]);
+        v["schedule"] = schedule_for(&v);
+        v
+    }
+
+    #[test]
+    fn an_inspect_task_parses_with_its_block() {
+        let d = parse(&inspect_declaration_value());
+        let t = d.task("inspect/arith-add-1").unwrap();
+        assert_eq!(t.kind, Kind::Inspect);
+        let spec = t.inspect.as_ref().unwrap();
+        assert_eq!(spec.task, "arith");
+        assert_eq!(spec.sample_id, json!("add-1"));
+        assert_eq!(spec.scorer, "match");
+        assert_eq!(spec.pass, vec![json!("C")]);
+        assert!(spec.task_args.is_empty());
+        assert_eq!(t.limits.len(), 2);
+        let t2 = d.task("inspect/arith-2").unwrap();
+        assert_eq!(t2.inspect.as_ref().unwrap().sample_id, json!(2));
+        assert_eq!(d.schedule_len(), 10);
+    }
+
+    #[test]
+    fn task_args_default_to_empty_and_pass_takes_numbers() {
+        let d = parse(&iwith(|t| {
+            t["inspect"].as_object_mut().unwrap().remove("task_args");
+            t["inspect"]["pass"] = json!([1, 0.5, "C"]);
+        }));
+        let spec = d
+            .task("inspect/arith-add-1")
+            .unwrap()
+            .inspect
+            .clone()
+            .unwrap();
+        assert!(spec.task_args.is_empty());
+        assert_eq!(spec.pass.len(), 3);
+        let d = parse(&iwith(|t| t["inspect"]["task_args"] = json!({"n": 3})));
+        let spec = d
+            .task("inspect/arith-add-1")
+            .unwrap()
+            .inspect
+            .clone()
+            .unwrap();
+        assert_eq!(spec.task_args["n"], json!(3));
+    }
+
+    #[test]
+    fn the_inspect_block_is_required_and_closed() {
+        refused_once(
+            &iwith(|t| {
+                t.as_object_mut().unwrap().remove("inspect");
+            }),
+            &["tasks[3]", "inspect", "missing"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"] = json!("arith")),
+            &["tasks[3]", "inspect", "must be an object"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"]["epochs"] = json!(2)),
+            &["inspect.epochs", "unknown key"],
+        );
+        for k in ["task", "sample_id", "scorer", "pass"] {
+            refused_once(
+                &iwith(|t| {
+                    t["inspect"].as_object_mut().unwrap().remove(k);
+                }),
+                &[&format!("inspect.{k}"), "missing"],
+            );
+        }
+        refused_once(
+            &iwith(|t| t["inspect"]["task"] = json!("")),
+            &["inspect.task", "empty"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"]["scorer"] = json!(3)),
+            &["inspect.scorer", "string"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"]["task_args"] = json!([])),
+            &["inspect.task_args", "object"],
+        );
+    }
+
+    #[test]
+    fn an_arena_or_scenario_task_carries_no_inspect_block() {
+        refused_once(
+            &task_with(1, |t| t["inspect"] = json!({"task": "x"})),
+            &["tasks[1]", "inspect", "unknown key"],
+        );
+    }
+
+    #[test]
+    fn sample_id_is_a_string_or_an_integer() {
+        for ok in [json!("a/b c"), json!(0), json!(-3), json!(12345678901u64)] {
+            parse(&iwith(|t| t["inspect"]["sample_id"] = ok.clone()));
+        }
+        for bad in [
+            json!(""),
+            json!(1.5),
+            json!(null),
+            json!(true),
+            json!([1]),
+            json!({"id": 1}),
+        ] {
+            refused_once(
+                &iwith(|t| t["inspect"]["sample_id"] = bad.clone()),
+                &["inspect.sample_id", "string or an integer"],
+            );
+        }
+    }
+
+    #[test]
+    fn pass_lists_strings_or_numbers_once() {
+        for bad in [json!(null), json!(true), json!([1]), json!({})] {
+            refused_once(
+                &iwith(|t| t["inspect"]["pass"] = json!([bad.clone()])),
+                &["inspect.pass[0]", "string or a number"],
+            );
+        }
+        refused_once(
+            &iwith(|t| t["inspect"]["pass"] = json!([])),
+            &["inspect.pass", "at least one"],
+        );
+        refused_once(
+            &iwith(|t| t["inspect"]["pass"] = json!("C")),
+            &["inspect.pass", "list"],
+        );
+        // Compared by value: 1 and 1.0 are the same score value.
+        refused_once(
+            &iwith(|t| t["inspect"]["pass"] = json!([1, 1.0])),
+            &["inspect.pass[1]", "twice"],
+        );
+    }
+
+    #[test]
+    fn inspect_limits_are_at_least_one_of_five_and_nothing_else() {
+        for (k, v) in [
+            ("message_limit", json!(10)),
+            ("token_limit", json!(5000)),
+            ("time_limit", json!(1.5)),
+            ("working_limit", json!(60)),
+            ("cost_limit", json!(0.25)),
+        ] {
+            let d = parse(&iwith(|t| t["limits"] = json!({ k: v })));
+            assert_eq!(
+                d.task("inspect/arith-add-1")
+                    .unwrap()
+                    .limits
+                    .keys()
+                    .collect::<Vec<_>>(),
+                vec![k]
+            );
+        }
+        refused_once(
+            &iwith(|t| t["limits"] = json!({})),
+            &["tasks[3]", "limits", "at least one"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["harness_minutes"] = json!(5)),
+            &["limits.harness_minutes", "declares only"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["message_limit"] = json!(2.5)),
+            &["limits.message_limit", "integer"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["token_limit"] = json!(-1)),
+            &["limits.token_limit", "integer"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["time_limit"] = json!("60")),
+            &["limits.time_limit", "finite nonnegative"],
+        );
+        refused_once(
+            &iwith(|t| t["limits"]["cost_limit"] = json!(-0.5)),
+            &["limits.cost_limit", "finite nonnegative"],
+        );
+        refused_once(
+            &iwith(|t| {
+                t.as_object_mut().unwrap().remove("limits");
+            }),
+            &["tasks[3]", "limits", "missing"],
+        );
+    }
+
+    #[test]
+    fn inspect_native_outcomes_are_closed() {
+        parse(&iwith(|t| t["native_outcomes"] = json!(["PASS", "FAIL"])));
+        for bad in ["STOPPED", "FALSE_COMPLETE", "RUNNING", "SKIPPED"] {
+            refused_once(
+                &iwith(|t| t["native_outcomes"] = json!(["PASS", bad])),
+                &["native_outcomes", bad, "no portfolio outcome"],
+            );
+        }
+        // UNSCORED is an Inspect outcome only.
+        refused_once(
+            &task_with(1, |t| t["native_outcomes"] = json!(["PASS", "UNSCORED"])),
+            &["tasks[1]", "UNSCORED", "no portfolio outcome"],
+        );
+    }
+
+    #[test]
+    fn two_tasks_may_not_declare_the_same_sample() {
+        let mut v = inspect_declaration_value();
+        let mut t = v["tasks"][T].clone();
+        t["id"] = json!("inspect/arith-again");
+        v["tasks"].as_array_mut().unwrap().push(t.clone());
+        v["schedule"] = schedule_for(&v);
+        refused_once(&v, &["tasks[5].inspect", "as inspect/arith-add-1 does"]);
+        // Another Inspect task, or the same id as an integer rather than a string, is another
+        // sample.
+        for (task, id) in [("arith-2", json!("add-1")), ("arith", json!(7))] {
+            let mut v = inspect_declaration_value();
+            let mut t2 = t.clone();
+            t2["inspect"]["task"] = json!(task);
+            t2["inspect"]["sample_id"] = id;
+            v["tasks"].as_array_mut().unwrap().push(t2);
+            v["schedule"] = schedule_for(&v);
+            parse(&v);
+        }
+        let mut v = inspect_declaration_value();
+        v["tasks"][4]["inspect"]["sample_id"] = json!("2");
+        v["schedule"] = schedule_for(&v);
+        parse(&v);
+    }
+
+    #[test]
+    fn a_null_effort_is_for_inspect_declarations_alone() {
+        // Only inspect tasks: a role run without a reasoning effort may say so.
+        let mut v = inspect_declaration_value();
+        let tasks: Vec<Value> = v["tasks"].as_array().unwrap()[3..].to_vec();
+        v["tasks"] = Value::Array(tasks);
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = schedule_for(&v);
+        let d = parse(&v);
+        assert_eq!(d.profile.roles["builder"].effort, None);
+        assert_eq!(
+            d.profile.roles["reviewer"].effort.as_deref(),
+            Some("medium")
+        );
+        // Beside an arena or scenario task, whose harness forwards an effort flag: refused.
+        let mut v = inspect_declaration_value();
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = schedule_for(&v);
+        refused_once(
+            &v,
+            &[
+                "profile.roles.builder.effort",
+                "only for a declaration of inspect or harbor tasks",
+            ],
+        );
+        // An empty or non-string effort is refused as before.
+        let mut v = inspect_declaration_value();
+        v["profile"]["roles"]["builder"]["effort"] = json!(3);
+        v["schedule"] = schedule_for(&v);
+        refused_once(&v, &["profile.roles.builder.effort", "string"]);
+    }
+
+    #[test]
+    fn an_inspect_task_expects_completion() {
+        refused_once(
+            &iwith(|t| t["expects"] = json!("stop")),
+            &["tasks[3]", "expects", "no stop status"],
+        );
+    }
+
+    #[test]
+    fn an_inspect_id_is_inspect_slash_name() {
+        refused_once(
+            &iwith(|t| t["id"] = json!("scenario/arith")),
+            &["tasks[3]", "id", "inspect/<name>"],
+        );
+    }
+
+    #[test]
+    fn inspect_follows_definition_in_the_canonical_order() {
+        let v = inspect_declaration_value();
+        let bytes = canonical(&v);
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let task = &text[text.find("\"inspect/arith-add-1\"").unwrap()..];
+        let def = task.find("\"definition\"").unwrap();
+        let insp = task.find("\"inspect\":").unwrap();
+        let lim = task.find("\"limits\"").unwrap();
+        assert!(def < insp && insp < lim, "{task}");
+        // The canonical bytes parse (the fast paths agree with the ordinary path).
+        let d = Declaration::parse(&bytes, DEFAULT_MAX_INPUT_BYTES).unwrap();
+        assert_eq!(d.task("inspect/arith-add-1").unwrap().kind, Kind::Inspect);
+        let slow = parse(&v);
+        assert_eq!(d.tasks, slow.tasks);
+    }
+
+    #[test]
+    fn the_cached_form_keeps_the_inspect_block() {
+        let d = parse(&inspect_declaration_value());
+        let (parts, doc) = d.cached_form().unwrap();
+        let back = rebuild(&parts, &doc).unwrap();
+        assert_eq!(back.tasks, d.tasks);
+    }
+}
+
+mod harbor {
+    use super::*;
+    use crate::testutil::harbor_declaration_value;
+
+    /// The live Harbor task of [`harbor_declaration_value`] is task 3.
+    const T: usize = 3;
+
+    fn hwith(f: impl FnOnce(&mut Value)) -> Value {
+        let mut v = harbor_declaration_value();
+        f(&mut v["tasks"][T]);
+        v["schedule"] = schedule_for(&v);
+        v
+    }
+
+    #[test]
+    fn a_harbor_task_parses_with_its_block() {
+        let d = parse(&harbor_declaration_value());
+        let t = d.task("harbor/hello-file").unwrap();
+        assert_eq!(t.kind, Kind::Harbor);
+        let spec = t.harbor.as_ref().unwrap();
+        assert_eq!(spec.task, "hello-file");
+        assert_eq!(spec.digest, format!("sha256:{}", "7".repeat(64)));
+        assert_eq!(spec.agent, "terminus-2");
+        assert_eq!(spec.reward, "reward");
+        assert_eq!(spec.pass_at_least, 1.0);
+        assert_eq!(t.limits.len(), 3);
+        assert!(t.inspect.is_none());
+        assert_eq!(d.schedule_len(), 10);
+        // A threshold may be any finite number, an integer too.
+        let d = parse(&hwith(|t| t["harbor"]["pass_at_least"] = json!(0)));
+        let spec = d.task("harbor/hello-file").unwrap().harbor.clone().unwrap();
+        assert_eq!(spec.pass_at_least, 0.0);
+    }
+
+    #[test]
+    fn the_harbor_block_is_required_and_closed() {
+        refused_once(
+            &hwith(|t| {
+                t.as_object_mut().unwrap().remove("harbor");
+            }),
+            &["tasks[3]", "harbor", "missing"],
+        );
+        refused_once(
+            &hwith(|t| t["harbor"] = json!("hello-file")),
+            &["tasks[3]", "harbor", "must be an object"],
+        );
+        refused_once(
+            &hwith(|t| t["harbor"]["n_attempts"] = json!(2)),
+            &["harbor.n_attempts", "unknown key"],
+        );
+        for k in ["task", "digest", "agent", "reward", "pass_at_least"] {
+            refused_once(
+                &hwith(|t| {
+                    t["harbor"].as_object_mut().unwrap().remove(k);
+                }),
+                &[&format!("harbor.{k}"), "missing"],
+            );
+        }
+        for k in ["task", "agent", "reward"] {
+            refused_once(
+                &hwith(|t| t["harbor"][k] = json!("")),
+                &[&format!("harbor.{k}"), "must not be empty"],
+            );
+            refused_once(
+                &hwith(|t| t["harbor"][k] = json!(3)),
+                &[&format!("harbor.{k}"), "string"],
+            );
+        }
+        // An inspect block on a harbor task (and a harbor block on an inspect one) is unknown.
+        refused_once(
+            &hwith(|t| t["inspect"] = json!({})),
+            &["tasks[3]", "inspect", "unknown key"],
+        );
+    }
+
+    #[test]
+    fn the_digest_is_harbors_form() {
+        for bad in [
+            json!("7".repeat(64)),
+            json!(format!("sha256:{}", "7".repeat(63))),
+            json!(format!("sha256:{}", "A".repeat(64))),
+            json!(format!("sha512:{}", "7".repeat(64))),
+        ] {
+            refused_once(
+                &hwith(|t| t["harbor"]["digest"] = bad.clone()),
+                &["harbor.digest", "Harbor's content digest"],
+            );
+        }
+    }
+
+    #[test]
+    fn the_threshold_is_a_finite_number() {
+        for bad in [json!("1.0"), json!(null), json!(true), json!([1])] {
+            refused_once(
+                &hwith(|t| t["harbor"]["pass_at_least"] = bad.clone()),
+                &["harbor.pass_at_least", "finite number"],
+            );
+        }
+    }
+
+    #[test]
+    fn harbor_limits_are_at_least_one_of_five_and_nothing_else() {
+        for (k, v) in [
+            ("agent_seconds", json!(900)),
+            ("verifier_seconds", json!(1.5)),
+            ("cost_usd", json!(0.25)),
+            ("input_tokens", json!(100000)),
+            ("output_tokens", json!(5000)),
+        ] {
+            let d = parse(&hwith(|t| t["limits"] = json!({ k: v })));
+            assert_eq!(
+                d.task("harbor/hello-file")
+                    .unwrap()
+                    .limits
+                    .keys()
+                    .collect::<Vec<_>>(),
+                vec![k]
+            );
+        }
+        refused_once(
+            &hwith(|t| t["limits"] = json!({})),
+            &["tasks[3]", "limits", "a harbor task declares at least one"],
+        );
+        refused_once(
+            &hwith(|t| t["limits"]["time_limit"] = json!(5)),
+            &["limits.time_limit", "declares only agent_seconds"],
+        );
+        refused_once(
+            &hwith(|t| t["limits"]["input_tokens"] = json!(2.5)),
+            &["limits.input_tokens", "integer"],
+        );
+        refused_once(
+            &hwith(|t| t["limits"]["output_tokens"] = json!(-1)),
+            &["limits.output_tokens", "integer"],
+        );
+        refused_once(
+            &hwith(|t| t["limits"]["agent_seconds"] = json!("60")),
+            &["limits.agent_seconds", "finite nonnegative"],
+        );
+        refused_once(
+            &hwith(|t| {
+                t.as_object_mut().unwrap().remove("limits");
+            }),
+            &["tasks[3]", "limits", "missing"],
+        );
+    }
+
+    #[test]
+    fn harbor_native_outcomes_are_closed() {
+        parse(&hwith(|t| {
+            t["native_outcomes"] = json!(["PASS", "UNSCORED"])
+        }));
+        for bad in ["STOPPED", "FALSE_COMPLETE", "RUNNING", "SKIPPED"] {
+            refused_once(
+                &hwith(|t| t["native_outcomes"] = json!(["PASS", bad])),
+                &["native_outcomes", bad, "no portfolio outcome"],
+            );
+        }
+    }
+
+    #[test]
+    fn two_tasks_may_not_declare_the_same_harbor_task() {
+        let mut v = harbor_declaration_value();
+        let mut t = v["tasks"][T].clone();
+        t["id"] = json!("harbor/hello-again");
+        v["tasks"].as_array_mut().unwrap().push(t.clone());
+        v["schedule"] = schedule_for(&v);
+        refused_once(&v, &["tasks[5].harbor.task", "as harbor/hello-file does"]);
+        // Another Harbor task name is another task.
+        let mut v = harbor_declaration_value();
+        t["harbor"]["task"] = json!("hello-again");
+        v["tasks"].as_array_mut().unwrap().push(t);
+        v["schedule"] = schedule_for(&v);
+        parse(&v);
+    }
+
+    #[test]
+    fn a_null_effort_is_allowed_for_harbor_declarations_alone() {
+        let mut v = harbor_declaration_value();
+        let tasks: Vec<Value> = v["tasks"].as_array().unwrap()[3..].to_vec();
+        v["tasks"] = Value::Array(tasks);
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = schedule_for(&v);
+        assert_eq!(parse(&v).profile.roles["builder"].effort, None);
+        let mut v = harbor_declaration_value();
+        v["profile"]["roles"]["builder"]["effort"] = json!(null);
+        v["schedule"] = schedule_for(&v);
+        refused_once(
+            &v,
+            &[
+                "profile.roles.builder.effort",
+                "only for a declaration of inspect or harbor tasks",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_harbor_task_expects_completion_and_its_id_is_harbor_slash_name() {
+        refused_once(
+            &hwith(|t| t["expects"] = json!("stop")),
+            &["tasks[3]", "expects", "no stop status"],
+        );
+        refused_once(
+            &hwith(|t| t["id"] = json!("inspect/hello-file")),
+            &["tasks[3]", "id", "harbor/<name>"],
+        );
+        refused_once(
+            &hwith(|t| t["kind"] = json!("harbour")),
+            &["tasks[3]", "kind", "\"harbor\""],
+        );
+    }
+
+    #[test]
+    fn harbor_follows_definition_in_the_canonical_order() {
+        let v = harbor_declaration_value();
+        let bytes = canonical(&v);
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let task = &text[text.find("\"harbor/hello-file\"").unwrap()..];
+        let def = task.find("\"definition\"").unwrap();
+        let h = task.find("\"harbor\":").unwrap();
+        let lim = task.find("\"limits\"").unwrap();
+        assert!(def < h && h < lim, "{task}");
+        let d = Declaration::parse(&bytes, DEFAULT_MAX_INPUT_BYTES).unwrap();
+        assert_eq!(d.task("harbor/hello-file").unwrap().kind, Kind::Harbor);
+        assert_eq!(d.tasks, parse(&v).tasks);
+        // And the cached form keeps the block.
+        let (parts, doc) = d.cached_form().unwrap();
+        assert_eq!(rebuild(&parts, &doc).unwrap().tasks, d.tasks);
+    }
+
+    #[test]
+    fn harbors_error_policy_decides_which_exception_statuses_are_completions() {
+        assert!(Kind::Harbor.is_completion_status("completed"));
+        assert!(Kind::Harbor.is_completion_status("exception:AgentTimeoutError"));
+        assert!(Kind::Harbor.is_completion_status("exception:AgentSafetyRefusalError"));
+        for s in [
+            "exception:VerifierTimeoutError",
+            "exception:EnvironmentStartTimeoutError",
+            "exception:",
+            "exception:SomethingNew",
+            "COMPLETED",
+        ] {
+            assert!(!Kind::Harbor.is_completion_status(s), "{s}");
+        }
+        assert_eq!(Kind::Harbor.stop_status(), None);
+    }
+}
