@@ -13,7 +13,7 @@ pub mod testutil;
 
 /// The fingerprint of the rules this build was made with: a SHA-256 over the source files that
 /// decide what a declaration or a row may be (this crate's and the base's strict JSON), written
-/// by `build.rs`. A cache of parsed declarations trusts an entry only under the same rules.
+/// by `crates/model/build.rs`. A cache of parsed declarations trusts an entry only under the same rules.
 pub const RULES: &str = env!("GIT_LEDGER_RULES");
 
 // The base's modules, named as the crate's own (`crate::error`, `crate::json`, …).

@@ -13,7 +13,7 @@
 //! body, [`checksum`]) and was written by this version of git-ledger, built with the same rules, for the
 //! same blob (same id, same size); it is then trusted as the parse it records, without
 //! validating it again. "The same rules" is [`RULES`], a fingerprint of the source files that
-//! hold the declaration and row rules (`build.rs`): a build whose rules differ in any way
+//! hold the declaration and row rules (`crates/model/build.rs`): a build whose rules differ in any way
 //! treats every entry an older build wrote as a miss, so stricter rules are never answered
 //! with what laxer ones let through. Anything
 //! else is a miss, and the blob is parsed as if there were no cache. Writing an entry is best
