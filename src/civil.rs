@@ -43,7 +43,10 @@ mod tests {
         assert_eq!(unix_seconds(1969, 12, 31, 23, 59, 59), Some(-1));
         // The whole of the four-digit years, the last second of 9999 included.
         assert_eq!(unix_seconds(0, 1, 1, 0, 0, 0), Some(-62_167_219_200));
-        assert_eq!(unix_seconds(9999, 12, 31, 23, 59, 59), Some(253_402_300_799));
+        assert_eq!(
+            unix_seconds(9999, 12, 31, 23, 59, 59),
+            Some(253_402_300_799)
+        );
         assert_eq!(unix_seconds(2400, 2, 29, 0, 0, 0), Some(13_574_563_200));
         for bad in [
             (2026, 13, 1, 0, 0, 0),
@@ -64,4 +67,3 @@ mod tests {
         }
     }
 }
-
