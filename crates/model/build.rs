@@ -63,6 +63,8 @@ pub fn fingerprint(root: &Path) -> String {
         h.update(format!("{rel}\0{}\0", bytes.len()).as_bytes());
         h.update(&bytes);
     }
+    // The library's `hex` is faster-hex's; a build script cannot call the library, and one
+    // digest per build is not worth a build dependency.
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -21,24 +21,57 @@ pub mod exit {
     pub const USAGE: i32 = 64;
 }
 
-/// What went wrong, classified by the exit status it leads to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What went wrong, classified by the exit status it leads to. Each variant's text is beside it:
+/// a refusal's is `refused:`, then each reason and each hint on a line of its own.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The input, ledger, declaration, record or transition breaks a rule: every reason, and
     /// the next steps.
+    #[error("refused:{}", Lines(.0))]
     Refused(Reasons),
     /// The command could not run (I/O, Git, a missing commit, an unreadable store).
+    #[error("{message}{}", HintLine(hint))]
     Failed {
         message: String,
         hint: Option<String>,
     },
     /// The ref moved on every try.
+    #[error("{0}")]
     Contended(String),
     /// The command line is wrong.
+    #[error("{0}")]
     Usage(String),
     /// The repository holds several ledger refs (these, sorted) and the command line named
     /// none: a usage error (exit 64), which the CLI words for the command that was given.
+    #[error("{}", several_ledgers(.0, "with --ref:"))]
     SeveralLedgers(Vec<String>),
+}
+
+/// A refusal's lines after `refused:`: `\n  <reason>` each, then `\nhint: <hint>` each.
+struct Lines<'a>(&'a Reasons);
+
+impl fmt::Display for Lines<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for r in self.0.reasons() {
+            write!(f, "\n  {r}")?;
+        }
+        for h in self.0.hints() {
+            write!(f, "\nhint: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A failure's hint line (`\nhint: <hint>`), when it has one.
+struct HintLine<'a>(&'a Option<String>);
+
+impl fmt::Display for HintLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(h) => write!(f, "\nhint: {h}"),
+            None => Ok(()),
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -144,37 +177,6 @@ impl Error {
         }
     }
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Refused(_) => {
-                write!(f, "refused:")?;
-                for r in self.reasons() {
-                    write!(f, "\n  {r}")?;
-                }
-                for h in self.hints() {
-                    write!(f, "\nhint: {h}")?;
-                }
-                Ok(())
-            }
-            Error::Failed { message, hint } => {
-                write!(f, "{message}")?;
-                if let Some(h) = hint {
-                    write!(f, "\nhint: {h}")?;
-                }
-                Ok(())
-            }
-            Error::Contended(m) => write!(f, "{m}"),
-            Error::Usage(m) => write!(f, "{m}"),
-            Error::SeveralLedgers(refs) => {
-                write!(f, "{}", several_ledgers(refs, "with --ref:"))
-            }
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
@@ -327,6 +329,30 @@ impl From<Vec<Reason>> for Reasons {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kind_of_error_reads_as_it_always_did() {
+        let mut r = Reasons::one(Reason::new("a reason").at("ledger.json"));
+        r.push("another");
+        r.hint("do this");
+        r.hint("then that");
+        assert_eq!(
+            Error::Refused(r).to_string(),
+            "refused:\n  ledger.json: a reason\n  another\nhint: do this\nhint: then that"
+        );
+        assert_eq!(Error::refused("one").to_string(), "refused:\n  one");
+        assert_eq!(Error::failed("it broke").to_string(), "it broke");
+        assert_eq!(
+            Error::failed_with_hint("it broke", "mend it").to_string(),
+            "it broke\nhint: mend it"
+        );
+        assert_eq!(Error::Contended("moved".into()).to_string(), "moved");
+        assert_eq!(Error::Usage("no flag".into()).to_string(), "no flag");
+        assert_eq!(
+            Error::SeveralLedgers(vec!["refs/ledgers/a".into(), "refs/ledgers/b".into()]).to_string(),
+            "this repository has several ledgers; say which (a ref name or a declaration id) with --ref:\n  refs/ledgers/a\n  refs/ledgers/b"
+        );
+    }
 
     #[test]
     fn many_reasons_of_one_kind_show_the_first_twenty_and_the_others_stay_visible() {

@@ -18,11 +18,5 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Lowercase hex of some bytes (digests, object ids).
 pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 0xf)] as char);
-    }
-    s
+    faster_hex::hex_string(bytes)
 }

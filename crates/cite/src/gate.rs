@@ -54,6 +54,9 @@ struct TaskState {
 }
 
 /// A hex digest of up to 64 digits, packed into 33 bytes (no allocation per task).
+///
+/// Packed and shown by hand, a digit (nibble) at a time, not through faster-hex: the digests
+/// are 1 to 64 digits, an odd count included, and faster-hex reads and writes whole bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Hex {
     digits: u8,

@@ -280,7 +280,6 @@ fn rows_json<'a>(rows: impl Iterator<Item = (&'a str, &'a str, String)>) -> Vec<
 /// `\t`, `\b`, `\f`; every other character outside `' '..='~'` as `\uXXXX` (lowercase hex),
 /// characters above U+FFFF as a UTF-16 surrogate pair.
 fn py_ascii_string(out: &mut Vec<u8>, s: &str) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
     for c in s.chars() {
         match c {
@@ -295,10 +294,10 @@ fn py_ascii_string(out: &mut Vec<u8>, s: &str) {
             _ => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
+                    let mut digits = [0u8; 4];
+                    faster_hex::hex_encode_fallback(&unit.to_be_bytes(), &mut digits);
                     out.extend_from_slice(b"\\u");
-                    for shift in [12, 8, 4, 0] {
-                        out.push(DIGITS[usize::from((*unit >> shift) & 0xf)]);
-                    }
+                    out.extend_from_slice(&digits);
                 }
             }
         }

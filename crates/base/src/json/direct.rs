@@ -431,16 +431,11 @@ fn unicode(b: &[u8], at: usize) -> Option<(char, usize)> {
     }
 }
 
+/// The four hex digits of a `\u` escape (either case), as a code unit.
 fn hex4(h: &[u8]) -> Option<u32> {
-    h.iter().try_fold(0, |n, &d| {
-        let v = match d {
-            b'0'..=b'9' => d - b'0',
-            b'a'..=b'f' => d - b'a' + 10,
-            b'A'..=b'F' => d - b'A' + 10,
-            _ => return None,
-        };
-        Some(n << 4 | u32::from(v))
-    })
+    let mut unit = [0u8; 2];
+    faster_hex::hex_decode(h, &mut unit).ok()?;
+    Some(u32::from(u16::from_be_bytes(unit)))
 }
 
 /// The first byte at or after `i` that ends a string's plain run: `"`, `\` or a control

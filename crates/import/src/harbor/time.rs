@@ -3,6 +3,12 @@
 
 /// Microseconds since 1970-01-01T00:00:00Z of a Harbor UTC timestamp; `None` for anything else
 /// (another offset, a naive time, a date that does not exist).
+///
+/// The form is read here, the calendar is `civil`'s (jiff's). jiff's own RFC 3339 parser
+/// (`str::parse::<jiff::Timestamp>`) is not used: it accepts what this form refuses (a space or
+/// `t` for `T`, `z`, a comma before the fraction, minutes without seconds, the basic format
+/// `20261201T210232Z`, a leap second `:60` read as `:59`, any offset converted to UTC) and
+/// refuses 9999-12-31, past the end of its timestamp range.
 pub fn parse_utc(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     let rest = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00"))?;

@@ -491,11 +491,13 @@ impl<'a> Reader<'a> {
     }
 
     fn hex4(&mut self) -> Res<u32> {
-        let digits = self.b.get(self.pos..self.pos + 4);
-        let v = digits
-            .and_then(|d| std::str::from_utf8(d).ok())
-            .filter(|d| d.bytes().all(|c| c.is_ascii_hexdigit()))
-            .and_then(|d| u32::from_str_radix(d, 16).ok());
+        let mut unit = [0u8; 2];
+        let v = match self.b.get(self.pos..self.pos + 4) {
+            Some(d) if faster_hex::hex_decode(d, &mut unit).is_ok() => {
+                Some(u32::from(u16::from_be_bytes(unit)))
+            }
+            _ => None,
+        };
         match v {
             Some(v) => {
                 self.pos += 4;
@@ -771,6 +773,8 @@ mod tests {
         bad("\"a\u{1}b\"", "control character");
         bad(r#""\x""#, "invalid escape");
         bad(r#""\u12""#, "");
+        bad(r#""\u12G4""#, "invalid \\u escape");
+        bad(r#""\u+0e9""#, "invalid \\u escape");
         bad("1e400", "out of range");
         bad("", "");
         bad("[", "");
@@ -785,6 +789,7 @@ mod tests {
             Some("a\"b\\c/\né😀")
         );
         assert_eq!(ok(r#""\ud800x""#).as_str(), Some("\u{FFFD}x"));
+        assert_eq!(ok(r#""\u00E9\uD83D\uDE00""#).as_str(), Some("é😀"));
         assert_eq!(ok("-3"), IVal::Num(Num::Int(-3)));
         assert_eq!(ok("18446744073709551615"), IVal::Num(Num::UInt(u64::MAX)));
         assert_eq!(ok("1.5e2"), IVal::Num(Num::Float(150.0)));

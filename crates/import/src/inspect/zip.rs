@@ -327,12 +327,15 @@ fn spans(bytes: &[u8], entries: &[Entry], cd: usize) -> Res<Vec<Span>> {
 
 /// Why a member could not be read: it breaks its format or a bound (a refusal), or the memory
 /// for its recorded size could not be had (a failure to run, exit 1).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReadError {
+    #[error("{0}")]
     Refused(String),
     /// Over a bound (`--max-input-bytes` raises it).
+    #[error("{0}")]
     Bound(String),
     /// The bytes the member records it decompresses to.
+    #[error("out of memory: {0} bytes for the member's decompressed data could not be allocated")]
     Memory(u64),
 }
 
@@ -345,18 +348,6 @@ impl From<String> for ReadError {
 impl From<&str> for ReadError {
     fn from(s: &str) -> Self {
         ReadError::Refused(s.to_owned())
-    }
-}
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReadError::Refused(s) | ReadError::Bound(s) => f.write_str(s),
-            ReadError::Memory(n) => write!(
-                f,
-                "out of memory: {n} bytes for the member's decompressed data could not be allocated"
-            ),
-        }
     }
 }
 

@@ -246,6 +246,10 @@ fn dequote(s: &str) -> Option<(String, &str)> {
 }
 
 /// `YYYYMMDD[HHMM[SS]]` followed by `Z` (or `UTC`), as seconds since the epoch.
+///
+/// The form is read here (the three lengths, as ssh-keygen tells them apart), the calendar is
+/// `civil`'s (jiff's): jiff's `strptime` has no optional fields, so it would take a format per
+/// length, and its `%Y` also reads a sign and fewer than four digits.
 pub fn parse_time(s: &str) -> std::result::Result<i64, String> {
     let digits = if let Some(d) = s.strip_suffix(['Z', 'z']) {
         d

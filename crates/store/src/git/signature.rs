@@ -642,6 +642,10 @@ pub fn self_verified(
 }
 
 /// `2026-11-29T10:00:00Z`.
+///
+/// The day count is turned into a date here (Howard Hinnant's `civil_from_days`), not by jiff
+/// as `civil::unix_seconds` is: jiff's dates end at year 9999, and the time shown may be any
+/// `i64` a commit carries (a forged one's, or one past a `valid-before` of `99991231Z`).
 pub fn show_time(t: i64) -> String {
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);
@@ -979,5 +983,7 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         assert_eq!(show_time(0), "1970-01-01T00:00:00Z");
         assert_eq!(show_time(1_795_946_400), "2026-11-29T10:00:00Z");
         assert_eq!(show_time(951_868_800), "2000-03-01T00:00:00Z");
+        assert_eq!(show_time(253_402_300_800), "10000-01-01T00:00:00Z");
+        assert_eq!(show_time(-1), "1969-12-31T23:59:59Z");
     }
 }

@@ -176,6 +176,13 @@ fn resolve_ledger_path(path: &Path) -> Result<PathBuf> {
 /// A ledger file's lock, `<file>.lock` beside it (Git's convention for its own files): created
 /// only if it does not exist, removed when dropped. Writers hold it from comparing the file's
 /// bytes to renaming the new file over it, so two writers cannot both compare, then both rename.
+///
+/// Written here rather than taken with gix's `gix::lock::Marker`, which does the same (an
+/// exclusive create of `<file>.lock`, removed on drop) and adds nothing the tool uses (its
+/// removal on a signal needs gix's signal handlers, which the tool does not install). Tried:
+/// the held case reads the same, but any other failure (no such directory, no permission)
+/// comes as tempfile's `<error> at path "<lock>"`, the lock named twice in "cannot create the
+/// lock file", and the text may not change.
 struct Lock(PathBuf);
 
 impl Lock {
