@@ -7,6 +7,7 @@
 
 pub mod arena;
 pub mod batch;
+pub mod call;
 pub mod harbor;
 pub mod inspect;
 pub mod options;
