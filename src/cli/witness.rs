@@ -29,7 +29,7 @@ pub struct WitnessArgs {
 
 pub fn run(args: WitnessArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let dir = super::sync::repo_dir(&repo)?;
+    let dir = crate::git::transport::repo_dir(&repo)?;
     drop(repo);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
