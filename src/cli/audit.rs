@@ -43,7 +43,7 @@ pub fn run(args: AuditArgs, io: &mut Io) -> Result<i32> {
     let expect = (args.expect_tip.iter())
         .map(|a| crate::git::read::parse_expect_tip(&repo, a))
         .collect::<Result<Vec<_>>>()?;
-    let dir = super::sync::repo_dir(&repo)?;
+    let dir = crate::git::transport::repo_dir(&repo)?;
     drop(repo);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

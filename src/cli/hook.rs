@@ -100,53 +100,15 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
     let opened = crate::git::quarantine::open_for_hook(args.repo.as_deref())?;
     let repo = &opened.repo;
     let b = bounds(&args, repo)?;
-    // In a repository whose refs are not files the hooks fail closed (exit 1) on whatever they
-    // guard: the refs gix would read are not the ones Git keeps (`git::refuse_ref_storage`).
-    let storage = crate::git::other_ref_storage(repo);
-    let ledger_refs = crate::git::layout::LedgerRefs::of(repo)?;
-    let guarded = |updates: &[hook::Update]| -> Result<()> {
-        match &storage {
-            Some(v)
-                if updates
-                    .iter()
-                    .any(|u| hook::guards(&ledger_refs, &u.refname)) =>
-            {
-                Err(crate::git::ref_storage_error(v))
-            }
-            _ => Ok(()),
-        }
-    };
-    let (name, result) = match &args.which {
-        HookKind::PreReceive => {
-            let updates = hook::parse_updates(&read_stdin()?, repo.object_hash())?;
-            guarded(&updates)?;
-            (
-                "pre-receive",
-                hook::pre_receive(repo, &updates, &b).map(|v| v.admitted),
-            )
-        }
-        HookKind::ReferenceTransaction { state } => {
-            let updates = hook::parse_updates(&read_stdin()?, repo.object_hash())?;
-            if state == "prepared" {
-                guarded(&updates)?;
-            }
-            (
-                "reference-transaction",
-                hook::reference_transaction(repo, state, &updates, &b).map(|v| v.admitted),
-            )
-        }
-        HookKind::PreCommit => (
-            "pre-commit",
-            match &storage {
-                Some(v) => Err(crate::git::ref_storage_error(v)),
-                None => Ok(()),
-            }
-            .and_then(|()| {
-                hook::precommit::pre_commit(repo, b.max_blob_bytes)
-                    .map(|files| files.into_iter().map(|f| (f, 0)).collect())
-            }),
+    let (name, which) = match &args.which {
+        HookKind::PreReceive => ("pre-receive", hook::Hook::PreReceive),
+        HookKind::ReferenceTransaction { state } => (
+            "reference-transaction",
+            hook::Hook::ReferenceTransaction { state },
         ),
+        HookKind::PreCommit => ("pre-commit", hook::Hook::PreCommit),
     };
+    let result = hook::run(repo, which, read_stdin, &b)?;
     match result {
         Ok(admitted) => {
             if matches!(args.which, HookKind::PreReceive) {

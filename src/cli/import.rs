@@ -1,14 +1,12 @@
 //! `git-ledger import`: fill DEFERRED rows from native harness records.
 
 use clap::{Arg, ArgAction, ArgMatches, FromArgMatches};
-use serde::Serialize;
 use std::path::PathBuf;
 
 use super::{InputOpts, Io};
 use crate::error::{Error, Result};
-use crate::import::batch::{self, Source};
-use crate::import::rows::{self, Context, GitPins, SCENARIO_DEFINITION_NOTE};
-use crate::store;
+use crate::import::batch::Source;
+use crate::import::call::{self, Options, Outcome, Summary};
 
 /// Fill DEFERRED rows from native records: scenario runs (`result.json` or its evidence
 /// directory), Arena attempts (a store directory holding `results.sqlite3`, and an attempt
@@ -166,54 +164,6 @@ impl FromArgMatches for Records {
     }
 }
 
-/// One imported attempt, as the output shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct ImportedRow {
-    pub schedule_id: String,
-    pub native_outcome: String,
-    pub native_status: Option<String>,
-    /// The portfolio outcome key.
-    pub outcome: &'static str,
-    /// The portfolio outcome label.
-    pub label: &'static str,
-    /// For a PASS without complete evidence: every gap.
-    pub gaps: Vec<String>,
-    /// Revision, runtime, (live) profile and option deviations.
-    pub deviations: Vec<String>,
-    /// Declared limits the attempt went over.
-    pub over_limits: Vec<String>,
-    /// The record file the row was filled from.
-    pub source: String,
-    /// The record key (`<kind>:<id>`).
-    pub record: String,
-    /// What else the reader should know about this row.
-    pub notes: Vec<String>,
-    /// An Inspect row's reason and option deviations (as the row records them).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub option_deviations: Option<Vec<String>>,
-}
-
-/// What an import did.
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    /// The imported attempts, in the order the records were given.
-    pub imported: Vec<ImportedRow>,
-    /// Rows holding an attempt after the import, and rows scheduled.
-    pub filled: usize,
-    pub scheduled: usize,
-    /// Rows still DEFERRED after the import (with Inspect logs: the samples no log held).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deferred: Option<usize>,
-    /// Inspect samples not imported (already in the ledger; undeclared, with
-    /// `--skip-undeclared`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<crate::import::inspect::Skipped>,
-    /// Notes about the whole call.
-    pub notes: Vec<String>,
-}
-
 /// Imports of at most this many records show no progress.
 const PROGRESS_FROM: usize = 8;
 
@@ -228,121 +178,30 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
         crate::git::decl_cache::write_no_derived_data();
     }
     let mut store = super::open_store(&args.target, &args.input, "import")?;
-    let runtime = match &args.runtime_identity {
-        Some(p) => {
-            let bytes = crate::json::read_bounded(p, args.input.max_input_bytes)?;
-            Some(rows::parse_runtime_identity(
-                &bytes,
-                &p.display().to_string(),
-                args.input.max_input_bytes,
-            )?)
-        }
-        None => None,
-    };
-    let loaded = {
-        let mut bar = (sources.len() > PROGRESS_FROM)
-            .then(|| super::term::Progress::new("reading records", sources.len() as u64));
-        batch::load_with_progress(sources, args.input.max_input_bytes, &mut |done, _| {
-            if let Some(b) = bar.as_mut() {
-                b.set(done as u64)
-            }
-        })?
-    };
-    let needs_git = args.revision.is_some()
-        || sources
-            .iter()
-            .any(|s| s.kind() == crate::declaration::Kind::Arena);
-    // Only objects are read here (the pinned commit's trees), never a ref: another ref backend
-    // is no obstacle (a ref-mode store refused it when it was opened).
-    let repo = match crate::git::open_any_ref_storage(args.target.repo.as_deref()) {
-        Ok(r) => Some(r),
-        Err(e) if needs_git || args.target.repo.is_some() => return Err(e),
-        Err(_) => None,
-    };
-    let repo_root = repo
-        .as_ref()
-        .and_then(|r| r.workdir())
-        .map(|p| p.to_path_buf());
-    let pins = match (&repo, needs_git) {
-        (Some(repo), true) => {
-            let decl = store.declaration();
-            let tasks = loaded
-                .requests
-                .iter()
-                .filter_map(|r| decl.task_of(&r.schedule_id))
-                .filter(|t| t.kind == crate::declaration::Kind::Arena);
-            Some(GitPins::read(repo, decl, tasks).map_err(|e| {
-                e.context(format!(
-                    "declaration {} (source_revision, read for the Arena records)",
-                    decl.id
-                ))
-            })?)
-        }
-        _ => None,
-    };
-    // Each clean Inspect revision prefix, resolved once among the local repository's commits.
-    let revisions: std::collections::HashMap<String, crate::import::inspect::Resolved> = loaded
-        .inspect
-        .iter()
-        .map(|(_, l)| l)
-        .collect::<Vec<_>>()
-        .iter()
-        .flat_map(|l| crate::import::inspect::revision_prefixes(std::slice::from_ref(*l)))
-        .map(|p| {
-            let r = crate::import::inspect::resolve_prefix(repo.as_ref(), &p);
-            (p, r)
-        })
-        .collect();
-    let harbor_revision = match (&args.revision, &repo) {
-        (Some(rev), Some(repo)) => Some(
-            crate::git::resolve_commit(repo, rev)
-                .map_err(|e| e.context(format!("--revision {rev}")))?
-                .to_string(),
-        ),
-        _ => None,
-    };
-    let ctx = Context {
-        harbor_revision: harbor_revision.as_deref(),
-        repo_root: repo_root.as_deref(),
-        runtime_identity: runtime.as_ref(),
-        pins: pins.as_ref(),
-        inspect_revisions: Some(&revisions),
+    let options = Options {
+        runtime_identity: args.runtime_identity.as_deref(),
         skip_undeclared: args.skip_undeclared,
+        revision: args.revision.as_deref(),
+        dry_run: args.dry_run,
+        repo: args.target.repo.as_deref(),
+        max_input_bytes: args.input.max_input_bytes,
     };
-    let mut imported = None;
-    let build = |s: &mut (dyn store::Store + 'static), imported: &mut Option<_>| {
-        let (change, rows) = batch::build(s, &loaded, &ctx)?;
-        *imported = Some(rows);
-        Ok(change)
-    };
-    let (change, rehearsal) = if args.dry_run {
-        let r = store::rehearse(&mut *store, |s| build(s, &mut imported))?;
-        (r.change.clone(), Some(r))
-    } else {
-        let change = store::apply(&mut *store, |s| build(s, &mut imported))?;
-        (change, None)
-    };
-    let (imported, skipped) = imported.map(|i| (i.rows, i.skipped)).unwrap_or_default();
-    let mut summary = summarise(&mut *store, &change, &imported)?;
-    if let Some(r) = &rehearsal {
-        summary.filled = r.filled;
-    }
-    if sources
-        .iter()
-        .any(|s| s.kind() == crate::declaration::Kind::Inspect)
-    {
-        summary.deferred = Some(summary.scheduled - summary.filled);
-        summary.skipped = Some(skipped.clone());
-        summary.notes.extend(loaded.inspect_notes.iter().cloned());
-    }
-    if sources
-        .iter()
-        .any(|s| s.kind() == crate::declaration::Kind::Harbor)
-    {
-        summary.deferred = Some(summary.scheduled - summary.filled);
-        summary.skipped = Some(skipped.clone());
-        summary.notes.extend(loaded.harbor_notes.iter().cloned());
-    }
+    let mut bar = (sources.len() > PROGRESS_FROM)
+        .then(|| super::term::Progress::new("reading records", sources.len() as u64));
+    let outcome = call::import(&mut *store, sources, &options, &mut |done, total| {
+        if let Some(b) = bar.as_mut() {
+            b.set(done as u64)
+        }
+        if done == total {
+            bar = None; // every record read: the line is cleared
+        }
+    });
+    drop(bar);
+    let Outcome {
+        summary,
+        rehearsal,
+        kept,
+    } = outcome?;
     match &rehearsal {
         Some(r) => {
             let mut dry =
@@ -359,65 +218,8 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     // frees at once; dropping them one allocation at a time cost a tenth of an import of 2,000
     // Inspect samples (`docs/benchmarks.md`). The store is dropped as usual (it holds a
     // repository and files).
-    std::mem::forget((loaded, change, imported, summary));
+    std::mem::forget((kept, summary));
     Ok(0)
-}
-
-fn summarise(
-    store: &mut dyn store::Store,
-    change: &store::Change,
-    imported: &[rows::Converted],
-) -> Result<Summary> {
-    let decl = store.declaration();
-    let mut out = Vec::with_capacity(imported.len());
-    let mut any_scenario = false;
-    // The rows as written (the change holds the same rows, in schedule order).
-    let written: std::collections::HashMap<&str, &crate::ledger::Row> = change
-        .rows
-        .iter()
-        .map(|w| (w.row.schedule_id(), &w.row))
-        .collect();
-    for c in imported {
-        let row = written.get(c.row.schedule_id()).copied().unwrap_or(&c.row);
-        any_scenario |= c.key.starts_with("scenario:");
-        let inspect = c.key.starts_with("inspect:") || c.key.starts_with("harbor:");
-        let cl = crate::portfolio::classify(decl, row);
-        let over_limits = cl
-            .limits
-            .iter()
-            .filter(|(_, s)| **s == crate::portfolio::LimitState::Over)
-            .map(|(n, _)| format!("over limit {n}"))
-            .collect();
-        out.push(ImportedRow {
-            schedule_id: row.schedule_id().to_owned(),
-            native_outcome: row.native_outcome().to_owned(),
-            native_status: row.native_status().map(str::to_owned),
-            outcome: cl.outcome.key(),
-            label: cl.outcome.label(),
-            gaps: cl.gaps,
-            deviations: cl.deviations,
-            over_limits,
-            source: c.source.clone(),
-            record: c.key.clone(),
-            notes: c.notes.clone(),
-            reason: inspect.then(|| row.reason().map(str::to_owned)).flatten(),
-            option_deviations: inspect
-                .then(|| row.option_deviations().map(str::to_owned).collect()),
-        });
-    }
-    let mut notes = Vec::new();
-    if any_scenario {
-        notes.push(SCENARIO_DEFINITION_NOTE.to_owned());
-    }
-    let (filled, scheduled) = (store.filled()?, store.declaration().schedule_len());
-    Ok(Summary {
-        imported: out,
-        filled,
-        scheduled,
-        deferred: None,
-        skipped: None,
-        notes,
-    })
 }
 
 /// An import's notes as a dry run lists them: each row's, the call's, and the samples skipped.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{InputOpts, Io};
 use crate::declaration::Declaration;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::git::pin;
 
 /// Build a declaration from a draft and Git objects at a revision.
@@ -93,22 +93,13 @@ pub fn run_check(args: CheckArgs, io: &mut Io) -> Result<i32> {
     } else {
         crate::git::open_any_ref_storage(args.repo.as_deref())?
     };
-    let checked = pin::check(&repo, &decl, args.input.max_input_bytes);
-    let ready = if args.ready {
-        // Both verdicts at once: a declaration that does not match and a working tree that is
-        // not ready are reported together.
-        match (checked, crate::git::ready::ready(&repo, &decl)) {
-            (Ok(c), Ok(r)) => Ok((c, Some(r))),
-            (Err(Error::Refused(mut a)), Err(Error::Refused(b))) => {
-                a.absorb(b);
-                Err(Error::Refused(a))
-            }
-            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-        }
+    let max = args.input.max_input_bytes;
+    let checked = if args.ready {
+        crate::git::ready::check_ready(&repo, &decl, max).map(|(c, r)| (c, Some(r)))
     } else {
-        checked.map(|c| (c, None))
+        pin::check(&repo, &decl, max).map(|c| (c, None))
     };
-    let (report, ready) = ready.map_err(|e| e.context(args.declaration.display()))?;
+    let (report, ready) = checked.map_err(|e| e.context(args.declaration.display()))?;
     if args.json {
         let mut v = serde_json::to_value(&report).expect("serialisable");
         v["ok"] = true.into();

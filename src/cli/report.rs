@@ -5,10 +5,8 @@
 use std::path::PathBuf;
 
 use super::{term, InputOpts, Io};
-use crate::declaration::Declaration;
 use crate::error::{Error, Result};
-use crate::ledger::Ledger;
-use crate::{json, render, report};
+use crate::{render, report};
 
 /// How `report` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -70,38 +68,7 @@ impl ReportArgs {
 pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
     let max = args.input.max_input_bytes;
     let report = match (&args.declaration, &args.ledger) {
-        (Some(decl_path), Some(ledger_path)) => {
-            // The ledger file is read while the declaration is parsed (neither needs the other;
-            // the declaration's fault, if any, is still the one reported).
-            let path = ledger_path.clone();
-            // Mapped without being made resident: each stretch is given back once read.
-            let reading = std::thread::spawn(move || json::read_streamed(&path, max));
-            let decl = Declaration::read(decl_path, max)?;
-            let bytes = reading
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e))?;
-            // Each row is classified and dropped on the core that parsed and checked it: the
-            // report is built from the summaries, never from 100,000 rows held at once.
-            // The file's SHA-256 (the state the report names) is hashed beside the parse.
-            // Both give back each stretch of a mapped file once read: what stays resident is
-            // the declaration, a stretch per core and the summaries, not the file.
-            let (rows, sha256) = std::thread::scope(|s| {
-                let hashing = s.spawn(|| sha256_released(&bytes));
-                let release = |r| bytes.release(r);
-                let rows =
-                    Ledger::parse_kept_releasing(&decl, &bytes, max, &report::Summarise, &release);
-                let sha256 = hashing
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
-                (rows, sha256)
-            });
-            let rows = rows.map_err(|e| e.context(ledger_path.display()))?;
-            // Unmapping 225 MB takes a while: beside the building, not before it.
-            std::thread::scope(|s| {
-                s.spawn(move || drop(bytes));
-                report::build_from(&decl, rows, report::LedgerState::file(sha256))
-            })
-        }
+        (Some(decl_path), Some(ledger_path)) => report::from_files(decl_path, ledger_path, max)?,
         (Some(_), None) => return Err(Error::Usage(
             "report needs <DECLARATION> <LEDGER> (file mode), or --at REV / --ref REF (ref mode)"
                 .into(),
@@ -139,18 +106,6 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
         format => write(&report, format, io)?,
     }
     Ok(0)
-}
-
-/// The SHA-256 of `bytes`, hashed a stretch at a time, each stretch released once hashed.
-fn sha256_released(bytes: &json::Input) -> String {
-    use sha2::{Digest, Sha256};
-    const STRETCH: usize = 4 << 20;
-    let mut hasher = Sha256::new();
-    for (k, stretch) in bytes.chunks(STRETCH).enumerate() {
-        hasher.update(stretch);
-        bytes.release(k * STRETCH..k * STRETCH + stretch.len());
-    }
-    crate::hex(&hasher.finalize())
 }
 
 /// Print a built report in `format` (colour only for text on a terminal without NO_COLOR).

@@ -49,10 +49,7 @@ pub fn run(args: RuntimeIdentityArgs, io: &mut Io) -> Result<i32> {
             "runtime-identity needs the native provider: give the declaration, or --native-provider <DIST> (or '<NAME> <VERSION>')".into(),
         ));
     }
-    let identity = runtime::measure(&args.python, &request)?;
-    let bytes = crate::json::canonical(&identity);
-    // What this writes, import reads: the same check.
-    crate::import::rows::parse_runtime_identity(&bytes, "the runtime identity", u64::MAX)?;
+    let (identity, bytes) = runtime::identity(&args.python, &request)?;
     if let Some(d) = &decl {
         for diff in runtime::differences(d, &identity) {
             writeln!(

@@ -35,19 +35,9 @@ pub struct SyncArgs {
 
 pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let dir = repo_dir(&repo)?;
+    let dir = crate::git::transport::repo_dir(&repo)?;
     let only = match args.ledger_ref.as_deref() {
-        Some(r) => {
-            let refs = crate::git::layout::LedgerRefs::of(&repo)?;
-            let name = crate::git::store::ledger_ref_name(&refs, r)?;
-            let id = refs.id_of(&name).unwrap_or(&name);
-            if !crate::declaration::is_valid_id(id) {
-                return Err(Error::Usage(format!(
-                    "--ref {r}: {id:?} is not a declaration id, so no ledger ref is named {name}"
-                )));
-            }
-            Some(id.to_owned())
-        }
+        Some(r) => Some(crate::sync::only_ledger(&repo, r)?),
         None => None,
     };
     if args.setup {
@@ -87,43 +77,13 @@ pub fn run(args: SyncArgs, io: &mut Io) -> Result<i32> {
     }
 }
 
-/// The directory `git` runs in for `repo` (its work tree, else its git dir), absolute.
-pub(super) fn repo_dir(repo: &gix::Repository) -> Result<PathBuf> {
-    let dir = repo
-        .workdir()
-        .map(|w| w.to_path_buf())
-        .unwrap_or_else(|| repo.git_dir().to_path_buf());
-    Ok(if dir.is_absolute() {
-        dir
-    } else {
-        std::env::current_dir()?.join(dir)
-    })
-}
-
-/// Add the ledger fetch refspec to `remote.<REMOTE>.fetch` once.
+/// Add the ledger fetch refspec to `remote.<REMOTE>.fetch` once, and say so.
 fn setup(dir: &std::path::Path, remote: &str, io: &mut Io) -> Result<i32> {
-    use crate::git::transport::{check_version, git, remote_exists};
-    check_version(dir)?;
-    if !remote_exists(dir, remote)? {
-        return Err(Error::failed_with_hint(
-            format!("no remote named {remote:?} in this repository"),
-            "add one with `git remote add <name> <url>` first",
-        ));
-    }
-    let spec =
-        crate::git::layout::LedgerRefs::of(&crate::git::open(Some(dir))?)?.fetch_refspec(remote);
-    let key = format!("remote.{remote}.fetch");
-    let existing = git(dir, &["config", "--get-all", &key])?;
-    if existing.stdout.lines().any(|l| l.trim() == spec) {
+    let setup = crate::sync::setup(dir, remote)?;
+    let (key, spec) = (&setup.key, &setup.spec);
+    if !setup.added {
         writeln!(io.out, "{key} already has {spec}")?;
         return Ok(exit::OK);
-    }
-    let out = git(dir, &["config", "--add", &key, &spec])?;
-    if !out.ok {
-        return Err(Error::failed(format!(
-            "git config --add {key} {spec} failed: {}",
-            out.stderr.trim_end()
-        )));
     }
     writeln!(
         io.out,

@@ -170,7 +170,7 @@ pub fn run(args: VerifyArgs, io: &mut Io) -> Result<i32> {
     }
     reasons.absorb(tip_reasons);
     if let (Some(witness), Some(signers)) = (&args.witness, &args.witness_signers) {
-        let dir = super::sync::repo_dir(&repo)?;
+        let dir = crate::git::transport::repo_dir(&repo)?;
         let ledger_refs = crate::git::layout::LedgerRefs::of(&repo)?;
         let ledgers: Vec<(String, crate::git::ObjectId)> = (refs.iter())
             .map(|(n, t)| {

@@ -29,7 +29,7 @@ pub struct WitnessArgs {
 
 pub fn run(args: WitnessArgs, io: &mut Io) -> Result<i32> {
     let repo = crate::git::open(args.repo.as_deref())?;
-    let dir = super::sync::repo_dir(&repo)?;
+    let dir = crate::git::transport::repo_dir(&repo)?;
     drop(repo);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -41,27 +41,17 @@ pub fn run(args: WitnessArgs, io: &mut Io) -> Result<i32> {
         now,
         witness: None,
     };
-    let audit = crate::audit::audit(&dir, &args.remote, &options)?;
-    for l in &audit.ledgers {
-        writeln!(io.out, "{}", l.line())?;
-    }
-    let candidates: Vec<crate::witness::Candidate> = (audit.ledgers.iter())
-        .map(|l| {
-            Ok(crate::witness::Candidate {
-                id: l.id.clone(),
-                tip: crate::git::ObjectId::from_hex(l.tip.as_bytes())
-                    .map_err(|e| Error::failed(format!("tip {}: {e}", l.tip)))?,
-                passes: l.passes(),
-            })
-        })
-        .collect::<Result<_>>()?;
-    let repo = crate::git::open(Some(&dir))?;
-    let (written, why) = crate::witness::witness(
-        &repo,
-        &audit.remote,
-        &candidates,
+    let (written, reasons) = crate::audit::witness(
+        &dir,
+        &args.remote,
         args.ref_name.as_deref(),
-        args.input.max_input_bytes,
+        &options,
+        &mut |audit| {
+            for l in &audit.ledgers {
+                writeln!(io.out, "{}", l.line())?;
+            }
+            Ok(())
+        },
     )?;
     for w in &written {
         match w.status {
@@ -88,8 +78,6 @@ pub fn run(args: WitnessArgs, io: &mut Io) -> Result<i32> {
             )?,
         }
     }
-    let mut reasons = audit.reasons;
-    reasons.absorb(why);
     if reasons.is_empty() {
         return Ok(0);
     }

@@ -7,6 +7,19 @@ use std::process::{Command, Stdio};
 
 use crate::error::{Error, Result};
 
+/// The directory `git` runs in for `repo` (its work tree, else its git dir), absolute.
+pub fn repo_dir(repo: &gix::Repository) -> Result<PathBuf> {
+    let dir = repo
+        .workdir()
+        .map(|w| w.to_path_buf())
+        .unwrap_or_else(|| repo.git_dir().to_path_buf());
+    Ok(if dir.is_absolute() {
+        dir
+    } else {
+        std::env::current_dir()?.join(dir)
+    })
+}
+
 /// The oldest Git `sync` runs with (the reference-transaction hook appeared in 2.28; `push
 /// --porcelain` and non-forced refspecs are older).
 pub const MIN_GIT: (u32, u32) = (2, 28);

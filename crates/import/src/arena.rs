@@ -465,75 +465,160 @@ fn check_schema(conn: &Connection, db: &Path, timeout: Duration) -> Result<Strin
 /// Read one attempt with its case, checks and evidence, in one snapshot. Refuses a missing,
 /// RUNNING or verdict-less attempt, a case whose digests differ, and malformed values.
 pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt> {
-    let db = &store.db_path;
-    let err = |e| sql_error(db, store.busy_timeout, e);
-    let context = format!("{}: attempt {attempt_id}", db.display());
-    // A reason about the attempt is found in the store, at the attempt.
-    let in_attempt = |e: Error| {
-        e.context(format!("attempt {attempt_id}"))
-            .context(db.display())
+    let Snapshot {
+        attempt,
+        case_id,
+        case,
+        checks,
+        evidence,
+    } = read_snapshot(store, attempt_id)?;
+    let mut reasons = Reasons::new();
+    // The attempt's own state first: a running attempt is refused before anything else.
+    let (verdict, status) =
+        finished_state(&attempt, &mut reasons).map_err(|e| in_attempt(store, attempt_id, e))?;
+    let columns = AttemptColumns::read(&attempt, &mut reasons);
+    let case_columns = CaseColumns::read(&case, &mut reasons);
+    check_case_digests(
+        &case_id,
+        columns.case_digest.as_deref(),
+        &case_columns,
+        &mut reasons,
+    );
+    let checks = read_checks(checks, &mut reasons);
+    let evidence = read_evidence(evidence, &mut reasons);
+    reasons.extend(attempt.problems());
+    reasons.extend(case.problems());
+    if !reasons.is_empty() {
+        return Err(in_attempt(store, attempt_id, Error::Refused(reasons)));
+    }
+
+    let export = export(store, &attempt, &case, &checks, &evidence);
+    let internal = || {
+        Error::failed(format!(
+            "{}: attempt {attempt_id}: inconsistent store row",
+            store.db_path.display()
+        ))
+    };
+    Ok(ArenaAttempt {
+        store_dir: store.dir.clone(),
+        store_id: store.store_id.clone(),
+        attempt_id: attempt_id.to_owned(),
+        case_id,
+        case_digest: columns.case_digest.ok_or_else(internal)?,
+        runner_tools_identity: columns.runner_tools_identity,
+        runner_options: columns.runner_options.ok_or_else(internal)?,
+        mode: columns.mode.ok_or_else(internal)?,
+        verdict: verdict.ok_or_else(internal)?,
+        status: status.ok_or_else(internal)?,
+        reason: columns.reason,
+        plan_approval: columns.plan_approval,
+        started_at: columns.started_at,
+        finished_at: columns.finished_at,
+        elapsed_seconds: columns.elapsed_seconds,
+        case: case_columns.into_case(internal)?,
+        checks,
+        evidence,
+        export_sha256: sha256_hex(&export),
+        export,
+    })
+}
+
+/// A reason about the attempt is found in the store, at the attempt.
+fn in_attempt(store: &ArenaStore, attempt_id: &str, e: Error) -> Error {
+    e.context(format!("attempt {attempt_id}"))
+        .context(store.db_path.display())
+}
+
+/// What one read transaction saw of an attempt: its row, its case's row, and the raw cells of
+/// its checks and evidence.
+struct Snapshot {
+    attempt: Row,
+    case_id: String,
+    case: Row,
+    checks: Vec<(Cell, Cell)>,
+    evidence: Vec<Cell>,
+}
+
+/// One read transaction: one snapshot of the attempt, its case, checks and evidence. It ends
+/// (and releases the shared lock) when `tx` drops on return. A missing attempt, an attempt
+/// without a text `case_id` and a case not in the store are refused here.
+fn read_snapshot(store: &ArenaStore, attempt_id: &str) -> Result<Snapshot> {
+    let err = |e| sql_error(&store.db_path, store.busy_timeout, e);
+    let tx = store.conn.unchecked_transaction().map_err(err)?;
+    let select = |table: &str, columns: &[&str], key: &str, id: &str| -> Result<Option<Row>> {
+        let sql = format!(
+            "SELECT {} FROM {table} WHERE {key} = ?1",
+            columns.join(", ")
+        );
+        let cells = tx
+            .query_row(&sql, [id], |r| {
+                (0..columns.len())
+                    .map(|i| Cell::from_ref(r.get_ref(i)?))
+                    .collect::<rusqlite::Result<Vec<Cell>>>()
+            })
+            .optional()
+            .map_err(err)?;
+        Ok(cells.map(|cells| Row {
+            table: table.to_owned(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            cells,
+        }))
+    };
+    let Some(attempt) = select("attempts", ATTEMPT_COLUMNS, "attempt_id", attempt_id)? else {
+        return Err(in_attempt(
+            store,
+            attempt_id,
+            Error::refused("no such attempt in the store"),
+        ));
     };
     let mut reasons = Reasons::new();
-    // One read transaction: one snapshot of the attempt, its case, checks and evidence. It
-    // ends (and releases the shared lock) when `tx` drops at the end of this block.
-    let (attempt, case_id, case, raw_checks, raw_evidence) = {
-        let tx = store.conn.unchecked_transaction().map_err(err)?;
-        let select = |table: &str, columns: &[&str], key: &str, id: &str| -> Result<Option<Row>> {
-            let sql = format!(
-                "SELECT {} FROM {table} WHERE {key} = ?1",
-                columns.join(", ")
-            );
-            let cells = tx
-                .query_row(&sql, [id], |r| {
-                    (0..columns.len())
-                        .map(|i| Cell::from_ref(r.get_ref(i)?))
-                        .collect::<rusqlite::Result<Vec<Cell>>>()
-                })
-                .optional()
-                .map_err(err)?;
-            Ok(cells.map(|cells| Row {
-                table: table.to_owned(),
-                columns: columns.iter().map(|c| c.to_string()).collect(),
-                cells,
-            }))
-        };
-        let Some(attempt) = select("attempts", ATTEMPT_COLUMNS, "attempt_id", attempt_id)? else {
-            return Err(in_attempt(Error::refused("no such attempt in the store")));
-        };
-        let Some(case_id) = attempt.text(&mut reasons, "case_id", true) else {
-            reasons.extend(attempt.problems());
-            return Err(in_attempt(Error::Refused(reasons)));
-        };
-        let Some(case) = select("cases", CASE_COLUMNS, "case_id", &case_id)? else {
-            return Err(in_attempt(Error::refused(format!(
-                "names case {case_id}, which is not in the store"
-            ))));
-        };
-        let raw_checks: Vec<(Cell, Cell)> = tx
-            .prepare("SELECT name, ok FROM checks WHERE attempt_id = ?1")
-            .and_then(|mut stmt| {
-                stmt.query_map([attempt_id], |r| {
-                    Ok((
-                        Cell::from_ref(r.get_ref(0)?)?,
-                        Cell::from_ref(r.get_ref(1)?)?,
-                    ))
-                })?
-                .collect()
-            })
-            .map_err(err)?;
-        let raw_evidence: Vec<Cell> = tx
-            .prepare("SELECT ref FROM evidence WHERE attempt_id = ?1 ORDER BY rowid")
-            .and_then(|mut stmt| {
-                stmt.query_map([attempt_id], |r| Cell::from_ref(r.get_ref(0)?))?
-                    .collect()
-            })
-            .map_err(err)?;
-        (attempt, case_id, case, raw_checks, raw_evidence)
+    let Some(case_id) = attempt.text(&mut reasons, "case_id", true) else {
+        reasons.extend(attempt.problems());
+        return Err(in_attempt(store, attempt_id, Error::Refused(reasons)));
     };
+    let Some(case) = select("cases", CASE_COLUMNS, "case_id", &case_id)? else {
+        return Err(in_attempt(
+            store,
+            attempt_id,
+            Error::refused(format!("names case {case_id}, which is not in the store")),
+        ));
+    };
+    let checks: Vec<(Cell, Cell)> = tx
+        .prepare("SELECT name, ok FROM checks WHERE attempt_id = ?1")
+        .and_then(|mut stmt| {
+            stmt.query_map([attempt_id], |r| {
+                Ok((
+                    Cell::from_ref(r.get_ref(0)?)?,
+                    Cell::from_ref(r.get_ref(1)?)?,
+                ))
+            })?
+            .collect()
+        })
+        .map_err(err)?;
+    let evidence: Vec<Cell> = tx
+        .prepare("SELECT ref FROM evidence WHERE attempt_id = ?1 ORDER BY rowid")
+        .and_then(|mut stmt| {
+            stmt.query_map([attempt_id], |r| Cell::from_ref(r.get_ref(0)?))?
+                .collect()
+        })
+        .map_err(err)?;
+    Ok(Snapshot {
+        attempt,
+        case_id,
+        case,
+        checks,
+        evidence,
+    })
+}
 
-    // The attempt's own state first: a running attempt is refused before anything else.
-    let verdict = attempt.text(&mut reasons, "verdict", false);
-    let status = attempt.text(&mut reasons, "status", true);
+/// The attempt's `verdict` and `status`, refusing an attempt that has not finished (a NULL
+/// verdict: RUNNING, or another status); an empty verdict is a reason.
+fn finished_state(
+    attempt: &Row,
+    reasons: &mut Reasons,
+) -> Result<(Option<String>, Option<String>)> {
+    let verdict = attempt.text(reasons, "verdict", false);
+    let status = attempt.text(reasons, "status", true);
     if matches!(attempt.get("verdict"), Cell::Null) {
         let why = match &status {
             Some(s) if s == "RUNNING" => {
@@ -545,43 +630,115 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
                 attempt.get("status").describe()
             ),
         };
-        return Err(in_attempt(Error::refused(why)));
+        return Err(Error::refused(why));
     }
     if verdict.as_deref() == Some("") {
         reasons.push("attempts.verdict is empty");
     }
+    Ok((verdict, status))
+}
 
-    let case_digest = attempt.text(&mut reasons, "case_digest", true);
-    let runner_tools_identity = attempt.text(&mut reasons, "runner_tools_identity", false);
-    let runner_options = attempt
-        .text(&mut reasons, "runner_options", true)
-        .and_then(|t| string_list(&t, "attempts.runner_options", &mut reasons));
-    let mode = attempt.text(&mut reasons, "mode", true);
-    let reason = attempt.text(&mut reasons, "reason", false);
-    let plan_approval = attempt.text(&mut reasons, "plan_approval", false);
-    let started_at = attempt.text(&mut reasons, "started_at", false);
-    let finished_at = attempt.text(&mut reasons, "finished_at", false);
-    let elapsed_seconds = match attempt.get("elapsed_seconds") {
-        Cell::Null => None,
-        Cell::Value(Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0) => Some(n.clone()),
-        other => {
-            reasons.push(format!(
-                "attempts.elapsed_seconds must be a nonnegative number, not {}",
-                other.describe()
-            ));
-            None
+/// The attempt's other columns, each read and checked (`None`: an optional NULL, or a value
+/// whose reason was pushed).
+struct AttemptColumns {
+    case_digest: Option<String>,
+    runner_tools_identity: Option<String>,
+    runner_options: Option<Vec<String>>,
+    mode: Option<String>,
+    reason: Option<String>,
+    plan_approval: Option<String>,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    elapsed_seconds: Option<Number>,
+}
+
+impl AttemptColumns {
+    /// Read from the attempt's row, in column order, every fault a reason.
+    fn read(attempt: &Row, reasons: &mut Reasons) -> AttemptColumns {
+        let case_digest = attempt.text(reasons, "case_digest", true);
+        let runner_tools_identity = attempt.text(reasons, "runner_tools_identity", false);
+        let runner_options = attempt
+            .text(reasons, "runner_options", true)
+            .and_then(|t| string_list(&t, "attempts.runner_options", reasons));
+        let mode = attempt.text(reasons, "mode", true);
+        let reason = attempt.text(reasons, "reason", false);
+        let plan_approval = attempt.text(reasons, "plan_approval", false);
+        let started_at = attempt.text(reasons, "started_at", false);
+        let finished_at = attempt.text(reasons, "finished_at", false);
+        let elapsed_seconds = match attempt.get("elapsed_seconds") {
+            Cell::Null => None,
+            Cell::Value(Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0) => {
+                Some(n.clone())
+            }
+            other => {
+                reasons.push(format!(
+                    "attempts.elapsed_seconds must be a nonnegative number, not {}",
+                    other.describe()
+                ));
+                None
+            }
+        };
+        AttemptColumns {
+            case_digest,
+            runner_tools_identity,
+            runner_options,
+            mode,
+            reason,
+            plan_approval,
+            started_at,
+            finished_at,
+            elapsed_seconds,
         }
-    };
+    }
+}
 
-    let c_case_id = case.text(&mut reasons, "case_id", true);
-    let base_commit = case.text(&mut reasons, "base_commit", true);
-    let required_checks = case
-        .text(&mut reasons, "required_checks", true)
-        .and_then(|t| string_list(&t, "cases.required_checks", &mut reasons));
-    let oracle_sha256 = case.text(&mut reasons, "oracle_sha256", true);
-    let definition = case.text(&mut reasons, "definition", true);
-    let definition_digest = case.text(&mut reasons, "definition_digest", true);
-    if let (Some(def), Some(stored)) = (&definition, &definition_digest) {
+/// The case's columns, each read and checked (`None`: a value whose reason was pushed).
+struct CaseColumns {
+    case_id: Option<String>,
+    base_commit: Option<String>,
+    required_checks: Option<Vec<String>>,
+    oracle_sha256: Option<String>,
+    definition: Option<String>,
+    definition_digest: Option<String>,
+}
+
+impl CaseColumns {
+    /// Read from the case's row, in column order, every fault a reason.
+    fn read(case: &Row, reasons: &mut Reasons) -> CaseColumns {
+        CaseColumns {
+            case_id: case.text(reasons, "case_id", true),
+            base_commit: case.text(reasons, "base_commit", true),
+            required_checks: case
+                .text(reasons, "required_checks", true)
+                .and_then(|t| string_list(&t, "cases.required_checks", reasons)),
+            oracle_sha256: case.text(reasons, "oracle_sha256", true),
+            definition: case.text(reasons, "definition", true),
+            definition_digest: case.text(reasons, "definition_digest", true),
+        }
+    }
+
+    /// The case, once no reason was found (a column still missing is `internal()`).
+    fn into_case(self, internal: impl Fn() -> Error) -> Result<ArenaCase> {
+        Ok(ArenaCase {
+            case_id: self.case_id.ok_or_else(&internal)?,
+            base_commit: self.base_commit.ok_or_else(&internal)?,
+            required_checks: self.required_checks.ok_or_else(&internal)?,
+            oracle_sha256: self.oracle_sha256.ok_or_else(&internal)?,
+            definition: self.definition.ok_or_else(&internal)?,
+            definition_digest: self.definition_digest.ok_or_else(&internal)?,
+        })
+    }
+}
+
+/// The case's definition hashes to its `definition_digest`, which is the `case_digest` the
+/// attempt ran against: otherwise the definition changed (after the attempt).
+fn check_case_digests(
+    case_id: &str,
+    case_digest: Option<&str>,
+    case: &CaseColumns,
+    reasons: &mut Reasons,
+) {
+    if let (Some(def), Some(stored)) = (&case.definition, &case.definition_digest) {
         let computed = sha256_hex(def.as_bytes());
         if computed != *stored {
             reasons.push(format!(
@@ -590,7 +747,7 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
             ));
         }
     }
-    if let (Some(ran), Some(stored)) = (&case_digest, &definition_digest) {
+    if let (Some(ran), Some(stored)) = (case_digest, &case.definition_digest) {
         if ran != stored {
             reasons.push(format!(
                 "case {case_id}: definition_digest {stored} differs from the attempt's \
@@ -598,9 +755,13 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
             ));
         }
     }
+}
 
-    let mut checks = Vec::with_capacity(raw_checks.len());
-    for (name, ok) in raw_checks {
+/// The attempt's checks from their cells (a text name, `ok` 0 or 1), sorted by name in byte
+/// order; every other cell a reason.
+fn read_checks(raw: Vec<(Cell, Cell)>, reasons: &mut Reasons) -> Vec<Check> {
+    let mut checks = Vec::with_capacity(raw.len());
+    for (name, ok) in raw {
         let name = match name {
             Cell::Value(Value::String(s)) => s,
             other => {
@@ -625,8 +786,14 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
         }
     }
     checks.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-    let mut evidence = Vec::with_capacity(raw_evidence.len());
-    for cell in raw_evidence {
+    checks
+}
+
+/// The attempt's evidence references from their cells, in rowid order; a cell that is not
+/// text is a reason.
+fn read_evidence(raw: Vec<Cell>, reasons: &mut Reasons) -> Vec<String> {
+    let mut evidence = Vec::with_capacity(raw.len());
+    for cell in raw {
         match cell {
             Cell::Value(Value::String(s)) => evidence.push(s),
             other => reasons.push(format!(
@@ -635,50 +802,25 @@ pub fn read_attempt(store: &ArenaStore, attempt_id: &str) -> Result<ArenaAttempt
             )),
         }
     }
-    reasons.extend(attempt.problems());
-    reasons.extend(case.problems());
-    if !reasons.is_empty() {
-        return Err(in_attempt(Error::Refused(reasons)));
-    }
+    evidence
+}
 
-    let export_value = json!({
+/// The canonical JSON export of an attempt (its row, its case's, its checks and evidence, the
+/// store id): the record's bytes.
+fn export(
+    store: &ArenaStore,
+    attempt: &Row,
+    case: &Row,
+    checks: &[Check],
+    evidence: &[String],
+) -> Vec<u8> {
+    canonical(&json!({
         "attempt": attempt.to_object(),
         "case": case.to_object(),
         "checks": checks.iter().map(Check::to_value).collect::<Vec<_>>(),
         "evidence": evidence,
         "store_id": store.store_id,
-    });
-    let export = canonical(&export_value);
-    let internal = || Error::failed(format!("{context}: inconsistent store row"));
-    Ok(ArenaAttempt {
-        store_dir: store.dir.clone(),
-        store_id: store.store_id.clone(),
-        attempt_id: attempt_id.to_owned(),
-        case_id,
-        case_digest: case_digest.ok_or_else(internal)?,
-        runner_tools_identity,
-        runner_options: runner_options.ok_or_else(internal)?,
-        mode: mode.ok_or_else(internal)?,
-        verdict: verdict.ok_or_else(internal)?,
-        status: status.ok_or_else(internal)?,
-        reason,
-        plan_approval,
-        started_at,
-        finished_at,
-        elapsed_seconds,
-        case: ArenaCase {
-            case_id: c_case_id.ok_or_else(internal)?,
-            base_commit: base_commit.ok_or_else(internal)?,
-            required_checks: required_checks.ok_or_else(internal)?,
-            oracle_sha256: oracle_sha256.ok_or_else(internal)?,
-            definition: definition.ok_or_else(internal)?,
-            definition_digest: definition_digest.ok_or_else(internal)?,
-        },
-        checks,
-        evidence,
-        export_sha256: sha256_hex(&export),
-        export,
-    })
+    }))
 }
 
 /// Parse a stored JSON text as a list of strings, strictly.

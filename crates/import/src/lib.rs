@@ -14,6 +14,7 @@ use git_ledger_store::{git, store};
 
 pub mod arena;
 pub mod batch;
+pub mod call;
 pub mod harbor;
 pub mod inspect;
 pub mod options;

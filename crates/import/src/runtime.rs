@@ -70,6 +70,16 @@ out["freeze_error"] = None if r.returncode == 0 else (r.stderr.strip().splitline
 print(json.dumps(out))
 "#;
 
+/// The runtime identity of `python`, measured ([`measure`]) and checked as `import
+/// --runtime-identity` reads it (what this writes, import reads: the same check): the identity
+/// and its canonical bytes.
+pub fn identity(python: &Path, request: &Request) -> Result<(Value, Vec<u8>)> {
+    let identity = measure(python, request)?;
+    let bytes = crate::json::canonical(&identity);
+    super::rows::parse_runtime_identity(&bytes, "the runtime identity", u64::MAX)?;
+    Ok((identity, bytes))
+}
+
 /// The runtime identity of `python` (a path or a name on `PATH`), for `request`; refused (exit
 /// 2) when the interpreter lacks `psutil`, a named distribution or a freeze; exit 1 when it
 /// cannot be run.

@@ -7,6 +7,7 @@
 //! The report knows no rendering.
 
 mod build;
+mod file;
 pub mod json_writer;
 
 use serde::Serialize;
@@ -19,6 +20,7 @@ use crate::ledger::{Keep, Row, RowView};
 use crate::portfolio::{classify_view, Classification, LimitState, Outcome};
 
 pub use build::{build, build_from};
+pub use file::from_files;
 pub use json_writer::{write_json, write_json_owned};
 
 /// The whole report (`--json` prints exactly this).

@@ -289,6 +289,43 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
     })
 }
 
+/// `witness`: audit `remote` from the repository at `dir` (no expected tips, no witness
+/// check), then append a checkpoint of every ledger that passes to that repository
+/// ([`crate::witness::witness`]; `ref_name` replaces `refs/ledger-witness/<id>`). `audited`
+/// is given the audit before any checkpoint is written, so that what it prints comes first
+/// even when the witness then fails. Returns the checkpoints and every reason of both.
+pub fn witness(
+    dir: &Path,
+    remote: &str,
+    ref_name: Option<&str>,
+    options: &Options,
+    audited: &mut dyn FnMut(&Audit) -> Result<()>,
+) -> Result<(Vec<crate::witness::Witnessed>, Reasons)> {
+    let audit = audit(dir, remote, options)?;
+    audited(&audit)?;
+    let candidates: Vec<crate::witness::Candidate> = (audit.ledgers.iter())
+        .map(|l| {
+            Ok(crate::witness::Candidate {
+                id: l.id.clone(),
+                tip: ObjectId::from_hex(l.tip.as_bytes())
+                    .map_err(|e| Error::failed(format!("tip {}: {e}", l.tip)))?,
+                passes: l.passes(),
+            })
+        })
+        .collect::<Result<_>>()?;
+    let repo = crate::git::open(Some(dir))?;
+    let (written, why) = crate::witness::witness(
+        &repo,
+        &audit.remote,
+        &candidates,
+        ref_name,
+        options.max_bytes,
+    )?;
+    let mut reasons = audit.reasons;
+    reasons.absorb(why);
+    Ok((written, reasons))
+}
+
 /// One served ledger audited: its chain, signers, declaration and what it extends.
 #[allow(clippy::too_many_arguments)]
 fn ledger(

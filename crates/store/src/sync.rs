@@ -45,6 +45,9 @@ use crate::ledger::Row;
 use crate::refusal::Reason;
 use crate::store::{Change, ChangeKind, RowWrite, WriteError};
 
+mod setup;
+pub use setup::{only_ledger, setup, Setup};
+
 /// How many times one ledger is re-fetched and re-pushed after losing a push race.
 pub const MAX_ATTEMPTS: usize = 12;
 

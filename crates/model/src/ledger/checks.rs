@@ -18,13 +18,17 @@ use crate::refusal::{Reason, Rule};
 struct RowReasons(Vec<Reason>);
 
 impl RowReasons {
-    /// A field of the wrong type (refusal group 3), about the row `label` names.
-    fn typed(&mut self, label: &Label, field: impl Into<String>, sentence: String) {
-        let reason = Reason::new(sentence).field(field).rule(Rule::Ledger(3));
+    /// A reason about the row `label` names (or where it is): the field and its refusal group.
+    fn push(&mut self, label: &Label, group: u8, field: impl Into<String>, sentence: String) {
+        let reason = Reason::new(sentence).field(field).rule(Rule::Ledger(group));
         self.0.push(match label.sid {
             Some(id) => reason.row(id),
             None => reason.at(label.at),
         });
+    }
+    /// A field of the wrong type (refusal group 3), about the row `label` names.
+    fn typed(&mut self, label: &Label, field: impl Into<String>, sentence: String) {
+        self.push(label, 3, field, sentence);
     }
     fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -59,80 +63,148 @@ pub(crate) fn check_members<'a, O: Obj>(
     let mut r = RowReasons::default();
     let sid = row.str_field(Field::ScheduleId);
     let label = Label { sid, at };
-    // A reason naming the row (or where it is), the field and the refusal group.
-    let bad = |r: &mut RowReasons, group: u8, field: &str, msg: String| {
-        let reason = Reason::new(msg).field(field).rule(Rule::Ledger(group));
-        r.0.push(match sid {
-            Some(id) => reason.row(id),
-            None => reason.at(at),
-        })
-    };
 
     if row.at.is_none() {
-        for f in &decl.attempt_fields {
-            if !m.contains_key(f) {
-                bad(&mut r, 3, f, "missing declared attempt field".into());
-            }
-        }
-        for (k, _) in m.iter() {
-            if !decl.attempt_fields.iter().any(|f| f == k) {
-                bad(&mut r, 3, k, "undeclared attempt field".into());
-            }
-        }
+        check_keys(&mut r, &label, decl, m);
     }
-    let Some(sid) = sid else {
-        if m.contains_key("schedule_id") {
-            bad(&mut r, 3, "schedule_id", "must be a string".into());
-        }
+    let scheduled = check_scheduled(&mut r, &label, decl, m);
+    let (Some(sid), Some((position, task, repetition))) = (sid, scheduled) else {
         return Err(r.into_vec());
     };
-    let Some((position, task, repetition)) = decl.scheduled(sid) else {
-        bad(
-            &mut r,
+
+    // Group 3: types (and group 4: a value the task does not declare).
+    check_place(&mut r, &label, row, task, repetition);
+    // A relabeled row is otherwise well typed: its relabeling is reported beside what its
+    // outcome implies (groups 5 and 6), so that every reason is listed.
+    let mut relabeled = RowReasons::default();
+    check_evidence(&mut r, &mut relabeled, &label, row, task);
+    let outcome = check_outcome(&mut r, &label, row, task);
+    check_types(&mut r, &label, row, task);
+
+    let is_relabeled = !relabeled.is_empty();
+    let well_typed = r.is_empty();
+    r.0.extend(relabeled.0);
+    if !well_typed {
+        return Err(r.into_vec());
+    }
+
+    // Groups 5 and 6: what the outcome implies.
+    match outcome {
+        Some(DEFERRED) => check_deferred(&mut r, &label, decl, m, sid, task, is_relabeled),
+        Some("PASS") => check_pass(&mut r, &label, row, task),
+        Some(_) => check_reason_stated(&mut r, &label, row),
+        None => {}
+    }
+    if r.is_empty() {
+        Ok((position, row))
+    } else {
+        Err(r.into_vec())
+    }
+}
+
+/// Group 3: the row's keys are exactly the declared `attempt_fields` (asked only when the
+/// fast key check did not find them so).
+fn check_keys<O: Obj>(r: &mut RowReasons, label: &Label, decl: &Declaration, m: &O) {
+    for f in &decl.attempt_fields {
+        if !m.contains_key(f) {
+            r.push(label, 3, f, "missing declared attempt field".into());
+        }
+    }
+    for (k, _) in m.iter() {
+        if !decl.attempt_fields.iter().any(|f| f == k) {
+            r.push(label, 3, k, "undeclared attempt field".into());
+        }
+    }
+}
+
+/// The row's place in the schedule (position, task, repetition), or `None` with its reason: a
+/// schedule id that is not a string (group 3) or that the declaration does not schedule
+/// (group 1). A row without a `schedule_id` member gets no reason here (the key check named it).
+fn check_scheduled<'d, O: Obj>(
+    r: &mut RowReasons,
+    label: &Label,
+    decl: &'d Declaration,
+    m: &O,
+) -> Option<(usize, &'d Task, u64)> {
+    let Some(sid) = label.sid else {
+        if m.contains_key("schedule_id") {
+            r.push(label, 3, "schedule_id", "must be a string".into());
+        }
+        return None;
+    };
+    let scheduled = decl.scheduled(sid);
+    if scheduled.is_none() {
+        r.push(
+            label,
             1,
             "schedule_id",
             format!("{sid:?} is not scheduled by the declaration (a retry needs a new declared schedule)"),
         );
-        return Err(r.into_vec());
-    };
-    let get = |f: Field| row.get(f);
+    }
+    scheduled
+}
 
-    // Group 3: types.
-    match get(Field::TaskId) {
+/// Group 3: `task_id` and `repetition` are those the schedule id names.
+fn check_place<O: Obj>(
+    r: &mut RowReasons,
+    label: &Label,
+    row: RowView<'_, O>,
+    task: &Task,
+    repetition: u64,
+) {
+    match row.get(Field::TaskId) {
         J::String(t) if t == task.id => {}
-        other => bad(
-            &mut r,
+        other => r.push(
+            label,
             3,
             "task_id",
             format!("must be {:?}, not {other}", task.id),
         ),
     }
-    match get(Field::Repetition).count() {
+    match row.get(Field::Repetition).count() {
         Some(n) if n == repetition => {}
-        _ => bad(
-            &mut r,
+        _ => r.push(
+            label,
             3,
             "repetition",
-            format!("must be {}, not {}", repetition, get(Field::Repetition)),
+            format!("must be {}, not {}", repetition, row.get(Field::Repetition)),
         ),
     }
-    // A relabeled row is otherwise well typed: its relabeling is reported beside what its
-    // outcome implies (groups 5 and 6), so that every reason is listed.
-    let mut relabeled = RowReasons::default();
-    match get(Field::Evidence) {
+}
+
+/// `evidence`: the task's declared evidence; another valid one is a relabeling (group 4, kept
+/// in `relabeled`), anything else a type error (group 3).
+fn check_evidence<O: Obj>(
+    r: &mut RowReasons,
+    relabeled: &mut RowReasons,
+    label: &Label,
+    row: RowView<'_, O>,
+    task: &Task,
+) {
+    match row.get(Field::Evidence) {
         J::String(e) if Evidence::parse(e) == Some(task.evidence) => {}
-        J::String(e) if Evidence::parse(e).is_some() => bad(
-            &mut relabeled, 4,
+        J::String(e) if Evidence::parse(e).is_some() => relabeled.push(
+            label, 4,
             "evidence",
             format!("is {e:?} but task {} is declared {} (a fixture row is never relabeled live, nor the reverse)", task.id, task.evidence.as_str()),
         ),
-        other => bad(&mut r, 3, "evidence", format!("must be \"live\" or \"fixture\", not {other}")),
+        other => r.push(label, 3, "evidence", format!("must be \"live\" or \"fixture\", not {other}")),
     }
-    let outcome = match get(Field::NativeOutcome) {
+}
+
+/// `native_outcome`: DEFERRED or an outcome the task declares (group 4), a string (group 3).
+/// The outcome is returned when it is one of those.
+fn check_outcome<'a, O: Obj>(
+    r: &mut RowReasons,
+    label: &Label,
+    row: RowView<'a, O>,
+    task: &Task,
+) -> Option<&'a str> {
+    match row.get(Field::NativeOutcome) {
         J::String(o) if task.allows_outcome(o) => Some(o),
         J::String(o) => {
-            bad(
-                &mut r,
+            r.push(
+                label,
                 4,
                 "native_outcome",
                 format!(
@@ -144,19 +216,24 @@ pub(crate) fn check_members<'a, O: Obj>(
             None
         }
         other => {
-            bad(
-                &mut r,
+            r.push(
+                label,
                 3,
                 "native_outcome",
                 format!("must be a string, not {other}"),
             );
             None
         }
-    };
+    }
+}
+
+/// Group 3: the types of the fields after the outcome, in `STANDARD_FIELDS` order.
+fn check_types<O: Obj>(r: &mut RowReasons, label: &Label, row: RowView<'_, O>, task: &Task) {
+    let get = |f: Field| row.get(f);
     for f in [Field::NativeStatus, Field::Reason] {
         if !matches!(get(f), J::Null | J::String(_)) {
-            bad(
-                &mut r,
+            r.push(
+                label,
                 3,
                 f.name(),
                 format!("must be a string or null, not {}", get(f).type_name()),
@@ -166,27 +243,36 @@ pub(crate) fn check_members<'a, O: Obj>(
     match get(Field::SourceRevision) {
         J::Null => {}
         J::String(s) if crate::declaration::is_full_commit(s) => {}
-        other => bad(
-            &mut r,
+        other => r.push(
+            label,
             3,
             "source_revision",
             format!("must be a full hex commit id or null, not {other}"),
         ),
     }
-    check_runtime_identity(&mut r, &label, get(Field::RuntimeIdentity));
-    check_models(&mut r, &label, get(Field::ActualModelsAndEfforts));
+    check_runtime_identity(r, label, get(Field::RuntimeIdentity));
+    check_models(r, label, get(Field::ActualModelsAndEfforts));
     match get(Field::RunnerOptions) {
         J::Null => {}
-        v => check_strings(&mut r, &label, "runner_options", v),
+        v => check_strings(r, label, "runner_options", v),
     }
     for f in [Field::OptionDeviations, Field::EvidenceRefs] {
-        check_strings(&mut r, &label, f.name(), get(f));
+        check_strings(r, label, f.name(), get(f));
     }
-    check_oracle(&mut r, &label, get(Field::OracleChecks));
+    check_oracle(r, label, get(Field::OracleChecks));
     for f in [Field::ElapsedSeconds, Field::EstimatedUsd] {
-        check_amount(&mut r, &label, &f.name(), get(f));
+        check_amount(r, label, &f.name(), get(f));
     }
-    match get(Field::Usage) {
+    check_usage(r, label, get(Field::Usage), task);
+    check_spent_budget(r, label, get(Field::SpentBudget), task);
+    check_interventions(r, label, get(Field::Interventions));
+    check_native_record(r, label, get(Field::NativeRecord), task);
+}
+
+/// `usage`: null, or an object of amounts; an Inspect row's holds counts per model, a Harbor
+/// row's `model_usage` counts per model ([`check_harbor_model_usage`]).
+fn check_usage<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>, task: &Task) {
+    match v {
         J::Null => {}
         J::Object(u) => {
             for (k, v) in u.iter() {
@@ -194,53 +280,61 @@ pub(crate) fn check_members<'a, O: Obj>(
                     // An Inspect row's usage is `model_usage` as recorded: model → counts.
                     J::Object(counts) if task.kind == crate::declaration::Kind::Inspect => {
                         for (c, n) in counts.iter() {
-                            check_amount(&mut r, &label, &format_args!("usage.{k}.{c}"), n.view());
+                            check_amount(r, label, &format_args!("usage.{k}.{c}"), n.view());
                         }
                     }
-                    // A Harbor row's `model_usage`: model → its counts and cost.
                     J::Object(models)
                         if task.kind == crate::declaration::Kind::Harbor && k == "model_usage" =>
                     {
-                        for (model, counts) in models.iter() {
-                            match counts.view() {
-                                J::Object(counts) => {
-                                    for (c, n) in counts.iter() {
-                                        check_amount(
-                                            &mut r,
-                                            &label,
-                                            &format_args!("usage.model_usage.{model}.{c}"),
-                                            n.view(),
-                                        );
-                                    }
-                                }
-                                other => r.typed(
-                                    &label,
-                                    format!("usage.model_usage.{model}"),
-                                    format!("must be an object, not {}", other.type_name()),
-                                ),
-                            }
-                        }
+                        check_harbor_model_usage::<V>(r, label, models);
                     }
-                    v => check_amount(&mut r, &label, &format_args!("usage.{k}"), v),
+                    v => check_amount(r, label, &format_args!("usage.{k}"), v),
                 }
             }
         }
-        other => bad(
-            &mut r,
+        other => r.push(
+            label,
             3,
             "usage",
             format!("must be an object or null, not {}", other.type_name()),
         ),
     }
-    match get(Field::SpentBudget) {
+}
+
+/// A Harbor row's `usage.model_usage`: model → its counts and cost, each an amount.
+fn check_harbor_model_usage<V: View>(r: &mut RowReasons, label: &Label, models: &V::Obj) {
+    for (model, counts) in models.iter() {
+        match counts.view() {
+            J::Object(counts) => {
+                for (c, n) in counts.iter() {
+                    check_amount(
+                        r,
+                        label,
+                        &format_args!("usage.model_usage.{model}.{c}"),
+                        n.view(),
+                    );
+                }
+            }
+            other => r.typed(
+                label,
+                format!("usage.model_usage.{model}"),
+                format!("must be an object, not {}", other.type_name()),
+            ),
+        }
+    }
+}
+
+/// `spent_budget`: null, or an amount per limit the task declares.
+fn check_spent_budget<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>, task: &Task) {
+    match v {
         J::Null => {}
         J::Object(s) => {
             for (k, v) in s.iter() {
                 if !task.limits.contains_key(k) {
-                    bad(
-                        &mut r,
+                    r.push(
+                        label,
                         3,
-                        &format!("spent_budget.{k}"),
+                        format!("spent_budget.{k}"),
                         format!(
                             "is not a limit task {} declares ({})",
                             task.id,
@@ -248,116 +342,115 @@ pub(crate) fn check_members<'a, O: Obj>(
                         ),
                     );
                 }
-                check_amount(&mut r, &label, &format_args!("spent_budget.{k}"), v.view());
+                check_amount(r, label, &format_args!("spent_budget.{k}"), v.view());
             }
         }
-        other => bad(
-            &mut r,
+        other => r.push(
+            label,
             3,
             "spent_budget",
             format!("must be an object or null, not {}", other.type_name()),
         ),
     }
-    check_interventions(&mut r, &label, get(Field::Interventions));
-    check_native_record(&mut r, &label, get(Field::NativeRecord), task);
+}
 
-    let is_relabeled = !relabeled.is_empty();
-    if !r.is_empty() {
-        r.0.extend(relabeled.0);
-        return Err(r.into_vec());
-    }
-    r.0.extend(relabeled.0);
-
-    // Groups 5 and 6: what the outcome implies.
-    match outcome {
-        Some(DEFERRED) => {
-            // Field by field, without building the template row.
-            let entry = decl.schedule_entry(sid).expect("scheduled");
-            for f in &decl.attempt_fields {
-                if is_relabeled && f == "evidence" {
-                    continue; // already reported
-                }
-                let (found, want) = (m.field(f), template_field(f, &entry, task));
-                if !json::j_eq(found, want) {
-                    let why = match f.as_str() {
-                        "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
-                        _ => "a DEFERRED row must equal its template row",
-                    };
-                    bad(
-                        &mut r,
-                        6,
-                        f,
-                        format!("{why}: expected {want}, found {found}"),
-                    );
-                }
-            }
+/// Group 6: a DEFERRED row equals its template row, field by field (without building the
+/// template row); a relabeled `evidence` is not reported twice.
+fn check_deferred<O: Obj>(
+    r: &mut RowReasons,
+    label: &Label,
+    decl: &Declaration,
+    m: &O,
+    sid: &str,
+    task: &Task,
+    is_relabeled: bool,
+) {
+    let entry = decl.schedule_entry(sid).expect("scheduled");
+    for f in &decl.attempt_fields {
+        if is_relabeled && f == "evidence" {
+            continue; // already reported
         }
-        Some("PASS") => {
-            let status = get(Field::NativeStatus).as_str();
-            let kind = task.kind;
-            let want = match task.expects {
-                Expects::Completion => kind.completion_status(),
-                Expects::Stop => kind.stop_status().unwrap_or_default(),
+        let (found, want) = (m.field(f), template_field(f, &entry, task));
+        if !json::j_eq(found, want) {
+            let why = match f.as_str() {
+                "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
+                _ => "a DEFERRED row must equal its template row",
             };
-            let fits = status.is_some_and(|s| match task.expects {
-                Expects::Completion => kind.is_completion_status(s),
-                Expects::Stop => kind.is_stop_status(s),
-            });
-            if !fits {
-                let want = match kind {
-                    crate::declaration::Kind::Inspect => "completed or limit:<type>",
-                    crate::declaration::Kind::Harbor => "completed or exception:<type> of an exception whose reward Harbor's policy counts",
-                    _ => want,
-                };
-                let what = match status {
-                    Some(s) if kind.is_stop_status(s) => {
-                        format!("a stop ({s}) on a task that expects completion")
-                    }
-                    Some(s) if kind.is_completion_status(s) => {
-                        format!("a completion ({s}) on a task that expects a stop")
-                    }
-                    Some(s) => format!("status {s:?} is neither completion nor stop"),
-                    None => "no status".to_owned(),
-                };
-                bad(
-                    &mut r,
-                    5,
-                    "native_status",
-                    format!("a native PASS contradicts its own status: {what} (expected {want})"),
-                );
-            }
-            for c in get(Field::OracleChecks).as_array().unwrap_or_default() {
-                let c = c.view();
-                if !c.get("ok").and_then(J::as_bool).unwrap_or(false) {
-                    let name = c.get("name").and_then(J::as_str).unwrap_or_default();
-                    bad(
-                        &mut r,
-                        5,
-                        "oracle_checks",
-                        format!("a PASS carries a failing oracle check {name:?}"),
-                    );
-                }
-            }
-        }
-        Some(_)
-            if get(Field::Reason)
-                .as_str()
-                .is_none_or(|s| s.trim().is_empty()) =>
-        {
-            bad(
-                &mut r,
+            r.push(
+                label,
                 6,
-                "reason",
-                "every row that is not a PASS states a reason".into(),
+                f,
+                format!("{why}: expected {want}, found {found}"),
             );
         }
-        Some(_) => {}
-        None => {}
     }
-    if r.is_empty() {
-        Ok((position, row))
-    } else {
-        Err(r.into_vec())
+}
+
+/// Group 5: a native PASS agrees with its own status (the completion or stop the task
+/// expects) and carries no failing oracle check.
+fn check_pass<O: Obj>(r: &mut RowReasons, label: &Label, row: RowView<'_, O>, task: &Task) {
+    let status = row.get(Field::NativeStatus).as_str();
+    let kind = task.kind;
+    let want = match task.expects {
+        Expects::Completion => kind.completion_status(),
+        Expects::Stop => kind.stop_status().unwrap_or_default(),
+    };
+    let fits = status.is_some_and(|s| match task.expects {
+        Expects::Completion => kind.is_completion_status(s),
+        Expects::Stop => kind.is_stop_status(s),
+    });
+    if !fits {
+        let want = match kind {
+            crate::declaration::Kind::Inspect => "completed or limit:<type>",
+            crate::declaration::Kind::Harbor => {
+                "completed or exception:<type> of an exception whose reward Harbor's policy counts"
+            }
+            _ => want,
+        };
+        let what = match status {
+            Some(s) if kind.is_stop_status(s) => {
+                format!("a stop ({s}) on a task that expects completion")
+            }
+            Some(s) if kind.is_completion_status(s) => {
+                format!("a completion ({s}) on a task that expects a stop")
+            }
+            Some(s) => format!("status {s:?} is neither completion nor stop"),
+            None => "no status".to_owned(),
+        };
+        r.push(
+            label,
+            5,
+            "native_status",
+            format!("a native PASS contradicts its own status: {what} (expected {want})"),
+        );
+    }
+    for c in row.get(Field::OracleChecks).as_array().unwrap_or_default() {
+        let c = c.view();
+        if !c.get("ok").and_then(J::as_bool).unwrap_or(false) {
+            let name = c.get("name").and_then(J::as_str).unwrap_or_default();
+            r.push(
+                label,
+                5,
+                "oracle_checks",
+                format!("a PASS carries a failing oracle check {name:?}"),
+            );
+        }
+    }
+}
+
+/// Group 6: every row that is not a PASS (nor DEFERRED) states a reason.
+fn check_reason_stated<O: Obj>(r: &mut RowReasons, label: &Label, row: RowView<'_, O>) {
+    if row
+        .get(Field::Reason)
+        .as_str()
+        .is_none_or(|s| s.trim().is_empty())
+    {
+        r.push(
+            label,
+            6,
+            "reason",
+            "every row that is not a PASS states a reason".into(),
+        );
     }
 }
 

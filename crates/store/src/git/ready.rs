@@ -58,6 +58,27 @@ pub fn fix_command(decl: &Declaration, rev: &str) -> String {
     format!("git worktree add ../run-{} {rev}", decl.id)
 }
 
+/// `check --ready`: the declaration checked against its pinned commit ([`crate::git::pin::check`])
+/// and the working tree of `repo` judged ([`ready`]), both verdicts at once: a declaration that
+/// does not match and a working tree that is not ready are refused together.
+pub fn check_ready(
+    repo: &gix::Repository,
+    decl: &Declaration,
+    max_input_bytes: u64,
+) -> Result<(crate::git::pin::CheckReport, ReadyReport)> {
+    match (
+        crate::git::pin::check(repo, decl, max_input_bytes),
+        ready(repo, decl),
+    ) {
+        (Ok(c), Ok(r)) => Ok((c, r)),
+        (Err(Error::Refused(mut a)), Err(Error::Refused(b))) => {
+            a.absorb(b);
+            Err(Error::Refused(a))
+        }
+        (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+    }
+}
+
 /// Judge the working tree of `repo` (the one `--repo` or discovery found) against `decl`'s
 /// `source_revision`. Every difference is one reason; a bare repository cannot be judged (it has
 /// no working tree: exit 1).

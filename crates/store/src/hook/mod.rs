@@ -455,6 +455,61 @@ fn loose_value(repo: &gix::Repository, name: &str) -> Option<ObjectId> {
         .flatten()
 }
 
+/// Which hook runs, as its script names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook<'a> {
+    PreReceive,
+    ReferenceTransaction { state: &'a str },
+    PreCommit,
+}
+
+/// Run one hook in `repo` (opened for the hook: [`crate::git::quarantine::open_for_hook`]);
+/// `stdin` is read for the hooks that take updates. The outer error is one before the hook
+/// could judge anything (its input unreadable or malformed; in a repository whose refs are not
+/// files, an update of a ref the hooks guard: they fail closed, since the refs gix would read
+/// are not the ones Git keeps, `git::refuse_ref_storage`); the inner result is the hook's
+/// verdict: each ref admitted with its commits (pre-commit: each ledger file, with 0), or the
+/// refusal.
+pub fn run(
+    repo: &gix::Repository,
+    hook: Hook,
+    stdin: impl FnOnce() -> Result<String>,
+    bounds: &Bounds,
+) -> Result<Result<Vec<(String, usize)>>> {
+    let storage = crate::git::other_ref_storage(repo);
+    let ledger_refs = LedgerRefs::of(repo)?;
+    let guarded = |updates: &[Update]| -> Result<()> {
+        match &storage {
+            Some(v) if updates.iter().any(|u| guards(&ledger_refs, &u.refname)) => {
+                Err(crate::git::ref_storage_error(v))
+            }
+            _ => Ok(()),
+        }
+    };
+    Ok(match hook {
+        Hook::PreReceive => {
+            let updates = parse_updates(&stdin()?, repo.object_hash())?;
+            guarded(&updates)?;
+            pre_receive(repo, &updates, bounds).map(|v| v.admitted)
+        }
+        Hook::ReferenceTransaction { state } => {
+            let updates = parse_updates(&stdin()?, repo.object_hash())?;
+            if state == "prepared" {
+                guarded(&updates)?;
+            }
+            reference_transaction(repo, state, &updates, bounds).map(|v| v.admitted)
+        }
+        Hook::PreCommit => match &storage {
+            Some(v) => Err(crate::git::ref_storage_error(v)),
+            None => Ok(()),
+        }
+        .and_then(|()| {
+            precommit::pre_commit(repo, bounds.max_blob_bytes)
+                .map(|files| files.into_iter().map(|f| (f, 0)).collect())
+        }),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,59 @@
+//! The report of a ledger file (file mode): the file read while the declaration is parsed,
+//! its rows checked, classified and dropped on every core, its SHA-256 hashed beside the
+//! parse, so that what stays resident is the declaration, a stretch per core and the
+//! summaries, never the whole file.
+
+use std::path::Path;
+
+use super::{build_from, LedgerState, Report, Summarise};
+use crate::declaration::Declaration;
+use crate::error::Result;
+use crate::json;
+use crate::ledger::Ledger;
+
+/// The report of the ledger file at `ledger_path` against the declaration at `decl_path`,
+/// every JSON input bounded by `max` bytes. The declaration's fault, if any, is the one
+/// reported; then the ledger's, named by its path.
+pub fn from_files(decl_path: &Path, ledger_path: &Path, max: u64) -> Result<Report> {
+    // The ledger file is read while the declaration is parsed (neither needs the other;
+    // the declaration's fault, if any, is still the one reported).
+    let path = ledger_path.to_path_buf();
+    // Mapped without being made resident: each stretch is given back once read.
+    let reading = std::thread::spawn(move || json::read_streamed(&path, max));
+    let decl = Declaration::read(decl_path, max)?;
+    let bytes = reading
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))?;
+    // Each row is classified and dropped on the core that parsed and checked it: the
+    // report is built from the summaries, never from 100,000 rows held at once.
+    // The file's SHA-256 (the state the report names) is hashed beside the parse.
+    // Both give back each stretch of a mapped file once read: what stays resident is
+    // the declaration, a stretch per core and the summaries, not the file.
+    let (rows, sha256) = std::thread::scope(|s| {
+        let hashing = s.spawn(|| sha256_released(&bytes));
+        let release = |r| bytes.release(r);
+        let rows = Ledger::parse_kept_releasing(&decl, &bytes, max, &Summarise, &release);
+        let sha256 = hashing
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (rows, sha256)
+    });
+    let rows = rows.map_err(|e| e.context(ledger_path.display()))?;
+    // Unmapping 225 MB takes a while: beside the building, not before it.
+    Ok(std::thread::scope(|s| {
+        s.spawn(move || drop(bytes));
+        build_from(&decl, rows, LedgerState::file(sha256))
+    }))
+}
+
+/// The SHA-256 of `bytes`, hashed a stretch at a time, each stretch released once hashed.
+fn sha256_released(bytes: &json::Input) -> String {
+    use sha2::{Digest, Sha256};
+    const STRETCH: usize = 4 << 20;
+    let mut hasher = Sha256::new();
+    for (k, stretch) in bytes.chunks(STRETCH).enumerate() {
+        hasher.update(stretch);
+        bytes.release(k * STRETCH..k * STRETCH + stretch.len());
+    }
+    crate::hex(&hasher.finalize())
+}
