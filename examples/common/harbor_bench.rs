@@ -115,8 +115,9 @@ pub fn generate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
             "interventions_decision_or_repair", "native_record"],
         "tasks": tasks, "schedule": schedule
     });
+    // In its canonical form, as `pin` writes every declaration (and as a real campaign's is).
     let decl_path = dir.join("campaign.json");
-    std::fs::write(&decl_path, serde_json::to_vec_pretty(&decl).unwrap()).unwrap();
+    std::fs::write(&decl_path, git_ledger::declaration::canonical(&decl)).unwrap();
     let d =
         git_ledger::declaration::Declaration::parse(&std::fs::read(&decl_path).unwrap(), u64::MAX)
             .unwrap();
