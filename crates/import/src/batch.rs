@@ -414,7 +414,7 @@ fn harbor_rows<S: Store + ?Sized>(
             continue;
         };
         let key = trial.key();
-        let sha = crate::sha256_hex(&trial.bytes);
+        let sha = &trial.sha256;
         if let Some(sid) = seen.get(&key) {
             skipped.already_in_ledger.push(format!(
                 "{label}: a copy of a trial this import already reads ({sid}, record {key})"
@@ -434,7 +434,7 @@ fn harbor_rows<S: Store + ?Sized>(
                     first_free = Some(sid.clone());
                 }
             } else if let Some(rec) = row.native_record().filter(|r| r.key() == key) {
-                holder = Some((sid.clone(), rec.sha256 == sha));
+                holder = Some((sid.clone(), rec.sha256 == sha.as_str()));
                 break;
             }
         }

@@ -8,16 +8,20 @@
 //! By job: this file (the trial as read, its directory's job, `job.log`'s retried trials),
 //! `row.rs` (a trial converted into a row), `time.rs` (Harbor's UTC timestamps).
 
-use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::declaration::{Declaration, Task};
 use crate::error::{Error, Reasons, Result};
+use crate::json::{View, J};
 
+mod read;
+mod result;
 mod row;
 mod time;
 
+use result::check_result;
+pub use result::TrialResult;
 pub use row::{trial_row, Env};
 pub use time::parse_utc;
 
@@ -32,8 +36,10 @@ pub struct HarborTrial {
     pub dir: PathBuf,
     /// `result.json`'s exact bytes (the record).
     pub bytes: Vec<u8>,
-    /// `result.json`, parsed strictly and checked for the fields the row is built from.
-    pub result: Value,
+    /// The SHA-256 of [`HarborTrial::bytes`] (the row's `native_record.sha256`).
+    pub sha256: String,
+    /// What the row is built from, read from `result.json` (parsed strictly, checked).
+    pub result: TrialResult,
     pub task_name: String,
     pub trial_name: String,
     /// `config.job_id`.
@@ -86,22 +92,29 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
     let mut notes = Vec::new();
     if is_job {
         let job = Job::read(path, max_bytes)?;
+        // A directory entry's type is read from the listing; only a symbolic link is followed
+        // (`is_dir`) to see whether it names a directory.
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?
             .filter_map(|e| e.ok())
+            .filter(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => true,
+                Ok(t) if !t.is_symlink() => false,
+                _ => e.path().is_dir(),
+            })
             .map(|e| e.path())
-            .filter(|p| p.is_dir())
             .collect();
         dirs.sort();
+        trials.reserve(dirs.len());
         for dir in dirs {
-            if !dir.join("result.json").is_file() {
+            let Some(bytes) = read::read_if_file(&dir.join("result.json"), max_bytes)? else {
                 notes.push(format!(
                     "{}: no result.json (a trial not finished, or not a trial): not imported",
                     dir.display()
                 ));
                 continue;
-            }
-            match read_trial(&dir, &job, max_bytes) {
+            };
+            match read_trial(&dir, bytes, &job, max_bytes) {
                 Ok(t) => trials.push(t),
                 Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
@@ -120,7 +133,8 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         let job = Job::read(parent, max_bytes)?;
-        match read_trial(path, &job, max_bytes) {
+        let bytes = crate::json::read_bounded(&path.join("result.json"), max_bytes)?;
+        match read_trial(path, bytes, &job, max_bytes) {
             Ok(mut t) => {
                 t.from_job_dir = false;
                 trials.push(t)
@@ -207,56 +221,57 @@ pub fn retried_trials(log: &str) -> HashMap<String, String> {
     out
 }
 
-fn read_trial(dir: &Path, job: &Job, max_bytes: u64) -> Result<HarborTrial> {
+/// One trial from its `result.json`'s bytes: read by the fast strict reader straight into the
+/// fields a row needs when it takes the document and the document passes every check;
+/// otherwise parsed again by the ordinary strict parse, which names the fault (a truncated
+/// file, a duplicate key, another harness's record, each field that breaks Harbor's format).
+/// A document with a top-level `format` always takes the ordinary path (it may be another
+/// harness's record, which is named as such).
+fn read_trial(dir: &Path, bytes: Vec<u8>, job: &Job, max_bytes: u64) -> Result<HarborTrial> {
     let path = dir.join("result.json");
-    let label = path.display().to_string();
-    let bytes = crate::json::read_bounded(&path, max_bytes)?;
-    let result = crate::json::parse_strict(&bytes).map_err(|e| {
-        Error::refused(format!(
-            "{label}: not strict JSON ({e}): a truncated or damaged Harbor result"
-        ))
-    })?;
-    // Another harness's record (or a ledger, a declaration): one reason that says what it is.
-    if let Some(other) = super::sniff::recognise(&result).filter(|s| s.reader != Some("--harbor")) {
-        return Err(Error::refused(format!(
-            "{label}: not a Harbor trial result: it is {other}"
-        )));
-    }
-    let problems = check_result(&result);
-    if !problems.is_empty() {
-        let mut r = Reasons::new();
-        for p in problems {
-            r.push(format!("{label}: {p}"));
-        }
-        return Err(r.into());
-    }
-    let text = |k: &str| result[k].as_str().unwrap_or_default().to_owned();
-    let (task_name, trial_name) = (text("task_name"), text("trial_name"));
-    let job_id = result["config"]["job_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let lock = dir.join("lock.json");
-    let digest = if lock.is_file() {
-        let (_, v) = crate::json::read_document(&lock, max_bytes)?;
-        if !v.get("task").is_some_and(Value::is_object) {
-            return Err(Error::refused(format!(
-                "{}: not a Harbor trial lock (a JSON object whose task is an object)",
-                lock.display()
-            )));
-        }
-        match v.get("task").and_then(|t| t.get("digest")) {
-            Some(Value::String(d)) => Some(d.clone()),
-            None | Some(Value::Null) => None,
-            Some(other) => {
+    let fast = read::parse_fast(&bytes)
+        .filter(|n| n.view().get("format").is_none())
+        .filter(|n| check_result(n).is_empty())
+        .map(|n| TrialResult::read(&n));
+    let result = match fast {
+        Some(r) => r,
+        None => {
+            let label = path.display().to_string();
+            let result = crate::json::parse_strict(&bytes).map_err(|e| {
+                Error::refused(format!(
+                    "{label}: not strict JSON ({e}): a truncated or damaged Harbor result"
+                ))
+            })?;
+            // Another harness's record (or a ledger, a declaration): one reason that says what
+            // it is.
+            if let Some(other) =
+                super::sniff::recognise(&result).filter(|s| s.reader != Some("--harbor"))
+            {
                 return Err(Error::refused(format!(
-                    "{}: task.digest must be a string, not {other}",
-                    lock.display()
-                )))
+                    "{label}: not a Harbor trial result: it is {other}"
+                )));
             }
+            let problems = check_result(&result);
+            if !problems.is_empty() {
+                let mut r = Reasons::new();
+                for p in problems {
+                    r.push(format!("{label}: {p}"));
+                }
+                return Err(r.into());
+            }
+            TrialResult::read(&result)
         }
-    } else {
-        None
+    };
+    let lock = dir.join("lock.json");
+    let digest = match read::read_if_file(&lock, max_bytes)? {
+        Some(b) => match read::parse_fast(&b) {
+            Some(v) => lock_digest(&v, &lock)?,
+            None => lock_digest(
+                &crate::json::parse_document(&b, &lock.display().to_string(), max_bytes)?,
+                &lock,
+            )?,
+        },
+        None => None,
     };
     let base = job.dir.parent().unwrap_or(Path::new(""));
     let evidence = match path.strip_prefix(base) {
@@ -270,216 +285,37 @@ fn read_trial(dir: &Path, job: &Job, max_bytes: u64) -> Result<HarborTrial> {
         .join("/");
     Ok(HarborTrial {
         dir: dir.to_path_buf(),
-        retried: job.retried.get(&trial_name).cloned(),
+        retried: job.retried.get(&result.trial_name).cloned(),
         from_job_dir: true,
+        sha256: crate::sha256_hex(&bytes),
         bytes,
+        task_name: result.task_name.clone(),
+        trial_name: result.trial_name.clone(),
+        job_id: result.job_id.clone(),
         result,
-        task_name,
-        trial_name,
-        job_id,
         digest,
         n_attempts: job.n_attempts,
         evidence,
     })
 }
 
-/// Every way a parsed `result.json` breaks the part of Harbor's `TrialResult` a row is built
-/// from (other keys are Harbor's and are kept, not read).
-fn check_result(v: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    let Some(m) = v.as_object() else {
-        return vec![format!(
-            "must be a JSON object (Harbor's TrialResult), not {}",
-            crate::json::type_name(v)
-        )];
-    };
-    let nonempty = |out: &mut Vec<String>, at: &str, v: Option<&Value>| match v {
-        Some(Value::String(s)) if !s.is_empty() => {}
-        Some(other) => out.push(format!("{at} must be a non-empty string, not {other}")),
-        None => out.push(format!("{at} is missing")),
-    };
-    nonempty(&mut out, "task_name", m.get("task_name"));
-    nonempty(&mut out, "trial_name", m.get("trial_name"));
-    nonempty(&mut out, "id", m.get("id"));
-    let config = m.get("config");
-    match config {
-        Some(Value::Object(c)) => {
-            nonempty(&mut out, "config.job_id", c.get("job_id"));
-            match c.get("agent") {
-                Some(Value::Object(a)) => {
-                    for k in ["name", "model_name"] {
-                        if !matches!(a.get(k), None | Some(Value::Null | Value::String(_))) {
-                            out.push(format!("config.agent.{k} must be a string or null"));
-                        }
-                    }
-                    if !matches!(a.get("kwargs"), None | Some(Value::Null | Value::Object(_))) {
-                        out.push("config.agent.kwargs must be an object or null".into());
-                    }
-                }
-                _ => out.push("config.agent must be an object".into()),
-            }
-            for k in [
-                "timeout_multiplier",
-                "agent_timeout_multiplier",
-                "verifier_timeout_multiplier",
-            ] {
-                match c.get(k) {
-                    None | Some(Value::Null) => {}
-                    Some(n) if n.as_f64().is_some_and(f64::is_finite) => {}
-                    Some(other) => out.push(format!("config.{k} must be a number, not {other}")),
-                }
-            }
-        }
-        _ => out.push("config must be an object (the trial's configuration)".into()),
+/// A trial lock's `task.digest` (`None` when null or absent), or why the lock is not one.
+fn lock_digest<V: View>(v: &V, lock: &Path) -> Result<Option<String>> {
+    let task = v.view().get("task");
+    if !matches!(task, Some(J::Object(_))) {
+        return Err(Error::refused(format!(
+            "{}: not a Harbor trial lock (a JSON object whose task is an object)",
+            lock.display()
+        )));
     }
-    match m.get("agent_info") {
-        Some(Value::Object(a)) => {
-            if !matches!(a.get("name"), Some(Value::String(_))) {
-                out.push("agent_info.name must be a string".into());
-            }
-            match a.get("model_info") {
-                None | Some(Value::Null) => {}
-                Some(Value::Object(mi)) => {
-                    if !matches!(mi.get("name"), Some(Value::String(_))) {
-                        out.push("agent_info.model_info.name must be a string".into());
-                    }
-                    if !matches!(
-                        mi.get("provider"),
-                        None | Some(Value::Null | Value::String(_))
-                    ) {
-                        out.push("agent_info.model_info.provider must be a string or null".into());
-                    }
-                }
-                Some(other) => out.push(format!(
-                    "agent_info.model_info must be an object or null, not {other}"
-                )),
-            }
-        }
-        _ => out.push("agent_info must be an object".into()),
+    match task.and_then(|t| t.get("digest")) {
+        Some(J::String(d)) => Ok(Some(d.to_owned())),
+        None | Some(J::Null) => Ok(None),
+        Some(other) => Err(Error::refused(format!(
+            "{}: task.digest must be a string, not {other}",
+            lock.display()
+        ))),
     }
-    match m.get("verifier_result") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(vr)) => match vr.get("rewards") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(rw)) => {
-                for (k, r) in rw {
-                    if !r.as_f64().is_some_and(f64::is_finite) || r.is_boolean() {
-                        out.push(format!(
-                            "verifier_result.rewards.{k} must be a number (Harbor's rewards are floats or integers), not {r}"
-                        ));
-                    }
-                }
-            }
-            Some(other) => out.push(format!(
-                "verifier_result.rewards must be an object (reward name → number) or null, not {other}"
-            )),
-        },
-        Some(other) => out.push(format!(
-            "verifier_result must be an object or null, not {other}"
-        )),
-    }
-    let exception = |out: &mut Vec<String>, at: &str, e: Option<&Value>| match e {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(x)) => {
-            if !matches!(x.get("exception_type"), Some(Value::String(s)) if !s.is_empty()) {
-                out.push(format!("{at}.exception_type must be a non-empty string"));
-            }
-            if !matches!(x.get("exception_message"), Some(Value::String(_))) {
-                out.push(format!("{at}.exception_message must be a string"));
-            }
-        }
-        Some(other) => out.push(format!("{at} must be an object or null, not {other}")),
-    };
-    exception(&mut out, "exception_info", m.get("exception_info"));
-    match m.get("step_results") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(steps)) => {
-            for (i, s) in steps.iter().enumerate() {
-                exception(
-                    &mut out,
-                    &format!("step_results[{i}].exception_info"),
-                    s.get("exception_info"),
-                );
-            }
-        }
-        Some(other) => out.push(format!("step_results must be a list or null, not {other}")),
-    }
-    let stamp = |out: &mut Vec<String>, at: &str, v: Option<&Value>| match v {
-        None | Some(Value::Null) => {}
-        Some(Value::String(s)) if parse_utc(s).is_some() => {}
-        Some(other) => out.push(format!(
-            "{at} must be a UTC timestamp (YYYY-MM-DDTHH:MM:SS[.ffffff]Z) or null, not {other}"
-        )),
-    };
-    stamp(&mut out, "started_at", m.get("started_at"));
-    stamp(&mut out, "finished_at", m.get("finished_at"));
-    for phase in ["agent_execution", "verifier"] {
-        match m.get(phase) {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(p)) => {
-                stamp(
-                    &mut out,
-                    &format!("{phase}.started_at"),
-                    p.get("started_at"),
-                );
-                stamp(
-                    &mut out,
-                    &format!("{phase}.finished_at"),
-                    p.get("finished_at"),
-                );
-            }
-            Some(other) => out.push(format!("{phase} must be an object or null, not {other}")),
-        }
-    }
-    match m.get("agent_result") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(a)) => {
-            for k in ["n_input_tokens", "n_cache_tokens", "n_output_tokens"] {
-                match a.get(k) {
-                    None | Some(Value::Null) => {}
-                    Some(n) if crate::json::count(n).is_some() => {}
-                    Some(other) => out.push(format!(
-                        "agent_result.{k} must be a nonnegative integer or null, not {other}"
-                    )),
-                }
-            }
-            match a.get("cost_usd") {
-                None | Some(Value::Null) => {}
-                Some(n) if crate::json::nonneg_number(n).is_some() => {}
-                Some(other) => out.push(format!(
-                    "agent_result.cost_usd must be a nonnegative number or null, not {other}"
-                )),
-            }
-            match a.get("model_usage") {
-                None | Some(Value::Null) => {}
-                Some(Value::Object(models)) => {
-                    for (model, counts) in models {
-                        match counts {
-                            Value::Object(c) => {
-                                for (k, n) in c {
-                                    if !n.is_null() && crate::json::nonneg_number(n).is_none() {
-                                        out.push(format!(
-                                            "agent_result.model_usage.{model}.{k} must be a nonnegative number or null, not {n}"
-                                        ));
-                                    }
-                                }
-                            }
-                            other => out.push(format!(
-                                "agent_result.model_usage.{model} must be an object, not {other}"
-                            )),
-                        }
-                    }
-                }
-                Some(other) => out.push(format!(
-                    "agent_result.model_usage must be an object or null, not {other}"
-                )),
-            }
-        }
-        Some(other) => out.push(format!(
-            "agent_result must be an object or null, not {other}"
-        )),
-    }
-    out
 }
 
 /// The declared task of each Harbor task name.

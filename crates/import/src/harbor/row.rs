@@ -4,8 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::time::seconds_between;
-use super::{HarborTrial, SCRIPTED_AGENTS};
+use super::result::MULTIPLIERS;
+use super::time::seconds_from;
+use super::{HarborTrial, TrialResult, SCRIPTED_AGENTS};
 use crate::declaration::{harbor_reward_valid, Declaration, Evidence, Kind, Task};
 use crate::inspect::Built;
 
@@ -19,52 +20,6 @@ pub struct Env<'a> {
 /// The first line of a text.
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default().trim_end()
-}
-
-/// A string at a JSON pointer, if it is one.
-fn text<'v>(v: &'v Value, pointer: &str) -> Option<&'v str> {
-    v.pointer(pointer).and_then(Value::as_str)
-}
-
-/// The trial's exceptions, the trial's own first, then each step's (Harbor's
-/// `TrialResult._recorded_exceptions`): (type, message).
-fn exceptions(result: &Value) -> Vec<(&str, &str)> {
-    fn one(e: &Value) -> Option<(&str, &str)> {
-        Some((
-            e.get("exception_type")?.as_str()?,
-            e.get("exception_message")?.as_str().unwrap_or_default(),
-        ))
-    }
-    let mut out: Vec<(&str, &str)> = result
-        .get("exception_info")
-        .and_then(one)
-        .into_iter()
-        .collect();
-    for s in result
-        .get("step_results")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-    {
-        out.extend(s.get("exception_info").and_then(one));
-    }
-    out
-}
-
-/// The agent the trial ran: `config.agent.name`, else `agent_info.name` (an agent given by
-/// import path has no configured name).
-fn agent_name(result: &Value) -> &str {
-    text(result, "/config/agent/name")
-        .or_else(|| text(result, "/agent_info/name"))
-        .unwrap_or_default()
-}
-
-/// A number as the row writes it: an integer stays one.
-fn number(v: &Value) -> Value {
-    match v {
-        Value::Number(_) => v.clone(),
-        _ => Value::Null,
-    }
 }
 
 /// A declared value as written (an integral value without a fraction).
@@ -82,7 +37,7 @@ fn option_deviations(decl: &Declaration, task: &Task, trial: &HarborTrial) -> Ve
     let spec = task.harbor.as_ref().expect("a harbor task");
     let r = &trial.result;
     let mut out = Vec::new();
-    let agent = agent_name(r);
+    let agent = r.agent.as_str();
     if agent != spec.agent {
         out.push(format!(
             "agent: declared {}, the trial ran {}",
@@ -94,16 +49,8 @@ fn option_deviations(decl: &Declaration, task: &Task, trial: &HarborTrial) -> Ve
             }
         ));
     }
-    for k in [
-        "timeout_multiplier",
-        "agent_timeout_multiplier",
-        "verifier_timeout_multiplier",
-    ] {
-        if let Some(x) = r
-            .pointer(&format!("/config/{k}"))
-            .and_then(Value::as_f64)
-            .filter(|x| *x != 1.0)
-        {
+    for (k, x) in MULTIPLIERS.iter().zip(r.multipliers) {
+        if let Some(x) = x.filter(|x| *x != 1.0) {
             out.push(format!("{k}: {} (the task's timeouts scaled)", show(x)));
         }
     }
@@ -135,30 +82,30 @@ fn option_deviations(decl: &Declaration, task: &Task, trial: &HarborTrial) -> Ve
 /// The models and efforts of the declared roles: role `agent` is the trial's model
 /// (`agent_info.model_info.name`, null for agents that run none) and reasoning effort
 /// (`config.agent.kwargs.reasoning_effort`); another role ran nothing Harbor records.
-fn models_and_efforts(decl: &Declaration, result: &Value) -> Value {
-    let model = text(result, "/agent_info/model_info/name");
-    let provider = text(result, "/agent_info/model_info/provider");
-    let effort = text(result, "/config/agent/kwargs/reasoning_effort");
+fn models_and_efforts(decl: &Declaration, result: &TrialResult) -> Value {
     let mut roles = Map::new();
     for name in decl.profile.roles.keys() {
         let v = if name == "agent" {
-            json!({"model": model, "effort": effort})
+            json!({"model": result.model, "effort": result.effort})
         } else {
             json!({"model": null, "effort": null})
         };
         roles.insert(name.clone(), v);
     }
-    json!({"provider": provider, "roles": roles})
+    json!({"provider": result.provider, "roles": roles})
 }
 
 /// `agent_result`'s counts and `model_usage` as recorded; null when all are null.
-fn usage(result: &Value) -> Value {
-    let a = result.get("agent_result").unwrap_or(&Value::Null);
+fn usage(result: &TrialResult) -> Value {
     let mut m = Map::new();
-    for k in ["n_input_tokens", "n_cache_tokens", "n_output_tokens"] {
-        m.insert(k.to_owned(), number(a.get(k).unwrap_or(&Value::Null)));
+    for (k, v) in [
+        ("n_input_tokens", &result.n_input_tokens),
+        ("n_cache_tokens", &result.n_cache_tokens),
+        ("n_output_tokens", &result.n_output_tokens),
+    ] {
+        m.insert(k.to_owned(), v.clone());
     }
-    let models = a.get("model_usage").cloned().unwrap_or(Value::Null);
+    let models = result.model_usage.clone();
     let all_null = m.values().all(Value::is_null) && models.is_null();
     m.insert("model_usage".to_owned(), models);
     if all_null {
@@ -182,7 +129,7 @@ pub fn trial_row(
     let spec = task.harbor.as_ref().expect("a harbor task");
     let r = &trial.result;
     let label = format!("{} (for {schedule_id})", trial.label());
-    let agent = agent_name(r);
+    let agent = r.agent.as_str();
     let evidence = if SCRIPTED_AGENTS.contains(&agent) {
         Evidence::Fixture
     } else {
@@ -202,9 +149,11 @@ pub fn trial_row(
         )
     });
     let mut notes = Vec::new();
-    let excs = exceptions(r);
-    let rewards = r.pointer("/verifier_result/rewards");
-    let reward = rewards.and_then(|m| m.get(&spec.reward));
+    let excs: Vec<(&str, &str)> = (r.exceptions.iter())
+        .map(|(k, m)| (k.as_str(), m.as_str()))
+        .collect();
+    let rewards = r.rewards.as_deref();
+    let reward = rewards.and_then(|m| m.iter().find(|(k, _)| *k == spec.reward).map(|(_, v)| v));
     let (outcome, status, reason, checks, measured) = if let Some(kind) = &trial.retried {
         notes.push(format!(
             "job.log says Harbor retried this trial after {kind}: it deleted the first attempt, which is this row's (ERROR); the surviving result.json is the retry's, kept as the record, its reward not used (a retry needs a new declared schedule)"
@@ -240,7 +189,7 @@ pub fn trial_row(
             None => why,
         };
         match (rewards, reward) {
-            (None | Some(Value::Null), _) => (
+            (None, _) => (
                 "UNSCORED",
                 status,
                 graded("the verifier recorded no rewards".to_owned()),
@@ -248,10 +197,7 @@ pub fn trial_row(
                 true,
             ),
             (Some(all), None) => {
-                let mut names: Vec<&str> = all
-                    .as_object()
-                    .map(|m| m.keys().map(String::as_str).collect())
-                    .unwrap_or_default();
+                let mut names: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
                 names.sort_unstable();
                 if !names.is_empty() {
                     return Err(vec![format!(
@@ -293,40 +239,30 @@ pub fn trial_row(
             Value::Null
         }
     };
-    let a = r.get("agent_result").unwrap_or(&Value::Null);
-    let field = |k: &str| -> Value {
+    let field = |v: &Value| -> Value {
         if measured {
-            number(a.get(k).unwrap_or(&Value::Null))
+            v.clone()
         } else {
             Value::Null
         }
     };
-    let phase = |p: &str| -> Value {
+    let seconds = |(start, end): (Option<i64>, Option<i64>)| -> Value {
         if !measured {
             return Value::Null;
         }
-        seconds_between(
-            text(r, &format!("/{p}/started_at")),
-            text(r, &format!("/{p}/finished_at")),
-        )
-        .and_then(serde_json::Number::from_f64)
-        .map_or(Value::Null, Value::Number)
-    };
-    let elapsed = if measured {
-        seconds_between(text(r, "/started_at"), text(r, "/finished_at"))
+        seconds_from(start, end)
             .and_then(serde_json::Number::from_f64)
             .map_or(Value::Null, Value::Number)
-    } else {
-        Value::Null
     };
+    let elapsed = seconds(r.trial_times);
     let mut spent = Map::new();
     for name in task.limits.keys() {
         let v = match name.as_str() {
-            "agent_seconds" => phase("agent_execution"),
-            "verifier_seconds" => phase("verifier"),
-            "cost_usd" => field("cost_usd"),
-            "input_tokens" => field("n_input_tokens"),
-            "output_tokens" => field("n_output_tokens"),
+            "agent_seconds" => seconds(r.agent_times),
+            "verifier_seconds" => seconds(r.verifier_times),
+            "cost_usd" => field(&r.cost_usd),
+            "input_tokens" => field(&r.n_input_tokens),
+            "output_tokens" => field(&r.n_output_tokens),
             _ => Value::Null,
         };
         spent.insert(name.clone(), v);
@@ -367,12 +303,12 @@ pub fn trial_row(
         ("evidence_refs", json!([trial.evidence])),
         ("elapsed_seconds", elapsed),
         ("usage", if measured { usage(r) } else { Value::Null }),
-        ("estimated_usd", field("cost_usd")),
+        ("estimated_usd", field(&r.cost_usd)),
         ("spent_budget", Value::Object(spent)),
         ("interventions_decision_or_repair", json!([])),
         (
             "native_record",
-            json!({"kind": Kind::Harbor.as_str(), "id": trial.record_id(), "sha256": crate::sha256_hex(&trial.bytes)}),
+            json!({"kind": Kind::Harbor.as_str(), "id": trial.record_id(), "sha256": trial.sha256}),
         ),
     ] {
         m.insert(k.to_owned(), v);

@@ -47,11 +47,12 @@ fn trial(result: Value) -> HarborTrial {
     );
     HarborTrial {
         dir: "jobs/j/hello-file__abcdefg".into(),
+        sha256: crate::sha256_hex(&bytes),
         bytes,
         task_name: result["task_name"].as_str().unwrap().into(),
         trial_name: result["trial_name"].as_str().unwrap().into(),
         job_id: result["config"]["job_id"].as_str().unwrap().into(),
-        result,
+        result: TrialResult::read(&result),
         digest: Some(format!("sha256:{}", "7".repeat(64))),
         n_attempts: Some(2),
         retried: None,

@@ -39,16 +39,20 @@ pub fn parse_utc(s: &str) -> Option<i64> {
     Some(crate::civil::unix_seconds(y, mo, d, h, mi, se)? * 1_000_000 + micros)
 }
 
-/// The seconds from `start` to `end` (microsecond precision), or `None` when either is not a
-/// timestamp or the end comes first.
-pub fn seconds_between(start: Option<&str>, end: Option<&str>) -> Option<f64> {
-    let (a, b) = (parse_utc(start?)?, parse_utc(end?)?);
+/// The seconds from `start` to `end` (two timestamps read by [`parse_utc`]; microsecond
+/// precision), or `None` when either is not a timestamp or the end comes first.
+pub fn seconds_from(start: Option<i64>, end: Option<i64>) -> Option<f64> {
+    let (a, b) = (start?, end?);
     (b >= a).then(|| (b - a) as f64 / 1e6)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn seconds_between(start: Option<&str>, end: Option<&str>) -> Option<f64> {
+        seconds_from(parse_utc(start?), parse_utc(end?))
+    }
 
     #[test]
     fn harbor_timestamps_read_to_the_microsecond() {

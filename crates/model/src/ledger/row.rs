@@ -4,6 +4,7 @@
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 use super::checks::{check_members, template_field};
 use super::view::{Check, NativeRecord, RowView};
@@ -11,10 +12,12 @@ use crate::declaration::{Declaration, Evidence};
 use crate::json::{self};
 use crate::refusal::Reason;
 
-/// One checked row (an object holding exactly the declared attempt fields).
+/// One checked row (an object holding exactly the declared attempt fields). A row never
+/// changes once checked, so its members are shared: a copy (the state before a change, the
+/// row a change writes, the row an import reports) is a count, not a copy of twenty members.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    pub(super) fields: Map<String, Value>,
+    pub(super) fields: Arc<Map<String, Value>>,
 }
 
 impl Row {
@@ -26,7 +29,9 @@ impl Row {
         let fields = (decl.attempt_fields.iter())
             .map(|f| (f.clone(), template_field(f, &entry, task).to_value()))
             .collect();
-        Some(Row { fields })
+        Some(Row {
+            fields: Arc::new(fields),
+        })
     }
 
     /// Check a row against the declaration (groups 3–6 of `ledger.md`), returning every reason.
@@ -59,7 +64,9 @@ impl Row {
         match value {
             Value::Object(fields) => {
                 check_members(decl, &fields, &at)?;
-                Ok(Row { fields })
+                Ok(Row {
+                    fields: Arc::new(fields),
+                })
             }
             other => Err(not_an_object(&other, at)),
         }
@@ -77,7 +84,7 @@ impl Row {
 
     /// A copy of the fields, for building a changed row (check it again with [`Row::check`]).
     pub fn to_value(&self) -> Value {
-        Value::Object(self.fields.clone())
+        Value::Object(Map::clone(&self.fields))
     }
 
     /// The row's fields through a [`RowView`] (what the accessors below read).

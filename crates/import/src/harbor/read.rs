@@ -1,0 +1,97 @@
+//! The files of a trial directory read with as few system calls as the answers allow, and
+//! their JSON read by the strict fast reader where it takes them (`json/direct.rs`), the
+//! ordinary strict parse deciding (and naming the fault) everywhere else: a job of 1,000
+//! trials is 2,000 small files, and reading them was most of an import's time
+//! (`docs/benchmarks.md`).
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::json::{skip_ws, Node, NodeParser};
+
+/// A file's bytes when it is a regular file (as `Path::is_file` says), `None` when it is not
+/// (absent, a directory, a FIFO, a dangling link): opened once, non-blocking so that a FIFO
+/// opens at once (and is then left alone), its type and size read from the open file. A file
+/// over `max_bytes`, or one that cannot be opened or read, is left to
+/// [`crate::json::read_bounded`], which says why (the same answers as `is_file` and then
+/// `read_bounded`, in one `open`, `fstat`, two `read`s and a `close`).
+pub(super) fn read_if_file(path: &Path, max_bytes: u64) -> Result<Option<Vec<u8>>> {
+    #[cfg(unix)]
+    {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path);
+        if let Ok(file) = opened {
+            match file.metadata() {
+                Ok(meta) if !meta.is_file() => return Ok(None),
+                Ok(meta) if meta.len() <= max_bytes => {
+                    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+                    let read = (&file)
+                        .take(max_bytes.saturating_add(1))
+                        .read_to_end(&mut bytes);
+                    if read.is_ok() && bytes.len() as u64 <= max_bytes {
+                        return Ok(Some(bytes));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if !path.is_file() {
+        return Ok(None);
+    }
+    crate::json::read_bounded(path, max_bytes).map(Some)
+}
+
+/// `bytes` parsed by the fast strict reader, when it takes them whole: UTF-8, an object or an
+/// array amid JSON's whitespace, nothing after it. Where it returns a value it is the one the
+/// strict parse builds (duplicate keys, numbers that are not finite, nesting over the limit
+/// all make it give up); `None` leaves the document to [`crate::json::parse_strict`].
+pub(super) fn parse_fast(bytes: &[u8]) -> Option<Node<'_>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let start = skip_ws(bytes, 0);
+    let (node, len) = NodeParser::new().parse(&text[start..], 0)?;
+    (skip_ws(bytes, start + len) == bytes.len()).then_some(node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::same;
+
+    #[test]
+    fn the_fast_reader_takes_what_the_strict_parse_takes_and_gives_up_on_the_rest() {
+        for doc in [
+            "{}",
+            " \n{\"a\": [1, 2.5, \"x\", null, true], \"b\": {}}\n",
+            "[1]\r\n\t ",
+            "{\"s\": \"esc\\\"aped\\u00e9\"}",
+        ] {
+            let node = parse_fast(doc.as_bytes()).expect(doc);
+            let value = crate::json::parse_strict(doc.as_bytes()).unwrap();
+            assert!(same(&node, &value), "{doc}");
+        }
+        for doc in [
+            "",
+            "1",
+            "\"x\"",
+            "{\"a\": 1, \"a\": 2}",
+            "{\"a\": {\"b\": 1, \"b\": 1}}",
+            "{\"a\": 1} x",
+            "{\"a\": 1}\u{c}",
+            "{\"a\": 1}{}",
+            "{\"a\": NaN}",
+            "{\"a\": 1e999}",
+            "{\"a\": 1",
+        ] {
+            assert!(parse_fast(doc.as_bytes()).is_none(), "{doc}");
+        }
+        assert!(parse_fast(b"{\"a\": \"\xff\"}").is_none());
+        let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+        assert!(parse_fast(deep.as_bytes()).is_none());
+        assert!(crate::json::parse_strict(deep.as_bytes()).is_err());
+    }
+}
