@@ -7,9 +7,9 @@
 
 // The lower crates' modules, named as the crate's own (`crate::declaration`, `crate::store`, …).
 use git_ledger_base::{civil, error, json, refusal};
-use git_ledger_model::{declaration, ledger};
 #[cfg(test)]
-use git_ledger_model::{portfolio, testutil};
+use git_ledger_model::testutil;
+use git_ledger_model::{declaration, ledger, portfolio};
 use git_ledger_store::{git, store};
 
 pub mod arena;
