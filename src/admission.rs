@@ -438,7 +438,8 @@ pub fn transition(decl: &Declaration, parent: &Row, child: &Row) -> Result<RowCh
             // then lacks is the record file each newly filled row adds.
             return Err(vec![bad(
                 Some("native_record"),
-                "a filled row names the record it was filled from (one record file per filled row)".into(),
+                "a filled row names the record it was filled from (one record file per filled row)"
+                    .into(),
             )
             .rule(RECORD_RULE)]);
         };

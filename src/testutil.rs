@@ -129,7 +129,7 @@ pub(crate) fn declaration() -> Declaration {
 pub(crate) fn refusal<T: std::fmt::Debug>(r: crate::Result<T>) -> Vec<String> {
     match r {
         Err(e @ Error::Refused(_)) => {
-            let reasons = e.reasons();
+            let reasons = texts(&e);
             assert!(!reasons.is_empty(), "a refusal lists at least one reason");
             assert!(
                 !reasons.iter().any(|r| r.starts_with("hint: ")),
@@ -138,6 +138,19 @@ pub(crate) fn refusal<T: std::fmt::Debug>(r: crate::Result<T>) -> Vec<String> {
             reasons
         }
         other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// Each reason of an error rendered as its text (or the one message of an error that is not a
+/// refusal), for the tests that read the text.
+pub(crate) fn texts(e: &Error) -> Vec<String> {
+    match e.message() {
+        Some(m) => vec![m],
+        None => e
+            .refusal_reasons()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
     }
 }
 
@@ -290,7 +303,12 @@ pub(crate) fn attempted(
 pub(crate) fn checked(decl: &Declaration, row: &Value) -> crate::ledger::Row {
     match crate::ledger::Row::check(decl, row, "row") {
         Ok(r) => r,
-        Err(reasons) => panic!("row refused:\n  {}", reasons.join("\n  ")),
+        Err(reasons) => panic!(
+            "row refused:\n  {}",
+            (reasons.iter().map(ToString::to_string))
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        ),
     }
 }
 

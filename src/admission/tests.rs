@@ -276,10 +276,16 @@ fn a_hand_record_names_the_row_it_fills() {
     let r = &reasons[0];
     assert_eq!(
         (r.row.as_deref(), r.field.as_deref(), r.rule),
-        (Some(a.as_str()), Some("native_record.id"), Some(Rule::Admission(4))),
+        (
+            Some(a.as_str()),
+            Some("native_record.id"),
+            Some(Rule::Admission(4))
+        ),
         "{reasons:?}"
     );
-    assert!(r.sentence.starts_with("a hand record is named after the row it fills"));
+    assert!(r
+        .sentence
+        .starts_with("a hand record is named after the row it fills"));
     v["native_record"]["id"] = a.as_str().into();
     let child = Row::check(&decl, &v, "test").unwrap();
     assert_eq!(
@@ -469,7 +475,11 @@ fn a_filled_row_without_its_record_breaks_rule_5() {
     let r = &reasons[0];
     assert_eq!(
         (r.row.as_deref(), r.field.as_deref(), r.rule),
-        (Some(a.as_str()), Some("native_record"), Some(Rule::Admission(5)))
+        (
+            Some(a.as_str()),
+            Some("native_record"),
+            Some(Rule::Admission(5))
+        )
     );
     assert!(!r.sentence.contains("rule"), "{r:?}");
     let mut v = filled(&decl, a).to_value();

@@ -843,7 +843,8 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.reasons()[0].contains("not JSON Lines runs: cite reads JSON Lines runs"));
+        assert!(crate::testutil::texts(&e)[0]
+            .contains("not JSON Lines runs: cite reads JSON Lines runs"));
     }
 
     #[test]

@@ -676,16 +676,22 @@ pub(crate) fn writers_of(
         return Ok(None);
     };
     let Some((mode, blob)) = find_in_tree(repo, tree, WRITERS)? else {
-        return Err(Error::refused(format!(
-            "{at}: {WRITERS} is missing; the declaration names writers ({}), so every ledger commit holds them",
-            pin.path
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "{WRITERS} is missing; the declaration names writers ({}), so every ledger commit holds them",
+                pin.path
+            ))
+            .at(at)
+        ));
     };
     if !is_regular(mode) {
-        return Err(Error::refused(format!(
-            "{at}: {WRITERS} has mode {}; every entry is a regular file (100644)",
-            describe_mode(mode)
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "{WRITERS} has mode {}; every entry is a regular file (100644)",
+                describe_mode(mode)
+            ))
+            .at(at),
+        ));
     }
     if let Some(w) = known.writers.get() {
         if known.writers_blob.get() == Some(&blob) {
@@ -696,9 +702,12 @@ pub(crate) fn writers_of(
     let got = crate::sha256_hex(&bytes);
     let want = pin.sha256.as_deref().unwrap_or_default();
     if got != want {
-        return Err(Error::refused(format!(
-            "{at}: {WRITERS} hashes to {got}, but the declaration pins writers.sha256 {want} (the file's exact bytes never change)"
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "{WRITERS} hashes to {got}, but the declaration pins writers.sha256 {want} (the file's exact bytes never change)"
+            ))
+            .at(at)
+        ));
     }
     let parsed = AllowedSigners::parse(&bytes)
         .map_err(|r| Error::refusal(r).context(format!("{at}: {WRITERS}")))?;
@@ -728,9 +737,12 @@ pub fn declared_writers(
     let got = crate::sha256_hex(&bytes);
     let want = pin.sha256.as_deref().unwrap_or_default();
     if got != want {
-        return Err(Error::refused(format!(
-            "{what}: the file hashes to {got}, but the declaration pins writers.sha256 {want}"
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "the file hashes to {got}, but the declaration pins writers.sha256 {want}"
+            ))
+            .at(&what),
+        ));
     }
     let parsed = AllowedSigners::parse(&bytes).map_err(|r| Error::refusal(r).context(&what))?;
     Ok(Some((bytes, parsed)))

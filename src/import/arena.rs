@@ -928,9 +928,11 @@ mod tests {
         let e = r.unwrap_err();
         assert_eq!(e.exit_code(), 2, "{e}");
         assert!(
-            e.reasons().iter().any(|r| r.contains(needle)),
+            crate::testutil::texts(&e)
+                .iter()
+                .any(|r| r.contains(needle)),
             "{needle:?} not in {:?}",
-            e.reasons()
+            crate::testutil::texts(&e)
         );
     }
 
@@ -989,8 +991,15 @@ mod tests {
         store_from_sql(tmp.path(), "CREATE TABLE other (x);");
         let e = open_store(tmp.path()).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert_eq!(e.reasons().len(), 5, "{:?}", e.reasons());
-        assert!(e.reasons()[0].contains("not an Arena store: table store is missing"));
+        assert_eq!(
+            crate::testutil::texts(&e).len(),
+            5,
+            "{:?}",
+            crate::testutil::texts(&e)
+        );
+        assert!(
+            crate::testutil::texts(&e)[0].contains("not an Arena store: table store is missing")
+        );
     }
 
     #[test]
@@ -1002,7 +1011,7 @@ mod tests {
         store_from_sql(tmp.path(), &sql);
         let e = open_store(tmp.path()).unwrap_err();
         assert_eq!(
-            e.reasons()
+            crate::testutil::texts(&e)
                 .iter()
                 .map(|r| r.rsplit(": ").next().unwrap())
                 .collect::<Vec<_>>(),
@@ -1240,13 +1249,13 @@ mod tests {
             "UPDATE cases SET definition = '{{}}' WHERE case_id = '{CASE}';"
         ));
         let e = read(&tmp, "a1").unwrap_err();
-        let r = e.reasons().join("\n");
+        let r = crate::testutil::texts(&e).join("\n");
         assert!(r.contains(&sha256_hex(b"{}")), "{r}");
         assert!(
             r.contains(&format!("not its definition_digest {}", digest())),
             "{r}"
         );
-        assert_eq!(e.reasons().len(), 1, "{r}");
+        assert_eq!(crate::testutil::texts(&e).len(), 1, "{r}");
     }
 
     #[test]
@@ -1257,8 +1266,8 @@ mod tests {
             "UPDATE cases SET definition = '{new_def}', definition_digest = '{new_digest}';"
         ));
         let e = read(&tmp, "a1").unwrap_err();
-        assert_eq!(e.reasons().len(), 1);
-        let r = &e.reasons()[0];
+        assert_eq!(crate::testutil::texts(&e).len(), 1);
+        let r = &crate::testutil::texts(&e)[0];
         assert!(
             r.contains(&format!("definition_digest {new_digest}")),
             "{r}"
