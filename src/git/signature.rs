@@ -21,7 +21,7 @@ use gix::ObjectId;
 use super::allowed_signers::{fingerprint, matches_list, AllowedSigners, Entry};
 use super::known::Known;
 use super::layout::WRITERS;
-use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id};
+use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_at};
 use super::tree::read_object;
 use crate::error::{Error, Result};
 
@@ -698,7 +698,7 @@ pub(crate) fn writers_of(
             return Ok(Some((blob, w.clone())));
         }
     }
-    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &format!("{at}: {WRITERS}"))?;
+    let bytes = read_blob_bounded_at(repo, blob, max_bytes, at, WRITERS)?;
     let got = crate::sha256_hex(&bytes);
     let want = pin.sha256.as_deref().unwrap_or_default();
     if got != want {
@@ -710,7 +710,7 @@ pub(crate) fn writers_of(
         ));
     }
     let parsed = AllowedSigners::parse(&bytes)
-        .map_err(|r| Error::refusal(r).context(format!("{at}: {WRITERS}")))?;
+        .map_err(|r| Error::refusal(r).context(WRITERS).context(at))?;
     let parsed = Rc::new(parsed);
     if known.writers.get().is_none() {
         let _ = known.writers.set(parsed.clone());

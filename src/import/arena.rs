@@ -235,10 +235,9 @@ pub fn open_store_with(dir: &Path, busy_timeout: Duration) -> Result<ArenaStore>
         )));
     }
     if meta.len() == 0 {
-        return Err(Error::refused(format!(
-            "{}: empty file, not an Arena store",
-            db_path.display()
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new("empty file, not an Arena store").at(db_path.display()),
+        ));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     // A database reached through a symbolic link keeps its `-wal` beside the file the link
