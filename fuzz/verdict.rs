@@ -12,7 +12,7 @@ use git_ledger::error::{Error, Reasons};
 pub const REASON_CHARS: usize = 200;
 
 /// What can be refused: the library's error, a refusal's reasons, or the plain lists of reason
-/// texts some checks still return (`Row::check`, `admission::row_transition`).
+/// texts some checks still return, and the reasons of `admission::row_transition`.
 pub trait Refusal {
     /// `refused (<n> reasons): <first reason>`, or `failed: <message>` for an error that is
     /// not a refusal (the check could not run).
@@ -30,8 +30,17 @@ impl Refusal for Error {
     fn verdict(&self) -> String {
         match self {
             Error::Refused(r) => r.verdict(),
-            other => format!("failed: {}", line(&other.reasons().join(" | "))),
+            Error::Failed { message, .. } => format!("failed: {}", line(message)),
+            Error::Contended(m) | Error::Usage(m) => format!("failed: {}", line(m)),
+            other => format!("failed: {}", line(&other.to_string())),
         }
+    }
+}
+
+impl Refusal for Vec<git_ledger::error::Reason> {
+    fn verdict(&self) -> String {
+        let first = self.first().map(ToString::to_string);
+        refused(self.len(), first.as_deref())
     }
 }
 

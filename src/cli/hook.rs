@@ -122,8 +122,7 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
             }
             Ok(exit::OK)
         }
-        Err(e @ Error::Refused(_)) => {
-            let reasons = e.reasons();
+        Err(Error::Refused(reasons)) => {
             let what = match args.which {
                 HookKind::PreReceive => "push refused",
                 HookKind::ReferenceTransaction { .. } => "ref update refused",
@@ -136,18 +135,14 @@ pub fn run_hook(args: HookArgs, io: &mut Io) -> Result<i32> {
                 if reasons.len() == 1 { "" } else { "s" }
             )?;
             // Many of one kind: the first of each kind, then how many more.
-            let values = match &e {
-                Error::Refused(r) => r.reasons(),
-                _ => &[],
-            };
-            let (shown, omitted) = crate::error::shown_reasons(values);
+            let (shown, omitted) = crate::error::shown_reasons(reasons.reasons());
             for r in shown {
                 writeln!(io.err, "  {r}")?;
             }
             if omitted > 0 {
                 writeln!(io.err, "  {}", crate::error::more_reasons(omitted))?;
             }
-            let mut hints = e.hints();
+            let mut hints = reasons.hints().to_vec();
             if matches!(args.which, HookKind::PreReceive) {
                 hints.push("find the commit locally with `git ledger verify`; ledgers written only by git ledger commands (put, import, repair, sync) pass this hook".into());
             }

@@ -291,7 +291,7 @@ pub fn write_error_json(e: &Error, hints: &[String], out: &mut dyn Write) -> std
         e => array(
             out,
             "reasons",
-            e.reasons().into_iter().map(|m| canonical(&m.into())),
+            e.message().into_iter().map(|m| canonical(&m.into())),
         )?,
     }
     writeln!(
@@ -487,8 +487,12 @@ mod tests {
 
     /// The object as a JSON value is built and printed canonically (what the writer streams).
     fn built(e: &Error) -> Vec<u8> {
+        let reasons: Vec<String> = match e {
+            Error::Refused(r) => r.reasons().iter().map(ToString::to_string).collect(),
+            e => e.message().into_iter().collect(),
+        };
         let mut obj =
-            serde_json::json!({"reasons": e.reasons(), "refused": matches!(e, Error::Refused(_))});
+            serde_json::json!({"reasons": reasons, "refused": matches!(e, Error::Refused(_))});
         if let Error::Refused(r) = e {
             obj["details"] = serde_json::to_value(r.reasons()).unwrap();
         }

@@ -348,7 +348,7 @@ mod tests {
             },
         )
         .unwrap_err();
-        let sentence = e.reasons()[0].clone();
+        let sentence = e.refusal_reasons()[0].to_string();
         let after = &sentence[sentence.find(&what).unwrap() + what.len()..];
         for words in [
             what.as_str(),

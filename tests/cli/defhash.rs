@@ -61,7 +61,9 @@ fn git_bytes(dir: &Path, args: &[&[u8]]) -> String {
 
 fn refusal(e: Error) -> String {
     assert_eq!(e.exit_code(), 2, "expected a refusal, got {e}");
-    e.reasons().join("\n")
+    (e.refusal_reasons().iter().map(ToString::to_string))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A harness-like tree with every kind of entry the hash must handle.

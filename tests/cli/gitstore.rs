@@ -1316,16 +1316,22 @@ fn the_validator_refuses_deletion_and_rewrites_and_passes_other_refs() {
     );
     assert_eq!(admit(REF, Some(&t.root), Some(&t.tip)).unwrap(), 1);
     let del = admit(REF, Some(&t.tip), None).unwrap_err();
-    assert!(del.reasons()[0].contains("deleting a ledger ref is refused"));
+    assert!(del.refusal_reasons()[0]
+        .to_string()
+        .contains("deleting a ledger ref is refused"));
     let rewind = admit(REF, Some(&t.tip), Some(&t.root)).unwrap_err();
     assert!(
-        rewind.reasons()[0].contains("not an ancestor"),
+        rewind.refusal_reasons()[0]
+            .to_string()
+            .contains("not an ancestor"),
         "{rewind:?}"
     );
     assert_eq!(admit("refs/heads/main", None, Some(&t.tip)).unwrap(), 0);
     let wrong_name = admit("refs/ledgers/elsewhere", None, Some(&t.tip)).unwrap_err();
     assert!(
-        wrong_name.reasons()[0].contains("belongs on"),
+        wrong_name.refusal_reasons()[0]
+            .to_string()
+            .contains("belongs on"),
         "{wrong_name:?}"
     );
 }

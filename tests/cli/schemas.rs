@@ -197,6 +197,70 @@ pub fn check_output(args: &[&str], run: &Run) {
         errs.join("\n  "),
         run.stdout
     );
+    if schema == "refusal" {
+        details_hold_the_text(args, &value);
+    }
+}
+
+/// A refusal's `details` hold everything its text says: each reason's text is its values
+/// rendered (places, the rule shown, row, field, sentence), and no sentence starts with a place
+/// or names a rule number, which would be structure only the text holds.
+#[track_caller]
+fn details_hold_the_text(args: &[&str], v: &Value) {
+    let (Some(details), Some(reasons)) = (v["details"].as_array(), v["reasons"].as_array()) else {
+        return;
+    };
+    assert_eq!(details.len(), reasons.len());
+    let place_like = |s: &str| {
+        let head = s.split(": ").next().unwrap_or_default();
+        let commit = head.strip_prefix("commit ").unwrap_or_default();
+        s.contains(": ")
+            && (head.starts_with("refs/")
+                || head.starts_with('/')
+                || (commit.len() >= 40 && commit.chars().all(|c| c.is_ascii_hexdigit())))
+    };
+    for (d, text) in details.iter().zip(reasons) {
+        let text = text.as_str().unwrap();
+        let sentence = d["sentence"].as_str().unwrap();
+        let shown = [&d["within"], &d["rule"]]
+            .into_iter()
+            .find(|r| !r.is_null())
+            .filter(|r| r["spec"] == "admission")
+            .map(|r| format!("rule {}: ", r["number"]));
+        let mut parts: Vec<String> = (d["place"].as_array().into_iter().flatten())
+            .map(|p| format!("{}: ", p.as_str().unwrap()))
+            .collect();
+        if let Some(row) = d["row"].as_str() {
+            parts.push(format!("row {row}: "));
+        }
+        if let Some(field) = d["field"].as_str() {
+            parts.push(format!("{field}: "));
+        }
+        parts.push(sentence.to_owned());
+        // The rule's words follow the place it was found at: compare without them.
+        let without_rule = match &shown {
+            Some(r) => text.replacen(r.as_str(), "", 1),
+            None => text.to_owned(),
+        };
+        assert_eq!(
+            parts.concat(),
+            without_rule,
+            "`git-ledger {}`: details do not hold what the text says:\n  {d}",
+            args.join(" ")
+        );
+        if let Some(r) = &shown {
+            assert!(
+                text.contains(r.as_str()),
+                "`git-ledger {}`: {text:?} does not show {r:?}",
+                args.join(" ")
+            );
+        }
+        assert!(
+            !place_like(sentence) && !(0..=9).any(|n| sentence.contains(&format!("rule {n}: "))),
+            "`git-ledger {}`: the sentence holds a place or a rule number: {sentence:?}",
+            args.join(" ")
+        );
+    }
 }
 
 fn read_json(path: &Path) -> Value {

@@ -141,13 +141,22 @@ impl Error {
         }
     }
 
-    /// The reasons a refusal lists, as text (or the one message of any other error).
-    pub fn reasons(&self) -> Vec<String> {
+    /// The reasons a refusal lists, as values (none for any other error). Their text is
+    /// rendered at the edge: `Display` here, the CLI's and the hooks' output.
+    pub fn refusal_reasons(&self) -> &[Reason] {
         match self {
-            Error::Refused(r) => r.reasons().iter().map(Reason::to_string).collect(),
-            Error::Failed { message, .. } => vec![message.clone()],
-            Error::Contended(m) | Error::Usage(m) => vec![m.clone()],
-            e @ Error::SeveralLedgers(_) => vec![e.to_string()],
+            Error::Refused(r) => r.reasons(),
+            _ => &[],
+        }
+    }
+
+    /// The one message of an error that is not a refusal (a refusal's are its reasons).
+    pub fn message(&self) -> Option<String> {
+        match self {
+            Error::Refused(_) => None,
+            Error::Failed { message, .. } => Some(message.clone()),
+            Error::Contended(m) | Error::Usage(m) => Some(m.clone()),
+            e @ Error::SeveralLedgers(_) => Some(e.to_string()),
         }
     }
 

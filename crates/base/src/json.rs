@@ -112,14 +112,17 @@ pub fn parse_strict_at(text: &str, depth: usize) -> std::result::Result<Value, S
 pub fn parse_document(bytes: &[u8], what: &str, max_bytes: u64) -> Result<Value> {
     if bytes.len() as u64 > max_bytes {
         return Err(Error::refused_with_hint(
-            format!(
-                "{what}: {} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
+            crate::refusal::Reason::new(format!(
+                "{} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
                 bytes.len()
-            ),
+            ))
+            .at(what),
             crate::error::MAX_INPUT_HINT,
         ));
     }
-    parse_strict(bytes).map_err(|e| Error::refused(format!("{what}: not valid JSON: {e}")))
+    parse_strict(bytes).map_err(|e| {
+        Error::refused(crate::refusal::Reason::new(format!("not valid JSON: {e}")).at(what))
+    })
 }
 
 /// Read a file and parse it strictly. The file is refused before it is read whole when it is
@@ -176,11 +179,11 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
     }
     if meta.len() > max_bytes {
         return Err(Error::refused_with_hint(
-            format!(
-                "{}: {} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
-                path.display(),
+            crate::refusal::Reason::new(format!(
+                "{} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
                 meta.len()
-            ),
+            ))
+            .at(path.display()),
             crate::error::MAX_INPUT_HINT,
         ));
     }
@@ -198,10 +201,10 @@ pub fn read_bounded(path: &std::path::Path, max_bytes: u64) -> Result<Vec<u8>> {
         .map_err(|e| Error::failed(format!("{}: cannot read: {e}", path.display())))?;
     if bytes.len() as u64 > max_bytes {
         return Err(Error::refused_with_hint(
-            format!(
-                "{}: over the input bound of {max_bytes} bytes (--max-input-bytes)",
-                path.display()
-            ),
+            crate::refusal::Reason::new(format!(
+                "over the input bound of {max_bytes} bytes (--max-input-bytes)"
+            ))
+            .at(path.display()),
             crate::error::MAX_INPUT_HINT,
         ));
     }
@@ -671,7 +674,7 @@ mod tests {
         assert!(*input == *bytes);
         // The input bound holds as for a read file.
         let e = read_mapped(&path, len as u64 - 1).err().unwrap();
-        assert!(e.reasons()[0].contains("input bound"), "{e}");
+        assert!(crate::testutil::texts(&e)[0].contains("input bound"), "{e}");
         // Below the size, or not a regular file: read.
         let small = dir.path().join("small.json");
         std::fs::write(&small, b"[1]").unwrap();
@@ -679,7 +682,10 @@ mod tests {
         assert!(matches!(input, Input::Read(_)));
         assert_eq!(&*input, b"[1]");
         let e = read_mapped(dir.path(), u64::MAX).err().unwrap();
-        assert!(e.reasons()[0].contains("is a directory"), "{e}");
+        assert!(
+            crate::testutil::texts(&e)[0].contains("is a directory"),
+            "{e}"
+        );
         #[cfg(unix)]
         {
             // A file that is no longer the length its metadata said is not mapped.
@@ -692,7 +698,7 @@ mod tests {
     fn input_bound_is_checked_before_parsing() {
         let e = parse_document(b"[1,2,3]", "x.json", 3).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.reasons()[0].contains("input bound"));
+        assert!(crate::testutil::texts(&e)[0].contains("input bound"));
     }
 
     #[test]

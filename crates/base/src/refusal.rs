@@ -58,6 +58,13 @@ pub struct Reason {
     pub within: Option<Rule>,
     /// What a person reads: the rule in words, with the values that broke it.
     pub sentence: String,
+    /// How many of the innermost places the text form shows after the rule's words (0: the
+    /// rule follows every place). A rule found at an outer place than the reason's own, e.g.
+    /// rule 1 of a root commit around its `campaign.json`'s reason, reads `commit X: rule 1:
+    /// campaign.json: …` ([`Reason::within_around`]). Only the text's order: the JSON names
+    /// the places and the rule.
+    #[serde(skip)]
+    pub rule_inside: usize,
 }
 
 impl Reason {
@@ -70,6 +77,7 @@ impl Reason {
             rule: None,
             within: None,
             sentence: sentence.into(),
+            rule_inside: 0,
         }
     }
 
@@ -112,6 +120,16 @@ impl Reason {
         }
         self
     }
+
+    /// [`Reason::within`], for a rule broken at a place around the ones this reason names so
+    /// far: the place given next with [`Reason::at`] is the rule's, and the text shows the
+    /// rule right after it (`commit X: rule 1: campaign.json: …`).
+    pub fn within_around(self, rule: Rule) -> Self {
+        let inside = self.place.len();
+        let mut r = self.within(rule);
+        r.rule_inside = inside;
+        r
+    }
 }
 
 impl From<String> for Reason {
@@ -128,11 +146,17 @@ impl From<&str> for Reason {
 
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for p in &self.place {
+        let (outer, inner) = self
+            .place
+            .split_at(self.place.len() - self.rule_inside.min(self.place.len()));
+        for p in outer {
             write!(f, "{p}: ")?;
         }
         if let Some(r) = self.within.or(self.rule).and_then(Rule::shown) {
             write!(f, "{r}: ")?;
+        }
+        for p in inner {
+            write!(f, "{p}: ")?;
         }
         if let Some(id) = &self.row {
             write!(f, "row {id}: ")?;
@@ -191,6 +215,22 @@ mod tests {
         assert_eq!((plain.rule, plain.within), (Some(Rule::Admission(4)), None));
         let same = plain.within(Rule::Admission(4));
         assert_eq!((same.rule, same.within), (Some(Rule::Admission(4)), None));
+    }
+
+    #[test]
+    fn a_rule_found_around_a_reason_is_shown_after_its_own_place() {
+        let r = Reason::new("is missing")
+            .field("tasks")
+            .at("campaign.json")
+            .within_around(Rule::Admission(1))
+            .at("commit abc")
+            .at("refs/ledgers/x");
+        assert_eq!(
+            r.to_string(),
+            "refs/ledgers/x: commit abc: rule 1: campaign.json: tasks: is missing"
+        );
+        assert_eq!(r.place, ["refs/ledgers/x", "commit abc", "campaign.json"]);
+        assert_eq!(r.rule, Some(Rule::Admission(1)));
     }
 
     #[test]

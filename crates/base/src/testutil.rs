@@ -1,5 +1,5 @@
 //! Helpers for the tests of every crate (the `test-support` feature): running `git` in a test
-//! repository with a fixed identity and dates.
+//! repository with a fixed identity and dates, and an error's reasons as text.
 
 /// Run `git` in `dir` with a fixed identity and dates and no user or system configuration;
 /// returns its standard output without the trailing newline.
@@ -25,4 +25,17 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
+}
+
+/// Each reason of an error rendered as its text (or the one message of an error that is not a
+/// refusal), for the tests that read the text.
+pub fn texts(e: &crate::error::Error) -> Vec<String> {
+    match e.message() {
+        Some(m) => vec![m],
+        None => e
+            .refusal_reasons()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    }
 }

@@ -12,6 +12,8 @@
 //! `cite/values.rs`, the card in `cite/card.rs`.
 
 // The base's modules, named as the crate's own (`crate::error`, `crate::json`).
+#[cfg(test)]
+use git_ledger_base::testutil;
 use git_ledger_base::{error, json, sha256_hex};
 
 mod card;
@@ -846,7 +848,8 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.reasons()[0].contains("not JSON Lines runs: cite reads JSON Lines runs"));
+        assert!(crate::testutil::texts(&e)[0]
+            .contains("not JSON Lines runs: cite reads JSON Lines runs"));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 // The base's modules, named as the crate's own (`crate::error`, …).
 #[cfg(test)]
 use git_ledger_base::testutil;
-use git_ledger_base::{error, hex, sha256_hex};
+use git_ledger_base::{error, hex, refusal, sha256_hex};
 
 pub mod defhash;
 pub mod objects;

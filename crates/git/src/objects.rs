@@ -9,6 +9,7 @@ use gix::ObjectId;
 
 use super::tree::read_object;
 use crate::error::{Error, Result};
+use crate::refusal::Reason;
 
 /// What the ledger commands need from a commit.
 #[derive(Debug, Clone)]
@@ -169,26 +170,42 @@ pub fn read_blob_bounded_id(
     max_bytes: u64,
     what: &str,
 ) -> Result<Vec<u8>> {
+    read_blob_bounded_at(repo, id, max_bytes, "", what)
+}
+
+/// [`read_blob_bounded_id`] of the file `what` found at `at` (a commit): a refusal's place,
+/// named in front of `what` in a failure's message.
+pub fn read_blob_bounded_at(
+    repo: &gix::Repository,
+    id: ObjectId,
+    max_bytes: u64,
+    at: &str,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let shown = || match at {
+        "" => what.to_owned(),
+        at => format!("{at}: {what}"),
+    };
     let header = repo
         .find_header(id)
-        .map_err(|e| Error::failed(format!("cannot read {what} (blob {id}): {e}")))?;
+        .map_err(|e| Error::failed(format!("cannot read {} (blob {id}): {e}", shown())))?;
     if header.kind() != Kind::Blob {
-        return Err(Error::refused(format!(
-            "{what} is a {}, not a file",
-            header.kind()
-        )));
+        return Err(Error::refused(
+            Reason::new(format!("{what} is a {}, not a file", header.kind())).at(at),
+        ));
     }
     if header.size() > max_bytes {
         return Err(Error::refused_with_hint(
-            format!(
+            Reason::new(format!(
                 "{what} is {} bytes, over the input bound of {max_bytes} bytes (--max-input-bytes)",
                 header.size()
-            ),
+            ))
+            .at(at),
             crate::error::MAX_INPUT_HINT,
         ));
     }
     let mut buf = Vec::new();
-    read_object(&repo.objects, &id, Kind::Blob, || what.to_owned(), &mut buf)?;
+    read_object(&repo.objects, &id, Kind::Blob, shown, &mut buf)?;
     Ok(buf)
 }
 

@@ -235,10 +235,9 @@ pub fn open_store_with(dir: &Path, busy_timeout: Duration) -> Result<ArenaStore>
         )));
     }
     if meta.len() == 0 {
-        return Err(Error::refused(format!(
-            "{}: empty file, not an Arena store",
-            db_path.display()
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new("empty file, not an Arena store").at(db_path.display()),
+        ));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     // A database reached through a symbolic link keeps its `-wal` beside the file the link
@@ -1070,9 +1069,11 @@ mod tests {
         let e = r.unwrap_err();
         assert_eq!(e.exit_code(), 2, "{e}");
         assert!(
-            e.reasons().iter().any(|r| r.contains(needle)),
+            crate::testutil::texts(&e)
+                .iter()
+                .any(|r| r.contains(needle)),
             "{needle:?} not in {:?}",
-            e.reasons()
+            crate::testutil::texts(&e)
         );
     }
 
@@ -1131,8 +1132,15 @@ mod tests {
         store_from_sql(tmp.path(), "CREATE TABLE other (x);");
         let e = open_store(tmp.path()).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert_eq!(e.reasons().len(), 5, "{:?}", e.reasons());
-        assert!(e.reasons()[0].contains("not an Arena store: table store is missing"));
+        assert_eq!(
+            crate::testutil::texts(&e).len(),
+            5,
+            "{:?}",
+            crate::testutil::texts(&e)
+        );
+        assert!(
+            crate::testutil::texts(&e)[0].contains("not an Arena store: table store is missing")
+        );
     }
 
     #[test]
@@ -1144,7 +1152,7 @@ mod tests {
         store_from_sql(tmp.path(), &sql);
         let e = open_store(tmp.path()).unwrap_err();
         assert_eq!(
-            e.reasons()
+            crate::testutil::texts(&e)
                 .iter()
                 .map(|r| r.rsplit(": ").next().unwrap())
                 .collect::<Vec<_>>(),
@@ -1382,13 +1390,13 @@ mod tests {
             "UPDATE cases SET definition = '{{}}' WHERE case_id = '{CASE}';"
         ));
         let e = read(&tmp, "a1").unwrap_err();
-        let r = e.reasons().join("\n");
+        let r = crate::testutil::texts(&e).join("\n");
         assert!(r.contains(&sha256_hex(b"{}")), "{r}");
         assert!(
             r.contains(&format!("not its definition_digest {}", digest())),
             "{r}"
         );
-        assert_eq!(e.reasons().len(), 1, "{r}");
+        assert_eq!(crate::testutil::texts(&e).len(), 1, "{r}");
     }
 
     #[test]
@@ -1399,8 +1407,8 @@ mod tests {
             "UPDATE cases SET definition = '{new_def}', definition_digest = '{new_digest}';"
         ));
         let e = read(&tmp, "a1").unwrap_err();
-        assert_eq!(e.reasons().len(), 1);
-        let r = &e.reasons()[0];
+        assert_eq!(crate::testutil::texts(&e).len(), 1);
+        let r = &crate::testutil::texts(&e)[0];
         assert!(
             r.contains(&format!("definition_digest {new_digest}")),
             "{r}"

@@ -121,10 +121,12 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
             }
         }
         if trials.is_empty() && reasons.is_empty() {
-            return Err(Error::refused(format!(
-                "{}: no trial directory with a result.json: not a Harbor job directory, or a job no trial of which has finished",
-                path.display()
-            )));
+            return Err(Error::refused(
+                crate::refusal::Reason::new(
+                    "no trial directory with a result.json: not a Harbor job directory, or a job no trial of which has finished"
+                )
+                .at(path.display())
+            ));
         }
     } else {
         // A trial directory: its job is its parent (its config.json and job.log).
@@ -238,24 +240,30 @@ fn read_trial(dir: &Path, bytes: Vec<u8>, job: &Job, max_bytes: u64) -> Result<H
         None => {
             let label = path.display().to_string();
             let result = crate::json::parse_strict(&bytes).map_err(|e| {
-                Error::refused(format!(
-                    "{label}: not strict JSON ({e}): a truncated or damaged Harbor result"
-                ))
+                Error::refused(
+                    crate::refusal::Reason::new(format!(
+                        "not strict JSON ({e}): a truncated or damaged Harbor result"
+                    ))
+                    .at(&label),
+                )
             })?;
             // Another harness's record (or a ledger, a declaration): one reason that says what
             // it is.
             if let Some(other) =
                 super::sniff::recognise(&result).filter(|s| s.reader != Some("--harbor"))
             {
-                return Err(Error::refused(format!(
-                    "{label}: not a Harbor trial result: it is {other}"
-                )));
+                return Err(Error::refused(
+                    crate::refusal::Reason::new(format!(
+                        "not a Harbor trial result: it is {other}"
+                    ))
+                    .at(&label),
+                ));
             }
             let problems = check_result(&result);
             if !problems.is_empty() {
                 let mut r = Reasons::new();
                 for p in problems {
-                    r.push(format!("{label}: {p}"));
+                    r.push(crate::refusal::Reason::new(p.to_string()).at(&label));
                 }
                 return Err(r.into());
             }

@@ -176,7 +176,7 @@ mod tests {
             let e = evidence_for_mode(m).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{m}");
             assert!(
-                e.reasons()[0].contains("is not one the import knows"),
+                crate::testutil::texts(&e)[0].contains("is not one the import knows"),
                 "{e}"
             );
         }
@@ -189,7 +189,10 @@ mod tests {
         for reason in [None, Some(""), Some("  \n")] {
             let e = check_reason("r", "FALSE_COMPLETE", reason).unwrap_err();
             assert_eq!(e.exit_code(), 2);
-            assert!(e.reasons()[0].contains("has no reason"), "{e}");
+            assert!(
+                crate::testutil::texts(&e)[0].contains("has no reason"),
+                "{e}"
+            );
             assert!(e.hints()[0].contains("git ledger put"), "{e}");
         }
     }

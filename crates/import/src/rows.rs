@@ -143,21 +143,27 @@ fn target<'d>(
     r: &mut Reasons,
 ) -> Option<(ScheduleEntry, &'d Task)> {
     let Some(entry) = decl.schedule_entry(schedule_id) else {
-        r.push(format!(
-            "{label}: {schedule_id} is not scheduled by declaration {} (a retry needs a new declared schedule)",
-            decl.id
-        ));
+        r.push(
+            crate::refusal::Reason::new(format!(
+                "{schedule_id} is not scheduled by declaration {} (a retry needs a new declared schedule)",
+                decl.id
+            ))
+            .at(label)
+        );
         return None;
     };
     let task = decl.task(&entry.task)?;
     if task.kind != record_kind || task.id != record_task {
-        r.push(format!(
-            "{label}: a record of another task or kind: it is a {} record of task {record_task}, \
+        r.push(
+            crate::refusal::Reason::new(format!(
+                "a record of another task or kind: it is a {} record of task {record_task}, \
              but {schedule_id} schedules {} task {}",
-            record_kind.as_str(),
-            task.kind.as_str(),
-            task.id
-        ));
+                record_kind.as_str(),
+                task.kind.as_str(),
+                task.id
+            ))
+            .at(label),
+        );
         return None;
     }
     Some((entry, task))
@@ -397,10 +403,13 @@ pub fn arena_row(
     match &task.upstream {
         Some(up) => {
             if case.base_commit != up.base_commit {
-                r.push(format!(
-                    "{label}: case {}: base_commit {} is not the declared upstream.base_commit {}",
-                    case.case_id, case.base_commit, up.base_commit
-                ));
+                r.push(
+                    crate::refusal::Reason::new(format!(
+                        "case {}: base_commit {} is not the declared upstream.base_commit {}",
+                        case.case_id, case.base_commit, up.base_commit
+                    ))
+                    .at(&label),
+                );
             }
             let stored: std::collections::BTreeSet<&str> =
                 case.required_checks.iter().map(String::as_str).collect();
@@ -409,34 +418,46 @@ pub fn arena_row(
             if stored != declared {
                 let missing: Vec<&str> = declared.difference(&stored).copied().collect();
                 let extra: Vec<&str> = stored.difference(&declared).copied().collect();
-                r.push(format!(
-                    "{label}: case {}: required_checks are not the declared upstream.checks \
+                r.push(
+                    crate::refusal::Reason::new(format!(
+                        "case {}: required_checks are not the declared upstream.checks \
                      (missing: [{}]; not declared: [{}])",
-                    case.case_id,
-                    missing.join(", "),
-                    extra.join(", ")
-                ));
+                        case.case_id,
+                        missing.join(", "),
+                        extra.join(", ")
+                    ))
+                    .at(&label),
+                );
             }
         }
-        None => r.push(format!(
-            "{label}: task {} declares no upstream to compare the case with",
-            task.id
-        )),
+        None => r.push(
+            crate::refusal::Reason::new(format!(
+                "task {} declares no upstream to compare the case with",
+                task.id
+            ))
+            .at(&label),
+        ),
     }
     match pins.oracles.get(&task.id) {
         Some(sha) if *sha == case.oracle_sha256 => {}
-        Some(sha) => r.push(format!(
-            "{label}: case {}: oracle_sha256 {} is another oracle than the declared {} at {} \
+        Some(sha) => r.push(
+            crate::refusal::Reason::new(format!(
+                "case {}: oracle_sha256 {} is another oracle than the declared {} at {} \
              (SHA-256 {sha})",
-            case.case_id,
-            case.oracle_sha256,
-            task.oracle.as_ref().map_or("oracle", |o| o.path.as_str()),
-            pins.revision
-        )),
-        None => r.push(format!(
-            "{label}: task {} declares no oracle to compare the case with",
-            task.id
-        )),
+                case.case_id,
+                case.oracle_sha256,
+                task.oracle.as_ref().map_or("oracle", |o| o.path.as_str()),
+                pins.revision
+            ))
+            .at(&label),
+        ),
+        None => r.push(
+            crate::refusal::Reason::new(format!(
+                "task {} declares no oracle to compare the case with",
+                task.id
+            ))
+            .at(&label),
+        ),
     }
     let mut notes = Vec::new();
     let revision = match &att.runner_tools_identity {
@@ -505,79 +526,125 @@ pub fn parse_runtime_identity(bytes: &[u8], what: &str, max_input_bytes: u64) ->
     let value = crate::json::parse_document(bytes, what, max_input_bytes)?;
     let mut r = Reasons::new();
     let Value::Object(m) = &value else {
-        return Err(Error::refused(format!(
-            "{what}: a runtime identity must be a JSON object, not {}",
-            crate::json::type_name(&value)
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "a runtime identity must be a JSON object, not {}",
+                crate::json::type_name(&value)
+            ))
+            .at(what),
+        ));
     };
     for k in m.keys() {
         if k != "dependencies" && !RUNTIME_KEYS.contains(&k.as_str()) {
-            r.push(format!(
-                "{what}: unknown key {k:?} (expected python, psutil, native_provider, packages, dependencies)"
-            ));
+            r.push(
+                crate::refusal::Reason::new(format!(
+                    "unknown key {k:?} (expected python, psutil, native_provider, packages, dependencies)"
+                ))
+                .at(what)
+            );
         }
     }
     for k in ["python", "psutil", "native_provider"] {
         match m.get(k) {
             Some(Value::String(_)) => {}
-            Some(v) => r.push(format!(
-                "{what}: {k}: must be a string, not {}",
-                crate::json::type_name(v)
-            )),
-            None => r.push(format!("{what}: {k}: missing (required)")),
+            Some(v) => r.push(
+                crate::refusal::Reason::new(format!(
+                    "must be a string, not {}",
+                    crate::json::type_name(v)
+                ))
+                .field(k.to_string())
+                .at(what),
+            ),
+            None => r.push(
+                crate::refusal::Reason::new("missing (required)")
+                    .field(k.to_string())
+                    .at(what),
+            ),
         }
     }
     match m.get("packages") {
         Some(Value::Object(p)) => {
             for (name, v) in p {
                 if !v.is_string() {
-                    r.push(format!(
-                        "{what}: packages.{name}: must be a version string, not {}",
-                        crate::json::type_name(v)
-                    ));
+                    r.push(
+                        crate::refusal::Reason::new(format!(
+                            "must be a version string, not {}",
+                            crate::json::type_name(v)
+                        ))
+                        .field(format!("packages.{name}"))
+                        .at(what),
+                    );
                 }
             }
         }
-        Some(v) => r.push(format!(
-            "{what}: packages: must be an object, not {}",
-            crate::json::type_name(v)
-        )),
-        None => r.push(format!("{what}: packages: missing (required)")),
+        Some(v) => r.push(
+            crate::refusal::Reason::new(format!(
+                "must be an object, not {}",
+                crate::json::type_name(v)
+            ))
+            .field("packages")
+            .at(what),
+        ),
+        None => r.push(
+            crate::refusal::Reason::new("missing (required)")
+                .field("packages")
+                .at(what),
+        ),
     }
     match m.get("dependencies") {
         Some(Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
                 let ok = item.as_str().and_then(|s| s.split_once("==")).is_some_and(
-                    |(name, version)| {
-                        !name.trim().is_empty() && !version.trim().is_empty()
-                    },
+                    |(name, version)| !name.trim().is_empty() && !version.trim().is_empty(),
                 );
                 if !ok {
-                    r.push(format!(
-                        "{what}: dependencies[{i}]: must be a \"name==version\" string, not {item}"
-                    ));
+                    r.push(
+                        crate::refusal::Reason::new(format!(
+                            "must be a \"name==version\" string, not {item}"
+                        ))
+                        .field(format!("dependencies[{i}]"))
+                        .at(what),
+                    );
                 }
             }
         }
         Some(Value::Object(o)) => {
             for k in o.keys().filter(|k| *k != "sha256") {
-                r.push(format!(
-                    "{what}: dependencies.{k}: unknown key (a freeze object holds only sha256)"
-                ));
+                r.push(
+                    crate::refusal::Reason::new("unknown key (a freeze object holds only sha256)")
+                        .field(format!("dependencies.{k}"))
+                        .at(what),
+                );
             }
             match o.get("sha256") {
                 Some(Value::String(s)) if crate::declaration::is_sha256(s) => {}
-                Some(v) => r.push(format!(
-                    "{what}: dependencies.sha256: must be 64 lowercase hex digits, not {v}"
-                )),
-                None => r.push(format!("{what}: dependencies.sha256: missing (required)")),
+                Some(v) => r.push(
+                    crate::refusal::Reason::new(format!(
+                        "must be 64 lowercase hex digits, not {v}"
+                    ))
+                    .field("dependencies.sha256")
+                    .at(what),
+                ),
+                None => r.push(
+                    crate::refusal::Reason::new("missing (required)")
+                        .field("dependencies.sha256")
+                        .at(what),
+                ),
             }
         }
-        Some(v) => r.push(format!(
-            "{what}: dependencies: must be a list of \"name==version\" strings or an object with a sha256, not {}",
-            crate::json::type_name(v)
-        )),
-        None => r.push(format!("{what}: dependencies: missing (required)")),
+        Some(v) => r.push(
+            crate::refusal::Reason::new(format!(
+                "must be a list of \"name==version\" strings or an object with a sha256, not {}",
+                crate::json::type_name(v)
+            ))
+            .field("dependencies")
+            .at(what),
+        ),
+        None => r.push(
+            crate::refusal::Reason::new("missing (required)")
+                .field("dependencies")
+                .at(what),
+        ),
     }
     r.into_result().map(|()| value)
 }

@@ -121,7 +121,9 @@ pub fn measure(python: &Path, request: &Request) -> Result<Value> {
             Some(ver) => {
                 packages.insert(name.clone(), ver.into());
             }
-            None => r.push(format!("{shown}: package {name} is not installed")),
+            None => r.push(
+                crate::refusal::Reason::new(format!("package {name} is not installed")).at(&shown),
+            ),
         }
     }
     let native_provider = match native {
@@ -133,18 +135,24 @@ pub fn measure(python: &Path, request: &Request) -> Result<Value> {
         Some(n) => match version(n) {
             Some(ver) => Some(format!("{n} {ver}")),
             None => {
-                r.push(format!(
-                    "{shown}: the native provider {n} is not an installed distribution; a provider that is not a Python distribution is given as --native-provider '<NAME> <VERSION>'"
-                ));
+                r.push(
+                    crate::refusal::Reason::new(format!(
+                        "the native provider {n} is not an installed distribution; a provider that is not a Python distribution is given as --native-provider '<NAME> <VERSION>'"
+                    ))
+                    .at(&shown)
+                );
                 None
             }
         },
     };
     let psutil = v["psutil"].as_str();
     if psutil.is_none() {
-        r.push(format!(
-            "{shown}: psutil is not installed (the runtime identity records its version)"
-        ));
+        r.push(
+            crate::refusal::Reason::new(
+                "psutil is not installed (the runtime identity records its version)",
+            )
+            .at(&shown),
+        );
     }
     let freeze: Option<Vec<String>> = v["freeze"].as_array().map(|a| {
         let mut d: Vec<String> = a
@@ -157,10 +165,13 @@ pub fn measure(python: &Path, request: &Request) -> Result<Value> {
         d
     });
     if freeze.is_none() {
-        r.push(format!(
-            "{shown}: `python -m pip freeze` failed ({}): the freeze (dependencies) cannot be recorded",
-            v["freeze_error"].as_str().unwrap_or_default()
-        ));
+        r.push(
+            crate::refusal::Reason::new(format!(
+                "`python -m pip freeze` failed ({}): the freeze (dependencies) cannot be recorded",
+                v["freeze_error"].as_str().unwrap_or_default()
+            ))
+            .at(&shown),
+        );
     }
     r.into_result()?;
     Ok(json!({

@@ -188,10 +188,13 @@ fn locate(path: &Path) -> Result<(PathBuf, PathBuf)> {
                     if path.join("attempt.json").exists() {
                         Err(never_graded(path))
                     } else {
-                        Err(Error::refused(format!(
-                            "{shown}: neither result.json nor attempt.json: not a scenario \
-                             evidence directory"
-                        )))
+                        Err(Error::refused(
+                            crate::refusal::Reason::new(
+                                "neither result.json nor attempt.json: not a scenario \
+                             evidence directory",
+                            )
+                            .at(&shown),
+                        ))
                     }
                 }
                 Err(e) => Err(Error::failed(format!("{}: {e}", result.display()))),
@@ -351,11 +354,13 @@ impl<'a, 'r> Obj<'a, 'r> {
         reasons: &'r mut Reasons,
     ) -> Option<Self> {
         let Value::Object(map) = value else {
-            reasons.push(format!(
-                "{}: must be an object, not {}",
-                label(at),
-                type_name(value)
-            ));
+            let r =
+                crate::refusal::Reason::new(format!("must be an object, not {}", type_name(value)));
+            // The member, or the record itself.
+            reasons.push(match at {
+                "" => r.at(label(at)),
+                at => r.field(at),
+            });
             return None;
         };
         for key in map.keys() {
@@ -380,7 +385,8 @@ impl<'a, 'r> Obj<'a, 'r> {
             Some(Value::Null) | None => {
                 if required {
                     let p = self.path(key);
-                    self.reasons.push(format!("{p}: missing (required)"));
+                    self.reasons
+                        .push(crate::refusal::Reason::new("missing (required)").field(p));
                 }
                 None
             }
@@ -390,8 +396,10 @@ impl<'a, 'r> Obj<'a, 'r> {
 
     fn wrong(&mut self, key: &str, expected: &str, v: &Value) {
         let p = self.path(key);
-        self.reasons
-            .push(format!("{p}: must be {expected}, not {}", type_name(v)));
+        self.reasons.push(
+            crate::refusal::Reason::new(format!("must be {expected}, not {}", type_name(v)))
+                .field(p),
+        );
     }
 
     fn string(&mut self, key: &str, required: bool) -> Option<String> {
@@ -408,7 +416,8 @@ impl<'a, 'r> Obj<'a, 'r> {
         let s = self.string(key, true)?;
         if s.is_empty() {
             let p = self.path(key);
-            self.reasons.push(format!("{p}: must not be empty"));
+            self.reasons
+                .push(crate::refusal::Reason::new("must not be empty").field(p));
             return None;
         }
         Some(s)
@@ -755,9 +764,11 @@ mod tests {
         let e = load_value(value).unwrap_err();
         assert_eq!(e.exit_code(), 2, "{e}");
         assert!(
-            e.reasons().iter().any(|r| r.contains(needle)),
+            crate::testutil::texts(&e)
+                .iter()
+                .any(|r| r.contains(needle)),
             "{needle:?} not in {:?}",
-            e.reasons()
+            crate::testutil::texts(&e)
         );
     }
 
@@ -793,7 +804,7 @@ mod tests {
         for p in [tmp.path().to_path_buf(), tmp.path().join("result.json")] {
             let e = load(&p, MAX).unwrap_err();
             assert_eq!(e.exit_code(), 2);
-            let r = &e.reasons()[0];
+            let r = &crate::testutil::texts(&e)[0];
             assert!(r.contains("admitted but never graded"), "{r}");
             assert!(r.contains("import it once it finishes"), "{r}");
             assert!(r.contains("put"), "{r}");
@@ -805,7 +816,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let e = load(tmp.path(), MAX).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.reasons()[0].contains("not a scenario evidence directory"));
+        assert!(crate::testutil::texts(&e)[0].contains("not a scenario evidence directory"));
     }
 
     #[test]
@@ -813,7 +824,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let e = load(&tmp.path().join("nope"), MAX).unwrap_err();
         assert_eq!(e.exit_code(), 1);
-        assert!(e.reasons()[0].contains("no such file"), "{e}");
+        assert!(
+            crate::testutil::texts(&e)[0].contains("no such file"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -826,7 +840,7 @@ mod tests {
         std::os::unix::fs::symlink(&a, &b).unwrap();
         let e = load(&a, MAX).unwrap_err();
         assert_eq!(e.exit_code(), 1);
-        assert!(e.reasons()[0].contains("cannot read"), "{e}");
+        assert!(crate::testutil::texts(&e)[0].contains("cannot read"), "{e}");
     }
 
     #[test]
@@ -835,7 +849,10 @@ mod tests {
         std::fs::create_dir(tmp.path().join("result.json")).unwrap();
         let e = load(tmp.path(), MAX).unwrap_err();
         assert_eq!(e.exit_code(), 1);
-        assert!(e.reasons()[0].contains("not a regular file"), "{e}");
+        assert!(
+            crate::testutil::texts(&e)[0].contains("not a regular file"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -843,7 +860,7 @@ mod tests {
         let (_tmp, dir) = write_run(&example());
         let e = load(&dir, 10).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.reasons()[0].contains("input bound"));
+        assert!(crate::testutil::texts(&e)[0].contains("input bound"));
     }
 
     #[test]
@@ -858,7 +875,10 @@ mod tests {
             std::fs::write(tmp.path().join("result.json"), bad).unwrap();
             let e = load(tmp.path(), MAX).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{e}");
-            assert!(e.reasons()[0].contains("not valid JSON"), "{e}");
+            assert!(
+                crate::testutil::texts(&e)[0].contains("not valid JSON"),
+                "{e}"
+            );
         }
     }
 
@@ -932,8 +952,14 @@ mod tests {
         e["verdict"] = json!(1);
         e["extra"] = json!(1);
         let err = load_value(&e).unwrap_err();
-        assert_eq!(err.reasons().len(), 3, "{:?}", err.reasons());
-        assert!(err.reasons().iter().all(|r| r.contains("result.json: ")));
+        let reasons = err.refusal_reasons();
+        assert_eq!(reasons.len(), 3, "{reasons:?}");
+        assert!(
+            (reasons.iter()).all(|r| r.place.len() == 1 && r.place[0].ends_with("/result.json")),
+            "{reasons:?}"
+        );
+        let fields: Vec<_> = reasons.iter().map(|r| r.field.as_deref()).collect();
+        assert_eq!(fields, [None, Some("run_id"), Some("verdict")]);
     }
 
     #[test]
@@ -1141,7 +1167,7 @@ mod tests {
         let e = r.evidence().unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(
-            e.reasons()[0].contains("result.json: mode \"replay\""),
+            crate::testutil::texts(&e)[0].contains("result.json: mode \"replay\""),
             "{e}"
         );
     }

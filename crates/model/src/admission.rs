@@ -387,19 +387,18 @@ fn retry(before: &Row, after: &Row, fills: bool) -> Option<Reason> {
     })
 }
 
-/// [`transition`] with each reason in its text form, found at `at` (a commit, a file): the
-/// form the fuzz targets compare.
+/// [`transition`] after the retry check, each reason found at `at` (a commit, a file): what
+/// the fuzz targets compare.
 pub fn row_transition(
     decl: &Declaration,
     parent: &Row,
     child: &Row,
     at: &str,
-) -> Result<RowChange, Vec<String>> {
+) -> Result<RowChange, Vec<Reason>> {
     if let Some(r) = retry(parent, child, false) {
-        return Err(vec![r.at(at).to_string()]);
+        return Err(vec![r.at(at)]);
     }
-    transition(decl, parent, child)
-        .map_err(|r| r.into_iter().map(|r| r.at(at).to_string()).collect())
+    transition(decl, parent, child).map_err(|r| r.into_iter().map(|r| r.at(at)).collect())
 }
 
 /// Decide whether `child` may follow `parent` for one scheduled attempt (not a retry: see
@@ -435,10 +434,14 @@ pub fn transition(decl: &Declaration, parent: &Row, child: &Row) -> Result<RowCh
             )]);
         }
         let Some(rec) = child.native_record() else {
+            // Rule 5, not 4: the row checks admit a null `native_record`, and what the row
+            // then lacks is the record file each newly filled row adds.
             return Err(vec![bad(
                 Some("native_record"),
-                "a filled row names the record it was filled from (rule 5: one record file per filled row)".into(),
-            )]);
+                "a filled row names the record it was filled from (one record file per filled row)"
+                    .into(),
+            )
+            .rule(RECORD_RULE)]);
         };
         if rec.kind == "hand" && rec.id != id {
             // `put` names a hand record after its own row; one named after another row takes

@@ -7,7 +7,7 @@ use crate::declaration::{Declaration, ACCEPTANCE_RULES, STANDARD_FIELDS};
 use crate::error::Error;
 use crate::json::DEFAULT_MAX_INPUT_BYTES;
 
-pub use git_ledger_base::testutil::git;
+pub use git_ledger_base::testutil::{git, texts};
 
 /// `n` copies of the hex digit `c` (a stand-in SHA-256 or commit id).
 pub fn hex(c: char, n: usize) -> String {
@@ -131,7 +131,7 @@ pub fn declaration() -> Declaration {
 pub fn refusal<T: std::fmt::Debug>(r: crate::Result<T>) -> Vec<String> {
     match r {
         Err(e @ Error::Refused(_)) => {
-            let reasons = e.reasons();
+            let reasons = texts(&e);
             assert!(!reasons.is_empty(), "a refusal lists at least one reason");
             assert!(
                 !reasons.iter().any(|r| r.starts_with("hint: ")),
@@ -292,7 +292,12 @@ pub fn attempted(
 pub fn checked(decl: &Declaration, row: &Value) -> crate::ledger::Row {
     match crate::ledger::Row::check(decl, row, "row") {
         Ok(r) => r,
-        Err(reasons) => panic!("row refused:\n  {}", reasons.join("\n  ")),
+        Err(reasons) => panic!(
+            "row refused:\n  {}",
+            (reasons.iter().map(ToString::to_string))
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        ),
     }
 }
 

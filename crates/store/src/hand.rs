@@ -23,25 +23,31 @@ pub fn put<S: Store + ?Sized>(
         return Err(Error::refused(format!("{schedule_id} is not scheduled by declaration {} (a retry needs a new declared schedule)", decl.id)));
     }
     let Some(obj) = value.as_object_mut() else {
-        return Err(Error::refused(format!(
-            "{source}: a row must be a JSON object"
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new("a row must be a JSON object").at(source),
+        ));
     };
     match obj.get("schedule_id") {
         Some(Value::String(s)) if s == schedule_id => {}
         other => {
-            return Err(Error::refused(format!(
-                "{source}: schedule_id is {}, but the row is put into {schedule_id}",
-                other.map_or("missing".to_owned(), |v| v.to_string())
-            )))
+            return Err(Error::refused(
+                crate::refusal::Reason::new(format!(
+                    "schedule_id is {}, but the row is put into {schedule_id}",
+                    other.map_or("missing".to_owned(), |v| v.to_string())
+                ))
+                .at(source),
+            ))
         }
     }
     match obj.get("native_record") {
         Some(Value::Null) => {}
         Some(_) => {
-            return Err(Error::refused(format!(
-                "{source}: native_record must be null: put sets it to the hand record"
-            )))
+            return Err(Error::refused(
+                crate::refusal::Reason::new(
+                    "native_record must be null: put sets it to the hand record",
+                )
+                .at(source),
+            ))
         }
         None => {} // reported as a missing field by the row check
     }
@@ -53,9 +59,12 @@ pub fn put<S: Store + ?Sized>(
     }
     if obj.get("native_outcome").and_then(Value::as_str) == Some(crate::ledger::DEFERRED) {
         return Err(Error::refused_with_hint(
-            format!(
-                "{source}: row {schedule_id}: native_outcome: is DEFERRED, but put writes an attempted row (DEFERRED is what the slot already holds)"
-            ),
+            crate::refusal::Reason::new(
+                "is DEFERRED, but put writes an attempted row (DEFERRED is what the slot already holds)"
+            )
+            .row(schedule_id)
+            .field("native_outcome")
+            .at(source),
             "set native_outcome to what happened (one of the task's native outcomes) and say why in reason; an attempt that never ran stays DEFERRED without a put",
         ));
     }

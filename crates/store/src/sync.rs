@@ -42,7 +42,7 @@ use crate::git::objects::{find_in_tree, read_commit, short};
 use crate::git::store::{identity, ledger_refs, move_ref, move_tracking_ref, ref_target};
 use crate::git::transport::{self, Pushed};
 use crate::ledger::Row;
-use crate::refusal::Reason;
+use crate::refusal::{Reason, Rule};
 use crate::store::{Change, ChangeKind, RowWrite, WriteError};
 
 mod setup;
@@ -416,9 +416,12 @@ impl One<'_> {
                 }
                 (Some(l), Some(r)) => match first_parent_base(repo, l, r)? {
                     None => {
-                        return Err(Error::refused(format!(
-                            "{refname}: the local ledger and {tracking} share no commit (two different ledgers under one name?); nothing synced"
-                        )))
+                        return Err(Error::refused(
+                            crate::refusal::Reason::new(format!(
+                                "the local ledger and {tracking} share no commit (two different ledgers under one name?); nothing synced"
+                            ))
+                            .at(&refname)
+                        ))
                     }
                     Some(base) if base == l => {
                         let (n, admitted) = Admission::new(repo, max_bytes)
@@ -892,10 +895,15 @@ fn replay(
     let n = decl.schedule_len();
     // The remote tip's count, as its admitted message says (rule 7 reads the same).
     let Some(mut filled) = crate::git::message::filled_of(&remote_info.message, n) else {
-        return Err(Error::refused(format!(
-            "{refname}: commit {remote} (the remote's tip): rule 7: its message carries no `{}: k/{n}` trailer to count from; check it with `git ledger verify {}`",
-            layout::T_FILLED, refname
-        )));
+        return Err(Error::refused(
+            Reason::new(format!(
+                "its message carries no `{}: k/{n}` trailer to count from; check it with `git ledger verify {}`",
+                layout::T_FILLED, refname
+            ))
+            .rule(Rule::Admission(7))
+            .at(format!("commit {remote} (the remote's tip)"))
+            .at(refname),
+        ));
     };
     let committer = identity(repo)?;
     let writer = Writer {
@@ -1157,10 +1165,12 @@ impl Writer<'_> {
         let change = Change { kind, rows: writes };
         let (message, now) = crate::git::message::change_message(self.decl, &change, filled)
             .map_err(|why| {
-                Error::refused(format!(
-                    "{}: replaying local commit {c}: rule 7: {why}",
-                    self.refname
-                ))
+                Error::refused(
+                    Reason::new(why)
+                        .rule(Rule::Admission(7))
+                        .at(format!("replaying local commit {c}"))
+                        .at(self.refname),
+                )
             })?;
         // Written by the one who replays it, as author and committer (rule 7), and signed by
         // them (rule 8); the row and its record say whose attempt it was.

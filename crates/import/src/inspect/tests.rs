@@ -107,7 +107,8 @@ fn convert_with(
         lookup,
     };
     let b = sample_row(&decl, &env, task, &schedule_id, log, s)?;
-    crate::ledger::Row::check(&decl, &b.row, "row")?;
+    crate::ledger::Row::check(&decl, &b.row, "row")
+        .map_err(|r| r.iter().map(ToString::to_string).collect::<Vec<_>>())?;
     Ok(b)
 }
 

@@ -245,7 +245,11 @@ fn a_row_never_moves_to_another_scheduled_attempt() {
     let parent = Row::template(&decl, a).unwrap();
     let child = filled(&decl, b);
     let reasons = row_transition(&decl, &parent, &child, "c").unwrap_err();
-    assert!(reasons[0].contains("schedule_id"), "{reasons:?}");
+    assert_eq!(
+        (reasons[0].row.as_deref(), reasons[0].field.as_deref()),
+        (Some(a.as_str()), Some("schedule_id")),
+        "{reasons:?}"
+    );
     assert_eq!(
         row_transition(&decl, &parent, &filled(&decl, a), "c"),
         Ok(RowChange::Filled)
@@ -269,12 +273,19 @@ fn a_hand_record_names_the_row_it_fills() {
     v["native_record"]["id"] = b.as_str().into();
     let child = Row::check(&decl, &v, "test").unwrap();
     let reasons = row_transition(&decl, &parent, &child, "c").unwrap_err();
-    assert!(
-        reasons[0].contains(&format!(
-            "rule 4: row {a}: native_record.id: a hand record is named after the row it fills"
-        )),
+    let r = &reasons[0];
+    assert_eq!(
+        (r.row.as_deref(), r.field.as_deref(), r.rule),
+        (
+            Some(a.as_str()),
+            Some("native_record.id"),
+            Some(Rule::Admission(4))
+        ),
         "{reasons:?}"
     );
+    assert!(r
+        .sentence
+        .starts_with("a hand record is named after the row it fills"));
     v["native_record"]["id"] = a.as_str().into();
     let child = Row::check(&decl, &v, "test").unwrap();
     assert_eq!(
@@ -448,4 +459,31 @@ fn two_ledger_files_are_the_rows_whose_bytes_differ() {
     assert_eq!(c.rows.len(), 1);
     assert_eq!(c.rows[0].after.schedule_id(), decl.schedule_at(1).id);
     assert!(matches!(c.records, Records::Keys) && !c.fills);
+}
+
+#[test]
+fn a_filled_row_without_its_record_breaks_rule_5() {
+    // The row checks admit a null native_record; what the fill then lacks is its record file
+    // (rule 5), which the text once named inside a rule 4 reason.
+    let decl = declaration();
+    let a = &decl.schedule_at(0).id;
+    let parent = Row::template(&decl, a).unwrap();
+    let mut v = filled(&decl, a).to_value();
+    v["native_record"] = Value::Null;
+    let child = Row::check(&decl, &v, "test").unwrap();
+    let reasons = transition(&decl, &parent, &child).unwrap_err();
+    let r = &reasons[0];
+    assert_eq!(
+        (r.row.as_deref(), r.field.as_deref(), r.rule),
+        (
+            Some(a.as_str()),
+            Some("native_record"),
+            Some(Rule::Admission(5))
+        )
+    );
+    assert!(!r.sentence.contains("rule"), "{r:?}");
+    let mut v = filled(&decl, a).to_value();
+    v["native_record"]["kind"] = "arena".into();
+    let child = Row::check(&decl, &v, "test").unwrap();
+    assert_eq!(transition(&decl, &parent, &child), Ok(RowChange::Filled));
 }

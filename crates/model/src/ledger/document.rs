@@ -208,12 +208,8 @@ pub(super) fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
     let fields = match v {
         Value::Object(fields) => fields,
         other => {
-            let what = format!(
-                "{}: a row must be an object, not {}",
-                RowAt(i),
-                json::type_name(&other)
-            );
-            return Err((None, vec![Reason::new(what)]));
+            let what = format!("a row must be an object, not {}", json::type_name(&other));
+            return Err((None, vec![Reason::new(what).at(RowAt(i))]));
         }
     };
     match check_members(decl, &fields, &RowAt(i)) {

@@ -34,18 +34,18 @@ impl Row {
         })
     }
 
-    /// Check a row against the declaration (groups 3–6 of `ledger.md`), returning every reason.
-    /// `at` names where the row came from (e.g. `rows[3]` or a file path).
+    /// Check a row against the declaration (groups 3–6 of `ledger.md`), returning every reason
+    /// as a value: the row's own checks name the row, the field and the refusal group
+    /// (`Rule::Ledger`). `at` names where the row came from (e.g. `rows[3]` or a file path).
     pub fn check(
         decl: &Declaration,
         value: &Value,
         at: &str,
-    ) -> std::result::Result<Row, Vec<String>> {
-        Self::check_reasons(decl, value, at).map_err(|r| r.iter().map(Reason::to_string).collect())
+    ) -> std::result::Result<Row, Vec<Reason>> {
+        Self::check_reasons(decl, value, at)
     }
 
-    /// [`Row::check`] with each reason as a value: the row's own checks name the row, the field
-    /// and the refusal group (`Rule::Ledger`), with the same text.
+    /// [`Row::check`] (the name its callers knew when it returned the texts).
     pub fn check_reasons(
         decl: &Declaration,
         value: &Value,

@@ -8,9 +8,8 @@ use super::*;
 use crate::declaration::{Declaration, STANDARD_FIELDS};
 use crate::json::DEFAULT_MAX_INPUT_BYTES;
 use crate::json::{self, Obj, View, J};
-use crate::testutil::{
-    assert_reason, declaration, declaration_value, hex, parse, refusal, revision, schedule_for,
-};
+use crate::refusal::{Reason, Rule};
+use crate::testutil::{declaration, declaration_value, hex, parse, revision, schedule_for};
 
 const ARENA_1: &str = "arena/sympy-matrix/01";
 const SCENARIO_1: &str = "scenario/bugfix-iso-weeks/01";
@@ -34,7 +33,7 @@ fn parse_ledger(decl: &Declaration, v: &Value) -> crate::Result<Ledger> {
         .and_then(|v| Ledger::from_owned_value(decl, v));
     match (&parsed, &ordinary) {
         (Ok(a), Ok(b)) => assert_eq!(a, b),
-        (Err(a), Err(b)) => assert_eq!(a.reasons(), b.reasons()),
+        (Err(a), Err(b)) => assert_eq!(a.refusal_reasons(), b.refusal_reasons()),
         _ => panic!("fast and ordinary paths disagree: {parsed:?} / {ordinary:?}"),
     }
     // The rows parsed as `Node`s and checked through their view: the same rows or refusal.
@@ -46,7 +45,7 @@ fn parse_ledger(decl: &Declaration, v: &Value) -> crate::Result<Ledger> {
                 .collect::<Vec<_>>(),
             k.iter().cloned().collect::<Vec<_>>()
         ),
-        (Err(a), Err(b)) => assert_eq!(a.reasons(), b.reasons()),
+        (Err(a), Err(b)) => assert_eq!(a.refusal_reasons(), b.refusal_reasons()),
         _ => panic!("parse and parse_kept disagree: {parsed:?} / {kept:?}"),
     }
     // The fast paths say yes to every ledger the rules admit (else a fault in them would only
@@ -76,17 +75,17 @@ impl Keep for AsValue {
 /// [`Row::check`] of `row` parsed as a [`json::Node`] and checked through its view by
 /// [`check_members`]: must agree with the `Value` path, reason for reason.
 #[track_caller]
-fn check_both_ways(decl: &Declaration, row: &Value) -> std::result::Result<Row, Vec<String>> {
+fn check_both_ways(decl: &Declaration, row: &Value) -> std::result::Result<Row, Vec<Reason>> {
     let checked = Row::check(decl, row, "row");
     let text = row.to_string();
     let node = json::parse_node(&text, 2).unwrap();
     let by_node = match &node {
-        json::Node::Object(m) => check_members(decl, m, &"row")
-            .map_err(|r| r.iter().map(ToString::to_string).collect::<Vec<_>>()),
-        other => Err(vec![format!(
-            "row: a row must be an object, not {}",
+        json::Node::Object(m) => check_members(decl, m, &"row"),
+        other => Err(vec![Reason::new(format!(
+            "a row must be an object, not {}",
             other.view().type_name()
-        )]),
+        ))
+        .at("row")]),
     };
     assert_eq!(
         checked.as_ref().map(|_| ()).map_err(Clone::clone),
@@ -135,8 +134,41 @@ fn fast_rows_threshold() -> usize {
     2_000
 }
 
+/// The reasons of a refusal, as values (panics on success or another kind of error).
+#[track_caller]
+fn refusal<T: std::fmt::Debug>(r: crate::Result<T>) -> Vec<Reason> {
+    match r {
+        Err(crate::error::Error::Refused(r)) => {
+            assert!(!r.is_empty(), "a refusal lists at least one reason");
+            r.into_vec()
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// Assert that some reason holds every needle in its text (a test of what a person reads, for
+/// the reasons no field names).
+#[track_caller]
+fn assert_reason(reasons: &[Reason], needles: &[&str]) {
+    let texts: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+    crate::testutil::assert_reason(&texts, needles);
+}
+
+/// Assert that some reason is about `row` and `field`, breaks refusal group `group` of
+/// `ledger.md`, and says every one of `words` in its sentence.
+#[track_caller]
+fn assert_named(reasons: &[Reason], row: Option<&str>, field: &str, group: u8, words: &[&str]) {
+    assert!(
+        reasons.iter().any(|r| r.row.as_deref() == row
+            && r.field.as_deref() == Some(field)
+            && r.rule == Some(Rule::Ledger(group))
+            && words.iter().all(|w| r.sentence.contains(w))),
+        "no reason names ({row:?}, {field:?}, group {group}) saying {words:?}; reasons:\n  {reasons:#?}"
+    );
+}
+
 /// The reasons a ledger (the template changed by `f`) is refused for.
-fn ledger_reasons(decl: &Declaration, f: impl FnOnce(&mut Value)) -> Vec<String> {
+fn ledger_reasons(decl: &Declaration, f: impl FnOnce(&mut Value)) -> Vec<Reason> {
     let mut v = template_value(decl);
     f(&mut v);
     refusal(parse_ledger(decl, &v))
@@ -153,7 +185,7 @@ fn ledger_ok(decl: &Declaration, f: impl FnOnce(&mut Value)) -> Ledger {
 }
 
 /// The reasons a row is refused for (panics when it is accepted).
-fn row_reasons(decl: &Declaration, row: &Value) -> Vec<String> {
+fn row_reasons(decl: &Declaration, row: &Value) -> Vec<Reason> {
     match check_both_ways(decl, row) {
         Ok(r) => panic!("row accepted: {r:?}"),
         Err(reasons) => {
@@ -163,24 +195,20 @@ fn row_reasons(decl: &Declaration, row: &Value) -> Vec<String> {
     }
 }
 
-/// Assert that the row is refused for exactly one reason containing every needle.
+/// Assert that the row is refused for exactly one reason, about its `field`, breaking refusal
+/// group `group`, whose sentence says every one of `words`.
 #[track_caller]
-fn row_refused_once(decl: &Declaration, row: &Value, needles: &[&str]) {
+fn row_refused_once(decl: &Declaration, row: &Value, field: &str, group: u8, words: &[&str]) {
     let r = row_reasons(decl, row);
-    assert_reason(&r, needles);
-    assert_eq!(
-        r.len(),
-        1,
-        "expected one reason, got:\n  {}",
-        r.join("\n  ")
-    );
+    assert_named(&r, row["schedule_id"].as_str(), field, group, words);
+    assert_eq!(r.len(), 1, "expected one reason, got:\n  {r:#?}");
 }
 
 #[track_caller]
 fn row_ok(decl: &Declaration, row: &Value) -> Row {
     match check_both_ways(decl, row) {
         Ok(r) => r,
-        Err(reasons) => panic!("row refused:\n  {}", reasons.join("\n  ")),
+        Err(reasons) => panic!("row refused:\n  {reasons:#?}"),
     }
 }
 
@@ -481,23 +509,23 @@ fn every_reason_of_one_row_is_reported_together() {
     row["evidence"] = json!("live");
     row["reason"] = json!(null);
     let r = row_reasons(&d, &row);
-    assert_reason(&r, &["evidence", "declared fixture"]);
-    assert_reason(&r, &["reason", "states a reason"]);
+    assert_named(&r, Some(FIXTURE_1), "evidence", 4, &["declared fixture"]);
+    assert_named(&r, Some(FIXTURE_1), "reason", 6, &["states a reason"]);
     assert_eq!(r.len(), 2, "{r:?}");
     // Relabeled and a contradicting PASS.
     let mut row = arena_pass(&d);
     row["evidence"] = json!("fixture");
     row["native_status"] = json!("STOPPED");
     let r = row_reasons(&d, &row);
-    assert_reason(&r, &["evidence", "declared live"]);
-    assert_reason(&r, &["native_status", "contradicts"]);
+    assert_named(&r, Some(ARENA_1), "evidence", 4, &["declared live"]);
+    assert_named(&r, Some(ARENA_1), "native_status", 5, &["contradicts"]);
     // A relabeled DEFERRED row that also carries spend: the relabel is named once.
     let mut row = template_row(&d, FIXTURE_1);
     row["evidence"] = json!("live");
     row["elapsed_seconds"] = json!(3);
     let r = row_reasons(&d, &row);
-    assert_reason(&r, &["evidence", "declared fixture"]);
-    assert_reason(&r, &["elapsed_seconds", "DEFERRED"]);
+    assert_named(&r, Some(FIXTURE_1), "evidence", 4, &["declared fixture"]);
+    assert_named(&r, Some(FIXTURE_1), "elapsed_seconds", 6, &["DEFERRED"]);
     assert_eq!(r.len(), 2, "{r:?}");
 }
 
@@ -566,7 +594,9 @@ fn missing_field_is_refused() {
         let mut row = arena_pass(&d);
         row.as_object_mut().unwrap().remove(f);
         let r = row_reasons(&d, &row);
-        assert_reason(&r, &[f, "missing declared attempt field"]);
+        // A row without its schedule id names no row.
+        let row = (f != "schedule_id").then_some(ARENA_1);
+        assert_named(&r, row, f, 3, &["missing declared attempt field"]);
     }
 }
 
@@ -575,10 +605,10 @@ fn undeclared_field_is_refused() {
     let d = declaration();
     let mut row = arena_pass(&d);
     row["notes"] = json!("x");
-    row_refused_once(&d, &row, &["notes", "undeclared attempt field"]);
+    row_refused_once(&d, &row, "notes", 3, &["undeclared attempt field"]);
     let mut row = template_row(&d, ARENA_1);
     row["notes"] = json!(null);
-    row_refused_once(&d, &row, &["notes", "undeclared attempt field"]);
+    row_refused_once(&d, &row, "notes", 3, &["undeclared attempt field"]);
 }
 
 #[test]
@@ -715,11 +745,11 @@ fn fixture_row_relabeled_live_is_refused() {
     let d = declaration();
     let mut row = template_row(&d, FIXTURE_1);
     row["evidence"] = json!("live");
-    row_refused_once(&d, &row, &["evidence", "declared fixture", "relabeled"]);
+    row_refused_once(&d, &row, "evidence", 4, &["declared fixture", "relabeled"]);
     // The same holds for a filled row.
     let mut row = scenario_fail(&d, FIXTURE_1);
     row["evidence"] = json!("live");
-    row_refused_once(&d, &row, &["evidence", "declared fixture"]);
+    row_refused_once(&d, &row, "evidence", 4, &["declared fixture"]);
 }
 
 #[test]
@@ -727,7 +757,7 @@ fn live_row_relabeled_fixture_is_refused() {
     let d = declaration();
     let mut row = arena_pass(&d);
     row["evidence"] = json!("fixture");
-    row_refused_once(&d, &row, &["evidence", "declared live"]);
+    row_refused_once(&d, &row, "evidence", 4, &["declared live"]);
 }
 
 #[test]
@@ -738,15 +768,17 @@ fn native_outcome_not_declared_for_the_task_is_refused() {
     row_refused_once(
         &d,
         &row,
-        &["native_outcome", "FALSE_COMPLETE", "arena/sympy-matrix"],
+        "native_outcome",
+        4,
+        &["FALSE_COMPLETE", "arena/sympy-matrix"],
     );
     // Allowed for scenario tasks, but not declared by this one.
     let mut row = scenario_fail(&d, FIXTURE_1);
     row["native_outcome"] = json!("HONEST_BLOCKER");
-    row_refused_once(&d, &row, &["native_outcome", "HONEST_BLOCKER"]);
+    row_refused_once(&d, &row, "native_outcome", 4, &["HONEST_BLOCKER"]);
     let mut row = scenario_fail(&d, SCENARIO_1);
     row["native_outcome"] = json!("pass");
-    row_refused_once(&d, &row, &["native_outcome", "pass"]);
+    row_refused_once(&d, &row, "native_outcome", 4, &["pass"]);
 }
 
 // --- group 5: a PASS agrees with its status and its checks ----------------------------------
@@ -759,7 +791,9 @@ fn pass_at_stop_status_on_a_completion_task_is_refused() {
     row_refused_once(
         &d,
         &row,
-        &["native_status", "contradicts", "stop", "expects completion"],
+        "native_status",
+        5,
+        &["contradicts", "stop", "expects completion"],
     );
     let mut row = scenario_fail(&d, SCENARIO_1);
     row["native_outcome"] = json!("PASS");
@@ -767,7 +801,9 @@ fn pass_at_stop_status_on_a_completion_task_is_refused() {
     row_refused_once(
         &d,
         &row,
-        &["native_status", "BLOCKED", "expects completion"],
+        "native_status",
+        5,
+        &["BLOCKED", "expects completion"],
     );
 }
 
@@ -778,14 +814,20 @@ fn pass_at_completion_status_on_a_stop_task_is_refused() {
     let mut row = scenario_fail(&d, id);
     row["native_outcome"] = json!("PASS");
     row["native_status"] = json!("COMPLETE");
-    row_refused_once(&d, &row, &["native_status", "COMPLETE", "expects a stop"]);
+    row_refused_once(
+        &d,
+        &row,
+        "native_status",
+        5,
+        &["COMPLETE", "expects a stop"],
+    );
     // Its own stop status is right; a stop carries no oracle checks or only passing ones.
     row["native_status"] = json!("BLOCKED");
     row_ok(&d, &row);
     row["oracle_checks"] = json!([{ "name": "asked first", "ok": true }]);
     row_ok(&d, &row);
     row["oracle_checks"] = json!([{ "name": "asked first", "ok": false }]);
-    row_refused_once(&d, &row, &["oracle_checks", "failing", "asked first"]);
+    row_refused_once(&d, &row, "oracle_checks", 5, &["failing", "asked first"]);
 }
 
 #[test]
@@ -799,11 +841,17 @@ fn pass_with_a_status_that_is_neither_is_refused() {
     ] {
         let mut row = arena_pass(&d);
         row["native_status"] = status.clone();
-        row_refused_once(&d, &row, &["native_status", "neither completion nor stop"]);
+        row_refused_once(
+            &d,
+            &row,
+            "native_status",
+            5,
+            &["neither completion nor stop"],
+        );
     }
     let mut row = arena_pass(&d);
     row["native_status"] = json!(null);
-    row_refused_once(&d, &row, &["native_status", "no status"]);
+    row_refused_once(&d, &row, "native_status", 5, &["no status"]);
 }
 
 #[test]
@@ -811,7 +859,7 @@ fn pass_with_a_failing_check_is_refused() {
     let d = declaration();
     let mut row = arena_pass(&d);
     row["oracle_checks"][1]["ok"] = json!(false);
-    row_refused_once(&d, &row, &["oracle_checks", "failing", "test_b"]);
+    row_refused_once(&d, &row, "oracle_checks", 5, &["failing", "test_b"]);
     // A non-PASS may carry failing checks.
     row["native_outcome"] = json!("FAIL");
     row["reason"] = json!("oracle check test_b failed");
@@ -835,12 +883,12 @@ fn non_pass_without_a_reason_is_refused() {
     for reason in [json!(null), json!(""), json!("  \n")] {
         let mut row = scenario_fail(&d, SCENARIO_1);
         row["reason"] = reason.clone();
-        row_refused_once(&d, &row, &["reason", "states a reason"]);
+        row_refused_once(&d, &row, "reason", 6, &["states a reason"]);
         let mut row = arena_pass(&d);
         row["native_outcome"] = json!("STOPPED");
         row["native_status"] = json!("STOPPED");
         row["reason"] = reason;
-        row_refused_once(&d, &row, &["reason", "states a reason"]);
+        row_refused_once(&d, &row, "reason", 6, &["states a reason"]);
     }
 }
 
@@ -891,7 +939,9 @@ fn deferred_carrying_anything_is_refused_naming_the_field() {
     row_refused_once(
         &d,
         &row,
-        &["estimated_usd", "carries no time, usage, cost or spend"],
+        "estimated_usd",
+        6,
+        &["carries no time, usage, cost or spend"],
     );
 }
 
@@ -983,8 +1033,10 @@ fn a_row_or_record_three_times_names_the_one_before_each_time() {
         rows.push(copy.clone());
         rows.push(copy);
     });
+    // The text each renders to, in full (the values are the row check's).
+    let texts = |r: &[Reason]| r.iter().map(ToString::to_string).collect::<Vec<_>>();
     assert_eq!(
-        r,
+        texts(&r),
         [
             format!("ledger: rows[6]: row {ARENA_1}: appears twice (also rows[0]); one row per schedule id, the original row stays"),
             format!("ledger: rows[7]: row {ARENA_1}: appears twice (also rows[6]); one row per schedule id, the original row stays"),
@@ -1000,6 +1052,7 @@ fn a_row_or_record_three_times_names_the_one_before_each_time() {
         l["rows"][SCENARIO_ROW + 1] = b;
         l["rows"][FIXTURE_ROW] = c;
     });
+    let r = texts(&r);
     let key = r[0]
         .split("record ")
         .nth(1)
@@ -1075,11 +1128,13 @@ fn an_added_declared_field_is_carried() {
     row_refused_once(
         &d,
         &row,
-        &["reviewer_note", "missing declared attempt field"],
+        "reviewer_note",
+        3,
+        &["missing declared attempt field"],
     );
     let mut deferred = template_row(&d, ARENA_1);
     deferred["reviewer_note"] = json!("looked at it");
-    row_refused_once(&d, &deferred, &["reviewer_note", "DEFERRED"]);
+    row_refused_once(&d, &deferred, "reviewer_note", 6, &["DEFERRED"]);
 }
 
 #[test]
@@ -1292,11 +1347,9 @@ mod inspect_rows {
             row_refused_once(
                 &d,
                 &row,
-                &[
-                    "native_status",
-                    "neither completion nor stop",
-                    "completed or limit:<type>",
-                ],
+                "native_status",
+                5,
+                &["neither completion nor stop", "completed or limit:<type>"],
             );
         }
     }
@@ -1309,14 +1362,18 @@ mod inspect_rows {
         row_refused_once(
             &d,
             &row,
-            &["native_record.kind", "arena record", "inspect task"],
+            "native_record.kind",
+            3,
+            &["arena record", "inspect task"],
         );
         let mut row = complete_pass(&d, "scenario/bugfix-iso-weeks/01");
         row["native_record"]["kind"] = json!("inspect");
         row_refused_once(
             &d,
             &row,
-            &["native_record.kind", "inspect record", "scenario task"],
+            "native_record.kind",
+            3,
+            &["inspect record", "scenario task"],
         );
     }
 
@@ -1326,7 +1383,7 @@ mod inspect_rows {
         let mut row = complete_pass(&d, LIVE);
         row["native_outcome"] = json!("UNSCORED");
         row["oracle_checks"] = json!(null);
-        row_refused_once(&d, &row, &["reason", "states a reason"]);
+        row_refused_once(&d, &row, "reason", 6, &["states a reason"]);
         row["reason"] = json!("match: no score");
         row_ok(&d, &row);
     }
@@ -1357,11 +1414,7 @@ fn a_rows_own_checks_name_the_row_the_field_and_the_refusal_group() {
     );
     assert_eq!(
         Row::check(&decl, &v, "row").unwrap_err(),
-        Row::check_reasons(&decl, &v, "row")
-            .unwrap_err()
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
+        Row::check_reasons(&decl, &v, "row").unwrap_err()
     );
     // Group 4: an outcome the task does not declare; group 3: a wrong type.
     let mut v = template_row(&decl, &sid);

@@ -28,7 +28,7 @@ use gix::ObjectId;
 
 use super::decl_cache;
 use super::layout::{self, CAMPAIGN};
-use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id};
+use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_at};
 use super::tree::{KeptTrees, RecentTrees};
 
 mod budget;
@@ -165,10 +165,31 @@ impl<'r> Admission<'r> {
     /// The declaration held in `campaign.json` of `tree` (parsed once per blob). `at` names the
     /// commit for messages.
     pub fn declaration_of_tree(&mut self, tree: ObjectId, at: &str) -> Result<Rc<Known>> {
+        self.declaration_found(tree, at, None)
+    }
+
+    /// [`Admission::declaration_of_tree`], each refusal found by `rule` at `at` when it is
+    /// given (rule 1 of a root: `commit X: rule 1: campaign.json: …`).
+    pub(crate) fn declaration_found(
+        &mut self,
+        tree: ObjectId,
+        at: &str,
+        rule: Option<crate::refusal::Rule>,
+    ) -> Result<Rc<Known>> {
+        let found_by = |e: Error| match e {
+            Error::Refused(r) => Error::Refused(
+                r.map(|r| match rule {
+                    Some(rule) => r.within_around(rule),
+                    None => r,
+                })
+                .at(at),
+            ),
+            e => e,
+        };
         let Some((mode, blob)) = find_in_tree(self.repo, tree, CAMPAIGN)? else {
-            return Err(Error::refused(format!(
-                "{at}: {CAMPAIGN} is missing (a ledger commit holds its declaration)"
-            )));
+            return Err(found_by(Error::refused(format!(
+                "{CAMPAIGN} is missing (a ledger commit holds its declaration)"
+            ))));
         };
         if let Some(k) = &self.known {
             if k.blob == blob && is_regular(mode) {
@@ -176,10 +197,10 @@ impl<'r> Admission<'r> {
             }
         }
         if !is_regular(mode) {
-            return Err(Error::refused(format!(
-                "{at}: {CAMPAIGN} has mode {}; every entry is a regular file (100644)",
+            return Err(found_by(Error::refused(format!(
+                "{CAMPAIGN} has mode {}; every entry is a regular file (100644)",
                 describe_mode(mode)
-            )));
+            ))));
         }
         // The blob's size bounds it (the ordinary read refuses what is too large) and must match
         // a cached entry's.
@@ -194,11 +215,19 @@ impl<'r> Admission<'r> {
         let decl = match cached {
             Some(decl) => decl,
             None => {
-                let what = format!("{at}: {CAMPAIGN}");
-                let bytes = read_blob_bounded_id(self.repo, blob, self.max_bytes, &what)?;
+                // Its refusals are found at `at` already: the rule follows that place.
+                let bytes = read_blob_bounded_at(self.repo, blob, self.max_bytes, at, CAMPAIGN)
+                    .map_err(|e| match (e, rule) {
+                        (Error::Refused(r), Some(rule)) => {
+                            Error::Refused(r.map(|r| r.within(rule)))
+                        }
+                        (e, _) => e,
+                    })?;
                 let len = bytes.len() as u64;
-                let decl =
-                    Declaration::parse_vec(bytes, self.max_bytes).map_err(|e| e.context(&what))?;
+                let decl = Declaration::parse_vec(bytes, self.max_bytes).map_err(|e| match e {
+                    e @ Error::Refused(_) => found_by(e.context(CAMPAIGN)),
+                    e => e.context(format!("{at}: {CAMPAIGN}")),
+                })?;
                 decl_cache::store(self.repo, blob, len, &decl);
                 decl
             }
@@ -212,10 +241,13 @@ impl<'r> Admission<'r> {
     fn check_ref_name(&self, refname: &str, decl: &Declaration, at: &str) -> Result<()> {
         let wanted = self.refs()?.name(&decl.id);
         if refname != wanted {
-            return Err(Error::refused(format!(
-                "{at}: the ledger of declaration {:?} belongs on {wanted}, not {refname} (a ledger ref is named after its declaration's id)",
-                decl.id,
-            )));
+            return Err(Error::refused(
+                crate::refusal::Reason::new(format!(
+                    "the ledger of declaration {:?} belongs on {wanted}, not {refname} (a ledger ref is named after its declaration's id)",
+                    decl.id
+                ))
+                .at(at)
+            ));
         }
         Ok(())
     }

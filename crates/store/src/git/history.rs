@@ -228,10 +228,10 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
     let (writers, writers_refused) = if known.decl.writers.is_some() {
         match signature::writers_of(repo, &known, root.tree, &format!("commit {}", root.id), max) {
             Ok(w) => (w.map(|(_, w)| w), None),
-            Err(e @ Error::Refused(_)) => (
+            Err(Error::Refused(r)) => (
                 None,
                 Some(
-                    e.reasons()
+                    r.reasons()
                         .iter()
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()

@@ -200,19 +200,25 @@ impl LedgerRefs {
     /// prefix says: another case (on a case-insensitive file system the same file, which
     /// would move the ledger unchecked), or `refs/ledgers/` in a repository whose ledgers are
     /// on branches (a repository never mixes the two).
-    pub fn misspelled(&self, name: &str) -> Option<String> {
+    pub fn misspelled(&self, name: &str) -> Option<crate::refusal::Reason> {
         let p = self.prefix.as_str();
         if folds_to(name, p) && !name.starts_with(p) {
-            return Some(format!(
-                "{name}: a ledger ref is spelled {p}{} in lowercase; every other spelling is refused (on a case-insensitive file system it is the same file, and would move the ledger unchecked)",
-                &name[p.len()..]
-            ));
+            return Some(
+                crate::refusal::Reason::new(format!(
+                    "a ledger ref is spelled {p}{} in lowercase; every other spelling is refused (on a case-insensitive file system it is the same file, and would move the ledger unchecked)",
+                    &name[p.len()..]
+                ))
+                .at(name),
+            );
         }
         if p != DEFAULT_PREFIX && folds_to(name, DEFAULT_PREFIX) {
-            return Some(format!(
-                "{name}: this repository keeps its ledgers under {p} (git config {KEY_PREFIX}); a ledger ref under {DEFAULT_PREFIX} is refused, since a repository never mixes the two (the ledger is {p}{})",
-                &name[DEFAULT_PREFIX.len()..]
-            ));
+            return Some(
+                crate::refusal::Reason::new(format!(
+                    "this repository keeps its ledgers under {p} (git config {KEY_PREFIX}); a ledger ref under {DEFAULT_PREFIX} is refused, since a repository never mixes the two (the ledger is {p}{})",
+                    &name[DEFAULT_PREFIX.len()..]
+                ))
+                .at(name),
+            );
         }
         None
     }
@@ -393,7 +399,11 @@ mod tests {
         assert_eq!(d.misspelled("refs/ledgers/x"), None);
         assert_eq!(d.misspelled("refs/heads/x"), None);
         let why = d.misspelled("refs/LEDGERS/x").unwrap();
-        assert!(why.starts_with("refs/LEDGERS/x: ") && why.contains("refs/ledgers/x in lowercase"));
+        assert_eq!(why.place, ["refs/LEDGERS/x"]);
+        assert!(
+            why.sentence.contains("refs/ledgers/x in lowercase"),
+            "{why}"
+        );
         // Not at a character boundary: no panic.
         assert!(!d.folds("refs/ledgersé/x"));
         // Where sync keeps refused attempts, and the remote-tracking copies: no ledger refs.
@@ -419,9 +429,12 @@ mod tests {
         assert!(!f.folds("refs/heads/main"));
         assert!(f.misspelled("refs/heads/ledgers/x").is_none());
         let why = f.misspelled("refs/Heads/ledgers/x").unwrap();
-        assert!(why.contains("refs/heads/ledgers/x in lowercase"), "{why}");
+        assert!(
+            why.sentence.contains("refs/heads/ledgers/x in lowercase"),
+            "{why}"
+        );
         let why = f.misspelled("refs/ledgers/x").unwrap();
-        assert!(why.contains("never mixes"), "{why}");
+        assert!(why.sentence.contains("never mixes"), "{why}");
         assert_eq!(f.tracking_prefix("o"), "refs/ledger-remotes/o/");
         assert_eq!(
             LedgerRefs::default().tracking_prefix("o"),

@@ -166,9 +166,10 @@ pub fn check(
                        computed: std::result::Result<Value, Error>,
                        r: &mut Reasons| match computed {
         Ok(c) if json::value_eq(declared, &c) => checked.push(what),
-        Ok(c) => r.push(format!(
-            "{what}: declared {declared}, but commit {rev} holds {c}"
-        )),
+        Ok(c) => r.push(
+            crate::refusal::Reason::new(format!("declared {declared}, but commit {rev} holds {c}"))
+                .at(&what),
+        ),
         Err(e) => r.absorb(e.context(&what).into_reasons()),
     };
     let v = document(decl)?;

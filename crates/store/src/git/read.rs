@@ -195,16 +195,20 @@ pub fn row_at(repo: &gix::Repository, commit: ObjectId, id: &str, max: u64) -> R
     }
     let path = super::layout::row_path(id);
     let Some((mode, blob)) = super::objects::find_in_tree(repo, info.tree, &path)? else {
-        return Err(Error::refused(format!(
-            "{at}: row {id} is missing ({path})"
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!("row {id} is missing ({path})")).at(&at),
+        ));
     };
     // Never print a symlink's target text or read a submodule's commit as the row.
     if !super::objects::is_regular(mode) {
-        return Err(Error::refused(format!(
-            "{at}: row {id}: {path} has mode {}; every entry is a regular file (100644)",
-            super::objects::describe_mode(mode)
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "{path} has mode {}; every entry is a regular file (100644)",
+                super::objects::describe_mode(mode)
+            ))
+            .row(id)
+            .at(&at),
+        ));
     }
     let row = super::admit::read_row(repo, decl, blob, id, max, &at)?.map_err(Error::refusal)?;
     Ok(row.canonical(decl))

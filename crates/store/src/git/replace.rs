@@ -240,21 +240,25 @@ pub fn find_shown_otherwise(
 /// (`refs/replace/<id>`) that replaces one of their objects and each note (`refs/notes/*`) on
 /// one. `git log` and `git show` follow them, so a reviewer reading those would see another
 /// object than the one admitted (`git ledger` reads objects with replacement off).
-pub fn shown_otherwise(repo: &gix::Repository, refs: &[(String, ObjectId)]) -> Result<Vec<String>> {
+pub fn shown_otherwise(
+    repo: &gix::Repository,
+    refs: &[(String, ObjectId)],
+) -> Result<Vec<crate::refusal::Reason>> {
     let found = find_shown_otherwise(repo, refs, existing(repo)?, notes_refs(repo)?)?;
     Ok(found
         .into_iter()
         .map(|s| {
             let ShownOtherwise { name, kind, id, ledger, note } = s;
-            if note {
+            let sentence = if note {
                 format!(
-                    "{name}: it holds a note on {kind} {id} of {ledger}, which `git log` shows under its message as if it were part of what was admitted; remove it with `git notes --ref {name} remove {id}`"
+                    "it holds a note on {kind} {id} of {ledger}, which `git log` shows under its message as if it were part of what was admitted; remove it with `git notes --ref {name} remove {id}`"
                 )
             } else {
                 format!(
-                    "{name}: it replaces {kind} {id} of {ledger}, so `git log` and `git show` show another object there than the one admitted; remove it with `git replace -d {id}`"
+                    "it replaces {kind} {id} of {ledger}, so `git log` and `git show` show another object there than the one admitted; remove it with `git replace -d {id}`"
                 )
-            }
+            };
+            crate::refusal::Reason::new(sentence).at(name)
         })
         .collect())
 }

@@ -21,7 +21,7 @@ use gix::ObjectId;
 use super::allowed_signers::{fingerprint, matches_list, AllowedSigners, Entry};
 use super::known::Known;
 use super::layout::WRITERS;
-use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_id};
+use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_at};
 use super::tree::read_object;
 use crate::error::{Error, Result};
 
@@ -680,32 +680,41 @@ pub(crate) fn writers_of(
         return Ok(None);
     };
     let Some((mode, blob)) = find_in_tree(repo, tree, WRITERS)? else {
-        return Err(Error::refused(format!(
-            "{at}: {WRITERS} is missing; the declaration names writers ({}), so every ledger commit holds them",
-            pin.path
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "{WRITERS} is missing; the declaration names writers ({}), so every ledger commit holds them",
+                pin.path
+            ))
+            .at(at)
+        ));
     };
     if !is_regular(mode) {
-        return Err(Error::refused(format!(
-            "{at}: {WRITERS} has mode {}; every entry is a regular file (100644)",
-            describe_mode(mode)
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "{WRITERS} has mode {}; every entry is a regular file (100644)",
+                describe_mode(mode)
+            ))
+            .at(at),
+        ));
     }
     if let Some(w) = known.writers.get() {
         if known.writers_blob.get() == Some(&blob) {
             return Ok(Some((blob, w.clone())));
         }
     }
-    let bytes = read_blob_bounded_id(repo, blob, max_bytes, &format!("{at}: {WRITERS}"))?;
+    let bytes = read_blob_bounded_at(repo, blob, max_bytes, at, WRITERS)?;
     let got = crate::sha256_hex(&bytes);
     let want = pin.sha256.as_deref().unwrap_or_default();
     if got != want {
-        return Err(Error::refused(format!(
-            "{at}: {WRITERS} hashes to {got}, but the declaration pins writers.sha256 {want} (the file's exact bytes never change)"
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "{WRITERS} hashes to {got}, but the declaration pins writers.sha256 {want} (the file's exact bytes never change)"
+            ))
+            .at(at)
+        ));
     }
     let parsed = AllowedSigners::parse(&bytes)
-        .map_err(|r| Error::refusal(r).context(format!("{at}: {WRITERS}")))?;
+        .map_err(|r| Error::refusal(r).context(WRITERS).context(at))?;
     let parsed = Rc::new(parsed);
     if known.writers.get().is_none() {
         let _ = known.writers.set(parsed.clone());
@@ -732,9 +741,12 @@ pub fn declared_writers(
     let got = crate::sha256_hex(&bytes);
     let want = pin.sha256.as_deref().unwrap_or_default();
     if got != want {
-        return Err(Error::refused(format!(
-            "{what}: the file hashes to {got}, but the declaration pins writers.sha256 {want}"
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "the file hashes to {got}, but the declaration pins writers.sha256 {want}"
+            ))
+            .at(&what),
+        ));
     }
     let parsed = AllowedSigners::parse(&bytes).map_err(|r| Error::refusal(r).context(&what))?;
     Ok(Some((bytes, parsed)))

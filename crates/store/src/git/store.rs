@@ -343,9 +343,10 @@ pub fn declaration_at(
     let known = admission.declaration_of_tree(tree, at)?;
     let Some((_, header)) = find_in_tree(repo, tree, HEADER)?.filter(|(m, _)| is_regular(*m))
     else {
-        return Err(Error::refused(format!(
-            "{at}: {HEADER} is missing or not a regular file"
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!("{HEADER} is missing or not a regular file"))
+                .at(at),
+        ));
     };
     // Compared by blob id, without reading it: in a pack a 130-byte header may be stored as a
     // delta of the 10.8 MB declaration.
@@ -356,9 +357,12 @@ pub fn declaration_at(
     )
     .map_err(|e| Error::failed(format!("cannot hash an object: {e}")))?;
     if header != expected {
-        return Err(Error::refused(format!(
-            "{at}: {HEADER} is not the header of the declaration in {CAMPAIGN} ({{\"format\": \"campaign-ledger/1\", \"declaration\": {{\"id\", \"sha256\"}}}}, canonical)"
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!(
+                "{HEADER} is not the header of the declaration in {CAMPAIGN} ({{\"format\": \"campaign-ledger/1\", \"declaration\": {{\"id\", \"sha256\"}}}}, canonical)"
+            ))
+            .at(at)
+        ));
     }
     Ok(known)
 }
@@ -382,7 +386,9 @@ pub fn ledger_at(
     let known = declaration_at(&mut admission, repo, info.tree, &at)?;
     let decl = &known.decl;
     let Some((_, rows_tree)) = find_in_tree(repo, info.tree, layout::ROWS)? else {
-        return Err(Error::refused(format!("{at}: rows/ is missing")));
+        return Err(Error::refused(
+            crate::refusal::Reason::new("rows/ is missing").at(&at),
+        ));
     };
     let mut files = Vec::new();
     list_blobs(repo, rows_tree, "rows".into(), &mut files)?;
@@ -393,12 +399,17 @@ pub fn ledger_at(
     for e in decl.schedule() {
         let path = layout::row_path(&e.id);
         match by_path.remove(&path) {
-            None => reasons.push(format!("{at}: row {} is missing ({path})", e.id)),
-            Some((mode, _)) if !is_regular(mode) => reasons.push(format!(
-                "{at}: row {}: {path} has mode {}; every entry is a regular file (100644)",
-                e.id,
-                super::objects::describe_mode(mode)
-            )),
+            None => reasons.push(
+                crate::refusal::Reason::new(format!("row {} is missing ({path})", e.id)).at(&at),
+            ),
+            Some((mode, _)) if !is_regular(mode) => reasons.push(
+                crate::refusal::Reason::new(format!(
+                    "{path} has mode {}; every entry is a regular file (100644)",
+                    super::objects::describe_mode(mode)
+                ))
+                .row(e.id)
+                .at(&at),
+            ),
             Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
                 Ok(row) => rows.push(row),
                 Err(r) => reasons.extend(r),
@@ -408,9 +419,12 @@ pub fn ledger_at(
     let mut extra: Vec<_> = by_path.into_keys().collect();
     extra.sort();
     for p in extra {
-        reasons.push(format!(
-            "{at}: {p} is not a row of the schedule (no row is added)"
-        ));
+        reasons.push(
+            crate::refusal::Reason::new(format!(
+                "{p} is not a row of the schedule (no row is added)"
+            ))
+            .at(&at),
+        );
     }
     reasons.into_result()?;
     // The whole-ledger checks (one record per row, …) as for a ledger file.
@@ -531,9 +545,11 @@ impl RefStore {
             };
             if records != filled {
                 return Err(Error::refused_with_hint(
-                    format!(
-                        "{at}: rule 7: its message counts {filled} of {n} rows filled, but its tree holds {records} (one record file per filled row): the tip's message was not admitted, so nothing is written on it"
-                    ),
+                    crate::refusal::Reason::new(format!(
+                        "its message counts {filled} of {n} rows filled, but its tree holds {records} (one record file per filled row): the tip's message was not admitted, so nothing is written on it"
+                    ))
+                    .rule(crate::refusal::Rule::Admission(7))
+                    .at(&at),
                     format!("check the chain with `git ledger verify {refname}`; a ledger ref moved by plain Git without the hooks can hold such a commit (`git ledger hooks install` refuses them)"),
                 ));
             }
@@ -590,10 +606,9 @@ pub(crate) fn count_filled(
     for e in decl.schedule() {
         let path = layout::row_path(&e.id);
         let Some((_, id)) = find_in_tree(repo, tree, &path)? else {
-            return Err(Error::refused(format!(
-                "{at}: row {} is missing ({path})",
-                e.id
-            )));
+            return Err(Error::refused(
+                crate::refusal::Reason::new(format!("row {} is missing ({path})", e.id)).at(at),
+            ));
         };
         let row = read_row(repo, decl, id, &e.id, max_bytes, at)?.map_err(Error::refusal)?;
         if !row.is_deferred() {
@@ -631,12 +646,15 @@ impl Store for RefStore {
                 read_row(&self.repo, decl, id, schedule_id, self.max_bytes, &at)?
                     .map_err(Error::refusal)
             }
-            Some(_) => Err(Error::refused(format!(
-                "{at}: row {schedule_id}: {path} is not a regular file"
-            ))),
-            None => Err(Error::refused(format!(
-                "{at}: row {schedule_id} is missing ({path})"
-            ))),
+            Some(_) => Err(Error::refused(
+                crate::refusal::Reason::new(format!("{path} is not a regular file"))
+                    .row(schedule_id)
+                    .at(&at),
+            )),
+            None => Err(Error::refused(
+                crate::refusal::Reason::new(format!("row {schedule_id} is missing ({path})"))
+                    .at(&at),
+            )),
         }
     }
 
@@ -795,10 +813,11 @@ impl RefStore {
         // function rule 7 checks the message with.
         let (message, filled) =
             super::message::change_message(decl, change, self.filled).map_err(|why| {
-                Error::refused(format!(
-                    "{} (commit {}): rule 7: {why}",
-                    self.refname, self.tip
-                ))
+                Error::refused(
+                    crate::refusal::Reason::new(why)
+                        .rule(crate::refusal::Rule::Admission(7))
+                        .at(format!("{} (commit {})", self.refname, self.tip)),
+                )
             })?;
         debug_assert_eq!(filled, self.filled + newly);
         let committer = identity(repo)?;

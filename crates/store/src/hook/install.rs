@@ -133,15 +133,19 @@ pub fn install(dir: &Path, server: bool, force: bool) -> Result<Vec<Outcome>> {
                 plan.push((path, script, None, true));
             }
             Ok(existing) if is_earlier(name, &existing) => plan.push((path, script, None, false)),
-            Ok(_) if !force => reasons.push(format!(
-                "{}: a different {name} hook is installed; not overwritten. To keep it and run it after git-ledger's check, rename it to {name}.local (our script runs an executable {name}.local with the same input), or pass --force to do that rename",
-                path.display()
-            )),
-            Ok(_) if local.exists() => reasons.push(format!(
-                "{}: a different {name} hook is installed and {} exists too; move one of them away first",
-                path.display(),
-                local.display()
-            )),
+            Ok(_) if !force => reasons.push(
+                crate::refusal::Reason::new(format!(
+                    "a different {name} hook is installed; not overwritten. To keep it and run it after git-ledger's check, rename it to {name}.local (our script runs an executable {name}.local with the same input), or pass --force to do that rename"
+                ))
+                .at(path.display())
+            ),
+            Ok(_) if local.exists() => reasons.push(
+                crate::refusal::Reason::new(format!(
+                    "a different {name} hook is installed and {} exists too; move one of them away first",
+                    local.display()
+                ))
+                .at(path.display())
+            ),
             Ok(_) => plan.push((path, script, Some(local), false)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 plan.push((path, script, None, false))
@@ -239,7 +243,7 @@ mod tests {
         std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho mine\n").unwrap();
         let refused = install(&hooks, false, false).unwrap_err();
         assert!(
-            refused.reasons()[0].contains("pre-commit.local"),
+            crate::testutil::texts(&refused)[0].contains("pre-commit.local"),
             "{refused}"
         );
         assert_eq!(

@@ -195,15 +195,17 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
         if let Some(twin) = LedgerRefs::twin(&u.refname) {
             let created = u.old.is_none() && u.new.is_some();
             if created && crate::git::store::ref_target(repo, &twin)?.is_some() {
-                reasons.push(format!(
-                    "{}: {twin} exists, so this would be a second ledger ref of declaration {:?} under another prefix; a repository keeps its ledgers under one ({}, git config {})",
-                    u.refname,
-                    (u.refname.strip_prefix(layout::FORGE_PREFIX))
-                        .or(u.refname.strip_prefix(layout::DEFAULT_PREFIX))
-                        .unwrap_or_default(),
-                    refs.prefix(),
-                    layout::KEY_PREFIX
-                ));
+                let id = (u.refname.strip_prefix(layout::FORGE_PREFIX))
+                    .or(u.refname.strip_prefix(layout::DEFAULT_PREFIX))
+                    .unwrap_or_default();
+                reasons.push(
+                    crate::refusal::Reason::new(format!(
+                        "{twin} exists, so this would be a second ledger ref of declaration {id:?} under another prefix; a repository keeps its ledgers under one ({}, git config {})",
+                        refs.prefix(),
+                        layout::KEY_PREFIX
+                    ))
+                    .at(&u.refname),
+                );
                 continue;
             }
         }
@@ -211,10 +213,12 @@ fn admit_all(repo: &gix::Repository, updates: &[Update], bounds: &Bounds) -> Res
             continue;
         }
         if u.symbolic {
-            reasons.push(format!(
-                "{}: a ledger ref points at a commit, never at another ref (symbolic update refused)",
-                u.refname
-            ));
+            reasons.push(
+                crate::refusal::Reason::new(
+                    "a ledger ref points at a commit, never at another ref (symbolic update refused)"
+                )
+                .at(&u.refname)
+            );
             continue;
         }
         match admission.update(&u.refname, u.old, u.new, &mut |_, _| {}) {
@@ -251,7 +255,7 @@ fn replace_reasons(
     repo: &gix::Repository,
     updates: &[Update],
     admitted: &[&str],
-) -> Result<Vec<String>> {
+) -> Result<Vec<crate::refusal::Reason>> {
     use crate::git::replace;
     let hash = repo.object_hash();
     let mut reasons = Vec::new();
@@ -291,11 +295,13 @@ fn replace_reasons(
     let refuse_all = replace::refuse_all(repo)?;
     for u in pushed {
         if refuse_all {
-            reasons.push(format!(
-                "{}: replace refs are refused in this repository (`git config {}` is true)",
-                u.refname,
-                replace::KEY_REFUSE
-            ));
+            reasons.push(
+                crate::refusal::Reason::new(format!(
+                    "replace refs are refused in this repository (`git config {}` is true)",
+                    replace::KEY_REFUSE
+                ))
+                .at(&u.refname),
+            );
         } else if let Some(id) = replace::replaced(&u.refname, hash) {
             after.entry(id).or_default().push((u.refname.clone(), true));
         }
@@ -329,13 +335,15 @@ fn replace_reasons(
         for (id, (ledger, kind)) in replace::covered(repo, tips, &made)? {
             for (name, _) in after[&id].iter().filter(|(_, here)| *here) {
                 reasons.push(if layout::folds_to_notes_ref(name) {
-                    format!(
-                        "{name}: it holds a note on {kind} {id} of {ledger}; `git log` shows a note under the commit's message, so a note would make the ledger's history say what was not admitted"
-                    )
+                    crate::refusal::Reason::new(format!(
+                        "it holds a note on {kind} {id} of {ledger}; `git log` shows a note under the commit's message, so a note would make the ledger's history say what was not admitted"
+                    ))
+                    .at(name)
                 } else {
-                    format!(
-                        "{name}: it replaces {kind} {id} of {ledger}; a replace ref makes `git log`, `git show` and every mirror clone show another object than the one admitted"
-                    )
+                    crate::refusal::Reason::new(format!(
+                        "it replaces {kind} {id} of {ledger}; a replace ref makes `git log`, `git show` and every mirror clone show another object than the one admitted"
+                    ))
+                    .at(name)
                 });
             }
         }
@@ -349,13 +357,15 @@ fn replace_reasons(
         for (id, (ledger, kind)) in replace::covered(repo, moved, &kept)? {
             for (name, _) in after[&id].iter().filter(|(_, here)| !*here) {
                 reasons.push(if layout::folds_to_notes_ref(name) {
-                    format!(
-                        "{ledger}: {kind} {id} of this ledger has a note in the existing {name}, which `git log` shows under its message; remove it first (`git notes --ref {name} remove {id}`)"
-                    )
+                    crate::refusal::Reason::new(format!(
+                        "{kind} {id} of this ledger has a note in the existing {name}, which `git log` shows under its message; remove it first (`git notes --ref {name} remove {id}`)"
+                    ))
+                    .at(&ledger)
                 } else {
-                    format!(
-                        "{ledger}: {kind} {id} of this ledger is replaced by the existing {name}, which makes `git log` and `git show` show another object; delete it first (`git update-ref -d {name}`)"
-                    )
+                    crate::refusal::Reason::new(format!(
+                        "{kind} {id} of this ledger is replaced by the existing {name}, which makes `git log` and `git show` show another object; delete it first (`git update-ref -d {name}`)"
+                    ))
+                    .at(&ledger)
                 });
             }
         }

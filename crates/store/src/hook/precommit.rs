@@ -38,6 +38,7 @@ use crate::error::Reasons;
 use crate::error::{Error, Result};
 use crate::git::objects::{read_blob_bounded_id, read_commit};
 use crate::ledger::{Ledger, FORMAT};
+use crate::refusal::Reason;
 
 /// Regular files of one side (HEAD's tree or the staged index), by raw path.
 type Files = BTreeMap<BString, ObjectId>;
@@ -126,7 +127,7 @@ enum Version {
     /// A file that is not a ledger file (not JSON, not an object, another format).
     Other,
     /// A file over the input bound: it cannot be shown to be a ledger file, nor read as one.
-    TooLarge(String),
+    TooLarge(crate::error::Reasons),
     /// A ledger file's bytes.
     Ledger(Vec<u8>),
 }
@@ -143,7 +144,7 @@ fn judge_file(
     new: Version,
 ) -> Result<std::result::Result<bool, Reasons>> {
     const OVERRIDE: &str = "a ledger only grows (commit with --no-verify to override)";
-    let refused = |s: String| Ok(Err(Reasons::one(s)));
+    let refused = |r: Reason| Ok(Err(Reasons::one(r)));
     let old_bytes = match old {
         Version::Ledger(b) => Some(b),
         _ => None,
@@ -151,17 +152,32 @@ fn judge_file(
     let new_bytes = match new {
         Version::Ledger(b) => b,
         Version::Absent if old_bytes.is_some() => {
-            return refused(format!("{shown}: the ledger file is removed; {OVERRIDE}"))
+            return refused(
+                Reason::new(format!(
+                    "the ledger file is removed; {OVERRIDE}"
+                ))
+                .at(shown)
+            )
         }
         Version::Other if old_bytes.is_some() => {
-            return refused(format!(
-                "{shown}: HEAD's version is a ledger file ({FORMAT}) and the staged one no longer is; {OVERRIDE}"
-            ))
+            return refused(
+                Reason::new(format!(
+                    "HEAD's version is a ledger file ({FORMAT}) and the staged one no longer is; {OVERRIDE}"
+                ))
+                .at(shown)
+            )
         }
         Version::TooLarge(why) if old_bytes.is_some() => {
-            return refused(format!(
-                "{shown}: HEAD's version is a ledger file and the staged one cannot be read as one: {why}"
-            ))
+            // The staged file's own reasons, in the words of this one.
+            let why = (why.reasons().iter().map(ToString::to_string))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return refused(
+                Reason::new(format!(
+                    "HEAD's version is a ledger file and the staged one cannot be read as one: {why}"
+                ))
+                .at(shown),
+            );
         }
         _ => return Ok(Ok(false)),
     };
@@ -189,33 +205,44 @@ fn judge_file(
             if old.filled() == 0 {
                 return whole().map(Ok); // nothing recorded is lost: a new ledger
             }
-            return refused(format!(
-                "{at}: the declaration changed (HEAD's ledger follows {} {}, the staged one {} {}) and HEAD's ledger holds {} filled row{}: a changed declaration makes a different ledger, and the rows recorded would be lost; keep the old ledger and its declaration, and start the new one at another path",
-                old.declaration_id,
-                old.declaration_sha256,
-                new.declaration_id,
-                new.declaration_sha256,
-                old.filled(),
-                if old.filled() == 1 { "" } else { "s" },
-            ));
+            return refused(
+                Reason::new(format!(
+                    "the declaration changed (HEAD's ledger follows {} {}, the staged one {} {}) and HEAD's ledger holds {} filled row{}: a changed declaration makes a different ledger, and the rows recorded would be lost; keep the old ledger and its declaration, and start the new one at another path",
+                    old.declaration_id,
+                    old.declaration_sha256,
+                    new.declaration_id,
+                    new.declaration_sha256,
+                    old.filled(),
+                    if old.filled() == 1 { "" } else { "s" }
+                ))
+                .at(&at)
+            );
         }
         Ok((_, old)) => old,
         Err(e) => {
             if new.filled() == 0 {
                 return whole().map(Ok);
             }
-            let why = e.reasons().into_iter().next().unwrap_or_default();
-            return refused(format!(
-                "{at}: HEAD's version is a ledger file but not a valid ledger of HEAD's declaration ({why}), so the staged rows cannot be checked against it; only a ledger without filled rows may follow it (commit with --no-verify to override)"
-            ));
+            let why = (e.refusal_reasons().first().map(ToString::to_string))
+                .or_else(|| e.message())
+                .unwrap_or_default();
+            return refused(
+                Reason::new(format!(
+                    "HEAD's version is a ledger file but not a valid ledger of HEAD's declaration ({why}), so the staged rows cannot be checked against it; only a ledger without filled rows may follow it (commit with --no-verify to override)"
+                ))
+                .at(&at)
+            );
         }
     };
     if old.rows.len() != new.rows.len() {
-        return refused(format!(
-            "{at}: {} rows, HEAD's version has {}",
-            new.rows.len(),
-            old.rows.len()
-        ));
+        return refused(
+            Reason::new(format!(
+                "{} rows, HEAD's version has {}",
+                new.rows.len(),
+                old.rows.len()
+            ))
+            .at(&at),
+        );
     }
     let change = LedgerChange::between(&decl, &old, &new);
     Ok(
@@ -262,7 +289,7 @@ impl Sides<'_> {
         };
         let bytes = match read_blob_bounded_id(self.repo, *id, self.max_bytes, shown) {
             Ok(b) => b,
-            Err(e @ Error::Refused(_)) => return Ok(Version::TooLarge(e.reasons().join("; "))),
+            Err(Error::Refused(r)) => return Ok(Version::TooLarge(r)),
             Err(e) => return Err(e),
         };
         Ok(if is_ledger_file(&bytes) {
@@ -275,9 +302,12 @@ impl Sides<'_> {
     /// The declaration a ledger file follows on one side (see the module documentation).
     fn declaration(&self, side: &Files, ledger_path: &BString, shown: &str) -> Result<Declaration> {
         let Some(p) = self.decl_path(ledger_path) else {
-            return Err(Error::refused(format!(
-                "{shown}: a ledger file named campaign.json needs `git config ledger.declaration <path>`"
-            )));
+            return Err(Error::refused(
+                Reason::new(
+                    "a ledger file named campaign.json needs `git config ledger.declaration <path>`"
+                )
+                .at(shown)
+            ));
         };
         let p_shown = crate::git::show_path(&p);
         let (what, bytes) = match (side.get(&p), self.configured) {
@@ -294,9 +324,12 @@ impl Sides<'_> {
                 (format!("{p_shown} (git config ledger.declaration)"), bytes)
             }
             (None, None) => {
-                return Err(Error::refused(format!(
-                    "{shown}: no declaration to check it against: stage {p_shown} beside it, or name one with `git config ledger.declaration <path>`"
-                )))
+                return Err(Error::refused(
+                    Reason::new(format!(
+                        "no declaration to check it against: stage {p_shown} beside it, or name one with `git config ledger.declaration <path>`"
+                    ))
+                    .at(shown)
+                ))
             }
         };
         Declaration::parse(&bytes, self.max_bytes).map_err(|e| e.context(&what))

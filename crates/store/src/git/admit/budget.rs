@@ -44,10 +44,14 @@ impl Admission<'_> {
         };
         self.records_read = self.records_read.saturating_add(n);
         if self.records_read > b.max_rows {
-            return Err(Error::refused(format!(
-                "{at}: bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
-                b.max_rows, b.rows_key
-            )));
+            return Err(Error::refused(
+                crate::refusal::Reason::new(format!(
+                    "bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
+                    b.max_rows,
+                    b.rows_key
+                ))
+                .at(at)
+            ));
         }
         Ok(())
     }
@@ -100,10 +104,14 @@ impl Admission<'_> {
             grown = grown.saturating_add(entries(self, *dir)?.saturating_sub(old));
         }
         if self.records_read.saturating_add(grown) > budget.max_rows {
-            return Err(Error::refused(format!(
-                "{at}: bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
-                budget.max_rows, budget.rows_key
-            )));
+            return Err(Error::refused(
+                crate::refusal::Reason::new(format!(
+                    "bound: this update adds more than {} record files (each fills a row, so records are bounded like rows: raise it with `git config {}`)",
+                    budget.max_rows,
+                    budget.rows_key
+                ))
+                .at(at)
+            ));
         }
         Ok(())
     }

@@ -160,7 +160,7 @@ struct BoundedRecorder {
     bound: DiffBound,
     layout: usize,
     other: usize,
-    exceeded: Option<String>,
+    exceeded: Option<crate::refusal::Reason>,
 }
 
 impl gix::diff::tree::Visit for BoundedRecorder {
@@ -193,15 +193,18 @@ impl gix::diff::tree::Visit for BoundedRecorder {
         }
         let b = self.bound;
         if self.layout > b.max_layout {
-            self.exceeded = Some(format!(
+            self.exceeded = Some(crate::refusal::Reason::new(format!(
                 "bound: this update changes more than {} entries in rows/ and records/ (raise it with `git config {}`)",
                 b.max_layout, b.key
-            ));
+            )));
         } else if self.other > b.max_other {
-            self.exceeded = Some(format!(
-                "rule 3: more than {} entries outside rows/ and records/ changed (the rest were not read); a ledger's other entries never change",
-                b.max_other
-            ));
+            self.exceeded = Some(
+                crate::refusal::Reason::new(format!(
+                    "more than {} entries outside rows/ and records/ changed (the rest were not read); a ledger's other entries never change",
+                    b.max_other
+                ))
+                .rule(crate::refusal::Rule::Admission(3)),
+            );
         }
         match self.exceeded {
             Some(_) => std::ops::ControlFlow::Break(()),

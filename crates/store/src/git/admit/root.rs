@@ -32,7 +32,7 @@ impl Admission<'_> {
             ));
         }
         let known = self
-            .declaration_of_tree(info.tree, &format!("{at}: rule 1"))
+            .declaration_found(info.tree, &at, Some(Rule::Admission(1)))
             .map_err(|e| match e {
                 Error::Refused(r) => Error::Refused(r.map(|mut reason| {
                     reason

@@ -95,10 +95,14 @@ impl Admission<'_> {
                 .count();
             self.rows_read += rows;
             if self.rows_read > b.max_rows {
-                return Err(Error::refused(format!(
-                    "{at}: bound: this update changes more than {} row files (raise it with `git config {}`)",
-                    b.max_rows, b.rows_key
-                )));
+                return Err(Error::refused(
+                    crate::refusal::Reason::new(format!(
+                        "bound: this update changes more than {} row files (raise it with `git config {}`)",
+                        b.max_rows,
+                        b.rows_key
+                    ))
+                    .at(&at)
+                ));
             }
             let records = changes
                 .iter()
