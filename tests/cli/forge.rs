@@ -282,37 +282,34 @@ fn init_forge_sets_the_prefix_prints_the_protections_and_refuses_to_mix() {
     assert!(r.stderr.contains("ledger.refPrefix"), "{}", r.stderr);
 }
 
-#[test]
-fn a_ledger_id_under_both_prefixes_is_refused_by_every_command_naming_both_refs() {
-    for prefix in crate::common::PREFIXES {
-        let f = Fixture::under(1, prefix);
-        let other = if prefix == crate::common::PREFIXES[0] {
-            crate::common::PREFIXES[1]
-        } else {
-            crate::common::PREFIXES[0]
-        };
-        let twin = format!("{other}{ID}");
-        let row = f.hand_row("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED");
-        git(f.dir(), &["update-ref", &twin, &f.tip()]);
-        let tip = f.tip();
-        for args in [
-            vec!["verify"],
-            vec!["show"],
-            vec!["log"],
-            vec!["verify", &twin],
-            vec!["put", "scenario/bugfix-iso-weeks/01", row.to_str().unwrap()],
-            vec!["init", f.decl().to_str().unwrap()],
-        ] {
-            let r = f.run(&args);
-            assert_ne!(r.code, 0, "{args:?} under {prefix}");
-            assert!(
-                r.stderr.contains(&f.refname) && r.stderr.contains(&twin),
-                "{args:?} under {prefix}: {}",
-                r.stderr
-            );
-        }
-        assert_eq!(f.tip(), tip, "nothing moved");
+fn a_ledger_id_under_both_prefixes_is_refused_by_every_command_naming_both_refs(prefix: &str) {
+    let f = Fixture::under(1, prefix);
+    let other = if prefix == crate::common::PREFIXES[0] {
+        crate::common::PREFIXES[1]
+    } else {
+        crate::common::PREFIXES[0]
+    };
+    let twin = format!("{other}{ID}");
+    let row = f.hand_row("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED");
+    git(f.dir(), &["update-ref", &twin, &f.tip()]);
+    let tip = f.tip();
+    for args in [
+        vec!["verify"],
+        vec!["show"],
+        vec!["log"],
+        vec!["verify", &twin],
+        vec!["put", "scenario/bugfix-iso-weeks/01", row.to_str().unwrap()],
+        vec!["init", f.decl().to_str().unwrap()],
+    ] {
+        let r = f.run(&args);
+        assert_ne!(r.code, 0, "{args:?} under {prefix}");
+        assert!(
+            r.stderr.contains(&f.refname) && r.stderr.contains(&twin),
+            "{args:?} under {prefix}: {}",
+            r.stderr
+        );
     }
+    assert_eq!(f.tip(), tip, "nothing moved");
 }
 
 #[test]
@@ -556,4 +553,54 @@ fn the_witness_job_checkpoints_what_the_forge_serves_and_refuses_a_rewrite() {
     );
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("WITNESS_REPO"), "{}", r.stderr);
+}
+
+crate::common::under_both_prefixes!(
+    a_ledger_id_under_both_prefixes_is_refused_by_every_command_naming_both_refs
+);
+
+/// A reviewer (or witness) whose repository reads the other prefix is told where the remote's
+/// ledgers are, instead of reading "serves no ledger" as a pass; a remote with no ledger under
+/// either prefix gets no hint, and with the prefix set the ledger is audited.
+#[test]
+fn audit_and_witness_say_when_the_ledgers_are_under_the_other_prefix() {
+    for prefix in crate::common::PREFIXES {
+        let f = Fixture::under(1, prefix);
+        let other = if prefix == crate::common::PREFIXES[0] {
+            crate::common::PREFIXES[1]
+        } else {
+            crate::common::PREFIXES[0]
+        };
+        let url = f.dir().to_str().unwrap();
+        let reviewer = new_repo();
+        crate::common::use_prefix(reviewer.path(), other);
+        for command in ["audit", "witness"] {
+            let r = ledger(reviewer.path(), &[command, url]);
+            r.ok();
+            assert!(r.stdout.contains("serves no ledger"), "{}", r.stdout);
+            assert!(
+                r.stderr.contains(&f.refname)
+                    && r.stderr
+                        .contains(&format!("git config ledger.refPrefix {prefix}")),
+                "{command} reading {other}: {}",
+                r.stderr
+            );
+        }
+        // The prefix set: the ledger is audited (refused here: its pinned commit is not served).
+        crate::common::use_prefix(reviewer.path(), prefix);
+        if prefix == crate::common::PREFIXES[0] {
+            git(reviewer.path(), &["config", "--unset", "ledger.refPrefix"]);
+        }
+        let r = ledger(reviewer.path(), &["audit", url]);
+        r.expect_code(2);
+        assert!(r.stdout.contains(&format!("{ID}@")), "{}", r.stdout);
+        assert!(!r.stdout.contains("serves no ledger"), "{}", r.stdout);
+    }
+    // A remote that serves no ledger at all: no hint.
+    let empty = new_repo();
+    let reviewer = new_repo();
+    let r = ledger(reviewer.path(), &["audit", empty.path().to_str().unwrap()]);
+    r.ok();
+    assert!(r.stdout.contains("serves no ledger"), "{}", r.stdout);
+    assert!(!r.stderr.contains("hint"), "{}", r.stderr);
 }

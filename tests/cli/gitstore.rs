@@ -306,14 +306,7 @@ pub fn regular(bytes: impl Into<Vec<u8>>) -> Entry {
     }
 }
 
-#[test]
-fn init_writes_the_template_and_show_prints_it_byte_for_byte() {
-    for prefix in crate::common::PREFIXES {
-        init_writes_the_template_under(prefix);
-    }
-}
-
-fn init_writes_the_template_under(prefix: &str) {
+fn init_writes_the_template_and_show_prints_it_byte_for_byte(prefix: &str) {
     let f = Fixture::under(2, prefix);
     let r = f.refname.as_str();
     let template = f
@@ -1585,3 +1578,5 @@ fn git_dash_c_settings_reach_the_tool() {
         .clone();
     assert!(shown.contains("\"native_outcome\": \"ERROR\""), "{shown}");
 }
+
+crate::common::under_both_prefixes!(init_writes_the_template_and_show_prints_it_byte_for_byte);

@@ -117,14 +117,7 @@ fn record_path(key: &str) -> String {
 const FILLED: &str = "scenario/bugfix-iso-weeks/01";
 const DEFERRED: &str = "scenario/bugfix-iso-weeks/02";
 
-#[test]
-fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
-    for prefix in crate::common::PREFIXES {
-        pre_receive_under(prefix);
-    }
-}
-
-fn pre_receive_under(prefix: &str) {
+fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones(prefix: &str) {
     let p = Push::under(prefix);
     let reference = p.f.refname.clone();
     let rf = reference.as_str();
@@ -401,14 +394,7 @@ fn git_run_code(dir: &Path, args: &[&str]) -> i32 {
     crate::common::git_run(dir, args, None).code
 }
 
-#[test]
-fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
-    for prefix in crate::common::PREFIXES {
-        reference_transaction_under(prefix);
-    }
-}
-
-fn reference_transaction_under(prefix: &str) {
+fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref(prefix: &str) {
     let p = Push::under(prefix);
     let reference = p.f.refname.clone();
     let rf = reference.as_str();
@@ -632,3 +618,11 @@ fn hooks_install_honours_core_hooks_path_and_never_clobbers() {
     again.ok();
     assert!(again.stdout.contains("already installed"));
 }
+
+crate::common::under_both_prefixes!(
+    pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones
+);
+
+crate::common::under_both_prefixes!(
+    reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref
+);

@@ -531,11 +531,11 @@ fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted(prefix: &
         ]),
         &["the ledger's declaration is"],
     );
-    let mut foo = good.to_vec();
-    foo.push("Ledger-Foo: bar".into());
+    let mut unknown = good.to_vec();
+    unknown.push("Ledger-Foo: bar".into());
     c.refused(
         "unknown Ledger-Foo",
-        &with(&foo),
+        &with(&unknown),
         &["Ledger-Foo is not one"],
     );
     let mut lower = good.to_vec();

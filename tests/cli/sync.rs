@@ -228,17 +228,10 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon(prefix: &str) {
     drop(daemon);
 }
 
-#[test]
-fn setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported() {
-    for prefix in crate::common::PREFIXES {
-        setup_and_rewritten_remote_under(prefix);
-    }
-}
-
 /// Under either prefix; under the branch prefix a plain `git fetch` (the default refspec
 /// `+refs/heads/*:refs/remotes/origin/*`) force-updates `refs/remotes/origin/ledgers/<id>`, and
 /// sync still reports the rewrite, since it never judges by that ref.
-fn setup_and_rewritten_remote_under(prefix: &str) {
+fn setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported(prefix: &str) {
     let base = tempfile::tempdir().unwrap();
     // A plain server without the hook, so that a rewrite can reach it.
     git(base.path(), &["init", "-q", "--bare", "plain.git"]);
@@ -532,6 +525,7 @@ fn sync_does_not_replay_onto_remote_commits_admission_refuses(prefix: &str) {
 }
 
 crate::common::under_both_prefixes!(
+    setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported,
     machines_sync_concurrently_through_a_hooked_git_daemon,
     a_replayed_repair_is_admitted_with_a_regenerated_message,
     sync_does_not_replay_onto_remote_commits_admission_refuses,
