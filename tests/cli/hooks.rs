@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::common::{git, git_hooked, hooked_server, ledger, Daemon, Run};
 use crate::gitstore::{
-    canonical_row, read_files, regular, state_commit, Entry, Files, Fixture, ID, REF,
+    canonical_row, read_files, regular, state_commit, Entry, Files, Fixture, ID,
 };
 
 /// A clone-like repository with a ledger (init + one put) and a hooked bare server.
@@ -22,10 +22,6 @@ struct Push {
 }
 
 impl Push {
-    fn new() -> Self {
-        Self::under(crate::common::PREFIXES[0])
-    }
-
     /// With the ledgers under `prefix`, in the clone and on the server.
     fn under(prefix: &str) -> Self {
         let f = Fixture::under(2, prefix);
@@ -363,12 +359,12 @@ fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones(prefix: 
     assert!(git(&fresh, &["for-each-ref", &format!("{prefix}elsewhere")]).is_empty());
 }
 
-#[test]
-fn pre_receive_over_git_daemon_relays_reasons() {
-    let p = Push::new();
+fn pre_receive_over_git_daemon_relays_reasons(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let p = Push::under(prefix);
     let daemon = Daemon::start(p.servers.path());
     let url = daemon.url("server.git");
-    p.push(&url, &format!("{REF}:{REF}"), &[]).ok();
+    p.push(&url, &format!("{rf}:{rf}"), &[]).ok();
     let mut row = p.row(FILLED);
     row["reason"] = json!("edited over the wire");
     let c = p.commit(
@@ -376,7 +372,7 @@ fn pre_receive_over_git_daemon_relays_reasons() {
         &[&p.tip],
         "edit",
     );
-    let r = p.push(&url, &format!("{c}:{REF}"), &[]);
+    let r = p.push(&url, &format!("{c}:{rf}"), &[]);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr
@@ -620,6 +616,7 @@ fn hooks_install_honours_core_hooks_path_and_never_clobbers() {
 }
 
 crate::common::under_both_prefixes!(
+    pre_receive_over_git_daemon_relays_reasons,
     pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones
 );
 
