@@ -15,6 +15,8 @@ pub enum Forge {
 
 /// The script each forge's CI job runs for one push (`forge/verify-push.sh`).
 pub const VERIFY_PUSH: &str = include_str!("../../forge/verify-push.sh");
+/// The script of the optional scheduled witness job (`forge/witness.sh`).
+pub const WITNESS: &str = include_str!("../../forge/witness.sh");
 /// The GitHub Actions workflow (`forge/github/git-ledger.yml`).
 pub const GITHUB_WORKFLOW: &str = include_str!("../../forge/github/git-ledger.yml");
 /// The GitLab CI job (`forge/gitlab/git-ledger.gitlab-ci.yml`).
@@ -41,6 +43,7 @@ impl Forge {
                     GITHUB_WORKFLOW.replace("@VERSION@", v),
                 ),
                 (".github/git-ledger/verify-push.sh", VERIFY_PUSH.to_owned()),
+                (".github/git-ledger/witness.sh", WITNESS.to_owned()),
             ],
             Forge::Gitlab => vec![
                 (
@@ -48,6 +51,7 @@ impl Forge {
                     GITLAB_JOB.replace("@VERSION@", v),
                 ),
                 (".gitlab/git-ledger/verify-push.sh", VERIFY_PUSH.to_owned()),
+                (".gitlab/git-ledger/witness.sh", WITNESS.to_owned()),
             ],
         }
     }

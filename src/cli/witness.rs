@@ -47,6 +47,12 @@ pub fn run(args: WitnessArgs, io: &mut Io) -> Result<i32> {
         args.ref_name.as_deref(),
         &options,
         &mut |audit| {
+            if audit.ledgers.is_empty() {
+                writeln!(io.out, "{} serves no ledger", audit.remote)?;
+                if let Some(hint) = super::audit::other_prefix_hint(&dir, &audit.remote)? {
+                    writeln!(io.err, "hint: {hint}")?;
+                }
+            }
             for l in &audit.ledgers {
                 writeln!(io.out, "{}", l.line())?;
             }

@@ -9,13 +9,13 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::common::{git, git_run, ledger, Run};
-use crate::gitstore::{read_files, regular, state_commit, Fixture, REF};
+use crate::gitstore::{read_files, regular, state_commit, Fixture};
 
 const FILLED: &str = "arena/sympy-matrix/01";
 
 /// The honest ledger: one hand row filled as FAIL (`put`).
-fn honest() -> Fixture {
-    let f = Fixture::new(1);
+fn honest(prefix: &str) -> Fixture {
+    let f = Fixture::under(1, prefix);
     f.put(FILLED, "FAIL").ok();
     f
 }
@@ -37,12 +37,12 @@ fn plain_edit(f: &Fixture) -> String {
     );
     let message = git(f.dir(), &["log", "-1", "--format=%B", &tip]);
     let edited = state_commit(f.dir(), &files, &[&tip], &message);
-    git(f.dir(), &["update-ref", REF, &edited, &tip]);
+    git(f.dir(), &["update-ref", &f.refname, &edited, &tip]);
     edited
 }
 
 /// A mirror clone of `from` (the reviewer's copy: refs as the server has them, no hooks).
-fn mirror(from: &Path) -> tempfile::TempDir {
+fn mirror(from: &Path, prefix: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let r = git_run(
         dir.path(),
@@ -50,6 +50,7 @@ fn mirror(from: &Path) -> tempfile::TempDir {
         None,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
+    crate::common::use_prefix(&dir.path().join("m.git"), prefix);
     dir
 }
 
@@ -57,12 +58,11 @@ fn at(dir: &Path, args: &[&str]) -> Run {
     ledger(dir, args)
 }
 
-#[test]
-fn an_edited_row_reached_by_a_mirror_clone_is_refused_unless_unverified() {
-    let f = honest();
+fn an_edited_row_reached_by_a_mirror_clone_is_refused_unless_unverified(prefix: &str) {
+    let f = honest(prefix);
     let honest_tip = f.tip();
     let edited = plain_edit(&f);
-    let m = mirror(f.dir());
+    let m = mirror(f.dir(), prefix);
     let dir = m.path().join("m.git");
     let dir = dir.as_path();
 
@@ -201,7 +201,7 @@ fn remessage(f: &Fixture, message: &str) -> String {
     let files = read_files(f.dir(), &tip);
     let parent = git(f.dir(), &["rev-parse", &format!("{tip}~1")]);
     let c = state_commit(f.dir(), &files, &[&parent], message);
-    git(f.dir(), &["update-ref", REF, &c, &tip]);
+    git(f.dir(), &["update-ref", &f.refname, &c, &tip]);
     c
 }
 
@@ -226,9 +226,9 @@ fn caught_everywhere(f: &Fixture, what: &str, needle: &str) {
     );
 }
 
-#[test]
-fn a_body_claim_and_a_reviewed_by_trailer_are_caught_by_verify_report_show_and_log() {
-    let f = honest();
+fn a_body_claim_and_a_reviewed_by_trailer_are_caught_by_verify_report_show_and_log(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = honest(prefix);
     f.run(&["verify"]).ok();
     f.run(&["report"]).ok();
     let honest_tip = f.tip();
@@ -254,15 +254,14 @@ fn a_body_claim_and_a_reviewed_by_trailer_are_caught_by_verify_report_show_and_l
         "trailer Reviewed-by is not one the tool writes",
     );
     // The honest message on the same tree is admitted again.
-    git(f.dir(), &["update-ref", REF, &honest_tip]);
+    git(f.dir(), &["update-ref", rf, &honest_tip]);
     f.run(&["verify"]).ok();
     assert!(!f.run(&["report"]).ok().stdout.contains("NOT ADMITTED"));
     f.run(&["log"]).ok();
 }
 
-#[test]
-fn a_backdated_commit_is_flagged_by_log_and_an_honest_one_is_not() {
-    let f = honest();
+fn a_backdated_commit_is_flagged_by_log_and_an_honest_one_is_not(prefix: &str) {
+    let f = honest(prefix);
     let row = f.hand_row("scenario/bugfix-iso-weeks/01", "ERROR");
     ledger_env(
         f.dir(),
@@ -284,9 +283,9 @@ fn a_backdated_commit_is_flagged_by_log_and_an_honest_one_is_not() {
     assert_eq!(j[1]["dated_before_parent"], false);
 }
 
-#[test]
-fn an_author_who_is_not_the_committer_is_refused_and_the_tool_writes_one_identity() {
-    let f = Fixture::new(1);
+fn an_author_who_is_not_the_committer_is_refused_and_the_tool_writes_one_identity(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(1, prefix);
     let row = f.hand_row(FILLED, "FAIL");
     ledger_env(
         f.dir(),
@@ -299,7 +298,7 @@ fn an_author_who_is_not_the_committer_is_refused_and_the_tool_writes_one_identit
     .ok();
     let who = git(
         f.dir(),
-        &["log", "-1", "--format=%an <%ae> / %cn <%ce>", REF],
+        &["log", "-1", "--format=%an <%ae> / %cn <%ce>", rf],
     );
     assert_eq!(
         who,
@@ -325,7 +324,7 @@ fn an_author_who_is_not_the_committer_is_refused_and_the_tool_writes_one_identit
         ]);
     let out = cmd.output().unwrap();
     let forged = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    git(f.dir(), &["update-ref", REF, &forged, &tip]);
+    git(f.dir(), &["update-ref", rf, &forged, &tip]);
     caught_everywhere(
         &f,
         "another author",
@@ -333,13 +332,13 @@ fn an_author_who_is_not_the_committer_is_refused_and_the_tool_writes_one_identit
     );
 }
 
-#[test]
-fn an_author_naming_benchmark_ci_while_a_writers_key_signed_is_refused() {
+fn an_author_naming_benchmark_ci_while_a_writers_key_signed_is_refused(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     use crate::signing::{forge_as, have_ssh_keygen, Signed};
     if !have_ssh_keygen("the writers tests") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     s.put("scenario/s-b/01", "ERROR").ok();
     let tip = s.tip();
     let root = git(s.dir(), &["rev-parse", &format!("{tip}~1")]);
@@ -354,7 +353,7 @@ fn an_author_naming_benchmark_ci_while_a_writers_key_signed_is_refused() {
         false,
         "Benchmark CI <ci@bench.example>",
     );
-    git(s.dir(), &["update-ref", crate::signing::REF, &forged, &tip]);
+    git(s.dir(), &["update-ref", rf, &forged, &tip]);
     let needle = "rule 7: its author (Benchmark CI <ci@bench.example>) is not its committer";
     for args in [vec!["verify"], vec!["report"], vec!["show"], vec!["log"]] {
         let r = s.run(&args);
@@ -367,9 +366,8 @@ fn an_author_naming_benchmark_ci_while_a_writers_key_signed_is_refused() {
     assert_eq!(log[0]["admitted"], false);
 }
 
-#[test]
-fn a_replace_ref_or_a_note_on_the_ledger_makes_report_and_show_refuse() {
-    let f = honest();
+fn a_replace_ref_or_a_note_on_the_ledger_makes_report_and_show_refuse(prefix: &str) {
+    let f = honest(prefix);
     let tip = f.tip();
     f.run(&["report"]).ok();
     let root = git(f.dir(), &["rev-parse", &format!("{tip}~1")]);
@@ -401,3 +399,12 @@ fn a_replace_ref_or_a_note_on_the_ledger_makes_report_and_show_refuse() {
         r.stderr
     );
 }
+
+crate::common::under_both_prefixes!(
+    an_edited_row_reached_by_a_mirror_clone_is_refused_unless_unverified,
+    a_backdated_commit_is_flagged_by_log_and_an_honest_one_is_not,
+    a_replace_ref_or_a_note_on_the_ledger_makes_report_and_show_refuse,
+    a_body_claim_and_a_reviewed_by_trailer_are_caught_by_verify_report_show_and_log,
+    an_author_who_is_not_the_committer_is_refused_and_the_tool_writes_one_identity,
+    an_author_naming_benchmark_ci_while_a_writers_key_signed_is_refused,
+);

@@ -36,7 +36,7 @@ use git_ledger::store::{Change, ChangeKind, RowWrite};
 use serde_json::{json, Value};
 
 use crate::common::{git, new_repo};
-use crate::gitstore::{declaration_value, pretty, ID, REF};
+use crate::gitstore::{declaration_value, pretty, ID};
 
 const MAX: u64 = 1 << 26;
 
@@ -506,12 +506,12 @@ fn commit_case(
     repo.write_object(&commit).unwrap().detach()
 }
 
-/// The parent states, written by the ref-mode writer: the root; two rows filled; a third
-/// filled and one of the first repaired.
-fn parents(dir: &Path, decl: &Declaration) -> Vec<Parent> {
-    let mut store = git_ledger::git::store::RefStore::open(Some(dir), Some(REF), MAX).unwrap();
+/// The parent states, written by the ref-mode writer on `rf`: the root; two rows filled; a
+/// third filled and one of the first repaired.
+fn parents(dir: &Path, decl: &Declaration, rf: &str) -> Vec<Parent> {
+    let mut store = git_ledger::git::store::RefStore::open(Some(dir), Some(rf), MAX).unwrap();
     let ids: Vec<String> = decl.schedule().map(|e| e.id.clone()).collect();
-    let tip = |dir: &Path| ObjectId::from_hex(git(dir, &["rev-parse", REF]).as_bytes()).unwrap();
+    let tip = |dir: &Path| ObjectId::from_hex(git(dir, &["rev-parse", rf]).as_bytes()).unwrap();
     let rows_now = |store: &mut git_ledger::git::store::RefStore| -> Vec<Row> {
         use git_ledger::store::Store;
         ids.iter().map(|id| store.row(id).unwrap()).collect()
@@ -552,12 +552,20 @@ fn parents(dir: &Path, decl: &Declaration) -> Vec<Parent> {
     out
 }
 
-#[test]
-fn every_path_decides_a_change_alike() {
+/// 3,000 seeded changes under the default prefix; under the branch prefix a fixed sample, the
+/// first 300 of the same seed, so that this test's CI time does not double: what it varies
+/// (the change) does not depend on the ledger ref's name.
+fn every_path_decides_a_change_alike(prefix: &str) {
+    let rf: &str = &format!("{prefix}{ID}");
+    let full = if prefix == crate::common::PREFIXES[0] {
+        3000
+    } else {
+        300
+    };
     let cases: usize = std::env::var("AGREE_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3000);
+        .unwrap_or(full);
     let seed: u64 = std::env::var("AGREE_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -567,6 +575,7 @@ fn every_path_decides_a_change_alike() {
     // The ledger ref (ref mode, the validator), a ledger file (file mode), and a repository
     // with the ledger file on a branch (pre-commit).
     let refs = new_repo();
+    crate::common::use_prefix(refs.path(), prefix);
     let files = tempfile::tempdir().unwrap();
     let decl_path = files.path().join("campaign.json");
     let decl_bytes = pretty(&declaration_value(ID, 2));
@@ -576,7 +585,7 @@ fn every_path_decides_a_change_alike() {
         git(refs.path(), &["config", k, v]);
     }
     crate::common::ledger(refs.path(), &["init", decl_path.to_str().unwrap()]).ok();
-    let parents = parents(refs.path(), &decl);
+    let parents = parents(refs.path(), &decl, rf);
     // Each change's objects stay in memory (the validator reads through them).
     let repo = gix::open(refs.path()).unwrap().with_object_memory();
 
@@ -605,12 +614,9 @@ fn every_path_decides_a_change_alike() {
         let mut file_store =
             git_ledger::store::file::FileStore::open(&decl_path, &ledger_path, MAX).unwrap();
         // Ref mode: the ref at the parent.
-        git(
-            refs.path(),
-            &["update-ref", REF, &parent.commit.to_string()],
-        );
+        git(refs.path(), &["update-ref", rf, &parent.commit.to_string()]);
         let mut ref_store =
-            git_ledger::git::store::RefStore::open(Some(refs.path()), Some(REF), MAX).unwrap();
+            git_ledger::git::store::RefStore::open(Some(refs.path()), Some(rf), MAX).unwrap();
         // pre-commit: HEAD holds the parent's ledger file.
         std::fs::write(branch.path().join("ledger.json"), &old_bytes).unwrap();
         git(branch.path(), &["add", "-A"]);
@@ -758,3 +764,5 @@ fn model_verdict(decl: &Declaration, parent: &[Row], case: &Case) -> Result<Vec<
         .unwrap()
         .map_err(|_| ())
 }
+
+crate::common::under_both_prefixes!(every_path_decides_a_change_alike);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::common::{git, git_hooked, git_run, ledger, ledger_hooked, new_repo, Daemon, Run};
-use crate::signing::{Signed, REF};
+use crate::signing::Signed;
 
 pub(crate) const ROW_A: &str = "scenario/s-b/01";
 pub(crate) const ROW_B: &str = "arena/case-a/01";
@@ -67,8 +67,14 @@ pub(crate) struct Trial {
 }
 
 impl Trial {
+    /// The authors' ledgers under the default prefix.
+    #[allow(dead_code)] // the ref-mode tests take a prefix; kept for tests to come
     pub(crate) fn new() -> Trial {
-        let s = Signed::new();
+        Self::under(crate::common::PREFIXES[0])
+    }
+    /// The authors' ledgers under `prefix`.
+    pub(crate) fn under(prefix: &str) -> Trial {
+        let s = Signed::under(prefix);
         put(&s, ROW_A, "ERROR");
         let base = tempfile::tempdir().unwrap();
         git(
@@ -102,18 +108,26 @@ impl Trial {
                 "-f",
                 server,
                 "HEAD:refs/heads/main",
-                &format!("+{REF}:{REF}"),
+                &format!("+{0}:{0}", self.s.refname),
             ],
         );
     }
     pub(crate) fn tip(&self) -> String {
-        git(&self.server, &["rev-parse", REF])
+        git(&self.server, &["rev-parse", &self.s.refname])
     }
 }
 
 /// A reviewer: an empty repository with the git-ledger hooks installed.
+#[allow(dead_code)] // the ref-mode tests take a prefix; kept for tests to come
 pub(crate) fn reviewer() -> tempfile::TempDir {
+    reviewer_under(crate::common::PREFIXES[0])
+}
+
+/// A reviewer: an empty repository with the git-ledger hooks installed, reading ledgers under
+/// `prefix` (as the authors keep them).
+pub(crate) fn reviewer_under(prefix: &str) -> tempfile::TempDir {
     let dir = new_repo();
+    crate::common::use_prefix(dir.path(), prefix);
     ledger(dir.path(), &["hooks", "install"]).ok();
     dir
 }
@@ -135,25 +149,20 @@ fn declaration(t: &Trial) -> (String, String) {
     )
 }
 
-#[test]
-fn the_honest_repository_passes_and_the_audit_writes_nothing_but_its_own_refs() {
-    let t = Trial::new();
-    let r = reviewer();
+fn the_honest_repository_passes_and_the_audit_writes_nothing_but_its_own_refs(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
+    let t = Trial::under(prefix);
+    let r = reviewer_under(prefix);
     let url = t.url();
     let tip1 = t.tip();
     // The reviewer holds the ledger locally already (a plain fetch), at the first tip.
     let f = git_hooked(
         r.path(),
-        &["fetch", "-q", &url, &format!("{REF}:{REF}")],
+        &["fetch", "-q", &url, &format!("{rf}:{rf}")],
         None,
     );
     assert_eq!(f.code, 0, "{}", f.stderr);
-    let local = || {
-        git(
-            r.path(),
-            &["for-each-ref", "refs/ledgers/", "refs/remotes/"],
-        )
-    };
+    let local = || git(r.path(), &["for-each-ref", prefix, "refs/remotes/"]);
     let local_before = local();
     let served = tree_state(&t.server);
     let first = audit(r.path(), &[&url]);
@@ -227,11 +236,12 @@ fn the_honest_repository_passes_and_the_audit_writes_nothing_but_its_own_refs() 
 /// Rewrite the ledger from a reproduced root: delete it, `init` again with the original dates
 /// (the same signed root), fill the row with another outcome, force-push, gc the server.
 pub(crate) fn rewrite_from_the_root(t: &Trial, outcome: &str) -> String {
-    let root = git(t.s.dir(), &["rev-list", "--max-parents=0", REF]);
-    git(t.s.dir(), &["update-ref", "-d", REF]);
+    let rf = t.s.refname.as_str();
+    let root = git(t.s.dir(), &["rev-list", "--max-parents=0", rf]);
+    git(t.s.dir(), &["update-ref", "-d", rf]);
     t.s.run(&["init", "campaign.json"]).ok();
     assert_eq!(
-        git(t.s.dir(), &["rev-parse", REF]),
+        git(t.s.dir(), &["rev-parse", rf]),
         root,
         "init reproduces the root"
     );
@@ -242,12 +252,12 @@ pub(crate) fn rewrite_from_the_root(t: &Trial, outcome: &str) -> String {
     t.tip()
 }
 
-#[test]
-fn a_rewrite_from_a_reproduced_root_is_caught_by_audit_and_by_verify_expect_tip() {
-    let t = Trial::new();
+fn a_rewrite_from_a_reproduced_root_is_caught_by_audit_and_by_verify_expect_tip(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
+    let t = Trial::under(prefix);
     let url = t.url();
     let honest = t.tip();
-    let r = reviewer();
+    let r = reviewer_under(prefix);
     audit(r.path(), &[&url]).ok();
     let doctored = rewrite_from_the_root(&t, "PASS");
     assert_ne!(doctored, honest);
@@ -267,9 +277,9 @@ fn a_rewrite_from_a_reproduced_root_is_caught_by_audit_and_by_verify_expect_tip(
     );
     assert!(
         a.stderr.contains(&format!(
-            "refs/ledgers/small on {url}: rewritten since {honest}: commit {honest} is not on the ledger's first-parent chain"
+            "{rf} on {url}: rewritten since {honest}: commit {honest} is not on the ledger's first-parent chain"
         )) || a.stderr.contains(&format!(
-            "refs/ledgers/small on {url}: rewritten since {honest}: commit {honest} is not in the served history: the ledger may have been rewritten"
+            "{rf} on {url}: rewritten since {honest}: commit {honest} is not in the served history: the ledger may have been rewritten"
         )),
         "{}",
         a.stderr
@@ -278,7 +288,7 @@ fn a_rewrite_from_a_reproduced_root_is_caught_by_audit_and_by_verify_expect_tip(
     // Once rewritten, always reported.
     audit(r.path(), &[&url]).expect_code(2);
     // A fresh reviewer holding the paper's citation.
-    let fresh = reviewer();
+    let fresh = reviewer_under(prefix);
     audit(fresh.path(), &[&url]).ok();
     let cited = audit(
         fresh.path(),
@@ -294,10 +304,8 @@ fn a_rewrite_from_a_reproduced_root_is_caught_by_audit_and_by_verify_expect_tip(
     );
     // verify --expect-tip in a plain clone says the same.
     let clone = new_repo();
-    git(
-        clone.path(),
-        &["fetch", "-q", &url, &format!("{REF}:{REF}")],
-    );
+    crate::common::use_prefix(clone.path(), prefix);
+    git(clone.path(), &["fetch", "-q", &url, &format!("{rf}:{rf}")]);
     let v = ledger(
         clone.path(),
         &["verify", "--expect-tip", &format!("small@{honest}")],
@@ -312,14 +320,15 @@ fn a_rewrite_from_a_reproduced_root_is_caught_by_audit_and_by_verify_expect_tip(
 
 /// A plain-Git commit on the server's ledger: one row's outcome edited.
 fn plain_edit(t: &Trial) -> String {
+    let rf = t.s.refname.as_str();
     let d = t.s.dir();
-    let tip = git(d, &["rev-parse", REF]);
-    let path = git(d, &["ls-tree", "-r", "--name-only", REF])
+    let tip = git(d, &["rev-parse", rf]);
+    let path = git(d, &["ls-tree", "-r", "--name-only", rf])
         .lines()
         .find(|p| p.contains("s-b/01"))
         .unwrap()
         .to_owned();
-    let row = git(d, &["show", &format!("{REF}:{path}")]).replace("\"ERROR\"", "\"PASS\"");
+    let row = git(d, &["show", &format!("{rf}:{path}")]).replace("\"ERROR\"", "\"PASS\"");
     let blob = git_run(
         d,
         &["hash-object", "-w", "--stdin"],
@@ -341,7 +350,7 @@ fn plain_edit(t: &Trial) -> String {
         );
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     };
-    env_git(&["read-tree", REF]);
+    env_git(&["read-tree", rf]);
     env_git(&[
         "update-index",
         "--cacheinfo",
@@ -356,18 +365,18 @@ fn plain_edit(t: &Trial) -> String {
             "-q",
             "-f",
             t.server.to_str().unwrap(),
-            &format!("+{commit}:{REF}"),
+            &format!("+{commit}:{rf}"),
         ],
     );
     commit
 }
 
-#[test]
-fn a_plain_edit_replace_refs_notes_and_a_deletion_are_each_caught_with_their_reason() {
-    let t = Trial::new();
+fn a_plain_edit_replace_refs_notes_and_a_deletion_are_each_caught_with_their_reason(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
+    let t = Trial::under(prefix);
     let url = t.url();
     let honest = t.tip();
-    let r = reviewer();
+    let r = reviewer_under(prefix);
     audit(r.path(), &[&url]).ok();
 
     // Replace refs and notes on the server: `git log` of a mirror clone would show them.
@@ -404,14 +413,14 @@ fn a_plain_edit_replace_refs_notes_and_a_deletion_are_each_caught_with_their_rea
     a.expect_code(2);
     assert!(
         a.stderr.contains(&format!(
-            "refs/replace/{honest} on {url}: it replaces commit {honest} of refs/ledgers/small"
+            "refs/replace/{honest} on {url}: it replaces commit {honest} of {rf}"
         )),
         "{}",
         a.stderr
     );
     assert!(
         a.stderr.contains(&format!(
-            "refs/notes/commits on {url}: it holds a note on commit {honest} of refs/ledgers/small"
+            "refs/notes/commits on {url}: it holds a note on commit {honest} of {rf}"
         )),
         "{}",
         a.stderr
@@ -435,9 +444,8 @@ fn a_plain_edit_replace_refs_notes_and_a_deletion_are_each_caught_with_their_rea
         a.stdout
     );
     assert!(
-        a.stderr.contains(&format!(
-            "refs/ledgers/small on {url}: commit {edited}: rule"
-        )),
+        a.stderr
+            .contains(&format!("{rf} on {url}: commit {edited}: rule")),
         "{}",
         a.stderr
     );
@@ -449,7 +457,7 @@ fn a_plain_edit_replace_refs_notes_and_a_deletion_are_each_caught_with_their_rea
     );
 
     // A deleted ledger.
-    git(&t.server, &["update-ref", "-d", REF]);
+    git(&t.server, &["update-ref", "-d", rf]);
     let a = audit(r.path(), &[&url]);
     a.expect_code(2);
     assert!(
@@ -460,18 +468,18 @@ fn a_plain_edit_replace_refs_notes_and_a_deletion_are_each_caught_with_their_rea
     );
     assert!(
         a.stderr.contains(&format!(
-            "refs/ledgers/small on {url}: deleted: {url} no longer serves refs/ledgers/small"
+            "{rf} on {url}: deleted: {url} no longer serves {rf}"
         )),
         "{}",
         a.stderr
     );
     // The audit's copy is pruned with it; no local ledger ref was ever created.
-    assert!(git(r.path(), &["for-each-ref", "refs/ledgers/"]).is_empty());
+    assert!(git(r.path(), &["for-each-ref", prefix]).is_empty());
 }
 
-#[test]
-fn a_backdated_commit_is_flagged_and_an_unserved_pinned_commit_is_said() {
-    let t = Trial::new();
+fn a_backdated_commit_is_flagged_and_an_unserved_pinned_commit_is_said(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
+    let t = Trial::under(prefix);
     // The next commit dated a month before its parent.
     let p = t.s.keys.path().join("row.json");
     hand_row(&t.s, ROW_B, "PASS", &p);
@@ -486,13 +494,13 @@ fn a_backdated_commit_is_flagged_and_an_unserved_pinned_commit_is_said() {
     let server = t.server.to_str().unwrap();
     git(
         t.s.dir(),
-        &["push", "-q", "-f", server, &format!("+{REF}:{REF}")],
+        &["push", "-q", "-f", server, &format!("+{rf}:{rf}")],
     );
     git(&t.server, &["update-ref", "-d", "refs/heads/main"]);
     git(&t.server, &["reflog", "expire", "--expire=now", "--all"]);
     git(&t.server, &["gc", "-q", "--prune=now"]);
     let tip = t.tip();
-    let r = reviewer();
+    let r = reviewer_under(prefix);
     let a = audit(r.path(), &[&t.url()]);
     a.expect_code(2);
     let (_, rev) = declaration(&t);
@@ -515,9 +523,8 @@ fn a_backdated_commit_is_flagged_and_an_unserved_pinned_commit_is_said() {
     assert_eq!(v["ledgers"][0]["declaration"]["status"], "not served");
 }
 
-#[test]
-fn audit_bad_arguments_are_usage_errors_and_an_unreachable_remote_fails() {
-    let r = reviewer();
+fn audit_bad_arguments_are_usage_errors_and_an_unreachable_remote_fails(prefix: &str) {
+    let r = reviewer_under(prefix);
     let a = audit(r.path(), &["/nonexistent/server.git"]);
     a.expect_code(1);
     assert!(
@@ -534,14 +541,14 @@ fn audit_bad_arguments_are_usage_errors_and_an_unreachable_remote_fails() {
 /// signed with the writer's own key and force-pushed by the authors, who control the server:
 /// rule 7 (the body is exactly the tool's) makes the audit refuse it, and the honest tip before
 /// it still passes.
-#[test]
-fn a_body_claim_signed_by_the_writer_is_caught_by_audit() {
+fn a_body_claim_signed_by_the_writer_is_caught_by_audit(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     use crate::signing::{forge_as, COMMITTER};
-    let t = Trial::new();
-    let r = reviewer();
+    let t = Trial::under(prefix);
+    let r = reviewer_under(prefix);
     audit(r.path(), &[&t.url()]).ok();
     let d = t.s.dir();
-    let tip = git(d, &["rev-parse", REF]);
+    let tip = git(d, &["rev-parse", rf]);
     let parent = git(d, &["rev-parse", &format!("{tip}~1")]);
     let tree = git(d, &["rev-parse", &format!("{tip}^{{tree}}")]);
     let message = git(d, &["log", "-1", "--format=%B", &tip]);
@@ -565,7 +572,7 @@ fn a_body_claim_signed_by_the_writer_is_caught_by_audit() {
             "-q",
             "-f",
             t.server.to_str().unwrap(),
-            &format!("+{forged}:{REF}"),
+            &format!("+{forged}:{rf}"),
         ],
     );
     let a = audit(r.path(), &[&t.url()]);
@@ -578,3 +585,12 @@ fn a_body_claim_signed_by_the_writer_is_caught_by_audit() {
     );
     assert!(a.stderr.contains(&forged), "{}", a.stderr);
 }
+
+crate::common::under_both_prefixes!(
+    the_honest_repository_passes_and_the_audit_writes_nothing_but_its_own_refs,
+    a_rewrite_from_a_reproduced_root_is_caught_by_audit_and_by_verify_expect_tip,
+    a_plain_edit_replace_refs_notes_and_a_deletion_are_each_caught_with_their_reason,
+    a_backdated_commit_is_flagged_and_an_unserved_pinned_commit_is_said,
+    audit_bad_arguments_are_usage_errors_and_an_unreachable_remote_fails,
+    a_body_claim_signed_by_the_writer_is_caught_by_audit,
+);

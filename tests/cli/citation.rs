@@ -3,14 +3,14 @@
 //! that the repository does not hold is "not in the served history", the fetch hint only second.
 
 use crate::common::*;
-use crate::gitstore::{Fixture, ID, REF};
+use crate::gitstore::{Fixture, ID};
 
 const SID_1: &str = "scenario/bugfix-iso-weeks/01";
 const SID_2: &str = "scenario/bugfix-iso-weeks/02";
 
-#[test]
-fn verify_expect_tip_admits_the_tip_and_its_first_parent_ancestors() {
-    let f = Fixture::new(2);
+fn verify_expect_tip_admits_the_tip_and_its_first_parent_ancestors(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(2, prefix);
     let root = f.tip();
     f.put(SID_1, "ERROR").ok();
     f.put(SID_2, "ERROR").ok();
@@ -20,19 +20,19 @@ fn verify_expect_tip_admits_the_tip_and_its_first_parent_ancestors() {
     out.ok();
     assert_eq!(
         out.stdout,
-        format!("{REF}: 3 commits admitted, root to {tip}; {tip} is its tip\n")
+        format!("{rf}: 3 commits admitted, root to {tip}; {tip} is its tip\n")
     );
     // The bare commit id, the ref named with --ref as with every other command, or positionally.
     for args in [
         vec!["verify", "--expect-tip", &root],
         vec!["verify", "--ref", ID, "--expect-tip", &root],
-        vec!["verify", REF, "--expect-tip", &root],
+        vec!["verify", rf, "--expect-tip", &root],
     ] {
         let out = f.run(&args);
         out.ok();
         assert_eq!(
             out.stdout,
-            format!("{REF}: 3 commits admitted, root to {tip}; it extends {root} by 2 commits\n"),
+            format!("{rf}: 3 commits admitted, root to {tip}; it extends {root} by 2 commits\n"),
             "{args:?}"
         );
     }
@@ -50,15 +50,15 @@ fn verify_expect_tip_admits_the_tip_and_its_first_parent_ancestors() {
     assert_eq!(report["ledger"]["citation"], serde_json::json!(cited));
 }
 
-#[test]
-fn verify_expect_tip_refuses_a_ledger_rewritten_since_the_tip() {
-    let f = Fixture::new(2);
+fn verify_expect_tip_refuses_a_ledger_rewritten_since_the_tip(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(2, prefix);
     let root = f.tip();
     f.put(SID_1, "ERROR").ok();
     let cited_tip = f.tip();
     // The authors rewrite the ledger from its root: the same root, another history, every
     // commit admitted, so plain verify passes.
-    git(f.dir(), &["update-ref", REF, &root]);
+    git(f.dir(), &["update-ref", rf, &root]);
     f.put(SID_1, "INTERRUPTED_UNGRADED").ok();
     let tip = f.tip();
     assert_ne!(tip, cited_tip);
@@ -68,7 +68,7 @@ fn verify_expect_tip_refuses_a_ledger_rewritten_since_the_tip() {
     assert_eq!(
         out.stderr,
         format!(
-            "refused (1 reason):\n  {REF}: rewritten since {cited_tip}: commit {cited_tip} is not on the ledger's first-parent chain from {tip} to its root\n"
+            "refused (1 reason):\n  {rf}: rewritten since {cited_tip}: commit {cited_tip} is not on the ledger's first-parent chain from {tip} to its root\n"
         )
     );
     assert!(out.stdout.is_empty(), "{}", out.stdout);
@@ -79,7 +79,7 @@ fn verify_expect_tip_refuses_a_ledger_rewritten_since_the_tip() {
     assert_eq!(
         out.stderr,
         format!(
-            "refused (1 reason):\n  {REF}: rewritten since {gone}: commit {gone} is not in the served history: the ledger may have been rewritten\n"
+            "refused (1 reason):\n  {rf}: rewritten since {gone}: commit {gone} is not in the served history: the ledger may have been rewritten\n"
         )
     );
     assert!(!out.stderr.contains("fetch"), "{}", out.stderr);
@@ -105,15 +105,15 @@ fn verify_expect_tip_refuses_a_ledger_rewritten_since_the_tip() {
         "{text}"
     );
     let now = f.run(&["report", "--json"]).ok().json();
-    assert_eq!(now["ledger"]["ref"], serde_json::json!(REF));
+    assert_eq!(now["ledger"]["ref"], serde_json::json!(rf));
     // The old ledger tip still verifies its own chain: nothing but the expectation refused.
     assert_eq!(f.tip(), tip);
 }
 
-#[test]
-fn verify_expect_tip_bad_arguments_are_usage_errors() {
-    let f = Fixture::new(1);
+fn verify_expect_tip_bad_arguments_are_usage_errors(prefix: &str) {
+    let f = Fixture::under(1, prefix);
     let tip = f.tip();
+    let missing = format!("{prefix}other-ledger does not exist");
     for (arg, needle) in [
         (
             "abc1234".to_owned(),
@@ -121,10 +121,7 @@ fn verify_expect_tip_bad_arguments_are_usage_errors() {
         ),
         (format!("{ID}@{}", &tip[..12]), "give the full commit id"),
         (format!("..bad@{tip}"), "is not a declaration id"),
-        (
-            format!("other-ledger@{tip}"),
-            "refs/ledgers/other-ledger does not exist",
-        ),
+        (format!("other-ledger@{tip}"), missing.as_str()),
     ] {
         let out = f.run(&["verify", "--expect-tip", &arg]);
         assert!(
@@ -144,14 +141,14 @@ fn verify_expect_tip_bad_arguments_are_usage_errors() {
     );
 }
 
-#[test]
-fn a_named_commit_that_is_not_served_may_mean_a_rewrite_and_fetching_comes_second() {
-    let f = Fixture::new(1);
+fn a_named_commit_that_is_not_served_may_mean_a_rewrite_and_fetching_comes_second(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(1, prefix);
     let gone = "0123456789abcdef0123456789abcdef01234567";
     for args in [
         vec!["report", "--at", gone],
         vec!["show", "--at", gone],
-        vec!["diff", gone, REF],
+        vec!["diff", gone, rf],
     ] {
         let out = f.run(&args);
         out.expect_code(1);
@@ -174,9 +171,9 @@ fn a_named_commit_that_is_not_served_may_mean_a_rewrite_and_fetching_comes_secon
 
 /// The same ledger state gives the same bytes in every format, wherever the report is made (a
 /// fresh clone, another directory); another state gives other bytes, each naming its commit.
-#[test]
-fn every_format_of_one_state_is_byte_identical_in_a_clone_and_names_its_tip() {
-    let f = Fixture::new(2);
+fn every_format_of_one_state_is_byte_identical_in_a_clone_and_names_its_tip(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(2, prefix);
     f.put(SID_1, "ERROR").ok();
     let tip = f.tip();
     let clone = tempfile::tempdir().unwrap();
@@ -185,7 +182,8 @@ fn every_format_of_one_state_is_byte_identical_in_a_clone_and_names_its_tip() {
         clone.path(),
         &["clone", "-q", f.dir().to_str().unwrap(), "reviewer"],
     );
-    git(&c, &["fetch", "-q", "origin", &format!("{REF}:{REF}")]);
+    crate::common::use_prefix(&c, prefix);
+    git(&c, &["fetch", "-q", "origin", &format!("{rf}:{rf}")]);
     let formats = ["text", "markdown", "html", "json"];
     let reports = |dir: &std::path::Path| -> Vec<String> {
         formats
@@ -203,7 +201,7 @@ fn every_format_of_one_state_is_byte_identical_in_a_clone_and_names_its_tip() {
     let cited = format!("{ID}@{tip}");
     for (fmt, out) in formats.iter().zip(&here) {
         assert!(out.contains(&cited), "{fmt}: {out}");
-        assert!(out.contains(REF), "{fmt}: {out}");
+        assert!(out.contains(rf), "{fmt}: {out}");
         assert!(
             !out.contains(f.dir().to_str().unwrap()),
             "{fmt} names a path"
@@ -267,3 +265,11 @@ fn every_format_of_one_state_is_byte_identical_in_a_clone_and_names_its_tip() {
         .collect();
     assert_eq!(file_reports[0], file_reports[1]);
 }
+
+crate::common::under_both_prefixes!(
+    verify_expect_tip_admits_the_tip_and_its_first_parent_ancestors,
+    verify_expect_tip_refuses_a_ledger_rewritten_since_the_tip,
+    verify_expect_tip_bad_arguments_are_usage_errors,
+    a_named_commit_that_is_not_served_may_mean_a_rewrite_and_fetching_comes_second,
+    every_format_of_one_state_is_byte_identical_in_a_clone_and_names_its_tip,
+);

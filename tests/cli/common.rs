@@ -134,12 +134,42 @@ pub fn new_repo() -> tempfile::TempDir {
 /// and the branch prefix of a hosted forge (`git config ledger.refPrefix`, `docs/forges.md`).
 pub const PREFIXES: [&str; 2] = ["refs/ledgers/", "refs/heads/ledgers/"];
 
+/// One test body, two `#[test]` entry points: for each `name`, a `fn name(prefix: &str)` in
+/// scope runs as `name::refs_ledgers` (the default prefix) and `name::refs_heads_ledgers` (the
+/// branch prefix of a hosted forge), so that a ref-mode test is parametrised, not copied.
+macro_rules! under_both_prefixes {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn refs_ledgers() {
+                super::$name($crate::common::PREFIXES[0])
+            }
+            #[test]
+            fn refs_heads_ledgers() {
+                super::$name($crate::common::PREFIXES[1])
+            }
+        }
+    )+};
+}
+pub(crate) use under_both_prefixes;
+
 /// Put `dir`'s ledgers under `prefix` (`git config ledger.refPrefix`, as `init --forge` does);
 /// the default prefix is left unset, as in a repository nobody configured.
 pub fn use_prefix(dir: &Path, prefix: &str) {
     if prefix != PREFIXES[0] {
         git(dir, &["config", "ledger.refPrefix", prefix]);
     }
+}
+
+/// The ledger ref of `id` in `dir`: under its `ledger.refPrefix`, else the default prefix.
+pub fn ledger_ref(dir: &Path, id: &str) -> String {
+    let r = git_run(dir, &["config", "--get", "ledger.refPrefix"], None);
+    let prefix = if r.code == 0 {
+        r.stdout.trim().to_owned()
+    } else {
+        PREFIXES[0].to_owned()
+    };
+    format!("{prefix}{id}")
 }
 
 /// Write `content` at `rel` under `root`, creating directories.

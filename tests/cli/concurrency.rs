@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::common::{bin, git, git_run, ledger, path_with_bin, pin_env, Run};
-use crate::gitstore::{canonical_row, hand_row_value, pretty, Fixture, REF};
+use crate::gitstore::{canonical_row, hand_row_value, pretty, Fixture, ID};
 
 /// Every schedule id of the fixture's declaration, in schedule order.
 fn schedule(f: &Fixture) -> Vec<String> {
@@ -79,7 +79,13 @@ fn fills_per_row(dir: &Path) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for line in git(
         dir,
-        &["log", "--format=", "--name-only", "--diff-filter=M", REF],
+        &[
+            "log",
+            "--format=",
+            "--name-only",
+            "--diff-filter=M",
+            &crate::common::ledger_ref(dir, ID),
+        ],
     )
     .lines()
     .filter(|l| !l.is_empty())
@@ -137,9 +143,9 @@ fn verifier(dir: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<usiz
     })
 }
 
-#[test]
-fn eight_writers_times_ten_rows_each_land_exactly_once() {
-    let f = Fixture::new(27); // 81 rows
+fn eight_writers_times_ten_rows_each_land_exactly_once(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(27, prefix); // 81 rows
     const WRITERS: usize = 8;
     const ROWS: usize = 10;
     let jobs = deal(&f, WRITERS, ROWS, "crashed under load");
@@ -172,7 +178,7 @@ fn eight_writers_times_ten_rows_each_land_exactly_once() {
     let verified = verify.join().unwrap();
     // Every row once: one commit per row, each row path modified by exactly one commit.
     assert_eq!(
-        git(f.dir(), &["rev-list", "--count", REF]),
+        git(f.dir(), &["rev-list", "--count", rf]),
         (WRITERS * ROWS + 1).to_string()
     );
     let fills = fills_per_row(f.dir());
@@ -197,9 +203,8 @@ fn eight_writers_times_ten_rows_each_land_exactly_once() {
 /// `ledger.json.lock` from comparing the file to renaming the new one over it, so no write is
 /// lost (without it two writers could both compare, then both rename, the second dropping the
 /// first's row).
-#[test]
-fn file_mode_writers_of_one_file_lose_no_row() {
-    let f = Fixture::new(27);
+fn file_mode_writers_of_one_file_lose_no_row(prefix: &str) {
+    let f = Fixture::under(27, prefix);
     let decl = f.decl();
     let file = f.file("ledger.json");
     let template = f.run(&["template", decl.to_str().unwrap()]);
@@ -247,6 +252,7 @@ fn file_mode_writers_of_one_file_lose_no_row() {
 /// runs the reference-transaction hook. It does not check whether the row is still DEFERRED:
 /// the hook decides. Returns `Ok(commit)` when it landed, `Err(stderr)` when the hook refused.
 fn plumbing_fill(dir: &Path, index: &Path, sid: &str, template: &Value) -> Result<String, String> {
+    let rf = crate::common::ledger_ref(dir, ID);
     let record = pretty(&json!({"by": "plumbing", "row": sid}));
     let mut row = hand_row_value(&template.to_string(), "ERROR");
     row["reason"] = json!("filled by plumbing");
@@ -277,7 +283,7 @@ fn plumbing_fill(dir: &Path, index: &Path, sid: &str, template: &Value) -> Resul
         String::from_utf8_lossy(&o.stdout).trim().to_owned()
     };
     for _ in 0..200 {
-        let tip = git(dir, &["rev-parse", REF]);
+        let tip = git(dir, &["rev-parse", &rf]);
         with_index(&["read-tree", &tip]);
         with_index(&[
             "update-index",
@@ -303,7 +309,7 @@ fn plumbing_fill(dir: &Path, index: &Path, sid: &str, template: &Value) -> Resul
         pin_env(&mut cmd)
             .env("PATH", path_with_bin())
             .current_dir(dir)
-            .args(["update-ref", REF, &commit, &tip]);
+            .args(["update-ref", &rf, &commit, &tip]);
         let o = cmd.output().unwrap();
         if o.status.success() {
             return Ok(commit);
@@ -321,9 +327,9 @@ fn plumbing_fill(dir: &Path, index: &Path, sid: &str, template: &Value) -> Resul
     panic!("plumbing writer for {sid} lost 200 races");
 }
 
-#[test]
-fn put_races_writers_that_go_through_the_reference_transaction_hook() {
-    let f = Fixture::new(8); // 24 rows
+fn put_races_writers_that_go_through_the_reference_transaction_hook(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(8, prefix); // 24 rows
     let dir = f.dir();
     ledger(dir, &["hooks", "install"]).ok();
     let ids = schedule(&f);
@@ -419,7 +425,7 @@ fn put_races_writers_that_go_through_the_reference_transaction_hook() {
     assert_eq!(fills.len(), ids.len(), "{fills:?}");
     assert!(fills.values().all(|&n| n == 1), "{fills:?}");
     assert_eq!(
-        git(dir, &["rev-list", "--count", REF]),
+        git(dir, &["rev-list", "--count", rf]),
         (ids.len() + 1).to_string()
     );
     f.run(&["verify"]).ok();
@@ -472,10 +478,9 @@ impl git_ledger::store::Store for AlwaysMoved {
     }
 }
 
-#[test]
-fn exit_3_only_when_the_retry_bound_is_reached() {
+fn exit_3_only_when_the_retry_bound_is_reached(prefix: &str) {
     use git_ledger::store::{apply, MAX_ATTEMPTS};
-    let f = Fixture::new(1);
+    let f = Fixture::under(1, prefix);
     let sid = "scenario/bugfix-iso-weeks/01";
     let ledger_file = f.file("ledger.json");
     let t = f.run(&["template", f.decl().to_str().unwrap()]);
@@ -530,3 +535,10 @@ fn exit_3_only_when_the_retry_bound_is_reached() {
     );
     r.expect_code(2);
 }
+
+crate::common::under_both_prefixes!(
+    eight_writers_times_ten_rows_each_land_exactly_once,
+    file_mode_writers_of_one_file_lose_no_row,
+    put_races_writers_that_go_through_the_reference_transaction_hook,
+    exit_3_only_when_the_retry_bound_is_reached,
+);

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::common::{git, ledger, Run};
-use crate::gitstore::{Fixture, REF};
+use crate::gitstore::Fixture;
 use crate::import::Campaign;
 
 /// Every object and ref of a repository, its loose-object and pack counts, and every byte of
@@ -199,12 +199,13 @@ fn shown_message(stdout: &str) -> String {
 }
 
 fn last_message(dir: &Path) -> String {
-    format!("{}\n", git(dir, &["log", "-1", "--format=%B", REF]))
+    let r = crate::common::ledger_ref(dir, crate::gitstore::ID);
+    format!("{}\n", git(dir, &["log", "-1", "--format=%B", &r]))
 }
 
-#[test]
-fn put_and_repair_dry_runs_write_no_object_and_name_the_commit_the_real_write_makes() {
-    let f = Fixture::new(2);
+fn put_and_repair_dry_runs_write_no_object_and_name_the_commit_the_real_write_makes(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(2, prefix);
     let sid = "scenario/bugfix-iso-weeks/01";
     let row = f.hand_row(sid, "INTERRUPTED_UNGRADED");
     let row = row.to_str().unwrap();
@@ -226,7 +227,7 @@ fn put_and_repair_dry_runs_write_no_object_and_name_the_commit_the_real_write_ma
     );
     assert!(
         d.stdout.contains(&format!(
-            "dry run: nothing written; admitted on {REF} {tip} (0/6 filled); after the commit 1/6 rows would be filled; its message:\n    put {sid}: INTERRUPTED_UNGRADED -> ungraded\n"
+            "dry run: nothing written; admitted on {rf} {tip} (0/6 filled); after the commit 1/6 rows would be filled; its message:\n    put {sid}: INTERRUPTED_UNGRADED -> ungraded\n"
         )),
         "{}",
         d.stdout
@@ -263,9 +264,8 @@ fn put_and_repair_dry_runs_write_no_object_and_name_the_commit_the_real_write_ma
     assert_eq!(last_message(f.dir()), message);
 }
 
-#[test]
-fn dry_runs_refuse_what_the_real_write_refuses_and_write_nothing() {
-    let f = Fixture::new(2);
+fn dry_runs_refuse_what_the_real_write_refuses_and_write_nothing(prefix: &str) {
+    let f = Fixture::under(2, prefix);
     let sid = "scenario/bugfix-iso-weeks/01";
     // The real commands first (a refused real command may still keep derived data, the
     // declaration it parsed, under .git/git-ledger/; a dry run keeps nothing).
@@ -301,10 +301,10 @@ fn dry_runs_refuse_what_the_real_write_refuses_and_write_nothing() {
         .expect_code(64);
 }
 
-#[test]
-fn import_dry_run_in_ref_mode_gives_the_commit_message_and_writes_no_object() {
+fn import_dry_run_in_ref_mode_gives_the_commit_message_and_writes_no_object(prefix: &str) {
     let c = Campaign::new();
     let root = c.root();
+    crate::common::use_prefix(root, prefix);
     ledger(root, &["init", "campaign.json"]).ok();
     let args = example_import_args(&c);
     let before = snapshot(root);
@@ -322,7 +322,7 @@ fn import_dry_run_in_ref_mode_gives_the_commit_message_and_writes_no_object() {
     let mut real = strs(&args);
     real.insert(0, "import");
     ledger(root, &real).ok();
-    let r = format!("refs/ledgers/{}", c.decl.id);
+    let r = format!("{prefix}{}", c.decl.id);
     assert_eq!(
         format!("{}\n", git(root, &["log", "-1", "--format=%B", &r])),
         message
@@ -338,13 +338,14 @@ fn import_dry_run_in_ref_mode_gives_the_commit_message_and_writes_no_object() {
     unchanged(&before, &snapshot(root), "a dry run");
 }
 
-#[test]
-fn a_dry_run_on_a_ledger_with_writers_signs_and_admits_in_memory_and_refuses_another_key() {
+fn a_dry_run_on_a_ledger_with_writers_signs_and_admits_in_memory_and_refuses_another_key(
+    prefix: &str,
+) {
     use crate::signing::{have_ssh_keygen, keygen, Signed};
     if !have_ssh_keygen("a dry run on a signed ledger") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     let sid = "scenario/s-b/01";
     let row = crate::gitstore::hand_row_value(&s.run(&["show", "--row", sid]).ok().stdout, "ERROR");
     let path = s.keys.path().join("row.json");
@@ -521,3 +522,10 @@ fn put_and_repair_dry_runs_in_file_mode_change_no_byte_and_show_what_the_write_d
         "the real repair writes the file"
     );
 }
+
+crate::common::under_both_prefixes!(
+    put_and_repair_dry_runs_write_no_object_and_name_the_commit_the_real_write_makes,
+    dry_runs_refuse_what_the_real_write_refuses_and_write_nothing,
+    import_dry_run_in_ref_mode_gives_the_commit_message_and_writes_no_object,
+    a_dry_run_on_a_ledger_with_writers_signs_and_admits_in_memory_and_refuses_another_key,
+);

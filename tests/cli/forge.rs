@@ -282,37 +282,34 @@ fn init_forge_sets_the_prefix_prints_the_protections_and_refuses_to_mix() {
     assert!(r.stderr.contains("ledger.refPrefix"), "{}", r.stderr);
 }
 
-#[test]
-fn a_ledger_id_under_both_prefixes_is_refused_by_every_command_naming_both_refs() {
-    for prefix in crate::common::PREFIXES {
-        let f = Fixture::under(1, prefix);
-        let other = if prefix == crate::common::PREFIXES[0] {
-            crate::common::PREFIXES[1]
-        } else {
-            crate::common::PREFIXES[0]
-        };
-        let twin = format!("{other}{ID}");
-        let row = f.hand_row("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED");
-        git(f.dir(), &["update-ref", &twin, &f.tip()]);
-        let tip = f.tip();
-        for args in [
-            vec!["verify"],
-            vec!["show"],
-            vec!["log"],
-            vec!["verify", &twin],
-            vec!["put", "scenario/bugfix-iso-weeks/01", row.to_str().unwrap()],
-            vec!["init", f.decl().to_str().unwrap()],
-        ] {
-            let r = f.run(&args);
-            assert_ne!(r.code, 0, "{args:?} under {prefix}");
-            assert!(
-                r.stderr.contains(&f.refname) && r.stderr.contains(&twin),
-                "{args:?} under {prefix}: {}",
-                r.stderr
-            );
-        }
-        assert_eq!(f.tip(), tip, "nothing moved");
+fn a_ledger_id_under_both_prefixes_is_refused_by_every_command_naming_both_refs(prefix: &str) {
+    let f = Fixture::under(1, prefix);
+    let other = if prefix == crate::common::PREFIXES[0] {
+        crate::common::PREFIXES[1]
+    } else {
+        crate::common::PREFIXES[0]
+    };
+    let twin = format!("{other}{ID}");
+    let row = f.hand_row("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED");
+    git(f.dir(), &["update-ref", &twin, &f.tip()]);
+    let tip = f.tip();
+    for args in [
+        vec!["verify"],
+        vec!["show"],
+        vec!["log"],
+        vec!["verify", &twin],
+        vec!["put", "scenario/bugfix-iso-weeks/01", row.to_str().unwrap()],
+        vec!["init", f.decl().to_str().unwrap()],
+    ] {
+        let r = f.run(&args);
+        assert_ne!(r.code, 0, "{args:?} under {prefix}");
+        assert!(
+            r.stderr.contains(&f.refname) && r.stderr.contains(&twin),
+            "{args:?} under {prefix}: {}",
+            r.stderr
+        );
     }
+    assert_eq!(f.tip(), tip, "nothing moved");
 }
 
 #[test]
@@ -328,9 +325,20 @@ fn hooks_install_forge_writes_the_shipped_ci_files_which_the_forges_schemas_acce
         std::fs::read(repo.path().join(".github/git-ledger/verify-push.sh")).unwrap(),
         std::fs::read(project_root().join("forge/verify-push.sh")).unwrap()
     );
-    // Least permissions, pinned action, no secrets.
+    assert_eq!(
+        std::fs::read(repo.path().join(".github/git-ledger/witness.sh")).unwrap(),
+        std::fs::read(project_root().join("forge/witness.sh")).unwrap()
+    );
+    // Least permissions, pinned action; verification uses no secret, and the optional witness
+    // job one (its signing key), only when the witness's repository is configured.
     assert!(text.contains("permissions:\n  contents: read\n"), "{text}");
-    assert!(!text.contains("secrets."), "{text}");
+    let (verify_job, witness_job) = text.split_once("\n  witness:\n").unwrap();
+    assert!(!verify_job.contains("secrets."), "{verify_job}");
+    let secrets: Vec<&str> = witness_job.matches("secrets.").collect();
+    assert_eq!(secrets.len(), 1, "{witness_job}");
+    assert!(witness_job.contains("${{ secrets.GIT_LEDGER_WITNESS_KEY }}"));
+    assert!(witness_job.contains("if: ${{ vars.GIT_LEDGER_WITNESS_REPO != '' }}"));
+    assert!(witness_job.contains("permissions:\n      contents: read\n"));
     for line in text.lines().filter(|l| l.trim_start().starts_with("uses:")) {
         let at = line.split('@').nth(1).unwrap_or_default();
         assert!(
@@ -355,9 +363,9 @@ fn hooks_install_forge_writes_the_shipped_ci_files_which_the_forges_schemas_acce
     .ok();
     ledger(repo.path(), &["hooks", "install", "--forge", "gitlab"]).ok();
     let job = repo.path().join(".gitlab/git-ledger.gitlab-ci.yml");
-    assert!(std::fs::read_to_string(&job)
-        .unwrap()
-        .contains("verify-push.sh"));
+    let gitlab = std::fs::read_to_string(&job).unwrap();
+    assert!(gitlab.contains("verify-push.sh") && gitlab.contains("witness.sh"));
+    assert!(repo.path().join(".gitlab/git-ledger/witness.sh").is_file());
 
     // The forges' syntax: SchemaStore's schemas as check-jsonschema vendors them (actionlint's
     // PyPI wrapper downloads its binary from GitHub at install time, which CI cannot reach).
@@ -391,4 +399,208 @@ fn hooks_install_forge_writes_the_shipped_ci_files_which_the_forges_schemas_acce
         .output()
         .unwrap();
     assert!(!out.status.success());
+}
+
+/// Run the shipped `forge/witness.sh` in `dir` (the witness job's clone) with `env`.
+fn witness_script(dir: &Path, env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new("sh");
+    pin_env(&mut cmd)
+        .current_dir(dir)
+        .arg(project_root().join("forge/witness.sh"))
+        .env("GIT_LEDGER", bin());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().expect("sh"))
+}
+
+/// The optional witness job: its script, run as the job runs it (a clone with the ledger
+/// branches fetched, the witness's key and repository), checkpoints each ledger branch the
+/// forge serves into the witness's bare repository, extends the chain on the next run, and
+/// refuses — pushing nothing — a branch rewritten while the protection was off; a reader's
+/// `verify --witness` then refuses the rewritten ledger.
+#[test]
+fn the_witness_job_checkpoints_what_the_forge_serves_and_refuses_a_rewrite() {
+    if !crate::signing::have_ssh_keygen("the witness job") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let server = forge_server(base.path());
+    // A signed ledger whose declaration pins the default branch's commit, which the forge
+    // serves (the audit checks the pins against it).
+    let f = crate::signing::Signed::under(crate::common::PREFIXES[1]);
+    let branch = f.refname.clone();
+    git(
+        f.dir(),
+        &["remote", "add", "origin", server.to_str().unwrap()],
+    );
+    git(f.dir(), &["push", "-q", "origin", "HEAD:refs/heads/main"]);
+    crate::audit::put(&f, crate::audit::ROW_A, "ERROR");
+    ledger(f.dir(), &["sync"]).ok();
+    let checked = f.tip();
+
+    // The witness: a key, its published signers file, and a bare repository of its own.
+    let keys = tempfile::tempdir().unwrap();
+    let key = crate::signing::keygen(keys.path(), "witness", "ed25519");
+    let email = "witness@example.org";
+    let signers = keys.path().join("witness-signers");
+    std::fs::write(&signers, format!("{email} {}\n", key.public)).unwrap();
+    git(base.path(), &["init", "-q", "--bare", "witness.git"]);
+    let wrepo = base.path().join("witness.git");
+    let wref = "refs/ledger-witness/small";
+    let job = |name: &str| {
+        let ci = ci_clone(base.path(), &server, name);
+        git(
+            &ci,
+            &[
+                "fetch",
+                "-q",
+                "origin",
+                "+refs/heads/ledgers/*:refs/heads/ledgers/*",
+            ],
+        );
+        witness_script(
+            &ci,
+            &[
+                // A path relative to the job's clone, as a local path may be given.
+                ("WITNESS_REPO", "../witness.git"),
+                ("WITNESS_KEY_FILE", key.path.to_str().unwrap()),
+                ("WITNESS_EMAIL", email),
+                ("LEDGER_REMOTE", "."),
+            ],
+        )
+    };
+    let witnessed = |dir: &Path| {
+        ledger(
+            dir,
+            &[
+                "verify",
+                "--witness",
+                wrepo.to_str().unwrap(),
+                "--witness-signers",
+                signers.to_str().unwrap(),
+            ],
+        )
+    };
+
+    // First run: one checkpoint of the served tip, signed by the witness, pushed.
+    job("ci1").ok();
+    let c1 = git(&wrepo, &["rev-parse", wref]);
+    let checkpoint: serde_json::Value =
+        serde_json::from_str(&git(&wrepo, &["show", &format!("{c1}:checkpoint.json")])).unwrap();
+    assert_eq!(checkpoint["tip"], checked.as_str(), "{checkpoint}");
+    let r = witnessed(f.dir());
+    r.ok();
+    assert!(r.stdout.contains("witnessed by"), "{}", r.stdout);
+
+    // The ledger grows; the next run extends the witness's chain (a fast-forward push).
+    crate::audit::put(&f, crate::audit::ROW_B, "FAIL");
+    ledger(f.dir(), &["sync"]).ok();
+    job("ci2").ok();
+    let c2 = git(&wrepo, &["rev-parse", wref]);
+    assert_eq!(git(&wrepo, &["rev-parse", &format!("{c2}~1")]), c1);
+
+    // Someone switches the protection off, rewrites the branch and switches it back on.
+    let hook = server.join("hooks/pre-receive");
+    std::fs::rename(&hook, server.join("hooks/off")).unwrap();
+    git(f.dir(), &["update-ref", &f.refname, &checked]);
+    crate::audit::put(&f, crate::audit::ROW_B, "PASS");
+    let rewritten = f.tip();
+    git(
+        f.dir(),
+        &[
+            "push",
+            "-q",
+            "-f",
+            "origin",
+            &format!("{rewritten}:{branch}"),
+        ],
+    );
+    std::fs::rename(server.join("hooks/off"), &hook).unwrap();
+    assert_eq!(git(&server, &["rev-parse", &branch]), rewritten);
+    // The job refuses it, naming the rewrite, and the witness's chain stays where it was.
+    let r = job("ci3");
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("rewritten") && r.stderr.contains(&branch),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(git(&wrepo, &["rev-parse", wref]), c2);
+    // A reader holding the rewritten ledger is refused against the checkpoints.
+    let reader = new_repo();
+    crate::common::use_prefix(reader.path(), crate::common::PREFIXES[1]);
+    git(
+        reader.path(),
+        &[
+            "fetch",
+            "-q",
+            server.to_str().unwrap(),
+            &format!("{branch}:{branch}"),
+        ],
+    );
+    let r = witnessed(reader.path());
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains(&c2[..7]) || r.stderr.contains("checkpoint"),
+        "{}",
+        r.stderr
+    );
+    // Without the witness's repository the script says what is missing and writes nothing.
+    let r = witness_script(
+        f.dir(),
+        &[("WITNESS_KEY_FILE", "k"), ("WITNESS_EMAIL", email)],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("WITNESS_REPO"), "{}", r.stderr);
+}
+
+crate::common::under_both_prefixes!(
+    a_ledger_id_under_both_prefixes_is_refused_by_every_command_naming_both_refs
+);
+
+/// A reviewer (or witness) whose repository reads the other prefix is told where the remote's
+/// ledgers are, instead of reading "serves no ledger" as a pass; a remote with no ledger under
+/// either prefix gets no hint, and with the prefix set the ledger is audited.
+#[test]
+fn audit_and_witness_say_when_the_ledgers_are_under_the_other_prefix() {
+    for prefix in crate::common::PREFIXES {
+        let f = Fixture::under(1, prefix);
+        let other = if prefix == crate::common::PREFIXES[0] {
+            crate::common::PREFIXES[1]
+        } else {
+            crate::common::PREFIXES[0]
+        };
+        let url = f.dir().to_str().unwrap();
+        let reviewer = new_repo();
+        crate::common::use_prefix(reviewer.path(), other);
+        for command in ["audit", "witness"] {
+            let r = ledger(reviewer.path(), &[command, url]);
+            r.ok();
+            assert!(r.stdout.contains("serves no ledger"), "{}", r.stdout);
+            assert!(
+                r.stderr.contains(&f.refname)
+                    && r.stderr
+                        .contains(&format!("git config ledger.refPrefix {prefix}")),
+                "{command} reading {other}: {}",
+                r.stderr
+            );
+        }
+        // The prefix set: the ledger is audited (refused here: its pinned commit is not served).
+        crate::common::use_prefix(reviewer.path(), prefix);
+        if prefix == crate::common::PREFIXES[0] {
+            git(reviewer.path(), &["config", "--unset", "ledger.refPrefix"]);
+        }
+        let r = ledger(reviewer.path(), &["audit", url]);
+        r.expect_code(2);
+        assert!(r.stdout.contains(&format!("{ID}@")), "{}", r.stdout);
+        assert!(!r.stdout.contains("serves no ledger"), "{}", r.stdout);
+    }
+    // A remote that serves no ledger at all: no hint.
+    let empty = new_repo();
+    let reviewer = new_repo();
+    let r = ledger(reviewer.path(), &["audit", empty.path().to_str().unwrap()]);
+    r.ok();
+    assert!(r.stdout.contains("serves no ledger"), "{}", r.stdout);
+    assert!(!r.stderr.contains("hint"), "{}", r.stderr);
 }

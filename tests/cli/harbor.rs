@@ -692,10 +692,10 @@ fn damaged_results_are_refused_with_every_reason_and_nothing_written() {
     assert_eq!(before, h.ledger_bytes());
 }
 
-#[test]
-fn a_job_imports_into_a_ledger_ref_with_its_results_as_records() {
+fn a_job_imports_into_a_ledger_ref_with_its_results_as_records(prefix: &str) {
     let h = Harness::new(shared_tasks(), 2);
     let d = h.path();
+    crate::common::use_prefix(d, prefix);
     let job = h.job("j1");
     ledger(d, &["init", "campaign.json"]).ok();
     ledger(d, &["import", "--harbor", &job, "--revision", "HEAD"]).ok();
@@ -709,11 +709,7 @@ fn a_job_imports_into_a_ledger_ref_with_its_results_as_records() {
     let k = sha256(key.as_bytes());
     let path = format!("records/{}/{}.json", &k[..2], &k[2..]);
     let blob = std::process::Command::new("git")
-        .args([
-            "cat-file",
-            "blob",
-            &format!("refs/ledgers/harbor-small:{path}"),
-        ])
+        .args(["cat-file", "blob", &format!("{prefix}harbor-small:{path}")])
         .current_dir(d)
         .output()
         .unwrap();
@@ -726,7 +722,7 @@ fn a_job_imports_into_a_ledger_ref_with_its_results_as_records() {
     ledger(d, &["verify"]).ok();
     let log = git(
         d,
-        &["log", "-1", "--format=%B", "refs/ledgers/harbor-small"],
+        &["log", "-1", "--format=%B", &format!("{prefix}harbor-small")],
     );
     assert!(log.contains("Ledger-Filled: 6"), "{log}");
 }
@@ -793,3 +789,5 @@ fn damaged_job_files_are_refused_with_their_reason_never_a_panic() {
     out.ok();
     assert_eq!(out.json()["filled"], 6);
 }
+
+crate::common::under_both_prefixes!(a_job_imports_into_a_ledger_ref_with_its_results_as_records);

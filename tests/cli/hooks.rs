@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::common::{git, git_hooked, hooked_server, ledger, Daemon, Run};
 use crate::gitstore::{
-    canonical_row, read_files, regular, state_commit, Entry, Files, Fixture, ID, REF,
+    canonical_row, read_files, regular, state_commit, Entry, Files, Fixture, ID,
 };
 
 /// A clone-like repository with a ledger (init + one put) and a hooked bare server.
@@ -22,10 +22,6 @@ struct Push {
 }
 
 impl Push {
-    fn new() -> Self {
-        Self::under(crate::common::PREFIXES[0])
-    }
-
     /// With the ledgers under `prefix`, in the clone and on the server.
     fn under(prefix: &str) -> Self {
         let f = Fixture::under(2, prefix);
@@ -117,14 +113,7 @@ fn record_path(key: &str) -> String {
 const FILLED: &str = "scenario/bugfix-iso-weeks/01";
 const DEFERRED: &str = "scenario/bugfix-iso-weeks/02";
 
-#[test]
-fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones() {
-    for prefix in crate::common::PREFIXES {
-        pre_receive_under(prefix);
-    }
-}
-
-fn pre_receive_under(prefix: &str) {
+fn pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones(prefix: &str) {
     let p = Push::under(prefix);
     let reference = p.f.refname.clone();
     let rf = reference.as_str();
@@ -370,12 +359,12 @@ fn pre_receive_under(prefix: &str) {
     assert!(git(&fresh, &["for-each-ref", &format!("{prefix}elsewhere")]).is_empty());
 }
 
-#[test]
-fn pre_receive_over_git_daemon_relays_reasons() {
-    let p = Push::new();
+fn pre_receive_over_git_daemon_relays_reasons(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let p = Push::under(prefix);
     let daemon = Daemon::start(p.servers.path());
     let url = daemon.url("server.git");
-    p.push(&url, &format!("{REF}:{REF}"), &[]).ok();
+    p.push(&url, &format!("{rf}:{rf}"), &[]).ok();
     let mut row = p.row(FILLED);
     row["reason"] = json!("edited over the wire");
     let c = p.commit(
@@ -383,7 +372,7 @@ fn pre_receive_over_git_daemon_relays_reasons() {
         &[&p.tip],
         "edit",
     );
-    let r = p.push(&url, &format!("{c}:{REF}"), &[]);
+    let r = p.push(&url, &format!("{c}:{rf}"), &[]);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr
@@ -401,14 +390,7 @@ fn git_run_code(dir: &Path, args: &[&str]) -> i32 {
     crate::common::git_run(dir, args, None).code
 }
 
-#[test]
-fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref() {
-    for prefix in crate::common::PREFIXES {
-        reference_transaction_under(prefix);
-    }
-}
-
-fn reference_transaction_under(prefix: &str) {
+fn reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref(prefix: &str) {
     let p = Push::under(prefix);
     let reference = p.f.refname.clone();
     let rf = reference.as_str();
@@ -632,3 +614,12 @@ fn hooks_install_honours_core_hooks_path_and_never_clobbers() {
     again.ok();
     assert!(again.stdout.contains("already installed"));
 }
+
+crate::common::under_both_prefixes!(
+    pre_receive_over_git_daemon_relays_reasons,
+    pre_receive_refuses_hostile_pushes_with_reasons_and_admits_good_ones
+);
+
+crate::common::under_both_prefixes!(
+    reference_transaction_refuses_update_ref_and_fetch_into_a_ledger_ref
+);

@@ -207,13 +207,6 @@ fn server_and_clone() -> (tempfile::TempDir, PathBuf, tempfile::TempDir) {
     (base, server, c)
 }
 
-#[test]
-fn pre_receive_without_the_binary_refuses_ledger_refs_only() {
-    for prefix in crate::common::PREFIXES {
-        pre_receive_without_the_binary_under(prefix);
-    }
-}
-
 /// The ledger ref names the fallback must refuse under `prefix`: every spelling of
 /// `refs/ledgers/` always, and of the configured prefix.
 fn ledger_names(prefix: &str) -> Vec<String> {
@@ -225,7 +218,7 @@ fn ledger_names(prefix: &str) -> Vec<String> {
     names
 }
 
-fn pre_receive_without_the_binary_under(prefix: &str) {
+fn pre_receive_without_the_binary_refuses_ledger_refs_only(prefix: &str) {
     let (_base, server, c) = server_and_clone();
     crate::common::use_prefix(&server, prefix);
     let p = c.path();
@@ -279,14 +272,7 @@ fn pre_receive_without_the_binary_under(prefix: &str) {
     );
 }
 
-#[test]
-fn reference_transaction_without_the_binary_refuses_ledger_refs_only() {
-    for prefix in crate::common::PREFIXES {
-        reference_transaction_without_the_binary_under(prefix);
-    }
-}
-
-fn reference_transaction_without_the_binary_under(prefix: &str) {
+fn reference_transaction_without_the_binary_refuses_ledger_refs_only(prefix: &str) {
     let (_base, _server, c) = server_and_clone();
     let p = c.path();
     crate::common::use_prefix(p, prefix);
@@ -370,3 +356,9 @@ fn pre_applypatch_without_the_binary_judges_a_patch_as_pre_commit_does() {
     ok(&git_without(p, &["am", "--abort"], None));
     assert!(!p.join("ledger.json").exists());
 }
+
+crate::common::under_both_prefixes!(pre_receive_without_the_binary_refuses_ledger_refs_only);
+
+crate::common::under_both_prefixes!(
+    reference_transaction_without_the_binary_refuses_ledger_refs_only
+);

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{bin, git, ledger, pin_env, write, Run};
 use crate::gitstore::{
-    declaration_value, pretty, read_files, regular, state_commit, Entry, Fixture, ID, REF,
+    declaration_value, pretty, read_files, regular, state_commit, Entry, Fixture, ID,
 };
 use crate::import::Campaign;
 
@@ -85,9 +85,10 @@ fn expect(dir: &Path, files: &[&str], args: &[&str], code: i32, needles: &[&str]
     r
 }
 
-/// A campaign with its ledger file and its ledger ref (after `init`).
-fn campaign() -> Campaign {
+/// A campaign with its ledger file and its ledger ref under `prefix` (after `init`).
+fn campaign(prefix: &str) -> Campaign {
     let c = Campaign::new();
+    crate::common::use_prefix(c.root(), prefix);
     ledger(c.root(), &["init", "campaign.json"]).ok();
     c
 }
@@ -108,9 +109,8 @@ fn import_both(c: &Campaign, extra_files: &[&str], records: &[&str], code: i32, 
     expect(c.root(), &files, &ref_mode, code, needles);
 }
 
-#[test]
-fn arena_stores_that_are_not_arena_stores() {
-    let c = campaign();
+fn arena_stores_that_are_not_arena_stores(prefix: &str) {
+    let c = campaign(prefix);
     let root = c.root();
     // Not SQLite.
     write(
@@ -190,9 +190,8 @@ fn arena_stores_that_are_not_arena_stores() {
 /// A writer holding the store's EXCLUSIVE lock (a rollback-journal store in the middle of a
 /// commit): the import waits for the busy timeout, then fails with "store is locked" (exit 1),
 /// in both modes at once; the writer's transaction is unharmed and commits afterwards.
-#[test]
-fn an_arena_store_locked_by_a_writer() {
-    let c = campaign();
+fn an_arena_store_locked_by_a_writer(prefix: &str) {
+    let c = campaign(prefix);
     let s = c.store("stores/locked", &c.arena_sql());
     let db_path = c.root().join(&s).join("results.sqlite3");
     let writer = rusqlite::Connection::open(&db_path).unwrap();
@@ -258,9 +257,8 @@ fn an_arena_store_locked_by_a_writer() {
     );
 }
 
-#[test]
-fn scenario_evidence_that_is_not_a_file() {
-    let c = campaign();
+fn scenario_evidence_that_is_not_a_file(prefix: &str) {
+    let c = campaign(prefix);
     let root = c.root();
     std::fs::create_dir_all(root.join("runs")).unwrap();
     // An evidence directory that is a symlink loop, and one whose result.json is.
@@ -354,8 +352,8 @@ fn scenario_evidence_that_is_not_a_file() {
 
 /// A ledger after `init` and one `put`, and tampered commits built on its tip with plumbing
 /// (never pointed at by the ledger ref: `show --at`, `report --at` and `diff` read any commit).
-fn tampered() -> (Fixture, String, crate::gitstore::Files) {
-    let f = Fixture::new(2);
+fn tampered(prefix: &str) -> (Fixture, String, crate::gitstore::Files) {
+    let f = Fixture::under(2, prefix);
     f.put("scenario/bugfix-iso-weeks/01", "INTERRUPTED_UNGRADED")
         .ok();
     let tip = f.tip();
@@ -363,9 +361,9 @@ fn tampered() -> (Fixture, String, crate::gitstore::Files) {
     (f, tip, files)
 }
 
-#[test]
-fn ledger_commits_with_the_wrong_kind_of_entry_through_show_report_and_diff() {
-    let (f, tip, files) = tampered();
+fn ledger_commits_with_the_wrong_kind_of_entry_through_show_report_and_diff(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let (f, tip, files) = tampered(prefix);
     let dir = f.dir();
     let deferred = "scenario/bugfix-iso-weeks/02";
     let row_path = format!("rows/{deferred}.json");
@@ -480,9 +478,9 @@ fn ledger_commits_with_the_wrong_kind_of_entry_through_show_report_and_diff() {
             j["other_paths"].to_string().contains(&record),
             "{what}: {j}"
         );
-        git(dir, &["update-ref", REF, &commit]);
+        git(dir, &["update-ref", rf, &commit]);
         let v = run(dir, &["verify"]);
-        git(dir, &["update-ref", REF, &tip]);
+        git(dir, &["update-ref", rf, &tip]);
         v.expect_code(2);
         assert!(
             v.stderr.contains(&record) && v.stderr.contains(&format!("commit {commit}")),
@@ -493,9 +491,9 @@ fn ledger_commits_with_the_wrong_kind_of_entry_through_show_report_and_diff() {
     f.run(&["verify"]).ok();
 }
 
-#[test]
-fn refs_and_commits_that_are_not_ledgers() {
-    let (f, tip, _) = tampered();
+fn refs_and_commits_that_are_not_ledgers(prefix: &str) {
+    let rf: &str = &format!("{prefix}{ID}");
+    let (f, tip, _) = tampered(prefix);
     let dir = f.dir();
     write(dir, "README", "hello\n");
     git(dir, &["add", "README"]);
@@ -538,15 +536,16 @@ fn refs_and_commits_that_are_not_ledgers() {
             64,
             &[
                 "refs/heads/main is not a ledger ref",
-                "refs/ledgers/<declaration id>",
+                &format!("{prefix}<declaration id>"),
             ],
         );
     }
     // --ref naming a ledger ref that does not exist (full name or declaration id): exit 1, hint.
+    let nope = format!("{prefix}nope");
     for args in [
-        vec!["show", "--ref", "refs/ledgers/nope"],
+        vec!["show", "--ref", nope.as_str()],
         vec!["show", "--ref", "nope"],
-        vec!["verify", "refs/ledgers/nope"],
+        vec!["verify", nope.as_str()],
         vec!["put", "scenario/bugfix-iso-weeks/02", row, "--ref", "nope"],
         vec![
             "repair",
@@ -562,19 +561,20 @@ fn refs_and_commits_that_are_not_ledgers() {
             &[],
             &args,
             1,
-            &["ledger ref refs/ledgers/nope does not exist", "hint:"],
+            &[&format!("ledger ref {nope} does not exist"), "hint:"],
         );
     }
     // A ledger ref pointing at a commit that is no ledger (a branch commit): refused by name.
-    git(dir, &["update-ref", "refs/ledgers/code", "refs/heads/main"]);
+    let code = format!("{prefix}code");
+    git(dir, &["update-ref", &code, "refs/heads/main"]);
     for args in [
         vec!["show", "--ref", "code"],
-        vec!["verify", "refs/ledgers/code"],
+        vec!["verify", code.as_str()],
         vec!["put", "scenario/bugfix-iso-weeks/02", row, "--ref", "code"],
     ] {
         expect(dir, &[], &args, 2, &["campaign.json is missing"]);
     }
-    git(dir, &["update-ref", "-d", "refs/ledgers/code"]);
+    git(dir, &["update-ref", "-d", &code]);
     // show/report --at a commit that is no ledger; a tree or blob instead of a commit; a
     // revision that names nothing.
     let main = git(dir, &["rev-parse", "refs/heads/main"]);
@@ -610,15 +610,23 @@ fn refs_and_commits_that_are_not_ledgers() {
     expect(
         dir,
         &[],
-        &["diff", REF, "refs/ledgers/other-campaign"],
+        &["diff", rf, &format!("{prefix}other-campaign")],
         2,
         &["different declarations", ID, "other-campaign"],
     );
     expect(
         dir,
         &[],
-        &["diff", &tip, "refs/ledgers/other-campaign", "--json"],
+        &["diff", &tip, &format!("{prefix}other-campaign"), "--json"],
         2,
         &["different declarations"],
     );
 }
+
+crate::common::under_both_prefixes!(
+    arena_stores_that_are_not_arena_stores,
+    an_arena_store_locked_by_a_writer,
+    scenario_evidence_that_is_not_a_file,
+    ledger_commits_with_the_wrong_kind_of_entry_through_show_report_and_diff,
+    refs_and_commits_that_are_not_ledgers,
+);

@@ -1000,14 +1000,7 @@ fn one_job_per_record(args: &[String]) -> Vec<Vec<String>> {
 /// Ref mode with one importer process per record, all at once, plus a retry of one record:
 /// every row lands exactly once, the retry is refused, the chain verifies, and the ref's
 /// ledger is byte-identical to importing the same records in file mode.
-#[test]
-fn concurrent_importers_in_ref_mode_each_land_exactly_once() {
-    for prefix in crate::common::PREFIXES {
-        concurrent_importers_under(prefix);
-    }
-}
-
-fn concurrent_importers_under(prefix: &str) {
+fn concurrent_importers_in_ref_mode_each_land_exactly_once(prefix: &str) {
     let c = Campaign::new();
     crate::common::use_prefix(c.root(), prefix);
     ledger(c.root(), &["init", "campaign.json"]).ok();
@@ -1105,3 +1098,5 @@ fn the_retry_refusal_names_the_row_the_record_and_the_next_step() {
     assert_eq!(j["reasons"].as_array().unwrap().len(), 2);
     assert_eq!(j["hints"].as_array().unwrap().len(), 1);
 }
+
+crate::common::under_both_prefixes!(concurrent_importers_in_ref_mode_each_land_exactly_once);

@@ -683,10 +683,11 @@ fn damaged_or_foreign_logs_are_refused_and_the_ledger_is_unchanged() {
     );
 }
 
-#[test]
-fn ref_mode_one_commit_records_hold_the_samples_bytes_and_the_message_names_an_edit() {
+fn ref_mode_one_commit_records_hold_the_samples_bytes_and_the_message_names_an_edit(prefix: &str) {
+    let rf: &str = &format!("{prefix}inspect-small");
     let h = Harness::new(popularity(&[1]), 2);
     let d = h.path();
+    crate::common::use_prefix(d, prefix);
     ledger(d, &["init", "campaign.json"]).ok();
     let mut edited = sample(1, 1, "U1", json!("C"));
     edited["scores"]["match"]["history"] = json!([
@@ -702,10 +703,7 @@ fn ref_mode_one_commit_records_hold_the_samples_bytes_and_the_message_names_an_e
         "{}",
         r.stdout
     );
-    let msg = git(
-        d,
-        &["log", "-1", "--format=%B", "refs/ledgers/inspect-small"],
-    );
+    let msg = git(d, &["log", "-1", "--format=%B", rf]);
     // The message says only what the change did (docs/messages.md): the edit is in import's
     // output above and in the record, the sample's score history, below.
     assert!(!msg.contains("note:") && !msg.contains("alice"), "{msg}");
@@ -715,26 +713,20 @@ fn ref_mode_one_commit_records_hold_the_samples_bytes_and_the_message_names_an_e
     assert_eq!(row["native_outcome"], "FAIL");
     assert_eq!(row["reason"], "match scored I: wrong");
     // records/ holds the sample's bytes exactly.
-    let tree = git(
-        d,
-        &["ls-tree", "-r", "--name-only", "refs/ledgers/inspect-small"],
-    );
+    let tree = git(d, &["ls-tree", "-r", "--name-only", rf]);
     let record = tree
         .lines()
         .find(|p| p.starts_with("records/"))
         .expect("a record file");
-    let blob = git(
-        d,
-        &["show", &format!("refs/ledgers/inspect-small:{record}")],
-    );
+    let blob = git(d, &["show", &format!("{rf}:{record}")]);
     assert_eq!(blob.as_bytes(), &text(&edited)[..]);
     assert!(blob.contains("alice"), "the edit is in the record");
     // The same log again: nothing to write, no new commit.
-    let tip = git(d, &["rev-parse", "refs/ledgers/inspect-small"]);
+    let tip = git(d, &["rev-parse", rf]);
     let again = ledger(d, &["import", "--inspect", &log]);
     again.ok();
     assert!(again.stdout.contains("already in the ledger"));
-    assert_eq!(git(d, &["rev-parse", "refs/ledgers/inspect-small"]), tip);
+    assert_eq!(git(d, &["rev-parse", rf]), tip);
     // A re-run of the sample (another uuid) is refused and moves nothing.
     let rerun = eval_log(
         d,
@@ -750,26 +742,24 @@ fn ref_mode_one_commit_records_hold_the_samples_bytes_and_the_message_names_an_e
         "{}",
         r.stderr
     );
-    assert_eq!(git(d, &["rev-parse", "refs/ledgers/inspect-small"]), tip);
+    assert_eq!(git(d, &["rev-parse", rf]), tip);
     // The chain verifies, and a server's pre-receive hook admits it.
     ledger(d, &["verify"]).ok();
     let servers = tempfile::tempdir().unwrap();
     let server = crate::common::hooked_server(servers.path(), "server.git");
+    crate::common::use_prefix(&server, prefix);
     let push = crate::common::git_hooked(
         d,
         &[
             "push",
             "--porcelain",
             server.to_str().unwrap(),
-            "refs/ledgers/inspect-small:refs/ledgers/inspect-small",
+            &format!("{rf}:{rf}"),
         ],
         None,
     );
     assert_eq!(push.code, 0, "{}{}", push.stdout, push.stderr);
-    assert_eq!(
-        git(&server, &["rev-parse", "refs/ledgers/inspect-small"]),
-        tip
-    );
+    assert_eq!(git(&server, &["rev-parse", rf]), tip);
 }
 
 #[test]
@@ -1209,3 +1199,7 @@ fn damaged_copies_of_every_shared_log_never_crash_the_import() {
 }
 
 mod bounds;
+
+crate::common::under_both_prefixes!(
+    ref_mode_one_commit_records_hold_the_samples_bytes_and_the_message_names_an_edit
+);

@@ -9,7 +9,6 @@ use crate::common::{git, git_run, Run};
 use crate::signature_diff::{armour, string, Fields, Parts};
 use crate::signing::{
     fingerprint, forge_with, git_ledger_hash_object, have_ssh_keygen, keygen, Signed, COMMITTER,
-    REF,
 };
 
 /// `raw` with its signature bytes replaced by zeros (the real public key kept).
@@ -29,12 +28,12 @@ fn json(r: &Run) -> Value {
     serde_json::from_str(&r.stdout).unwrap()
 }
 
-#[test]
-fn without_writers_a_garbage_signature_with_a_real_key_names_no_signer() {
+fn without_writers_a_garbage_signature_with_a_real_key_names_no_signer(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     if !have_ssh_keygen("the log trust tests") {
         return;
     }
-    let f = crate::gitstore::Fixture::new(1);
+    let f = crate::gitstore::Fixture::under(1, prefix);
     let keys = tempfile::tempdir().unwrap();
     let alice = keygen(keys.path(), "alice", "ed25519");
     let d = f.dir();
@@ -61,9 +60,9 @@ fn without_writers_a_garbage_signature_with_a_real_key_names_no_signer() {
     );
     // The same commit with zeros for signature bytes: verify admits the ledger (it has no
     // writers), log names no signer and says why.
-    let raw = git(d, &["cat-file", "commit", crate::gitstore::REF]) + "\n";
+    let raw = git(d, &["cat-file", "commit", rf]) + "\n";
     let forged = git_ledger_hash_object(d, garbage_signature(&raw).as_bytes());
-    git(d, &["update-ref", crate::gitstore::REF, &forged]);
+    git(d, &["update-ref", rf, &forged]);
     f.run(&["verify"]).expect_code(0);
     let r = f.run(&["log"]);
     r.expect_code(0);
@@ -100,17 +99,17 @@ fn without_writers_a_garbage_signature_with_a_real_key_names_no_signer() {
     assert_ne!(g.code, 0, "{}", g.stderr);
 }
 
-#[test]
-fn with_writers_a_garbage_signature_is_refused_and_marked_so() {
+fn with_writers_a_garbage_signature_is_refused_and_marked_so(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the log trust tests") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     s.put("scenario/s-b/01", "ERROR").ok();
     let good = s.tip();
     let raw = git(s.dir(), &["cat-file", "commit", &good]) + "\n";
     let forged = git_ledger_hash_object(s.dir(), garbage_signature(&raw).as_bytes());
-    git(s.dir(), &["update-ref", REF, &forged]);
+    git(s.dir(), &["update-ref", rf, &forged]);
     let r = s.run(&["verify"]);
     r.expect_code(2);
     assert!(
@@ -147,12 +146,12 @@ fn with_writers_a_garbage_signature_is_refused_and_marked_so() {
     assert_eq!(v[1]["signer"]["fingerprint"], fpr.as_str());
 }
 
-#[test]
-fn a_tip_that_swaps_the_writers_blob_does_not_change_who_log_calls_a_writer() {
+fn a_tip_that_swaps_the_writers_blob_does_not_change_who_log_calls_a_writer(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the log trust tests") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     s.put("scenario/s-b/01", "ERROR").ok();
     let good = s.tip();
     let mallory = keygen(s.keys.path(), "mallory", "ed25519");
@@ -196,7 +195,7 @@ fn a_tip_that_swaps_the_writers_blob_does_not_change_who_log_calls_a_writer() {
         Some((&mallory, "git")),
         false,
     );
-    git(s.dir(), &["update-ref", REF, &evil]);
+    git(s.dir(), &["update-ref", rf, &evil]);
     s.run(&["verify"]).expect_code(2);
     let r = s.run(&["log"]);
     r.expect_code(2);
@@ -228,3 +227,9 @@ fn a_tip_that_swaps_the_writers_blob_does_not_change_who_log_calls_a_writer() {
     assert_eq!(v[1]["signer"]["fingerprint"], alice.as_str());
     assert_eq!(v[1]["admitted"], true);
 }
+
+crate::common::under_both_prefixes!(
+    without_writers_a_garbage_signature_with_a_real_key_names_no_signer,
+    with_writers_a_garbage_signature_is_refused_and_marked_so,
+    a_tip_that_swaps_the_writers_blob_does_not_change_who_log_calls_a_writer,
+);

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::common::{git, git_hooked, hooked_server, ledger, Run};
-use crate::gitstore::{canonical_row, read_files, regular, state_commit, Files, Fixture, ID, REF};
+use crate::gitstore::{canonical_row, read_files, regular, state_commit, Files, Fixture, ID};
 
 pub const FILLED: &str = "scenario/bugfix-iso-weeks/01";
 pub const D: &str = "scenario/bugfix-iso-weeks/02";
@@ -32,13 +32,20 @@ pub fn record_path(key: &str) -> String {
 }
 
 impl Case {
+    #[allow(dead_code)] // the ref-mode tests take a prefix; kept for tests to come
     pub fn new() -> Self {
-        let f = Fixture::new(2);
+        Self::under(crate::common::PREFIXES[0])
+    }
+
+    /// [`Case::new`] with the ledgers under `prefix`, in the clone and on the server.
+    pub fn under(prefix: &str) -> Self {
+        let f = Fixture::under(2, prefix);
         f.put(FILLED, "INTERRUPTED_UNGRADED").ok();
         let tip = f.tip();
         let files = read_files(f.dir(), &tip);
         let servers = tempfile::tempdir().unwrap();
         let server = hooked_server(servers.path(), "server.git");
+        crate::common::use_prefix(&server, prefix);
         let decl = git(
             f.dir(),
             &[
@@ -90,14 +97,14 @@ impl Case {
                 "push",
                 "--porcelain",
                 self.server.to_str().unwrap(),
-                &format!("{commit}:{REF}"),
+                &format!("{commit}:{}", self.f.refname),
             ],
             None,
         )
     }
 
     pub fn server_tip(&self) -> String {
-        git(&self.server, &["rev-parse", REF])
+        git(&self.server, &["rev-parse", &self.f.refname])
     }
 
     /// Pushing `commit` is refused with `remote:` lines naming it, rule 7 and every needle;
@@ -144,7 +151,7 @@ impl Case {
         let r = self.push(commit);
         assert_eq!(r.code, 0, "{what}: the push must be admitted\n{}", r.stderr);
         assert_eq!(self.server_tip(), commit);
-        git(&self.server, &["update-ref", REF, &before]);
+        git(&self.server, &["update-ref", &self.f.refname, &before]);
     }
 
     /// The body the tool writes for filling `sids` (in schedule order) as [`Case::fill`] does.
@@ -185,7 +192,7 @@ fn miscounting_tip_is_not_built_on(c: &Case) -> String {
             &[c.declaration(), c.attempt(D), "Ledger-Filled: 4/6".into()],
         ),
     );
-    git(c.f.dir(), &["update-ref", REF, &miscount]);
+    git(c.f.dir(), &["update-ref", &c.f.refname, &miscount]);
     let r = c.f.put(A, "ERROR");
     r.expect_code(2);
     assert!(
@@ -210,9 +217,9 @@ fn lying_message(c: &Case) -> String {
     )
 }
 
-#[test]
-fn a_lying_message_is_refused_by_pre_receive_and_reference_transaction() {
-    let c = Case::new();
+fn a_lying_message_is_refused_by_pre_receive_and_reference_transaction(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let c = Case::under(prefix);
     let lie = c.commit(&c.fill(&[D]), &lying_message(&c));
     c.refused(
         "the attack",
@@ -244,7 +251,7 @@ fn a_lying_message_is_refused_by_pre_receive_and_reference_transaction() {
     // and the ref stays; the true message moves it.
     let dir = c.f.dir();
     ledger(dir, &["hooks", "install"]).ok();
-    let r = git_hooked(dir, &["update-ref", REF, &lie], None);
+    let r = git_hooked(dir, &["update-ref", rf, &lie], None);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr.contains(&format!("commit {lie}: rule 7"))
@@ -253,17 +260,17 @@ fn a_lying_message_is_refused_by_pre_receive_and_reference_transaction() {
         r.stderr
     );
     assert_eq!(c.f.tip(), c.tip, "nothing moved");
-    git_hooked(dir, &["update-ref", REF, &truth], None).ok();
+    git_hooked(dir, &["update-ref", rf, &truth], None).ok();
     assert_eq!(c.f.tip(), truth);
 }
 
-#[test]
-fn verify_log_and_put_do_not_believe_a_lying_message_that_got_in() {
-    let c = Case::new();
+fn verify_log_and_put_do_not_believe_a_lying_message_that_got_in(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let c = Case::under(prefix);
     let dir = c.f.dir();
     let lie = c.commit(&c.fill(&[D]), &lying_message(&c));
     // No hooks here: plain Git puts it on the ledger ref.
-    git(dir, &["update-ref", REF, &lie]);
+    git(dir, &["update-ref", rf, &lie]);
 
     let v = c.f.run(&["verify"]);
     v.expect_code(2);
@@ -314,9 +321,9 @@ fn verify_log_and_put_do_not_believe_a_lying_message_that_got_in() {
     assert_eq!(c.f.tip(), miscount, "nothing moved");
 
     // Back on the admitted tip, put writes the count from the admitted parent.
-    git(dir, &["update-ref", REF, &c.tip]);
+    git(dir, &["update-ref", rf, &c.tip]);
     c.f.put(A, "ERROR").ok();
-    let m = git(dir, &["log", "-1", "--format=%B", REF]);
+    let m = git(dir, &["log", "-1", "--format=%B", rf]);
     assert!(m.contains("Ledger-Filled: 2/6"), "{m}");
     c.f.run(&["verify"]).ok();
     c.f.run(&["log"]).ok();
@@ -328,7 +335,7 @@ fn checked_tips(c: &Case) -> Vec<String> {
     let file =
         c.f.dir()
             .join(".git/git-ledger/tips")
-            .join(git_ledger::sha256_hex(REF.as_bytes()));
+            .join(git_ledger::sha256_hex(c.f.refname.as_bytes()));
     std::fs::read_to_string(file)
         .map(|t| {
             let ids = t.split_once("\n\n").map_or("", |(_, ids)| ids);
@@ -342,12 +349,12 @@ fn checked_tips(c: &Case) -> Vec<String> {
 /// miscounting one refused) however many tips are listed. The list is trusted like the
 /// declaration cache: a forged one makes a writer build on an unchecked tip, which `verify`
 /// and the hooks (which never read it) still refuse.
-#[test]
-fn a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to() {
-    let c = Case::new();
+fn a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let c = Case::under(prefix);
     let dir = c.f.dir();
     // Case::new's put counted the root and wrote the tip on it.
-    let root = git(dir, &["rev-list", "--max-parents=0", REF]);
+    let root = git(dir, &["rev-list", "--max-parents=0", rf]);
     assert_eq!(checked_tips(&c), [c.tip.clone(), root]);
 
     // A miscounting tip moved by plain Git is not on the list: it is counted, refused, and
@@ -364,7 +371,7 @@ fn a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to() {
             &[c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()],
         ),
     );
-    git(dir, &["update-ref", REF, &honest]);
+    git(dir, &["update-ref", rf, &honest]);
     c.f.put(A, "ERROR").ok();
     let written = c.f.tip();
     assert_eq!(checked_tips(&c)[..2], [written.clone(), honest.clone()]);
@@ -377,10 +384,10 @@ fn a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to() {
     // A forged list naming the miscounting tip is believed by the writer, as a forged
     // declaration-cache entry is; the commit it writes on it is refused by verify and by the
     // server's hook, which read no list.
-    git(dir, &["update-ref", REF, &miscount]);
+    git(dir, &["update-ref", rf, &miscount]);
     let file = dir
         .join(".git/git-ledger/tips")
-        .join(git_ledger::sha256_hex(REF.as_bytes()));
+        .join(git_ledger::sha256_hex(rf.as_bytes()));
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, format!("{text}{miscount}\n")).unwrap();
     c.f.put(A, "ERROR").ok();
@@ -404,9 +411,8 @@ fn a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to() {
     assert_eq!(c.server_tip(), before);
 }
 
-#[test]
-fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted() {
-    let c = Case::new();
+fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted(prefix: &str) {
+    let c = Case::under(prefix);
     let one = c.fill(&[D]);
     let subject = format!("put {D}: ERROR -> error");
     let good = [c.declaration(), c.attempt(D), "Ledger-Filled: 2/6".into()];
@@ -525,11 +531,11 @@ fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted() {
         ]),
         &["the ledger's declaration is"],
     );
-    let mut foo = good.to_vec();
-    foo.push("Ledger-Foo: bar".into());
+    let mut unknown = good.to_vec();
+    unknown.push("Ledger-Foo: bar".into());
     c.refused(
         "unknown Ledger-Foo",
-        &with(&foo),
+        &with(&unknown),
         &["Ledger-Foo is not one"],
     );
     let mut lower = good.to_vec();
@@ -612,14 +618,15 @@ fn each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted() {
     );
 }
 
-#[test]
-fn a_hand_written_root_is_admitted_only_with_the_message_init_writes() {
-    let c = Case::new();
+fn a_hand_written_root_is_admitted_only_with_the_message_init_writes(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let c = Case::under(prefix);
     let dir = c.f.dir();
-    let root = git(dir, &["rev-list", "--max-parents=0", REF]);
+    let root = git(dir, &["rev-list", "--max-parents=0", rf]);
     let tree = git(dir, &["rev-parse", &format!("{root}^{{tree}}")]);
     let servers = tempfile::tempdir().unwrap();
     let server = hooked_server(servers.path(), "fresh.git");
+    crate::common::use_prefix(&server, prefix);
     let push = |commit: &str| {
         git_hooked(
             dir,
@@ -627,7 +634,7 @@ fn a_hand_written_root_is_admitted_only_with_the_message_init_writes() {
                 "push",
                 "--porcelain",
                 server.to_str().unwrap(),
-                &format!("{commit}:{REF}"),
+                &format!("{commit}:{rf}"),
             ],
             None,
         )
@@ -655,5 +662,13 @@ fn a_hand_written_root_is_admitted_only_with_the_message_init_writes() {
     );
     let good = root_with(&format!("declare {ID}: 6 scheduled attempts\n\n{trailers}"));
     push(&good).ok();
-    assert_eq!(git(&server, &["rev-parse", REF]), good);
+    assert_eq!(git(&server, &["rev-parse", rf]), good);
 }
+
+crate::common::under_both_prefixes!(
+    a_lying_message_is_refused_by_pre_receive_and_reference_transaction,
+    verify_log_and_put_do_not_believe_a_lying_message_that_got_in,
+    a_writer_counts_each_tip_once_and_every_tip_plain_git_moved_to,
+    each_part_of_rule_7_is_refused_alone_and_a_true_message_is_admitted,
+    a_hand_written_root_is_admitted_only_with_the_message_init_writes,
+);

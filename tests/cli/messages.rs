@@ -17,12 +17,40 @@ use crate::common::{
     bin, commit_all, git, git_hooked, git_run, hooked_server, new_repo, path_with_bin, pin_env,
     write, Run,
 };
-use crate::gitstore::{
-    canonical_row, declaration_value, pretty, read_files, regular, Fixture, ID, REF,
-};
+use crate::gitstore::{canonical_row, declaration_value, pretty, read_files, regular, Fixture, ID};
+
+thread_local! {
+    /// The ledger ref prefix of the ref-mode test running on this thread ([`Prefixed`]).
+    static PREFIX: std::cell::RefCell<String> =
+        std::cell::RefCell::new(crate::common::PREFIXES[0].to_owned());
+}
+
+/// While alive, [`snapshot`] reads the messages of a ledger under `prefix`; dropped, the
+/// default prefix again (a test thread may run another test after this one).
+struct Prefixed;
+
+impl Prefixed {
+    fn set(prefix: &str) -> Prefixed {
+        PREFIX.with(|p| *p.borrow_mut() = prefix.to_owned());
+        Prefixed
+    }
+}
+
+impl Drop for Prefixed {
+    fn drop(&mut self) {
+        PREFIX.with(|p| *p.borrow_mut() = crate::common::PREFIXES[0].to_owned());
+    }
+}
 
 /// Compare (or, with `UPDATE_SNAPSHOTS=1`, write) the snapshot `name` of a run of
 /// `git ledger <shown>`.
+///
+/// Under the branch prefix (a [`Prefixed`] test) the messages must be the default prefix's
+/// with `refs/heads/ledgers/` for `refs/ledgers/`: the text may not name `refs/ledgers/`
+/// itself, and read with the prefix swapped it must equal `<name>.txt`. Where the messages
+/// differ by more than the name (Git abbreviates a branch to `ledgers/<id>` in its push
+/// report), `<name>@heads.txt` holds them,
+/// compared as they are.
 #[track_caller]
 fn snapshot(name: &str, shown: &str, r: &Run, replace: &[(&str, &str)]) {
     let mut text = format!(
@@ -34,10 +62,37 @@ fn snapshot(name: &str, shown: &str, r: &Run, replace: &[(&str, &str)]) {
             text = text.replace(from, to);
         }
     }
-    let text = normalise_tmp(&text);
-    let path = crate::common::project_root()
-        .join("tests/snapshots/messages")
-        .join(format!("{name}.txt"));
+    compare(name, normalise_tmp(&text));
+}
+
+/// Compare `text` with the snapshot `name` (or write it), as [`snapshot`] says.
+#[track_caller]
+fn compare(name: &str, mut text: String) {
+    let dir = crate::common::project_root().join("tests/snapshots/messages");
+    let mut path = dir.join(format!("{name}.txt"));
+    let prefix = PREFIX.with(|p| p.borrow().clone());
+    if prefix != crate::common::PREFIXES[0] {
+        let own = dir.join(format!("{name}@heads.txt"));
+        let names_default = text
+            .replace(&prefix, "")
+            .contains(crate::common::PREFIXES[0]);
+        let swapped = text.replace(&prefix, crate::common::PREFIXES[0]);
+        let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| !v.is_empty());
+        let same = std::fs::read_to_string(&path).is_ok_and(|want| want == swapped);
+        if own.exists() || (update && (names_default || !same)) {
+            path = own;
+        } else {
+            assert!(
+                !names_default,
+                "message {name} under {prefix} names {}:\n{text}",
+                crate::common::PREFIXES[0]
+            );
+            text = swapped;
+            if update {
+                return;
+            }
+        }
+    }
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| !v.is_empty()) {
         std::fs::write(&path, &text).unwrap();
         return;
@@ -145,9 +200,10 @@ fn row_file(
     p
 }
 
-#[test]
-fn ref_mode_refusals() {
-    let f = Fixture::new(2);
+fn ref_mode_refusals(prefix: &str) {
+    let _p = Prefixed::set(prefix);
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(2, prefix);
     let d = f.dir();
     let sid = "scenario/bugfix-iso-weeks/01";
     f.put(sid, "ERROR").ok();
@@ -281,7 +337,7 @@ fn ref_mode_refusals() {
         &v,
     );
     // A stale lock file.
-    let lock = d.join(".git").join(format!("{REF}.lock"));
+    let lock = d.join(".git").join(format!("{rf}.lock"));
     std::fs::write(&lock, "").unwrap();
     check(
         "put-stale-lock",
@@ -321,9 +377,9 @@ fn ref_mode_refusals() {
         &v,
     );
     // diff A: B is a ledger ref's tip, which --ref names when there are several.
-    let a = format!("{REF}~1");
+    let a = format!("{rf}~1");
     check("diff-several-refs", d, &["diff", &a], &v);
-    check("diff-b-and-ref", d, &["diff", &a, REF, "--ref", ID], &v);
+    check("diff-b-and-ref", d, &["diff", &a, rf, "--ref", ID], &v);
     // ... and with --ref, B is its tip: the summary, then each changed row's fields.
     let r = check("diff-to-the-ref-tip", d, &["diff", &a, "--ref", ID], &v);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -348,18 +404,19 @@ fn output(mut cmd: Command) -> Run {
     }
 }
 
-#[test]
-fn no_repository_and_no_ledger() {
+fn no_repository_and_no_ledger(prefix: &str) {
+    let _p = Prefixed::set(prefix);
     let empty = tempfile::tempdir().unwrap();
     check("not-a-repository", empty.path(), &["show"], &[]);
     let repo = new_repo();
+    crate::common::use_prefix(repo.path(), prefix);
     check("no-ledger-ref", repo.path(), &["show"], &[]);
     check("log-no-ledger-ref", repo.path(), &["log"], &[]);
 }
 
-#[test]
-fn usage_errors() {
-    let f = Fixture::new(1);
+fn usage_errors(prefix: &str) {
+    let _p = Prefixed::set(prefix);
+    let f = Fixture::under(1, prefix);
     let d = f.dir();
     check("usage-unknown-flag", d, &["report", "--frobnicate"], &[]);
     check("usage-missing-argument", d, &["put"], &[]);
@@ -386,9 +443,10 @@ fn usage_errors() {
 // ---------------------------------------------------------------------------------------
 // verify: an inadmissible commit that plain Git plumbing put on a local ledger ref.
 
-#[test]
-fn verify_finds_an_inadmissible_commit() {
-    let f = Fixture::new(2);
+fn verify_finds_an_inadmissible_commit(prefix: &str) {
+    let _p = Prefixed::set(prefix);
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(2, prefix);
     let d = f.dir();
     let sid = "scenario/bugfix-iso-weeks/01";
     f.put(sid, "ERROR").ok();
@@ -399,7 +457,7 @@ fn verify_finds_an_inadmissible_commit() {
     row["reason"] = json!("edited later");
     files.insert(path, regular(canonical_row(&row)));
     let bad = crate::gitstore::state_commit(d, &files, &[&tip], "edit a filled row");
-    git(d, &["update-ref", REF, &bad]);
+    git(d, &["update-ref", rf, &bad]);
     let v = volatile(d);
     let v = pairs(&v);
     check("verify-inadmissible-commit", d, &["verify"], &v);
@@ -669,55 +727,48 @@ fn snapshot_with_prefix(name: &str, prefix: &str, shown: &str, r: &Run) {
         "$ {prefix} {shown}\n--- exit status {}\n--- stdout\n{}--- stderr\n{}",
         r.code, r.stdout, r.stderr
     );
-    let text = normalise_tmp(&text);
-    let path = crate::common::project_root()
-        .join("tests/snapshots/messages")
-        .join(format!("{name}.txt"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| !v.is_empty()) {
-        std::fs::write(&path, &text).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        want == text,
-        "message {name} changed (UPDATE_SNAPSHOTS=1 cargo test messages rewrites it)\n--- snapshot\n{want}--- now\n{text}"
-    );
+    compare(name, normalise_tmp(&text));
 }
 
-#[test]
-fn hook_refuses_a_push() {
-    let f = Fixture::new(2);
+fn hook_refuses_a_push(prefix: &str) {
+    let _p = Prefixed::set(prefix);
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(2, prefix);
     let d = f.dir();
     let sid = "scenario/bugfix-iso-weeks/01";
     f.put(sid, "ERROR").ok();
     let tip = f.tip();
     let servers = tempfile::tempdir().unwrap();
     let server = hooked_server(servers.path(), "server.git");
+    crate::common::use_prefix(&server, prefix);
     git(d, &["remote", "add", "origin", &s(&server)]);
-    git_hooked(d, &["push", "-q", "origin", REF], None).ok();
+    git_hooked(d, &["push", "-q", "origin", rf], None).ok();
     let mut files = read_files(d, &tip);
     let path = format!("rows/{sid}.json");
     let mut row: serde_json::Value = serde_json::from_slice(&files[&path].bytes).unwrap();
     row["reason"] = json!("edited later");
     files.insert(path, regular(canonical_row(&row)));
     let bad = crate::gitstore::state_commit(d, &files, &[&tip], "edit a filled row");
-    git(d, &["update-ref", REF, &bad]);
+    git(d, &["update-ref", rf, &bad]);
     let v = volatile(d);
     let v = pairs(&v);
-    check_git("hook-push-refused", d, &["push", "origin", REF], &v);
+    check_git("hook-push-refused", d, &["push", "origin", rf], &v);
     // The local ref has an inadmissible commit: verify says so and how it got there.
     check("verify-after-refused-push", d, &["verify"], &v);
 }
 
-#[test]
-fn sync_refusals() {
+fn sync_refusals(prefix: &str) {
+    let _p = Prefixed::set(prefix);
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     let base = tempfile::tempdir().unwrap();
     let server = hooked_server(base.path(), "server.git");
+    crate::common::use_prefix(&server, prefix);
     let url = s(&server);
     let machine = |name: &str| {
         let dir = base.path().join(name);
         std::fs::create_dir(&dir).unwrap();
         git(&dir, &["init", "-q", "-b", "main"]);
+        crate::common::use_prefix(&dir, prefix);
         git(&dir, &["remote", "add", "origin", &url]);
         dir
     };
@@ -752,17 +803,26 @@ fn sync_refusals() {
             "fetch",
             "-q",
             "origin",
-            "refs/ledgers/*:refs/remotes/origin/ledgers/*",
+            &format!("{prefix}*:refs/remotes/origin/ledgers/*"),
         ],
     );
     check("show-only-remote-ledgers", &c, &["show"], &[]);
     // A forced push that rewrites the server's ledger.
-    let root = git(&a, &["rev-list", "--max-parents=0", REF]);
+    let root = git(&a, &["rev-list", "--max-parents=0", rf]);
     check_git(
         "hook-forced-push-refused",
         &a,
-        &["push", "--force", "origin", &format!("{root}:{REF}")],
+        &["push", "--force", "origin", &format!("{root}:{rf}")],
         &[],
     );
     let _ = (git_run, path_with_bin);
 }
+
+crate::common::under_both_prefixes!(
+    ref_mode_refusals,
+    no_repository_and_no_ledger,
+    usage_errors,
+    verify_finds_an_inadmissible_commit,
+    hook_refuses_a_push,
+    sync_refusals,
+);

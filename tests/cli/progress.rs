@@ -4,11 +4,11 @@
 use std::process::{Command, Stdio};
 
 use crate::common::{bin, ledger, pin_env, require_tool, which};
-use crate::gitstore::{Fixture, REF};
+use crate::gitstore::Fixture;
 
-/// A ledger ref whose chain is 60 commits long: the root and 59 puts.
-fn sixty_commit_chain() -> Fixture {
-    let f = Fixture::new(20);
+/// A ledger ref under `prefix` whose chain is 60 commits long: the root and 59 puts.
+fn sixty_commit_chain(prefix: &str) -> Fixture {
+    let f = Fixture::under(20, prefix);
     let decl: serde_json::Value =
         serde_json::from_slice(&std::fs::read(f.decl()).unwrap()).unwrap();
     for s in decl["schedule"].as_array().unwrap().iter().take(59) {
@@ -17,17 +17,17 @@ fn sixty_commit_chain() -> Fixture {
     f
 }
 
-#[test]
-fn verify_draws_progress_on_a_terminal_only() {
-    let f = sixty_commit_chain();
+fn verify_draws_progress_on_a_terminal_only(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = sixty_commit_chain(prefix);
     // Not a terminal: the result on stdout, nothing on stderr.
     let r = f.run(&["verify"]);
     r.ok();
     assert_eq!(
         r.stdout,
         format!(
-            "{REF}: 60 commits admitted, root to {}\n",
-            crate::common::git(f.dir(), &["rev-parse", REF])
+            "{rf}: 60 commits admitted, root to {}\n",
+            crate::common::git(f.dir(), &["rev-parse", rf])
         )
     );
     assert_eq!(r.stderr, "", "no progress when stderr is not a terminal");
@@ -47,7 +47,7 @@ fn verify_draws_progress_on_a_terminal_only() {
     assert_eq!(out.status.code(), Some(0));
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(
-        shown.contains(&format!("\r\x1b[2Kverifying {REF} (commits)  60/60 (100%)")),
+        shown.contains(&format!("\r\x1b[2Kverifying {rf} (commits)  60/60 (100%)")),
         "{shown:?}"
     );
     assert!(shown.contains("60 commits admitted"), "{shown:?}");
@@ -61,3 +61,5 @@ fn pin_and_import_draw_no_progress_when_piped() {
     assert_eq!(r.stderr, "");
     assert!(r.stdout.starts_with('{'));
 }
+
+crate::common::under_both_prefixes!(verify_draws_progress_on_a_terminal_only,);

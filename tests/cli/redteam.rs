@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::common::{git, git_hooked, git_run, ledger, ledger_hooked, Run};
-use crate::gitstore::{Fixture, REF};
+use crate::gitstore::Fixture;
 use crate::message_rule::{message, Case, D};
 
 /// A commit object written byte for byte (`git hash-object --literally`): the tree of `of`,
@@ -37,9 +37,8 @@ fn raw_commit(dir: &Path, of: &str, parent: &str, headers: &str, message: &[u8])
 /// Rule 7 variants on the wire: a message Git would show or parse otherwise than the one the
 /// tool writes is refused by pre-receive, naming rule 7; none of them moves the server's ref.
 /// (All were refused before this review; kept so that they stay refused.)
-#[test]
-fn rule_7_variants_git_reads_otherwise_are_refused() {
-    let c = Case::new();
+fn rule_7_variants_git_reads_otherwise_are_refused(prefix: &str) {
+    let c = Case::under(prefix);
     let fill = c.fill(&[D]);
     let good_message = message(
         &format!("put {D}: ERROR -> error"),
@@ -103,9 +102,8 @@ fn rule_7_variants_git_reads_otherwise_are_refused() {
 /// `refs/replace/<id>` does. pre-receive admitted both before this review (the hook only
 /// looked at names that were exactly an id); the reference-transaction hook and `verify` read
 /// the names the same way.
-#[test]
-fn replace_refs_named_with_a_suffix_or_a_directory_are_refused() {
-    let c = Case::new();
+fn replace_refs_named_with_a_suffix_or_a_directory_are_refused(prefix: &str) {
+    let c = Case::under(prefix);
     let dir = c.f.dir();
     let tip = c.tip.clone();
     let upper = tip.to_uppercase();
@@ -192,10 +190,10 @@ fn replace_refs_named_with_a_suffix_or_a_directory_are_refused() {
 /// says `extensions.refStorage = files`: Git reads the repository's format from its own
 /// `config` file only, and keeps refs in reftable; `init` believed the merged configuration
 /// before this review and wrote a loose ref Git cannot see.
-#[test]
-fn reftable_is_seen_whatever_other_configuration_says() {
+fn reftable_is_seen_whatever_other_configuration_says(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     let base = tempfile::tempdir().unwrap();
-    let decl = Fixture::new(2);
+    let decl = Fixture::under(2, prefix);
     let decl_path = decl.decl();
     let decl_path = decl_path.to_str().unwrap();
     git(
@@ -203,6 +201,7 @@ fn reftable_is_seen_whatever_other_configuration_says() {
         &["init", "-q", "--ref-format=reftable", "-b", "main", "r"],
     );
     let dir = base.path().join("r");
+    crate::common::use_prefix(&dir, prefix);
     git(&dir, &["config", "extensions.worktreeConfig", "true"]);
     git(
         &dir,
@@ -216,7 +215,7 @@ fn reftable_is_seen_whatever_other_configuration_says() {
         r.stderr
     );
     assert!(
-        !dir.join(".git/refs/ledgers").exists(),
+        !dir.join(".git").join(prefix.trim_end_matches('/')).exists(),
         "a loose ledger ref"
     );
     git(
@@ -233,29 +232,30 @@ fn reftable_is_seen_whatever_other_configuration_says() {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(
-        !dir.join(".git/refs/ledgers").exists(),
+        !dir.join(".git").join(prefix.trim_end_matches('/')).exists(),
         "a loose ledger ref"
     );
     assert_eq!(git(&dir, &["for-each-ref"]), "");
     // The other side: a files repository still works, whatever the worktree config says.
     let f = base.path().join("f");
     git(base.path(), &["init", "-q", "-b", "main", "f"]);
+    crate::common::use_prefix(&f, prefix);
     git(&f, &["config", "extensions.worktreeConfig", "true"]);
     git(
         &f,
         &["config", "--worktree", "extensions.refStorage", "reftable"],
     );
     ledger(&f, &["init", decl_path]).ok();
-    git(&f, &["rev-parse", REF]);
+    git(&f, &["rev-parse", rf]);
 }
 
 /// Every way plain Git deletes a ref, run in a clone with the hooks installed, on a packed
 /// ledger ref: `git fetch --prune` of a refspec mapped onto `refs/ledgers/*`, `git remote
 /// prune`, `update-ref --stdin` with `option no-deref`, a deletion through a symbolic ref. All
 /// were refused before this review; kept so that they stay refused.
-#[test]
-fn other_ways_of_deleting_a_ledger_ref_are_refused() {
-    let c = Case::new();
+fn other_ways_of_deleting_a_ledger_ref_are_refused(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let c = Case::under(prefix);
     let dir = c.f.dir();
     ledger(dir, &["hooks", "install"]).ok();
     let r = git_hooked(dir, &["pack-refs", "--all"], None);
@@ -266,7 +266,7 @@ fn other_ways_of_deleting_a_ledger_ref_are_refused() {
     git(dir, &["remote", "add", "e", e.to_str().unwrap()]);
     git(
         dir,
-        &["config", "remote.e.fetch", "+refs/ledgers/*:refs/ledgers/*"],
+        &["config", "remote.e.fetch", &format!("+{prefix}*:{prefix}*")],
     );
     let tip = c.tip.clone();
     let stays = |what: &str, r: &Run| {
@@ -276,7 +276,7 @@ fn other_ways_of_deleting_a_ledger_ref_are_refused() {
             "{what}: {}",
             r.stderr
         );
-        assert_eq!(git(dir, &["rev-parse", REF]), tip, "{what}: the ref moved");
+        assert_eq!(git(dir, &["rev-parse", rf]), tip, "{what}: the ref moved");
     };
     stays(
         "fetch --prune",
@@ -286,12 +286,12 @@ fn other_ways_of_deleting_a_ledger_ref_are_refused() {
         "remote prune",
         &git_hooked(dir, &["remote", "prune", "e"], None),
     );
-    let stdin = format!("option no-deref\ndelete {REF}\n");
+    let stdin = format!("option no-deref\ndelete {rf}\n");
     stays(
         "update-ref --stdin with option no-deref",
         &git_hooked(dir, &["update-ref", "--stdin"], Some(stdin.as_bytes())),
     );
-    let r = git_hooked(dir, &["symbolic-ref", "refs/heads/alias", REF], None);
+    let r = git_hooked(dir, &["symbolic-ref", "refs/heads/alias", rf], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     stays(
         "update-ref -d through a symbolic ref",
@@ -304,7 +304,7 @@ fn other_ways_of_deleting_a_ledger_ref_are_refused() {
         None,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(git(dir, &["rev-parse", REF]), tip);
+    assert_eq!(git(dir, &["rev-parse", rf]), tip);
     // And on the server: a mirror push from a repository without the ledger.
     let m = tempfile::tempdir().unwrap();
     git(m.path(), &["init", "-q", "-b", "main"]);
@@ -326,9 +326,9 @@ fn other_ways_of_deleting_a_ledger_ref_are_refused() {
 /// `sync` admits the remote's commits from their blobs: a forged entry in this clone's cache of
 /// checked declarations (a scenario outcome added) let `sync` fast-forward the local ledger
 /// to a remote commit that `verify` refuses, before this review.
-#[test]
-fn a_forged_cache_entry_does_not_change_what_sync_admits() {
-    let c = Case::new();
+fn a_forged_cache_entry_does_not_change_what_sync_admits(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let c = Case::under(prefix);
     let dir = c.f.dir();
     let base = c.tip.clone();
     // An unhooked remote holding the ledger.
@@ -336,7 +336,7 @@ fn a_forged_cache_entry_does_not_change_what_sync_admits() {
     git(remotes.path(), &["init", "-q", "--bare", "o.git"]);
     let origin = remotes.path().join("o.git");
     git(dir, &["remote", "add", "origin", origin.to_str().unwrap()]);
-    git(dir, &["push", "-q", "origin", &format!("{REF}:{REF}")]);
+    git(dir, &["push", "-q", "origin", &format!("{rf}:{rf}")]);
     // The forged entry (written over the one `put` kept) admits VERIFIED for the scenario
     // task; the remote gains a commit filling a row as VERIFIED, with the message rule 7
     // expects under the forged declaration (an unknown outcome is ungraded).
@@ -361,17 +361,13 @@ fn a_forged_cache_entry_does_not_change_what_sync_admits() {
             ],
         ),
     );
-    git(dir, &["push", "-q", "origin", &format!("{bad}:{REF}")]);
+    git(dir, &["push", "-q", "origin", &format!("{bad}:{rf}")]);
     let r = ledger_hooked(dir, &["sync"]);
     assert_eq!(r.code, 2, "sync must refuse\n{}\n{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("VERIFIED"), "{}", r.stderr);
-    assert_eq!(
-        git(dir, &["rev-parse", REF]),
-        base,
-        "the local ledger moved"
-    );
+    assert_eq!(git(dir, &["rev-parse", rf]), base, "the local ledger moved");
     // log and verify, which read the declaration from its blob too, refuse that commit.
-    git(dir, &["update-ref", REF, &bad, &base]);
+    git(dir, &["update-ref", rf, &bad, &base]);
     let r = ledger(dir, &["verify"]);
     r.expect_code(2);
     assert!(r.stderr.contains("VERIFIED"), "{}", r.stderr);
@@ -632,9 +628,9 @@ fn cite_text_escapes_hostile_field_names_and_values() {
 /// before this review; now pre-receive and reference-transaction refuse it as they refuse a
 /// replace ref, and refuse a ledger update that an existing note would then annotate. The
 /// other side: a note on a commit no ledger holds, and removing a note, pass.
-#[test]
-fn notes_on_ledger_commits_are_refused() {
-    let c = Case::new();
+fn notes_on_ledger_commits_are_refused(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let c = Case::under(prefix);
     let dir = c.f.dir();
     let url = c.server.to_str().unwrap().to_owned();
     let push = |spec: &str| git_hooked(dir, &["push", "--porcelain", &url, spec], None);
@@ -702,7 +698,7 @@ fn notes_on_ledger_commits_are_refused() {
     plain(&["notes", "add", "-m", "PASS", &fill]);
     let r = push("refs/notes/commits:refs/notes/commits");
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let r = push(&format!("{fill}:{REF}"));
+    let r = push(&format!("{fill}:{rf}"));
     assert_ne!(r.code, 0, "{}", r.stdout);
     assert!(
         r.stderr.contains(&format!(
@@ -727,3 +723,12 @@ fn notes_on_ledger_commits_are_refused() {
         r.stderr
     );
 }
+
+crate::common::under_both_prefixes!(
+    rule_7_variants_git_reads_otherwise_are_refused,
+    replace_refs_named_with_a_suffix_or_a_directory_are_refused,
+    reftable_is_seen_whatever_other_configuration_says,
+    other_ways_of_deleting_a_ledger_ref_are_refused,
+    a_forged_cache_entry_does_not_change_what_sync_admits,
+    notes_on_ledger_commits_are_refused,
+);

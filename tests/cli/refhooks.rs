@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::common::{git, git_hooked, git_run, hooked_server, ledger, Run};
-use crate::gitstore::{canonical_row, read_files, regular, state_commit, Files, Fixture, ID, REF};
+use crate::gitstore::{canonical_row, read_files, regular, state_commit, Files, Fixture, ID};
 
 const FILLED: &str = "scenario/bugfix-iso-weeks/01";
 const DEFERRED: &str = "scenario/bugfix-iso-weeks/02";
@@ -23,13 +23,15 @@ struct Setup {
 }
 
 impl Setup {
-    fn new() -> Self {
-        let f = Fixture::new(2);
+    /// With the ledgers under `prefix`, in the clone and on the server.
+    fn under(prefix: &str) -> Self {
+        let f = Fixture::under(2, prefix);
         f.put(FILLED, "INTERRUPTED_UNGRADED").ok();
         let tip = f.tip();
         let files = read_files(f.dir(), &tip);
         let servers = tempfile::tempdir().unwrap();
         let server = hooked_server(servers.path(), "server.git");
+        crate::common::use_prefix(&server, prefix);
         let s = Setup {
             f,
             tip,
@@ -37,7 +39,7 @@ impl Setup {
             _servers: servers,
             server,
         };
-        s.push(&format!("{REF}:{REF}")).ok();
+        s.push(&format!("{0}:{0}", s.f.refname)).ok();
         s
     }
 
@@ -108,68 +110,64 @@ fn refused(r: &Run, needles: &[&str]) {
 }
 
 /// Item 2: on a case-insensitive server `refs/LEDGERS/<id>` is the file of `refs/ledgers/<id>`
+/// (and `refs/heads/LEDGERS/<id>` that of `refs/heads/ledgers/<id>`)
 /// (simulated with a directory symlink, as the attacker did): every other spelling is refused,
 /// by pre-receive, by reference-transaction and by the tool's own `--ref`.
-#[test]
-fn ledger_refs_spelled_in_another_case_are_refused() {
-    let s = Setup::new();
-    std::os::unix::fs::symlink("ledgers", s.server.join("refs/LEDGERS")).unwrap();
+fn ledger_refs_spelled_in_another_case_are_refused(prefix: &str) {
+    // The prefix spelled in other cases: its last component in capitals and capitalised, its
+    // first in capitals and capitalised.
+    let up = prefix.replacen("ledgers/", "LEDGERS/", 1);
+    let cap = prefix.replacen("ledgers/", "Ledgers/", 1);
+    let big = prefix.replacen("refs/", "REFS/", 1);
+    let title = prefix.replacen("refs/", "Refs/", 1);
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let s = Setup::under(prefix);
+    std::os::unix::fs::symlink("ledgers", s.server.join(up.trim_end_matches('/'))).unwrap();
     let before = s.server_refs();
     let bad = s.tampered();
     for spelling in [
-        format!("refs/LEDGERS/{ID}"),
-        format!("refs/Ledgers/{ID}"),
-        format!("REFS/ledgers/{ID}"),
+        format!("{up}{ID}"),
+        format!("{cap}{ID}"),
+        format!("{big}{ID}"),
     ] {
         let r = s.push(&format!("{bad}:{spelling}"));
         assert_ne!(r.code, 0, "{spelling}: {}\n{}", r.stdout, r.stderr);
         assert_eq!(s.server_refs(), before, "{spelling}: the server moved");
     }
-    let r = s.push(&format!("{bad}:refs/LEDGERS/{ID}"));
-    refused(&r, &[&format!("refs/LEDGERS/{ID}"), "lowercase"]);
+    let r = s.push(&format!("{bad}:{up}{ID}"));
+    refused(&r, &[&format!("{up}{ID}"), "lowercase"]);
     // Even an admissible commit is refused under another spelling; the lowercase one passes.
     let good = s.put_fill();
-    refused(
-        &s.push(&format!("{good}:refs/LEDGERS/{ID}")),
-        &["lowercase"],
-    );
-    refused(&s.push(&format!(":refs/LEDGERS/{ID}")), &["lowercase"]);
+    refused(&s.push(&format!("{good}:{up}{ID}")), &["lowercase"]);
+    refused(&s.push(&format!(":{up}{ID}")), &["lowercase"]);
     assert_eq!(s.server_refs(), before);
-    s.push(&format!("{good}:{REF}")).ok();
+    s.push(&format!("{good}:{rf}")).ok();
 
     // reference-transaction in a clone on such a file system.
     let dir = s.dir();
     ledger(dir, &["hooks", "install"]).ok();
-    std::os::unix::fs::symlink("ledgers", dir.join(".git/refs/LEDGERS")).unwrap();
+    std::os::unix::fs::symlink("ledgers", dir.join(".git").join(up.trim_end_matches('/'))).unwrap();
     let tip = s.f.tip();
-    let r = git_hooked(
-        dir,
-        &["update-ref", &format!("refs/LEDGERS/{ID}"), &bad],
-        None,
-    );
+    let r = git_hooked(dir, &["update-ref", &format!("{up}{ID}"), &bad], None);
     refused(&r, &["lowercase"]);
-    let r = git_hooked(
-        dir,
-        &["update-ref", "-d", &format!("refs/Ledgers/{ID}")],
-        None,
-    );
+    let r = git_hooked(dir, &["update-ref", "-d", &format!("{cap}{ID}")], None);
     refused(&r, &["lowercase"]);
     assert_eq!(s.f.tip(), tip);
 
     // The tool's --ref: every other spelling is a usage error naming the lowercase one.
-    for spelling in [format!("refs/LEDGERS/{ID}"), format!("Refs/ledgers/{ID}")] {
+    for spelling in [format!("{up}{ID}"), format!("{title}{ID}")] {
         let r = ledger(dir, &["show", "--ref", &spelling]);
         r.expect_code(64);
-        assert!(r.stderr.contains(REF), "{}", r.stderr);
+        assert!(r.stderr.contains(rf), "{}", r.stderr);
     }
-    ledger(dir, &["show", "--ref", REF]).ok();
+    ledger(dir, &["show", "--ref", rf]).ok();
 }
 
 /// Item 3: a replace ref for a ledger commit, tree or row blob makes `git log` and `git show`
 /// lie; pre-receive and reference-transaction refuse it, `verify` names one that exists.
-#[test]
-fn replace_refs_covering_ledger_objects_are_refused() {
-    let s = Setup::new();
+fn replace_refs_covering_ledger_objects_are_refused(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let s = Setup::under(prefix);
     let before = s.server_refs();
     let dir = s.dir();
     // A forged commit with the tip's tree and a lying subject, and a forged row blob.
@@ -219,8 +217,8 @@ fn replace_refs_covering_ledger_objects_are_refused() {
         assert_ne!(r.code, 0, "{what}: {}", r.stderr);
     }
     assert_eq!(
-        git(&s.server, &["log", "-1", "--format=%s", REF]),
-        git(dir, &["log", "-1", "--format=%s", REF])
+        git(&s.server, &["log", "-1", "--format=%s", rf]),
+        git(dir, &["log", "-1", "--format=%s", rf])
     );
     // A ledger update and a replace ref of one of its new objects in the same push.
     let good = s.put_fill();
@@ -231,7 +229,7 @@ fn replace_refs_covering_ledger_objects_are_refused() {
             "--porcelain",
             "--atomic",
             s.url(),
-            &format!("{good}:{REF}"),
+            &format!("{good}:{rf}"),
             &format!("{forged}:refs/replace/{good}"),
         ],
         None,
@@ -243,9 +241,9 @@ fn replace_refs_covering_ledger_objects_are_refused() {
     let r = s.push(&format!("{forged}:refs/replace/{good}"));
     r.ok();
     refused(
-        &s.push(&format!("{good}:{REF}")),
+        &s.push(&format!("{good}:{rf}")),
         &[&format!(
-            "{REF}: commit {good} of this ledger is replaced by the existing refs/replace/{good}"
+            "{rf}: commit {good} of this ledger is replaced by the existing refs/replace/{good}"
         )],
     );
     s.push(&format!(":refs/replace/{good}")).ok();
@@ -311,50 +309,50 @@ fn replace_refs_covering_ledger_objects_are_refused() {
 
 /// Item 4: a packed ledger ref cannot be deleted, by any of Git's ways of deleting a ref;
 /// `git pack-refs` (which prunes the loose copies) still works.
-#[test]
-fn packed_ledger_refs_cannot_be_deleted() {
-    let s = Setup::new();
+fn packed_ledger_refs_cannot_be_deleted(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let s = Setup::under(prefix);
     let dir = s.dir();
     ledger(dir, &["hooks", "install"]).ok();
     let tip = s.tip.as_str();
     let zero = "0000000000000000000000000000000000000000";
     git_hooked(dir, &["pack-refs", "--all"], None).ok();
-    assert!(!dir.join(".git").join(REF).exists(), "the ref is packed");
+    assert!(!dir.join(".git").join(rf).exists(), "the ref is packed");
     let ways: Vec<(&str, Vec<String>, Option<String>)> = vec![
         (
             "update-ref -d",
-            vec!["update-ref".into(), "-d".into(), REF.into()],
+            vec!["update-ref".into(), "-d".into(), rf.into()],
             None,
         ),
         (
             "update-ref -d with the old value",
-            vec!["update-ref".into(), "-d".into(), REF.into(), tip.into()],
+            vec!["update-ref".into(), "-d".into(), rf.into(), tip.into()],
             None,
         ),
         (
             "--stdin delete",
             vec!["update-ref".into(), "--stdin".into()],
-            Some(format!("delete {REF}\n")),
+            Some(format!("delete {rf}\n")),
         ),
         (
             "--stdin delete with the old value",
             vec!["update-ref".into(), "--stdin".into()],
-            Some(format!("delete {REF} {tip}\n")),
+            Some(format!("delete {rf} {tip}\n")),
         ),
         (
             "--stdin -z delete",
             vec!["update-ref".into(), "--stdin".into(), "-z".into()],
-            Some(format!("delete {REF}\0{tip}\0")),
+            Some(format!("delete {rf}\0{tip}\0")),
         ),
         (
             "--stdin update to zero",
             vec!["update-ref".into(), "--stdin".into()],
-            Some(format!("update {REF} {zero} {tip}\n")),
+            Some(format!("update {rf} {zero} {tip}\n")),
         ),
         (
             "a transaction",
             vec!["update-ref".into(), "--stdin".into()],
-            Some(format!("start\ndelete {REF}\nprepare\ncommit\n")),
+            Some(format!("start\ndelete {rf}\nprepare\ncommit\n")),
         ),
     ];
     let check = |state: &str| {
@@ -363,7 +361,7 @@ fn packed_ledger_refs_cannot_be_deleted() {
             let r = git_hooked(dir, &args, stdin.as_ref().map(|s| s.as_bytes()));
             assert_ne!(r.code, 0, "{state}: {what}: deleted\n{}", r.stderr);
             assert_eq!(
-                git(dir, &["rev-parse", REF]),
+                git(dir, &["rev-parse", rf]),
                 s.f.tip(),
                 "{state}: {what}: the ref moved"
             );
@@ -371,8 +369,8 @@ fn packed_ledger_refs_cannot_be_deleted() {
     };
     check("packed");
     // Loose and packed with the same value, loose only.
-    git_hooked(dir, &["update-ref", REF, tip], None).ok();
-    std::fs::write(dir.join(".git").join(REF), format!("{tip}\n")).unwrap();
+    git_hooked(dir, &["update-ref", rf, tip], None).ok();
+    std::fs::write(dir.join(".git").join(rf), format!("{tip}\n")).unwrap();
     check("loose and packed");
     s.f.put(DEFERRED, "ERROR").ok();
     check("loose over an older packed value");
@@ -383,13 +381,13 @@ fn packed_ledger_refs_cannot_be_deleted() {
     git_hooked(dir, &["pack-refs", "--all"], None).ok();
     git_hooked(dir, &["gc", "-q"], None).ok();
     assert_eq!(s.f.tip(), now);
-    assert!(!dir.join(".git").join(REF).exists());
+    assert!(!dir.join(".git").join(rf).exists());
     s.f.run(&["verify"]).ok();
     // Deletion by push, into a server whose ledger ref is packed.
     git(&s.server, &["pack-refs", "--all"]);
-    let r = s.push(&format!(":{REF}"));
+    let r = s.push(&format!(":{rf}"));
     refused(&r, &["deleting a ledger ref is refused"]);
-    git(&s.server, &["rev-parse", REF]);
+    git(&s.server, &["rev-parse", rf]);
 }
 
 /// The scripts a reftable server needs by hand (`hooks install` refuses a reftable repository).
@@ -406,10 +404,10 @@ fn install_scripts_by_hand(git_dir: &Path) {
 
 /// Item 5: in a reftable repository every command that reads or writes ledger refs refuses
 /// before writing anything (exit 1, naming the extension), and the hooks fail closed.
-#[test]
-fn reftable_repositories_are_refused_before_anything_is_written() {
+fn reftable_repositories_are_refused_before_anything_is_written(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     let base = tempfile::tempdir().unwrap();
-    let decl = Fixture::new(2);
+    let decl = Fixture::under(2, prefix);
     let decl_path = decl.decl();
     let decl_path = decl_path.to_str().unwrap();
     let dir = base.path().join("r");
@@ -417,6 +415,7 @@ fn reftable_repositories_are_refused_before_anything_is_written() {
         base.path(),
         &["init", "-q", "--ref-format=reftable", "-b", "main", "r"],
     );
+    crate::common::use_prefix(&dir, prefix);
     git(&dir, &["commit", "-q", "--allow-empty", "-m", "first"]);
     let listing = |d: &Path| {
         let mut out = Vec::new();
@@ -478,15 +477,16 @@ fn reftable_repositories_are_refused_before_anything_is_written() {
         ],
     );
     install_scripts_by_hand(&server);
+    crate::common::use_prefix(&server, prefix);
     let url = server.to_str().unwrap();
-    let r = git_hooked(decl.dir(), &["push", url, &format!("{REF}:{REF}")], None);
+    let r = git_hooked(decl.dir(), &["push", url, &format!("{rf}:{rf}")], None);
     refused(&r, &["extensions.refStorage"]);
     assert!(git(&server, &["for-each-ref"]).is_empty());
     git(decl.dir(), &["commit", "-q", "--allow-empty", "-m", "b"]);
     git_hooked(decl.dir(), &["push", url, "HEAD:refs/heads/main"], None).ok();
     // reference-transaction in a reftable clone.
     install_scripts_by_hand(&dir.join(".git"));
-    let r = git_hooked(&dir, &["update-ref", REF, "HEAD"], None);
+    let r = git_hooked(&dir, &["update-ref", rf, "HEAD"], None);
     refused(&r, &["extensions.refStorage"]);
     git_hooked(&dir, &["update-ref", "refs/heads/other", "HEAD"], None).ok();
 }
@@ -577,15 +577,15 @@ pub fn forge_cache(git_dir: &Path, outcome: &str) {
 
 /// Item 7: a forged declaration-cache entry on the server (or in a clone) changes neither
 /// pre-receive's verdict nor `report --at`'s: both refuse what `verify` refuses.
-#[test]
-fn a_forged_declaration_cache_entry_changes_no_verdict() {
-    let s = Setup::new();
+fn a_forged_declaration_cache_entry_changes_no_verdict(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let s = Setup::under(prefix);
     // The hook parsed the declaration when it admitted the creation, and kept it.
     assert!(s.server.join("git-ledger/declarations").is_dir());
     forge_cache(&s.server, "VERIFIED");
     let bad = s.fill("VERIFIED");
     let before = s.server_refs();
-    let r = s.push(&format!("{bad}:{REF}"));
+    let r = s.push(&format!("{bad}:{rf}"));
     refused(&r, &["VERIFIED"]);
     assert_eq!(s.server_refs(), before);
 
@@ -599,15 +599,15 @@ fn a_forged_declaration_cache_entry_changes_no_verdict() {
     // The good fill still passes both.
     let good = s.put_fill();
     ledger(dir, &["report", "--at", &good]).ok();
-    s.push(&format!("{good}:{REF}")).ok();
+    s.push(&format!("{good}:{rf}")).ok();
 }
 
 /// Item 13: a pre-receive killed with SIGKILL leaves no `git-ledger-objects-*` directory
 /// behind (it lives inside Git's quarantine, which Git removes when the hook fails).
-#[test]
-fn a_killed_pre_receive_leaves_no_temporary_directory() {
+fn a_killed_pre_receive_leaves_no_temporary_directory(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     use std::os::unix::fs::PermissionsExt;
-    let s = Setup::new();
+    let s = Setup::under(prefix);
     let tmp = tempfile::tempdir().unwrap();
     // A wrapper in place of the binary: starts the real hook with a standard input that stays
     // open, waits until its object directory exists, and kills it with SIGKILL.
@@ -646,7 +646,7 @@ exit 1
         .env("GIT_LEDGER", &wrapper)
         .env("TMPDIR", &scratch)
         .current_dir(s.dir())
-        .args(["push", s.url(), &format!("{good}:{REF}")]);
+        .args(["push", s.url(), &format!("{good}:{rf}")]);
     let out = cmd.output().unwrap();
     assert!(!out.status.success());
     let seen = std::fs::read_to_string(tmp.path().join("seen"))
@@ -662,5 +662,14 @@ exit 1
         .collect::<Vec<_>>();
     assert!(incoming.is_empty(), "{incoming:?}");
     // The next push (the real hook) is admitted.
-    s.push(&format!("{good}:{REF}")).ok();
+    s.push(&format!("{good}:{rf}")).ok();
 }
+
+crate::common::under_both_prefixes!(
+    ledger_refs_spelled_in_another_case_are_refused,
+    replace_refs_covering_ledger_objects_are_refused,
+    packed_ledger_refs_cannot_be_deleted,
+    reftable_repositories_are_refused_before_anything_is_written,
+    a_forged_declaration_cache_entry_changes_no_verdict,
+    a_killed_pre_receive_leaves_no_temporary_directory,
+);

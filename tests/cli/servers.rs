@@ -16,7 +16,6 @@ use crate::common::{git, hooked_server, path_with_bin, pin_env, require_tool, wh
 use crate::gitstore::{canonical_row, read_files, regular, write_tree};
 use crate::signing::{
     fingerprint, forge, forge_with, git_ledger_hash_object, have_ssh_keygen, keygen, Key, Signed,
-    REF,
 };
 
 /// A free port on 127.0.0.1.
@@ -122,11 +121,13 @@ const PUSHED_ATTACKS: &[&str] = &[
 ];
 
 impl Scene {
-    fn new() -> Scene {
-        let s = Signed::new();
+    /// The signed ledger under `prefix`, in the clone and on the hooked server.
+    fn under(prefix: &str) -> Scene {
+        let s = Signed::under(prefix);
         s.put("scenario/s-b/01", "ERROR").ok();
         let servers = tempfile::tempdir().unwrap();
         let server = hooked_server(servers.path(), "server.git");
+        crate::common::use_prefix(&server, prefix);
         git(&server, &["config", "http.receivepack", "true"]);
         let mallory = keygen(s.keys.path(), "mallory", "ed25519");
         Scene {
@@ -199,10 +200,11 @@ impl Scene {
 
     /// The whole story over one transport.
     fn run(&self, t: &Transport) {
+        let rf = self.s.refname.as_str();
         let d = self.s.dir();
         let t1 = self.s.tip();
         // A valid signed ledger (root + put) is admitted.
-        let r = self.push(t, &format!("{REF}:{REF}"), false);
+        let r = self.push(t, &format!("{rf}:{rf}"), false);
         assert_eq!(
             r.code, 0,
             "{}: the valid push failed:\n{}",
@@ -214,7 +216,7 @@ impl Scene {
             t.name,
             r.stderr
         );
-        assert_eq!(git(&self.server, &["rev-parse", REF]), t1);
+        assert_eq!(git(&self.server, &["rev-parse", rf]), t1);
         // The next put, valid and signed; pushed last.
         self.s.put("scenario/s-b/02", "ERROR").ok();
         let t2 = self.s.tip();
@@ -225,7 +227,7 @@ impl Scene {
         self.refused(
             t,
             "an unsigned commit",
-            &format!("{unsigned}:{REF}"),
+            &format!("{unsigned}:{rf}"),
             false,
             &[&format!("commit {unsigned}: rule 8: it is not signed")],
         );
@@ -241,7 +243,7 @@ impl Scene {
         self.refused(
             t,
             "a commit signed by an undeclared key",
-            &format!("{stranger}:{REF}"),
+            &format!("{stranger}:{rf}"),
             false,
             &[
                 &format!("commit {stranger}: rule 8: it is signed with key"),
@@ -266,23 +268,23 @@ impl Scene {
         self.refused(
             t,
             "a retry",
-            &format!("{retry}:{REF}"),
+            &format!("{retry}:{rf}"),
             false,
             &[&format!("commit {retry}: rule 4: row scenario/s-b/01")],
         );
         // A rewrite: the ref forced back to its root.
-        let root = git(d, &["rev-list", "--max-parents=0", REF]);
+        let root = git(d, &["rev-list", "--max-parents=0", rf]);
         self.refused(
             t,
             "a rewrite",
-            &format!("{root}:{REF}"),
+            &format!("{root}:{rf}"),
             true,
             &["not an ancestor", "rewritten ledger history"],
         );
         // The valid commit is admitted.
-        let r = self.push(t, &format!("{REF}:{REF}"), false);
+        let r = self.push(t, &format!("{rf}:{rf}"), false);
         assert_eq!(r.code, 0, "{}: {}", t.name, r.stderr);
-        assert_eq!(git(&self.server, &["rev-parse", REF]), t2);
+        assert_eq!(git(&self.server, &["rev-parse", rf]), t2);
         self.signature_attacks(t);
     }
 
@@ -293,12 +295,13 @@ impl Scene {
     /// calls good (re-wrapped, text after END, version 0, a non-empty reserved field, a
     /// `gpgsigx` header and a bare `gpgsig` line added after signing) is admitted.
     fn signature_attacks(&self, t: &Transport) {
+        let rf = self.s.refname.as_str();
         use crate::signature_diff::{armour, header, mutations, Base, Fields, Parts, Rng};
         let d = self.s.dir();
         let parent = self.s.tip();
         self.s.put("arena/case-a/01", "FAIL").ok();
         let good = self.s.tip();
-        git(d, &["update-ref", REF, &parent]);
+        git(d, &["update-ref", rf, &parent]);
         let raw = git(d, &["cat-file", "commit", &good]) + "\n";
         let base = Base {
             kind: "ed25519",
@@ -317,7 +320,7 @@ impl Scene {
             self.refused(
                 t,
                 what,
-                &format!("{c}:{REF}"),
+                &format!("{c}:{rf}"),
                 false,
                 &[&format!("commit {c}: rule 8: ")],
             );
@@ -340,14 +343,14 @@ impl Scene {
             self.s.git_verdict(&c).0,
             "git calls the re-encoded variant bad"
         );
-        let r = self.push(t, &format!("{c}:{REF}"), false);
+        let r = self.push(t, &format!("{c}:{rf}"), false);
         assert_eq!(
             r.code, 0,
             "{}: the variant Git calls good: {}",
             t.name, r.stderr
         );
-        assert_eq!(git(&self.server, &["rev-parse", REF]), c);
-        git(d, &["update-ref", REF, &c]);
+        assert_eq!(git(&self.server, &["rev-parse", rf]), c);
+        git(d, &["update-ref", rf, &c]);
     }
 
     fn path(&self) -> Transport {
@@ -512,43 +515,48 @@ $HTTP["url"] =~ "^/git" {{
     }
 }
 
-#[test]
-fn a_push_through_a_path_is_admitted_or_refused_by_the_installed_hook() {
+fn a_push_through_a_path_is_admitted_or_refused_by_the_installed_hook(prefix: &str) {
     if !have_ssh_keygen("the server tests") {
         return;
     }
-    let scene = Scene::new();
+    let scene = Scene::under(prefix);
     scene.run(&scene.path());
 }
 
-#[test]
-fn a_push_through_git_daemon_is_admitted_or_refused_by_the_installed_hook() {
+fn a_push_through_git_daemon_is_admitted_or_refused_by_the_installed_hook(prefix: &str) {
     if !have_ssh_keygen("the server tests") {
         return;
     }
-    let scene = Scene::new();
+    let scene = Scene::under(prefix);
     let t = scene.daemon();
     scene.run(&t);
 }
 
-#[test]
-fn a_push_over_smart_http_behind_lighttpd_is_admitted_or_refused_by_the_installed_hook() {
+fn a_push_over_smart_http_behind_lighttpd_is_admitted_or_refused_by_the_installed_hook(
+    prefix: &str,
+) {
     if !have_ssh_keygen("the server tests") {
         return;
     }
-    let scene = Scene::new();
+    let scene = Scene::under(prefix);
     if let Some(t) = scene.http() {
         scene.run(&t);
     }
 }
 
-#[test]
-fn a_push_over_ssh_to_sshd_is_admitted_or_refused_by_the_installed_hook() {
+fn a_push_over_ssh_to_sshd_is_admitted_or_refused_by_the_installed_hook(prefix: &str) {
     if !have_ssh_keygen("the server tests") {
         return;
     }
-    let scene = Scene::new();
+    let scene = Scene::under(prefix);
     if let Some(t) = scene.ssh() {
         scene.run(&t);
     }
 }
+
+crate::common::under_both_prefixes!(
+    a_push_through_a_path_is_admitted_or_refused_by_the_installed_hook,
+    a_push_through_git_daemon_is_admitted_or_refused_by_the_installed_hook,
+    a_push_over_smart_http_behind_lighttpd_is_admitted_or_refused_by_the_installed_hook,
+    a_push_over_ssh_to_sshd_is_admitted_or_refused_by_the_installed_hook,
+);

@@ -7,9 +7,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::common::{commit_all, git, git_run, ledger, require_tool, which, write, Run};
+use crate::common::{
+    commit_all, git, git_run, ledger, ledger_ref, require_tool, which, write, Run,
+};
 use crate::gitstore::hand_row_value;
 
+/// The ledger ref under the default prefix (`Signed::refname` names it under any prefix).
+#[allow(dead_code)] // the ref-mode tests take a prefix; kept for tests to come
 pub const REF: &str = "refs/ledgers/small";
 pub const WRITERS_PATH: &str = "h/allowed_signers";
 /// The committer the pinned environment sets (`common::pin_env`).
@@ -78,12 +82,21 @@ pub struct Signed {
     pub keys: tempfile::TempDir,
     pub alice: Key,
     pub writers: String,
+    /// The ledger ref (`REF` under the default prefix).
+    pub refname: String,
 }
 
 impl Signed {
     /// The harness with `writers(alice)` as its allowed-signers file, pinned; not initialised.
+    #[allow(dead_code)] // the ref-mode tests take a prefix; kept for tests to come
     pub fn pinned(writers: impl Fn(&Key) -> String) -> Signed {
+        Self::pinned_under(crate::common::PREFIXES[0], writers)
+    }
+
+    /// [`Signed::pinned`] with the repository's ledgers under `prefix`.
+    pub fn pinned_under(prefix: &str, writers: impl Fn(&Key) -> String) -> Signed {
         let (repo, _) = crate::pin::harness();
+        crate::common::use_prefix(repo.path(), prefix);
         let keys = tempfile::tempdir().unwrap();
         let alice = keygen(keys.path(), "alice", "ed25519");
         let d = repo.path();
@@ -100,14 +113,21 @@ impl Signed {
             keys,
             alice,
             writers: text,
+            refname: format!("{prefix}small"),
         };
         s.sign_with(&s.alice.clone());
         s
     }
 
     /// [`Signed::pinned`] with alice as the one writer, and the ledger initialised.
+    #[allow(dead_code)] // the ref-mode tests here take a prefix; kept for tests to come
     pub fn new() -> Signed {
-        let s = Self::pinned(|k| format!("{COMMITTER} {}\n", k.public));
+        Self::under(crate::common::PREFIXES[0])
+    }
+
+    /// [`Signed::new`] with the repository's ledgers under `prefix`.
+    pub fn under(prefix: &str) -> Signed {
+        let s = Self::pinned_under(prefix, |k| format!("{COMMITTER} {}\n", k.public));
         s.run(&["init", "campaign.json"]).ok();
         s
     }
@@ -126,7 +146,7 @@ impl Signed {
         );
     }
     pub fn tip(&self) -> String {
-        git(self.dir(), &["rev-parse", REF])
+        git(self.dir(), &["rev-parse", &self.refname])
     }
     /// A hand row for `sid` put on the ledger.
     pub fn put(&self, sid: &str, outcome: &str) -> Run {
@@ -168,16 +188,16 @@ impl Signed {
 
 /// The ref's commits, oldest first.
 fn chain(dir: &Path) -> Vec<String> {
-    let out = git(dir, &["rev-list", "--reverse", REF]);
+    let out = git(dir, &["rev-list", "--reverse", &ledger_ref(dir, "small")]);
     out.lines().map(str::to_owned).collect()
 }
 
-#[test]
-fn pin_fills_the_writers_hash_check_recomputes_it_and_init_copies_the_bytes() {
+fn pin_fills_the_writers_hash_check_recomputes_it_and_init_copies_the_bytes(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the writers tests") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     let decl: Value =
         serde_json::from_slice(&std::fs::read(s.dir().join("campaign.json")).unwrap()).unwrap();
     let sha = git_ledger::sha256_hex(s.writers.as_bytes());
@@ -202,10 +222,10 @@ fn pin_fills_the_writers_hash_check_recomputes_it_and_init_copies_the_bytes() {
     );
     // The root holds the exact bytes as `writers`, beside campaign.json and ledger.json.
     assert_eq!(
-        git(s.dir(), &["show", &format!("{REF}:writers")]) + "\n",
+        git(s.dir(), &["show", &format!("{rf}:writers")]) + "\n",
         s.writers
     );
-    let top = git(s.dir(), &["ls-tree", "--name-only", REF]);
+    let top = git(s.dir(), &["ls-tree", "--name-only", rf]);
     assert_eq!(top, "campaign.json\nledger.json\nrows\nwriters");
     // A put keeps them; verify admits the signed chain.
     s.put("scenario/s-b/01", "ERROR").ok();
@@ -258,12 +278,11 @@ fn pin_refuses_an_allowed_signers_file_with_what_it_does_not_implement() {
     }
 }
 
-#[test]
-fn the_tools_commits_are_signed_and_git_verifies_them() {
+fn the_tools_commits_are_signed_and_git_verifies_them(prefix: &str) {
     if !have_ssh_keygen("the signing tests") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     s.put("scenario/s-b/01", "ERROR").ok();
     for c in chain(s.dir()) {
         assert_eq!(
@@ -291,12 +310,12 @@ fn the_tools_commits_are_signed_and_git_verifies_them() {
     }
 }
 
-#[test]
-fn a_ledger_with_writers_refuses_to_write_unsigned_or_with_another_key() {
+fn a_ledger_with_writers_refuses_to_write_unsigned_or_with_another_key(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the signing tests") {
         return;
     }
-    let s = Signed::pinned(|k| format!("{COMMITTER} {}\n", k.public));
+    let s = Signed::pinned_under(prefix, |k| format!("{COMMITTER} {}\n", k.public));
     // No key: refused before anything is written.
     git(s.dir(), &["config", "--unset", "user.signingKey"]);
     let r = s.run(&["init", "campaign.json"]);
@@ -306,7 +325,7 @@ fn a_ledger_with_writers_refuses_to_write_unsigned_or_with_another_key() {
         "{}",
         r.stderr
     );
-    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", REF], None).code != 0);
+    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", rf], None).code != 0);
     // openpgp is refused clearly.
     s.sign_with(&s.alice);
     git(s.dir(), &["config", "gpg.format", "openpgp"]);
@@ -329,7 +348,7 @@ fn a_ledger_with_writers_refuses_to_write_unsigned_or_with_another_key() {
         "{}",
         r.stderr
     );
-    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", REF], None).code != 0);
+    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", rf], None).code != 0);
     // Alice's key for another committer: refused naming the principal.
     s.sign_with(&s.alice);
     s.run(&["init", "campaign.json"]).ok();
@@ -369,7 +388,11 @@ pub fn forge(
     sign: Option<(&Key, &str)>,
     tamper: bool,
 ) -> String {
-    let message = git(dir, &["log", "-1", "--format=%B", parent.unwrap_or(REF)]);
+    let root_of = ledger_ref(dir, "small");
+    let message = git(
+        dir,
+        &["log", "-1", "--format=%B", parent.unwrap_or(&root_of)],
+    );
     forge_with(dir, tree, parent, &message, sign, tamper)
 }
 
@@ -457,7 +480,7 @@ pub fn git_ledger_hash_object(dir: &Path, raw: &[u8]) -> String {
 /// git-ledger's verdict on one commit as the root of the ledger: admitted, or the rule-8
 /// reason.
 fn ledger_verdict(s: &Signed, commit: &str) -> Result<(), String> {
-    git(s.dir(), &["update-ref", REF, commit]);
+    git(s.dir(), &["update-ref", &s.refname, commit]);
     let r = s.run(&["verify"]);
     if r.code == 0 {
         Ok(())
@@ -467,8 +490,8 @@ fn ledger_verdict(s: &Signed, commit: &str) -> Result<(), String> {
     }
 }
 
-#[test]
-fn git_and_git_ledger_agree_on_every_signature_case() {
+fn git_and_git_ledger_agree_on_every_signature_case(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the signature agreement test") {
         return;
     }
@@ -490,7 +513,7 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
     );
     let (w, b) = (wild.public.clone(), bobs.public.clone());
     // The committer time is 2026-11-29T10:00:00Z.
-    let s = Signed::pinned(move |alice| {
+    let s = Signed::pinned_under(prefix, move |alice| {
         format!(
             "# the writers\n{COMMITTER} {}\n{COMMITTER} {}\n{COMMITTER} {}\n{COMMITTER} valid-before=\"20261101Z\" {}\n{COMMITTER} valid-after=\"20270101Z\" {}\n{COMMITTER} namespaces=\"file\" {}\n*@example.com {w}\nbob@example.com {b}\n",
             alice.public, e.public, r.public, x.public, l.public, n.public
@@ -645,20 +668,20 @@ fn git_and_git_ledger_agree_on_every_signature_case() {
         assert_eq!(ledger_verdict(&s, &c).is_ok(), git_good, "{name}");
         assert!(git_good, "{name}: git calls it good");
     }
-    git(s.dir(), &["update-ref", REF, &root]);
+    git(s.dir(), &["update-ref", rf, &root]);
 }
 
-#[test]
-fn a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify() {
+fn a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the writers tests") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     let root = s.tip();
     // An unsigned commit on top (plain plumbing): verify names it and rule 8.
     let tree = git(s.dir(), &["rev-parse", &format!("{root}^{{tree}}")]);
     let c = forge(s.dir(), &tree, Some(&root), None, false);
-    git(s.dir(), &["update-ref", REF, &c]);
+    git(s.dir(), &["update-ref", rf, &c]);
     let r = s.run(&["verify"]);
     r.expect_code(2);
     assert!(
@@ -704,7 +727,7 @@ fn a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify() {
         Some((&s.alice, "git")),
         false,
     );
-    git(s.dir(), &["update-ref", REF, &c]);
+    git(s.dir(), &["update-ref", rf, &c]);
     let r = s.run(&["verify"]);
     r.expect_code(2);
     assert!(r.stderr.contains("rule 2: writers changed"), "{}", r.stderr);
@@ -728,12 +751,11 @@ fn ledger_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     }
 }
 
-#[test]
-fn commit_gpgsign_signs_a_ledger_without_writers_and_other_formats_are_refused() {
+fn commit_gpgsign_signs_a_ledger_without_writers_and_other_formats_are_refused(prefix: &str) {
     if !have_ssh_keygen("the signing tests") {
         return;
     }
-    let f = crate::gitstore::Fixture::new(1);
+    let f = crate::gitstore::Fixture::under(1, prefix);
     let keys = tempfile::tempdir().unwrap();
     let alice = keygen(keys.path(), "alice", "ed25519");
     let d = f.dir();
@@ -800,7 +822,7 @@ fn commit_gpgsign_signs_a_ledger_without_writers_and_other_formats_are_refused()
             "-c",
             &format!("gpg.ssh.allowedSignersFile={}", allowed.display()),
             "verify-commit",
-            crate::gitstore::REF,
+            &f.refname,
         ],
         None,
     );
@@ -830,8 +852,8 @@ impl Drop for Agent {
     }
 }
 
-#[test]
-fn a_key_literal_signs_through_ssh_agent() {
+fn a_key_literal_signs_through_ssh_agent(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the signing tests") {
         return;
     }
@@ -842,7 +864,7 @@ fn a_key_literal_signs_through_ssh_agent() {
         );
         return;
     }
-    let s = Signed::pinned(|k| format!("{COMMITTER} {}\n", k.public));
+    let s = Signed::pinned_under(prefix, |k| format!("{COMMITTER} {}\n", k.public));
     let sock = s.keys.path().join("agent.sock");
     let child = std::process::Command::new("ssh-agent")
         .args(["-D", "-a"])
@@ -887,9 +909,9 @@ fn a_key_literal_signs_through_ssh_agent() {
         &[("SSH_AUTH_SOCK", sock)],
     )
     .ok();
-    assert_eq!(s.git_verdict(REF), (true, Some(COMMITTER.to_owned())));
+    assert_eq!(s.git_verdict(rf), (true, Some(COMMITTER.to_owned())));
     // Without user.signingKey, the key gpg.ssh.defaultKeyCommand prints (as Git takes it).
-    git(s.dir(), &["update-ref", "-d", REF]);
+    git(s.dir(), &["update-ref", "-d", rf]);
     git(s.dir(), &["config", "--unset", "user.signingKey"]);
     let command = format!("echo 'key::{}'", s.alice.public);
     git(s.dir(), &["config", "gpg.ssh.defaultKeyCommand", &command]);
@@ -899,9 +921,9 @@ fn a_key_literal_signs_through_ssh_agent() {
         &[("SSH_AUTH_SOCK", sock)],
     )
     .ok();
-    assert_eq!(s.git_verdict(REF), (true, Some(COMMITTER.to_owned())));
+    assert_eq!(s.git_verdict(rf), (true, Some(COMMITTER.to_owned())));
     git(s.dir(), &["config", "gpg.ssh.defaultKeyCommand", "true"]);
-    git(s.dir(), &["update-ref", "-d", REF]);
+    git(s.dir(), &["update-ref", "-d", rf]);
     let r = ledger_env(
         s.dir(),
         &["init", "campaign.json"],
@@ -938,15 +960,15 @@ fn a_key_literal_signs_through_ssh_agent() {
     assert_eq!(s.tip(), tip);
 }
 
-#[test]
-fn sync_re_signs_the_commits_it_replays_with_the_local_writers_key() {
+fn sync_re_signs_the_commits_it_replays_with_the_local_writers_key(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the signing tests") {
         return;
     }
     let keys = tempfile::tempdir().unwrap();
     let bob = keygen(keys.path(), "bob", "ed25519");
     let bob_public = bob.public.clone();
-    let a = Signed::pinned(move |alice| {
+    let a = Signed::pinned_under(prefix, move |alice| {
         format!(
             "{COMMITTER} {}\nbob@example.com {bob_public}\n",
             alice.public
@@ -955,6 +977,7 @@ fn sync_re_signs_the_commits_it_replays_with_the_local_writers_key() {
     a.run(&["init", "campaign.json"]).ok();
     let servers = tempfile::tempdir().unwrap();
     let server = crate::common::hooked_server(servers.path(), "server.git");
+    crate::common::use_prefix(&server, prefix);
     git(
         a.dir(),
         &["remote", "add", "origin", server.to_str().unwrap()],
@@ -963,6 +986,7 @@ fn sync_re_signs_the_commits_it_replays_with_the_local_writers_key() {
     // Bob's machine: a clone that signs with his key, as bob@example.com.
     let b = tempfile::tempdir().unwrap();
     git(b.path(), &["init", "-q"]);
+    crate::common::use_prefix(b.path(), prefix);
     git(
         b.path(),
         &["remote", "add", "origin", server.to_str().unwrap()],
@@ -988,16 +1012,16 @@ fn sync_re_signs_the_commits_it_replays_with_the_local_writers_key() {
         &as_bob,
     )
     .ok();
-    let bobs = git(b.path(), &["rev-parse", REF]);
+    let bobs = git(b.path(), &["rev-parse", rf]);
     // Alice moves the server first; Bob's sync replays his commit on top, signed again.
     a.put("scenario/s-b/01", "ERROR").ok();
     crate::common::ledger_hooked(a.dir(), &["sync"]).ok();
     let r = ledger_env(b.path(), &["sync"], &as_bob);
     r.ok();
-    let tip = git(&server, &["rev-parse", REF]);
+    let tip = git(&server, &["rev-parse", rf]);
     assert_ne!(tip, bobs, "the commit was replayed, not pushed as it was");
     let allowed = a.allowed_file();
-    for c in git(&server, &["rev-list", REF]).lines() {
+    for c in git(&server, &["rev-list", rf]).lines() {
         let r = git_run(
             &server,
             &[
@@ -1025,21 +1049,23 @@ fn sync_re_signs_the_commits_it_replays_with_the_local_writers_key() {
     ledger_env(&server, &["verify"], &[]).ok();
 }
 
-#[test]
-fn the_local_reference_transaction_hook_refuses_an_unsigned_commit_on_a_ledger_with_writers() {
+fn the_local_reference_transaction_hook_refuses_an_unsigned_commit_on_a_ledger_with_writers(
+    prefix: &str,
+) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the writers tests") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     let root = s.tip();
     s.put("scenario/s-b/01", "ERROR").ok();
     let signed = s.tip();
-    git(s.dir(), &["update-ref", REF, &root]);
+    git(s.dir(), &["update-ref", rf, &root]);
     s.run(&["hooks", "install"]).ok();
     let tree = git(s.dir(), &["rev-parse", &format!("{signed}^{{tree}}")]);
     let message = git(s.dir(), &["log", "-1", "--format=%B", &signed]);
     let c = forge_with(s.dir(), &tree, Some(&root), &message, None, false);
-    let r = crate::common::git_hooked(s.dir(), &["update-ref", REF, &c], None);
+    let r = crate::common::git_hooked(s.dir(), &["update-ref", rf, &c], None);
     assert_ne!(r.code, 0);
     assert!(
         r.stderr
@@ -1049,13 +1075,12 @@ fn the_local_reference_transaction_hook_refuses_an_unsigned_commit_on_a_ledger_w
     );
     assert_eq!(s.tip(), root);
     // The same change, signed by the writer, passes the hook.
-    let r = crate::common::git_hooked(s.dir(), &["update-ref", REF, &signed], None);
+    let r = crate::common::git_hooked(s.dir(), &["update-ref", rf, &signed], None);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(s.tip(), signed);
 }
 
-#[test]
-fn the_tool_signs_with_ecdsa_and_rsa_keys_too_and_git_verifies_them() {
+fn the_tool_signs_with_ecdsa_and_rsa_keys_too_and_git_verifies_them(prefix: &str) {
     if !have_ssh_keygen("the signing tests") {
         return;
     }
@@ -1063,7 +1088,7 @@ fn the_tool_signs_with_ecdsa_and_rsa_keys_too_and_git_verifies_them() {
         let keys = tempfile::tempdir().unwrap();
         let key = keygen(keys.path(), kind, kind);
         let public = key.public.clone();
-        let s = Signed::pinned(move |_| format!("{COMMITTER} {public}\n"));
+        let s = Signed::pinned_under(prefix, move |_| format!("{COMMITTER} {public}\n"));
         s.sign_with(&key);
         s.run(&["init", "campaign.json"]).ok();
         s.put("scenario/s-b/01", "ERROR").ok();
@@ -1080,12 +1105,12 @@ fn the_tool_signs_with_ecdsa_and_rsa_keys_too_and_git_verifies_them() {
     }
 }
 
-#[test]
-fn init_reads_the_writers_from_the_source_revision_and_checks_their_hash() {
+fn init_reads_the_writers_from_the_source_revision_and_checks_their_hash(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the writers tests") {
         return;
     }
-    let s = Signed::pinned(|k| format!("{COMMITTER} {}\n", k.public));
+    let s = Signed::pinned_under(prefix, |k| format!("{COMMITTER} {}\n", k.public));
     // Bytes that are not the pinned ones: refused, no ref.
     let text = std::fs::read_to_string(s.dir().join("campaign.json")).unwrap();
     let sha = git_ledger::sha256_hex(s.writers.as_bytes());
@@ -1098,9 +1123,10 @@ fn init_reads_the_writers_from_the_source_revision_and_checks_their_hash() {
         "{}",
         r.stderr
     );
-    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", REF], None).code != 0);
+    assert!(git_run(s.dir(), &["rev-parse", "--verify", "-q", rf], None).code != 0);
     // A repository without the source revision cannot copy them: it says how to fetch it.
     let elsewhere = crate::common::new_repo();
+    crate::common::use_prefix(elsewhere.path(), prefix);
     git(elsewhere.path(), &["config", "gpg.format", "ssh"]);
     let key = s.alice.path.to_str().unwrap().to_owned();
     git(elsewhere.path(), &["config", "user.signingKey", &key]);
@@ -1108,23 +1134,15 @@ fn init_reads_the_writers_from_the_source_revision_and_checks_their_hash() {
     let r = ledger(elsewhere.path(), &["init", decl.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("fetch"), "{}", r.stderr);
-    assert!(
-        git_run(
-            elsewhere.path(),
-            &["rev-parse", "--verify", "-q", REF],
-            None
-        )
-        .code
-            != 0
-    );
+    assert!(git_run(elsewhere.path(), &["rev-parse", "--verify", "-q", rf], None).code != 0);
 }
 
-#[test]
-fn sync_refuses_to_follow_a_remote_ledger_with_an_unsigned_commit() {
+fn sync_refuses_to_follow_a_remote_ledger_with_an_unsigned_commit(prefix: &str) {
+    let rf: &str = &format!("{prefix}small");
     if !have_ssh_keygen("the signing tests") {
         return;
     }
-    let s = Signed::new();
+    let s = Signed::under(prefix);
     // A server without the hook, where plain Git put an unsigned commit on the ledger.
     let servers = tempfile::tempdir().unwrap();
     git(servers.path(), &["init", "-q", "--bare", "plain.git"]);
@@ -1139,22 +1157,18 @@ fn sync_refuses_to_follow_a_remote_ledger_with_an_unsigned_commit() {
     let c = forge(s.dir(), &tree, Some(&root), None, false);
     git(
         s.dir(),
-        &[
-            "push",
-            "-q",
-            server.to_str().unwrap(),
-            &format!("{c}:{REF}"),
-        ],
+        &["push", "-q", server.to_str().unwrap(), &format!("{c}:{rf}")],
     );
     // A clone that follows the remote refuses the commit and keeps its ledger where it was.
     let other = crate::common::new_repo();
+    crate::common::use_prefix(other.path(), prefix);
     git(
         other.path(),
         &["remote", "add", "origin", server.to_str().unwrap()],
     );
     git(
         other.path(),
-        &["fetch", "-q", "origin", &format!("{root}:{REF}")],
+        &["fetch", "-q", "origin", &format!("{root}:{rf}")],
     );
     let r = crate::common::ledger_hooked(other.path(), &["sync"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
@@ -1164,5 +1178,20 @@ fn sync_refuses_to_follow_a_remote_ledger_with_an_unsigned_commit() {
         "{}",
         r.stderr
     );
-    assert_eq!(git(other.path(), &["rev-parse", REF]), root);
+    assert_eq!(git(other.path(), &["rev-parse", rf]), root);
 }
+
+crate::common::under_both_prefixes!(
+    pin_fills_the_writers_hash_check_recomputes_it_and_init_copies_the_bytes,
+    the_tools_commits_are_signed_and_git_verifies_them,
+    a_ledger_with_writers_refuses_to_write_unsigned_or_with_another_key,
+    git_and_git_ledger_agree_on_every_signature_case,
+    a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify,
+    commit_gpgsign_signs_a_ledger_without_writers_and_other_formats_are_refused,
+    a_key_literal_signs_through_ssh_agent,
+    sync_re_signs_the_commits_it_replays_with_the_local_writers_key,
+    the_local_reference_transaction_hook_refuses_an_unsigned_commit_on_a_ledger_with_writers,
+    the_tool_signs_with_ecdsa_and_rsa_keys_too_and_git_verifies_them,
+    init_reads_the_writers_from_the_source_revision_and_checks_their_hash,
+    sync_refuses_to_follow_a_remote_ledger_with_an_unsigned_commit,
+);

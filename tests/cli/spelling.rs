@@ -2,11 +2,11 @@
 //! reads a ledger ref, `usage error:` on every usage error with clap's suggestion.
 
 use crate::common::{git, hooked_server, ledger_hooked, new_repo, Daemon};
-use crate::gitstore::{declaration_value, hand_row_value, pretty, Fixture, ID, REF};
+use crate::gitstore::{declaration_value, hand_row_value, pretty, Fixture, ID};
 
-#[test]
-fn every_command_that_reads_a_ledger_ref_takes_dash_dash_ref() {
-    let f = Fixture::new(1);
+fn every_command_that_reads_a_ledger_ref_takes_dash_dash_ref(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let f = Fixture::under(1, prefix);
     let tip = f.tip();
     // log and verify take it positionally too, and the two spellings print the same.
     assert_eq!(
@@ -14,8 +14,8 @@ fn every_command_that_reads_a_ledger_ref_takes_dash_dash_ref() {
         f.run(&["log", ID]).ok().stdout
     );
     assert_eq!(
-        f.run(&["verify", "--ref", REF]).ok().stdout,
-        f.run(&["verify", REF]).ok().stdout
+        f.run(&["verify", "--ref", rf]).ok().stdout,
+        f.run(&["verify", rf]).ok().stdout
     );
     for args in [
         vec!["report", "--ref", ID],
@@ -34,7 +34,7 @@ fn every_command_that_reads_a_ledger_ref_takes_dash_dash_ref() {
         out.expect_code(1);
         assert!(
             out.stderr
-                .starts_with("error: ledger ref refs/ledgers/nope does not exist"),
+                .starts_with(&format!("error: ledger ref {prefix}nope does not exist")),
             "{}",
             out.stderr
         );
@@ -48,7 +48,7 @@ fn every_command_that_reads_a_ledger_ref_takes_dash_dash_ref() {
         out.stderr
     );
     assert!(f
-        .run(&["verify", ID, "--ref", REF])
+        .run(&["verify", ID, "--ref", rf])
         .ok()
         .stdout
         .contains(&tip));
@@ -99,18 +99,19 @@ fn a_usage_error_says_usage_error_with_clap_s_suggestion() {
     assert!(!out.stdout.contains("usage error"));
 }
 
-/// A second ledger beside the fixture's, so that no command may pick "the only one".
-fn two_ledgers() -> (Fixture, String) {
-    let f = Fixture::new(1);
+/// A second ledger beside the fixture's (under `prefix`), so that no command may pick "the
+/// only one".
+fn two_ledgers(prefix: &str) -> (Fixture, String) {
+    let f = Fixture::under(1, prefix);
     let other = f.file("other.json");
     std::fs::write(&other, pretty(&declaration_value("other-slice", 1))).unwrap();
     f.run(&["init", other.to_str().unwrap()]).ok();
     (f, "other-slice".to_owned())
 }
 
-#[test]
-fn the_writing_commands_and_diff_take_dash_dash_ref() {
-    let (f, other) = two_ledgers();
+fn the_writing_commands_and_diff_take_dash_dash_ref(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let (f, other) = two_ledgers(prefix);
     let template = f
         .run(&["template", f.decl().to_str().unwrap()])
         .ok()
@@ -146,12 +147,12 @@ fn the_writing_commands_and_diff_take_dash_dash_ref() {
         "--note",
         "a person fixed the fixture",
         "--ref",
-        REF,
+        rf,
     ])
     .ok();
     let repaired = f.tip();
     // The other ledger did not move.
-    let other_ref = format!("refs/ledgers/{other}");
+    let other_ref = format!("{prefix}{other}");
     let other_root = git(f.dir(), &["rev-parse", &other_ref]);
     assert_eq!(
         git(f.dir(), &["rev-list", "--count", &other_ref]),
@@ -159,7 +160,7 @@ fn the_writing_commands_and_diff_take_dash_dash_ref() {
         "{other_root}"
     );
     // diff A: B is the tip of --ref (default the only ledger); the same as naming it.
-    let named = f.run(&["diff", &root, REF]).ok().stdout.clone();
+    let named = f.run(&["diff", &root, rf]).ok().stdout.clone();
     assert_eq!(f.run(&["diff", &root, "--ref", ID]).ok().stdout, named);
     assert!(named.contains("B follows A by 2 admitted steps"), "{named}");
     assert!(named.contains(&sid), "{named}");
@@ -189,7 +190,7 @@ fn the_writing_commands_and_diff_take_dash_dash_ref() {
     out.expect_code(1);
     assert!(
         out.stderr
-            .starts_with("error: ledger ref refs/ledgers/nope does not exist"),
+            .starts_with(&format!("error: ledger ref {prefix}nope does not exist")),
         "{}",
         out.stderr
     );
@@ -203,55 +204,60 @@ fn the_writing_commands_and_diff_take_dash_dash_ref() {
     assert_eq!(f.tip(), repaired);
 }
 
-#[test]
-fn sync_dash_dash_ref_syncs_that_ledger_alone() {
+fn sync_dash_dash_ref_syncs_that_ledger_alone(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     let base = tempfile::tempdir().unwrap();
-    hooked_server(base.path(), "ledger.git");
+    let server = hooked_server(base.path(), "ledger.git");
+    crate::common::use_prefix(&server, prefix);
     let daemon = Daemon::start(base.path());
     let url = daemon.url("ledger.git");
-    let (f, other) = two_ledgers();
+    let (f, other) = two_ledgers(prefix);
     git(f.dir(), &["remote", "add", "origin", &url]);
     let served = |dir: &std::path::Path| {
-        git(dir, &["ls-remote", "--refs", "origin", "refs/ledgers/*"])
-            .lines()
-            .map(|l| l.split_whitespace().nth(1).unwrap().to_owned())
-            .collect::<Vec<_>>()
+        git(
+            dir,
+            &["ls-remote", "--refs", "origin", &format!("{prefix}*")],
+        )
+        .lines()
+        .map(|l| l.split_whitespace().nth(1).unwrap().to_owned())
+        .collect::<Vec<_>>()
     };
     let out = ledger_hooked(f.dir(), &["sync", "--ref", ID]);
     out.ok();
     assert_eq!(
         out.stdout,
-        format!("{REF}: pushed to origin (new there) ({})\n", f.tip())
+        format!("{rf}: pushed to origin (new there) ({})\n", f.tip())
     );
-    assert_eq!(served(f.dir()), vec![REF.to_owned()]);
+    assert_eq!(served(f.dir()), vec![rf.to_owned()]);
     // A clone that has no ledger yet fetches only the one named.
     let clone = new_repo();
+    crate::common::use_prefix(clone.path(), prefix);
     git(clone.path(), &["remote", "add", "origin", &url]);
     ledger_hooked(f.dir(), &["sync"]).ok();
     assert_eq!(served(f.dir()).len(), 2);
     let out = ledger_hooked(
         clone.path(),
-        &["sync", "--ref", &format!("refs/ledgers/{other}")],
+        &["sync", "--ref", &format!("{prefix}{other}")],
     );
     out.ok();
     assert!(
-        out.stdout.starts_with(&format!("refs/ledgers/{other}: ")),
+        out.stdout.starts_with(&format!("{prefix}{other}: ")),
         "{}",
         out.stdout
     );
     assert_eq!(
         git(
             clone.path(),
-            &["for-each-ref", "--format=%(refname)", "refs/ledgers/"]
+            &["for-each-ref", "--format=%(refname)", prefix]
         ),
-        format!("refs/ledgers/{other}")
+        format!("{prefix}{other}")
     );
     // The other side: a ledger neither here nor there, a ref that is no ledger ref, --setup.
     let out = ledger_hooked(clone.path(), &["sync", "--ref", "nope"]);
     out.expect_code(1);
     assert_eq!(
         out.stderr,
-        "error: ledger ref refs/ledgers/nope exists neither in this repository nor on origin\nhint: list the ledgers origin serves with `git ls-remote origin 'refs/ledgers/*'`\n"
+        format!("error: ledger ref {prefix}nope exists neither in this repository nor on origin\nhint: list the ledgers origin serves with `git ls-remote origin '{prefix}*'`\n")
     );
     for (args, says) in [
         (
@@ -269,8 +275,14 @@ fn sync_dash_dash_ref_syncs_that_ledger_alone() {
     assert_eq!(
         git(
             clone.path(),
-            &["for-each-ref", "--format=%(refname)", "refs/ledgers/"]
+            &["for-each-ref", "--format=%(refname)", prefix]
         ),
-        format!("refs/ledgers/{other}")
+        format!("{prefix}{other}")
     );
 }
+
+crate::common::under_both_prefixes!(
+    every_command_that_reads_a_ledger_ref_takes_dash_dash_ref,
+    the_writing_commands_and_diff_take_dash_dash_ref,
+    sync_dash_dash_ref_syncs_that_ledger_alone,
+);

@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::{git, hooked_server, ledger, ledger_hooked, new_repo, Daemon, Run};
-use crate::gitstore::{declaration_value, hand_row_value, pretty, ID, REF};
+use crate::gitstore::{declaration_value, hand_row_value, pretty, ID};
 
-/// A clone: an empty repository with `origin` pointing at the server.
-fn machine(url: &str) -> tempfile::TempDir {
+/// A clone: an empty repository with `origin` pointing at the server, its ledgers under
+/// `prefix`.
+fn machine(url: &str, prefix: &str) -> tempfile::TempDir {
     let dir = new_repo();
+    crate::common::use_prefix(dir.path(), prefix);
     git(dir.path(), &["remote", "add", "origin", url]);
     dir
 }
@@ -30,10 +32,11 @@ fn row_file(dir: &Path, files: &Path, sid: &str, outcome: &str) -> PathBuf {
     p
 }
 
-#[test]
-fn machines_sync_concurrently_through_a_hooked_git_daemon() {
+fn machines_sync_concurrently_through_a_hooked_git_daemon(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     let base = tempfile::tempdir().unwrap();
     let server = hooked_server(base.path(), "ledger.git");
+    crate::common::use_prefix(&server, prefix);
     git(&server, &["config", "receive.denyNonFastForwards", "true"]);
     let daemon = Daemon::start(base.path());
     let url = daemon.url("ledger.git");
@@ -50,7 +53,7 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
     assert_eq!(ids.len(), 12);
 
     // One machine declares the ledger and pushes it (a creation, checked from the root).
-    let seed = machine(&url);
+    let seed = machine(&url, prefix);
     ledger(seed.path(), &["init", decl_path.to_str().unwrap()]).ok();
     let r = sync(seed.path());
     r.ok();
@@ -62,9 +65,9 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
 
     // Three machines fetch it, plus a late one that will re-send an attempt and one that will
     // try to fill a row another machine fills.
-    let machines: Vec<_> = (0..3).map(|_| machine(&url)).collect();
-    let echo = machine(&url);
-    let rival = machine(&url);
+    let machines: Vec<_> = (0..3).map(|_| machine(&url, prefix)).collect();
+    let echo = machine(&url, prefix);
+    let rival = machine(&url, prefix);
     for m in machines.iter().chain([&echo, &rival]) {
         let r = sync(m.path());
         r.ok();
@@ -133,7 +136,7 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
         &[
             "log",
             "--format=%(trailers:key=Ledger-Attempt,valueonly)",
-            REF,
+            rf,
         ],
     );
     let mut seen: Vec<&str> = attempts
@@ -145,14 +148,14 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
     let mut want: Vec<&str> = ids.iter().map(String::as_str).collect();
     want.sort();
     assert_eq!(seen, want, "every row exactly once");
-    assert_eq!(git(&server, &["rev-list", "--count", REF]), "13");
+    assert_eq!(git(&server, &["rev-list", "--count", rf]), "13");
     let filled = git(
         &server,
         &[
             "log",
             "-1",
             "--format=%(trailers:key=Ledger-Filled,valueonly)",
-            REF,
+            rf,
         ],
     );
     assert_eq!(
@@ -160,22 +163,22 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
         "12/12",
         "Ledger-Filled counted anew on replay"
     );
-    ledger(&server, &["verify", REF]).ok();
+    ledger(&server, &["verify", rf]).ok();
 
     // The echo re-sends the same attempt (same row bytes): skipped, nothing pushed.
     let r = sync(echo.path());
     r.ok();
     assert!(r.stdout.contains("already on origin"), "{}", r.stdout);
-    assert_eq!(git(&server, &["rev-list", "--count", REF]), "13");
+    assert_eq!(git(&server, &["rev-list", "--count", rf]), "13");
     assert_eq!(
-        git(echo.path(), &["rev-parse", REF]),
-        git(&server, &["rev-parse", REF])
+        git(echo.path(), &["rev-parse", rf]),
+        git(&server, &["rev-parse", rf])
     );
 
     // The rival filled a row another machine filled: refused naming the row, the remote
     // commit and the ref that keeps its attempt; its local ledger follows the server's, which
     // is unchanged.
-    let rival_tip = git(rival.path(), &["rev-parse", REF]);
+    let rival_tip = git(rival.path(), &["rev-parse", rf]);
     let r = sync(rival.path());
     r.expect_code(2);
     let filler = git(
@@ -184,7 +187,7 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
             "log",
             "--format=%H",
             &format!("--grep=Ledger-Attempt: {rival_sid} "),
-            REF,
+            rf,
         ],
     );
     assert_eq!(filler.lines().count(), 1, "{filler}");
@@ -199,8 +202,8 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
         r.stderr
     );
     assert_eq!(
-        git(rival.path(), &["rev-parse", REF]),
-        git(&server, &["rev-parse", REF])
+        git(rival.path(), &["rev-parse", rf]),
+        git(&server, &["rev-parse", rf])
     );
     assert_eq!(
         git(
@@ -212,37 +215,29 @@ fn machines_sync_concurrently_through_a_hooked_git_daemon() {
             &["rev-parse", &format!("{rival_tip}:rows/{rival_sid}.json")]
         )
     );
-    assert_eq!(git(&server, &["rev-list", "--count", REF]), "13");
+    assert_eq!(git(&server, &["rev-list", "--count", rf]), "13");
     sync(rival.path()).ok();
 
     // Everyone else converges on the server's tip (behind: fast-forward).
-    let tip = git(&server, &["rev-parse", REF]);
+    let tip = git(&server, &["rev-parse", rf]);
     for m in &machines {
         sync(m.path()).ok();
-        assert_eq!(git(m.path(), &["rev-parse", REF]), tip);
+        assert_eq!(git(m.path(), &["rev-parse", rf]), tip);
         ledger(m.path(), &["verify"]).ok();
     }
     drop(daemon);
 }
 
-#[test]
-fn setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported() {
-    for prefix in crate::common::PREFIXES {
-        setup_and_rewritten_remote_under(prefix);
-    }
-}
-
 /// Under either prefix; under the branch prefix a plain `git fetch` (the default refspec
 /// `+refs/heads/*:refs/remotes/origin/*`) force-updates `refs/remotes/origin/ledgers/<id>`, and
 /// sync still reports the rewrite, since it never judges by that ref.
-fn setup_and_rewritten_remote_under(prefix: &str) {
+fn setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported(prefix: &str) {
     let base = tempfile::tempdir().unwrap();
     // A plain server without the hook, so that a rewrite can reach it.
     git(base.path(), &["init", "-q", "--bare", "plain.git"]);
     let url = base.path().join("plain.git");
     let url = url.to_str().unwrap();
-    let a = machine(url);
-    crate::common::use_prefix(a.path(), prefix);
+    let a = machine(url, prefix);
     let r = format!("{prefix}{ID}");
     let r = r.as_str();
     let spec = if prefix == crate::common::PREFIXES[0] {
@@ -274,8 +269,7 @@ fn setup_and_rewritten_remote_under(prefix: &str) {
     ledger(a.path(), &["sync", "--setup", "nowhere"]).expect_code(1);
 
     // Someone rewinds the server's ledger: sync reports it and does not follow.
-    let b = machine(url);
-    crate::common::use_prefix(b.path(), prefix);
+    let b = machine(url, prefix);
     sync(b.path()).ok();
     git(
         base.path().join("plain.git").as_path(),
@@ -300,19 +294,18 @@ fn setup_and_rewritten_remote_under(prefix: &str) {
 /// `refs/remotes/origin/ledgers/*` (plain Git, outside sync) must not make sync move the local
 /// ledger off its own history: reported (exit 2), the local ref and the server left alone. A
 /// replay of commits that were never on the remote still happens.
-#[test]
-fn a_force_fetched_rewritten_remote_is_reported_and_the_local_ledger_stays() {
-    force_fetched_rewrite(true);
+fn a_force_fetched_rewritten_remote_is_reported_and_the_local_ledger_stays(prefix: &str) {
+    force_fetched_rewrite(prefix, true);
 }
 
 /// The same where Git keeps no reflog for remote-tracking refs: sync keeps one for the refs it
 /// moves, and Git appends to it.
-#[test]
-fn a_force_fetched_rewrite_is_seen_without_core_log_all_ref_updates() {
-    force_fetched_rewrite(false);
+fn a_force_fetched_rewrite_is_seen_without_core_log_all_ref_updates(prefix: &str) {
+    force_fetched_rewrite(prefix, false);
 }
 
-fn force_fetched_rewrite(log_all: bool) {
+fn force_fetched_rewrite(prefix: &str, log_all: bool) {
+    let rf = &format!("{prefix}{ID}");
     let base = tempfile::tempdir().unwrap();
     // A plain server without the hook, so that a rewrite can reach it.
     git(base.path(), &["init", "-q", "--bare", "plain.git"]);
@@ -329,7 +322,7 @@ fn force_fetched_rewrite(log_all: bool) {
     ];
 
     // Machine a fills x, then y, syncing after each: both are on the server.
-    let a = machine(url);
+    let a = machine(url, prefix);
     if !log_all {
         git(a.path(), &["config", "core.logAllRefUpdates", "false"]);
     }
@@ -337,23 +330,23 @@ fn force_fetched_rewrite(log_all: bool) {
     let px = row_file(a.path(), files.path(), x, "ERROR");
     ledger(a.path(), &["put", x, px.to_str().unwrap()]).ok();
     sync(a.path()).ok();
-    let at_x = git(a.path(), &["rev-parse", REF]);
+    let at_x = git(a.path(), &["rev-parse", rf]);
     let py = row_file(a.path(), files.path(), y, "ERROR");
     ledger(a.path(), &["put", y, py.to_str().unwrap()]).ok();
     sync(a.path()).ok();
-    let at_y = git(a.path(), &["rev-parse", REF]);
-    assert_eq!(git(&server, &["rev-parse", REF]), at_y);
+    let at_y = git(a.path(), &["rev-parse", rf]);
+    assert_eq!(git(&server, &["rev-parse", rf]), at_y);
 
     // Someone rewrites the server's ledger: back to x, then another fill on top (y is gone).
-    let c = machine(url);
+    let c = machine(url, prefix);
     sync(c.path()).ok();
-    git(c.path(), &["update-ref", REF, &at_x]);
+    git(c.path(), &["update-ref", rf, &at_x]);
     let pw = row_file(c.path(), files.path(), w, "ERROR");
     ledger(c.path(), &["put", w, pw.to_str().unwrap()]).ok();
-    let rewritten = git(c.path(), &["rev-parse", REF]);
+    let rewritten = git(c.path(), &["rev-parse", rf]);
     let r = crate::common::git_run(
         c.path(),
-        &["push", "-f", "origin", &format!("{REF}:{REF}")],
+        &["push", "-f", "origin", &format!("{rf}:{rf}")],
         None,
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -365,7 +358,8 @@ fn force_fetched_rewrite(log_all: bool) {
         &[
             "fetch",
             "origin",
-            "+refs/ledgers/*:refs/remotes/origin/ledgers/*",
+            // Under the branch prefix, what the default refspec does.
+            &format!("+{prefix}*:refs/remotes/origin/ledgers/*"),
         ],
         None,
     );
@@ -375,35 +369,49 @@ fn force_fetched_rewrite(log_all: bool) {
     r.expect_code(2);
     assert!(
         r.stderr
-            .contains(&format!("{REF}: the ledger on origin was rewritten"))
-            && r.stderr.contains(&at_y)
-            && r.stderr.contains(&rewritten),
+            .contains(&format!("{rf}: the ledger on origin was rewritten")),
         "{}",
         r.stderr
     );
+    if prefix == crate::common::PREFIXES[0] {
+        // The forced fetch moved the very ref sync tracks: its reflog names both tips.
+        assert!(
+            r.stderr.contains(&at_y) && r.stderr.contains(&rewritten),
+            "{}",
+            r.stderr
+        );
+    } else {
+        // It moved a ref sync never judges by; sync's own copy refused the rewrite.
+        assert!(
+            r.stderr
+                .contains(&format!("does not follow refs/ledger-remotes/origin/{ID}")),
+            "{}",
+            r.stderr
+        );
+    }
     assert_eq!(
-        git(a.path(), &["rev-parse", REF]),
+        git(a.path(), &["rev-parse", rf]),
         at_y,
         "the local ledger stays"
     );
     assert_eq!(
-        git(&server, &["rev-parse", REF]),
+        git(&server, &["rev-parse", rf]),
         rewritten,
         "nothing pushed"
     );
     ledger(a.path(), &["verify"]).ok();
     // Again: still reported, still not followed.
     sync(a.path()).expect_code(2);
-    assert_eq!(git(a.path(), &["rev-parse", REF]), at_y);
+    assert_eq!(git(a.path(), &["rev-parse", rf]), at_y);
     if !log_all {
         return;
     }
 
     // A replay of commits never published is not a rewrite: machine d syncs the rewritten
     // ledger, fills v locally while e pushes another row, and its sync replays v on top.
-    let d = machine(url);
+    let d = machine(url, prefix);
     sync(d.path()).ok();
-    let e = machine(url);
+    let e = machine(url, prefix);
     sync(e.path()).ok();
     let pv = row_file(d.path(), files.path(), v, "ERROR");
     ledger(d.path(), &["put", v, pv.to_str().unwrap()]).ok();
@@ -414,12 +422,12 @@ fn force_fetched_rewrite(log_all: bool) {
     r.ok();
     assert!(r.stdout.contains("replayed 1 local commit"), "{}", r.stdout);
     assert_eq!(
-        git(d.path(), &["rev-parse", REF]),
-        git(&server, &["rev-parse", REF])
+        git(d.path(), &["rev-parse", rf]),
+        git(&server, &["rev-parse", rf])
     );
     // The replayed message says what the trees say: the row filled from its record file
     // (not the local path `put` was given, which only the local commit's message held).
-    let body = git(d.path(), &["log", "-1", "--format=%b", REF]);
+    let body = git(d.path(), &["log", "-1", "--format=%b", rf]);
     assert!(body.contains("  from "), "{body}");
     let record = git_ledger::git::layout::record_path(&format!("hand:{v}"));
     assert!(
@@ -431,21 +439,22 @@ fn force_fetched_rewrite(log_all: bool) {
 
 /// A replayed repair gets the message rule 7 wants (`repair <id>`, `Ledger-Repair`, the count
 /// of the remote tip), and the hooked server admits it.
-#[test]
-fn a_replayed_repair_is_admitted_with_a_regenerated_message() {
+fn a_replayed_repair_is_admitted_with_a_regenerated_message(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     let base = tempfile::tempdir().unwrap();
     let server = hooked_server(base.path(), "ledger.git");
+    crate::common::use_prefix(&server, prefix);
     let url = server.to_str().unwrap();
     let files = tempfile::tempdir().unwrap();
     let decl_path = files.path().join("decl.json");
     std::fs::write(&decl_path, pretty(&declaration_value(ID, 2))).unwrap();
     let (x, y) = ("scenario/bugfix-iso-weeks/01", "arena/sympy-matrix/01");
-    let p = machine(url);
+    let p = machine(url, prefix);
     ledger(p.path(), &["init", decl_path.to_str().unwrap()]).ok();
     let px = row_file(p.path(), files.path(), x, "ERROR");
     ledger(p.path(), &["put", x, px.to_str().unwrap()]).ok();
     sync(p.path()).ok();
-    let q = machine(url);
+    let q = machine(url, prefix);
     sync(q.path()).ok();
     // p repairs x locally while q fills y and pushes.
     ledger(p.path(), &["repair", x, "--note", "fixed the fixture"]).ok();
@@ -455,14 +464,14 @@ fn a_replayed_repair_is_admitted_with_a_regenerated_message() {
     let r = sync(p.path());
     r.ok();
     assert!(r.stdout.contains("replayed 1 local commit"), "{}", r.stdout);
-    let msg = git(&server, &["log", "-1", "--format=%B", REF]);
+    let msg = git(&server, &["log", "-1", "--format=%B", rf]);
     assert!(
         msg.starts_with(&format!("repair {x}\n"))
             && msg.contains(&format!("Ledger-Repair: {x}\n"))
             && msg.contains("Ledger-Filled: 2/6"),
         "{msg}"
     );
-    ledger(&server, &["verify", REF]).ok();
+    ledger(&server, &["verify", rf]).ok();
 }
 
 /// A ref moves only to an admitted commit: when both sides moved, `sync` admits the remote's
@@ -470,8 +479,8 @@ fn a_replayed_repair_is_admitted_with_a_regenerated_message() {
 /// the hook holds a commit that changes `ledger.json` (rule 2); the machine that also filled a
 /// row refuses to sync, naming that commit and the rule, and its ledger ref stays where it was
 /// (before, the local commits were replayed on it and the ref moved there).
-#[test]
-fn sync_does_not_replay_onto_remote_commits_admission_refuses() {
+fn sync_does_not_replay_onto_remote_commits_admission_refuses(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
     let base = tempfile::tempdir().unwrap();
     git(base.path(), &["init", "-q", "--bare", "plain.git"]);
     let url = base.path().join("plain.git");
@@ -479,14 +488,14 @@ fn sync_does_not_replay_onto_remote_commits_admission_refuses() {
     let files = tempfile::tempdir().unwrap();
     let decl_path = files.path().join("decl.json");
     std::fs::write(&decl_path, pretty(&declaration_value(ID, 1))).unwrap();
-    let a = machine(url);
+    let a = machine(url, prefix);
     ledger(a.path(), &["init", decl_path.to_str().unwrap()]).ok();
     sync(a.path()).ok();
-    let b = machine(url);
+    let b = machine(url, prefix);
     sync(b.path()).ok();
 
     // On A, by plumbing (no hook here, none on the server): a commit that changes the header.
-    let tip = git(a.path(), &["rev-parse", REF]);
+    let tip = git(a.path(), &["rev-parse", rf]);
     let tampered = crate::gitstore::read_files(a.path(), &tip);
     let mut tampered = tampered.clone();
     tampered.insert(
@@ -494,14 +503,14 @@ fn sync_does_not_replay_onto_remote_commits_admission_refuses() {
         crate::gitstore::regular(b"{}\n".to_vec()),
     );
     let bad = crate::gitstore::state_commit(a.path(), &tampered, &[&tip], "edit the header");
-    git(a.path(), &["update-ref", REF, &bad]);
-    git(a.path(), &["push", "-q", "origin", &format!("{REF}:{REF}")]);
+    git(a.path(), &["update-ref", rf, &bad]);
+    git(a.path(), &["push", "-q", "origin", &format!("{rf}:{rf}")]);
 
     // B filled a row meanwhile; its sync must not build on the refused commit.
     let sid = "scenario/bugfix-iso-weeks/01";
     let p = row_file(b.path(), files.path(), sid, "ERROR");
     ledger(b.path(), &["put", sid, p.to_str().unwrap()]).ok();
-    let before = git(b.path(), &["rev-parse", REF]);
+    let before = git(b.path(), &["rev-parse", rf]);
     let r = sync(b.path());
     r.expect_code(2);
     assert!(
@@ -509,8 +518,17 @@ fn sync_does_not_replay_onto_remote_commits_admission_refuses() {
         "{}",
         r.stderr
     );
-    assert_eq!(git(b.path(), &["rev-parse", REF]), before, "nothing moved");
+    assert_eq!(git(b.path(), &["rev-parse", rf]), before, "nothing moved");
     ledger(b.path(), &["verify"]).ok();
     let server = base.path().join("plain.git");
-    assert_eq!(git(&server, &["rev-parse", REF]), bad, "nothing pushed");
+    assert_eq!(git(&server, &["rev-parse", rf]), bad, "nothing pushed");
 }
+
+crate::common::under_both_prefixes!(
+    setup_adds_the_fetch_refspec_once_and_rewritten_remotes_are_reported,
+    machines_sync_concurrently_through_a_hooked_git_daemon,
+    a_replayed_repair_is_admitted_with_a_regenerated_message,
+    sync_does_not_replay_onto_remote_commits_admission_refuses,
+    a_force_fetched_rewritten_remote_is_reported_and_the_local_ledger_stays,
+    a_force_fetched_rewrite_is_seen_without_core_log_all_ref_updates,
+);

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::common::{
     git, git_hooked, git_run, hooked_server, ledger, ledger_hooked, new_repo, Daemon, Run,
 };
-use crate::gitstore::{declaration_value, hand_row_value, pretty, ID, REF};
+use crate::gitstore::{declaration_value, hand_row_value, pretty, ID};
 
 const X: &str = "scenario/bugfix-iso-weeks/01";
 const Y: &str = "arena/sympy-matrix/01";
@@ -25,12 +25,15 @@ struct World {
     daemon: Daemon,
     files: tempfile::TempDir,
     decl: std::path::PathBuf,
+    /// Where the clones and the server keep the ledger (`ledger.refPrefix`).
+    prefix: String,
 }
 
 impl World {
-    fn new() -> World {
+    fn under(prefix: &str) -> World {
         let base = tempfile::tempdir().unwrap();
         let server = hooked_server(base.path(), "ledger.git");
+        crate::common::use_prefix(&server, prefix);
         let daemon = Daemon::start(base.path());
         let files = tempfile::tempdir().unwrap();
         let decl = files.path().join("decl.json");
@@ -41,33 +44,38 @@ impl World {
             daemon,
             files,
             decl,
+            prefix: prefix.to_owned(),
         }
     }
     /// A clone with `origin` at the daemon's URL, synced (the first one declares the ledger).
     fn clone(&self) -> tempfile::TempDir {
+        let rf = &format!("{}{ID}", self.prefix);
         let dir = new_repo();
+        crate::common::use_prefix(dir.path(), &self.prefix);
         git(
             dir.path(),
             &["remote", "add", "origin", &self.daemon.url("ledger.git")],
         );
-        if git_run(&self.server, &["rev-parse", "--verify", "-q", REF], None).code != 0 {
+        if git_run(&self.server, &["rev-parse", "--verify", "-q", rf], None).code != 0 {
             ledger(dir.path(), &["init", self.decl.to_str().unwrap()]).ok();
         }
         sync(dir.path()).ok();
         dir
     }
     fn tip(&self) -> String {
-        git(&self.server, &["rev-parse", REF])
+        let rf = &format!("{}{ID}", self.prefix);
+        git(&self.server, &["rev-parse", rf])
     }
     /// Put a hand row for `sid` with `outcome` (its reason says `why`).
     fn put(&self, dir: &Path, sid: &str, outcome: &str, why: &str) -> String {
+        let rf = &format!("{}{ID}", self.prefix);
         let template = ledger(dir, &["show", "--row", sid]).ok().stdout.clone();
         let mut row = hand_row_value(&template, outcome);
         row["reason"] = Value::from(why);
         let p = self.files.path().join("row.json");
         std::fs::write(&p, pretty(&row)).unwrap();
         ledger(dir, &["put", sid, p.to_str().unwrap()]).ok();
-        git(dir, &["rev-parse", REF])
+        git(dir, &["rev-parse", rf])
     }
 }
 
@@ -94,7 +102,7 @@ fn conflict_refs(dir: &Path) -> Vec<String> {
 fn reason_at(dir: &Path, at: &str, sid: &str) -> String {
     // A refused attempt kept aside is no admitted state: shown only with --unverified.
     let mut args = vec!["show", "--at", at, "--row", sid];
-    if at != REF {
+    if at != crate::common::ledger_ref(dir, ID) {
         args.push("--unverified");
     }
     let row: Value = serde_json::from_str(&ledger(dir, &args).ok().stdout).unwrap();
@@ -109,16 +117,16 @@ fn filler(server: &Path, sid: &str) -> String {
             "log",
             "--format=%H",
             &format!("--grep=Ledger-Attempt: {sid} "),
-            REF,
+            &crate::common::ledger_ref(server, ID),
         ],
     );
     assert_eq!(out.lines().count(), 1, "{out}");
     out
 }
 
-#[test]
-fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
-    let w = World::new();
+fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let w = World::under(prefix);
     let a = w.clone();
     let b = w.clone();
     let base = w.tip();
@@ -138,7 +146,7 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     assert_eq!(
         r.stdout,
         format!(
-            "{REF}: replayed 1 local commit on origin's tip {}, pushed; 1 refused attempt kept on {kept} ({tip})\n",
+            "{rf}: replayed 1 local commit on origin's tip {}, pushed; 1 refused attempt kept on {kept} ({tip})\n",
             &a_tip[..12]
         )
     );
@@ -147,19 +155,19 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     assert_eq!(
         lines[1],
         format!(
-            "  {REF}: rule 4: row {X}: native_outcome: already holds an attempt (ERROR, from hand:{X}); the new row: INTERRUPTED_UNGRADED, from hand:{X}; a filled row is never replaced (a retry needs a new declared schedule, and the original row stays); origin filled this row first at commit {by}: local commit {b_retry} is not replayed, and its attempt is kept, unchanged, on {kept} (never pushed)"
+            "  {rf}: rule 4: row {X}: native_outcome: already holds an attempt (ERROR, from hand:{X}); the new row: INTERRUPTED_UNGRADED, from hand:{X}; a filled row is never replaced (a retry needs a new declared schedule, and the original row stays); origin filled this row first at commit {by}: local commit {b_retry} is not replayed, and its attempt is kept, unchanged, on {kept} (never pushed)"
         ),
         "{}",
         r.stderr
     );
     // Admission's other reasons for the same attempt (its record, rule 5) follow.
     assert!(
-        lines[2].starts_with(&format!("  {REF}: rule 5: ")),
+        lines[2].starts_with(&format!("  {rf}: rule 5: ")),
         "{}",
         r.stderr
     );
     assert!(
-        lines[3].starts_with(&format!("  {REF}: rule 5: ")),
+        lines[3].starts_with(&format!("  {rf}: rule 5: ")),
         "{}",
         r.stderr
     );
@@ -177,10 +185,10 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     assert_eq!(lines.len(), 6, "{}", r.stderr);
 
     // The local ledger is the synced tip; the server holds A's X and B's Y, admitted.
-    assert_eq!(git(b.path(), &["rev-parse", REF]), tip);
-    assert_eq!(reason_at(&w.server, REF, X), "a's attempt");
-    assert_eq!(reason_at(&w.server, REF, Y), "b's other row");
-    ledger(&w.server, &["verify", REF]).ok();
+    assert_eq!(git(b.path(), &["rev-parse", rf]), tip);
+    assert_eq!(reason_at(&w.server, rf, X), "a's attempt");
+    assert_eq!(reason_at(&w.server, rf, Y), "b's other row");
+    ledger(&w.server, &["verify", rf]).ok();
     ledger(b.path(), &["verify"]).ok();
     // The attempt is kept unchanged on a commit on the remote tip: show and diff read it.
     let refs = conflict_refs(b.path());
@@ -214,30 +222,27 @@ fn two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed() {
     );
     // Never pushed, and not a ledger ref: the server has none.
     assert!(git(&w.server, &["for-each-ref", "refs/ledger-conflicts/"]).is_empty());
-    assert_eq!(
-        git(&w.server, &["for-each-ref", "--format=%(refname)"]),
-        REF
-    );
+    assert_eq!(git(&w.server, &["for-each-ref", "--format=%(refname)"]), rf);
     // The next sync has nothing to refuse, and keeps the same ref.
     let again = sync(b.path());
     again.ok();
-    assert_eq!(again.stdout, format!("{REF}: up to date ({tip})\n"));
+    assert_eq!(again.stdout, format!("{rf}: up to date ({tip})\n"));
     assert_eq!(conflict_refs(b.path()), refs);
     // A converges; the base is where both started.
     sync(a.path()).ok();
-    assert_eq!(git(a.path(), &["rev-parse", REF]), tip);
+    assert_eq!(git(a.path(), &["rev-parse", rf]), tip);
     assert_eq!(
         git(
             &w.server,
-            &["rev-list", "--count", &format!("{base}..{REF}")]
+            &["rev-list", "--count", &format!("{base}..{rf}")]
         ),
         "2"
     );
 }
 
-#[test]
-fn three_clones_each_conflict_on_its_own_ref_and_every_clone_syncs_again() {
-    let w = World::new();
+fn three_clones_each_conflict_on_its_own_ref_and_every_clone_syncs_again(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let w = World::under(prefix);
     let (a, b, c) = (w.clone(), w.clone(), w.clone());
     w.put(a.path(), X, "ERROR", "a");
     sync(a.path()).ok();
@@ -286,24 +291,26 @@ fn three_clones_each_conflict_on_its_own_ref_and_every_clone_syncs_again() {
     assert_eq!(reason_at(c.path(), &one, Y), "c");
     assert_eq!(reason_at(c.path(), &two, X), "c");
     // The server: X from A, Y from B, Z from C, every commit admitted.
-    assert_eq!(reason_at(&w.server, REF, X), "a");
-    assert_eq!(reason_at(&w.server, REF, Y), "b");
-    assert_eq!(reason_at(&w.server, REF, Z), "c");
-    ledger(&w.server, &["verify", REF]).ok();
+    assert_eq!(reason_at(&w.server, rf, X), "a");
+    assert_eq!(reason_at(&w.server, rf, Y), "b");
+    assert_eq!(reason_at(&w.server, rf, Z), "c");
+    ledger(&w.server, &["verify", rf]).ok();
     let tip = w.tip();
     for m in [&a, &b, &c] {
         let r = sync(m.path());
         r.ok();
-        assert_eq!(git(m.path(), &["rev-parse", REF]), tip);
+        assert_eq!(git(m.path(), &["rev-parse", rf]), tip);
         ledger(m.path(), &["verify"]).ok();
     }
     assert_eq!(conflict_refs(b.path()).len(), 1);
     assert_eq!(conflict_refs(c.path()).len(), 2);
 }
 
-#[test]
-fn a_clone_whose_every_local_commit_conflicts_moves_to_the_remote_tip_and_pushes_nothing() {
-    let w = World::new();
+fn a_clone_whose_every_local_commit_conflicts_moves_to_the_remote_tip_and_pushes_nothing(
+    prefix: &str,
+) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let w = World::under(prefix);
     let (a, b) = (w.clone(), w.clone());
     w.put(a.path(), X, "ERROR", "a");
     sync(a.path()).ok();
@@ -311,14 +318,14 @@ fn a_clone_whose_every_local_commit_conflicts_moves_to_the_remote_tip_and_pushes
     // B fills X and repairs it: both commits are that one attempt, kept once, repaired.
     w.put(b.path(), X, "INTERRUPTED_UNGRADED", "b");
     ledger(b.path(), &["repair", X, "--note", "b fixed the fixture"]).ok();
-    let b_tip = git(b.path(), &["rev-parse", REF]);
+    let b_tip = git(b.path(), &["rev-parse", rf]);
     let r = sync(b.path());
     r.expect_code(2);
     let kept = format!("refs/ledger-conflicts/{ID}/1");
     assert_eq!(
         r.stdout,
         format!(
-            "{REF}: moved to origin's tip {}; 1 refused attempt kept on {kept} ({a_tip})\n",
+            "{rf}: moved to origin's tip {}; 1 refused attempt kept on {kept} ({a_tip})\n",
             &a_tip[..12]
         )
     );
@@ -329,7 +336,7 @@ fn a_clone_whose_every_local_commit_conflicts_moves_to_the_remote_tip_and_pushes
         r.stderr
     );
     assert_eq!(w.tip(), a_tip, "nothing pushed");
-    assert_eq!(git(b.path(), &["rev-parse", REF]), a_tip);
+    assert_eq!(git(b.path(), &["rev-parse", rf]), a_tip);
     assert_eq!(conflict_refs(b.path()).len(), 1);
     assert_eq!(
         git(b.path(), &["rev-parse", &format!("{kept}:rows/{X}.json")]),
@@ -338,16 +345,17 @@ fn a_clone_whose_every_local_commit_conflicts_moves_to_the_remote_tip_and_pushes
     );
     let again = sync(b.path());
     again.ok();
-    assert_eq!(again.stdout, format!("{REF}: up to date ({a_tip})\n"));
+    assert_eq!(again.stdout, format!("{rf}: up to date ({a_tip})\n"));
     ledger(b.path(), &["verify"]).ok();
 }
 
 /// The hooks judge ledger refs only: a conflict ref is created and deleted with the local
 /// reference-transaction hook installed, while another spelling of `refs/ledgers/` is still
 /// refused.
-#[test]
-fn the_hooks_leave_conflict_refs_alone_and_still_refuse_other_spellings_of_ledger_refs() {
-    let w = World::new();
+fn the_hooks_leave_conflict_refs_alone_and_still_refuse_other_spellings_of_ledger_refs(
+    prefix: &str,
+) {
+    let w = World::under(prefix);
     let (a, b) = (w.clone(), w.clone());
     ledger(b.path(), &["hooks", "install"]).ok();
     w.put(a.path(), X, "ERROR", "a");
@@ -363,27 +371,32 @@ fn the_hooks_leave_conflict_refs_alone_and_still_refuse_other_spellings_of_ledge
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = git_hooked(
         b.path(),
-        &["update-ref", &format!("refs/LEDGERS/{ID}"), &id],
+        &[
+            "update-ref",
+            &format!("{}{ID}", prefix.replacen("ledgers/", "LEDGERS/", 1)),
+            &id,
+        ],
         None,
     );
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("in lowercase"), "{}", r.stderr);
 }
 
-#[test]
-fn a_signed_ledger_replays_re_signed_and_keeps_the_conflict_signed() {
+fn a_signed_ledger_replays_re_signed_and_keeps_the_conflict_signed(prefix: &str) {
     if !crate::signing::have_ssh_keygen("the signed sync test") {
         return;
     }
-    let a = crate::signing::Signed::new();
+    let a = crate::signing::Signed::under(prefix);
     let base = tempfile::tempdir().unwrap();
     let server = hooked_server(base.path(), "server.git");
+    crate::common::use_prefix(&server, prefix);
     let daemon = Daemon::start(base.path());
     let url = daemon.url("server.git");
     git(a.dir(), &["remote", "add", "origin", &url]);
     sync(a.dir()).ok();
     // A second clone of the same writer (same key), on another machine.
     let b = new_repo();
+    crate::common::use_prefix(b.path(), prefix);
     git(b.path(), &["remote", "add", "origin", &url]);
     git(b.path(), &["config", "gpg.format", "ssh"]);
     git(
@@ -420,7 +433,7 @@ fn a_signed_ledger_replays_re_signed_and_keeps_the_conflict_signed() {
     let r = sync(b.path());
     r.expect_code(2);
     assert!(r.stdout.contains("replayed 1 local commit"), "{}", r.stdout);
-    let sref = crate::signing::REF;
+    let sref = a.refname.as_str();
     let tip = git(&server, &["rev-parse", sref]);
     assert_eq!(git(b.path(), &["rev-parse", sref]), tip);
     ledger(&server, &["verify", sref]).ok();
@@ -445,15 +458,22 @@ fn a_signed_ledger_replays_re_signed_and_keeps_the_conflict_signed() {
 /// docs/reference/workflow.md, rule 7: a ledger the remote deleted is reported and not pushed back
 /// without `--restore`; a stale remote-tracking ref never makes sync say "up to date"; a ledger the
 /// remote never had is pushed as new, and one it still serves is up to date.
-#[test]
-fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {
-    let w = World::new();
+fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    // Where sync keeps what it last fetched: Git's remote-tracking ref under the default
+    // prefix, its own ref under the branch prefix (which a plain fetch force-updates).
+    let tracking = if prefix == crate::common::PREFIXES[0] {
+        format!("refs/remotes/origin/ledgers/{ID}")
+    } else {
+        format!("refs/ledger-remotes/origin/{ID}")
+    };
+    let w = World::under(prefix);
     let (a, b) = (w.clone(), w.clone());
     let tip = w.tip();
     let up = sync(a.path());
     up.ok();
-    assert_eq!(up.stdout, format!("{REF}: up to date ({tip})\n"));
-    git(&w.server, &["update-ref", "-d", REF]);
+    assert_eq!(up.stdout, format!("{rf}: up to date ({tip})\n"));
+    git(&w.server, &["update-ref", "-d", rf]);
     for _ in 0..2 {
         let r = sync(a.path());
         r.expect_code(2);
@@ -461,22 +481,22 @@ fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {
         assert_eq!(
             r.stderr,
             format!(
-                "refused (1 reason):\n  {REF}: origin no longer serves this ledger: it was deleted there (its tip was {tip} when sync last saw it, kept in refs/remotes/origin/ledgers/{ID}); nothing is pushed back\nhint: ask whoever deleted it; if the deletion was a mistake, `git ledger sync origin --restore` pushes the ledger back (the server's hook checks it from the root)\n"
+                "refused (1 reason):\n  {rf}: origin no longer serves this ledger: it was deleted there (its tip was {tip} when sync last saw it, kept in {tracking}); nothing is pushed back\nhint: ask whoever deleted it; if the deletion was a mistake, `git ledger sync origin --restore` pushes the ledger back (the server's hook checks it from the root)\n"
             )
         );
-        assert!(git(&w.server, &["for-each-ref", "refs/ledgers/"]).is_empty());
+        assert!(git(&w.server, &["for-each-ref", prefix]).is_empty());
     }
     // A clone without the local ledger is not re-created from the stale copy either.
-    git(b.path(), &["update-ref", "-d", REF]);
+    git(b.path(), &["update-ref", "-d", rf]);
     sync(b.path()).expect_code(2);
-    assert!(git(b.path(), &["for-each-ref", "refs/ledgers/"]).is_empty());
+    assert!(git(b.path(), &["for-each-ref", prefix]).is_empty());
     // --restore pushes it back (the server's hook admits it from the root).
     let r = ledger_hooked(a.path(), &["sync", "--restore"]);
     r.ok();
     assert_eq!(
         r.stdout,
         format!(
-            "{REF}: restored on origin, which had deleted it (pushed back, new there) ({tip})\n"
+            "{rf}: restored on origin, which had deleted it (pushed back, new there) ({tip})\n"
         )
     );
     assert_eq!(w.tip(), tip);
@@ -486,6 +506,7 @@ fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {
     assert!(r.stdout.contains("created from origin"), "{}", r.stdout);
     // A ledger the remote never had (no remote-tracking ref) is pushed without --restore.
     let c = new_repo();
+    crate::common::use_prefix(c.path(), prefix);
     let other = w.files.path().join("other.json");
     std::fs::write(&other, pretty(&declaration_value("other-slice-1", 1))).unwrap();
     git(
@@ -496,8 +517,9 @@ fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {
     let r = sync(c.path());
     r.ok();
     assert!(
-        r.stdout
-            .contains("refs/ledgers/other-slice-1: pushed to origin (new there)"),
+        r.stdout.contains(&format!(
+            "{prefix}other-slice-1: pushed to origin (new there)"
+        )),
         "{}",
         r.stdout
     );
@@ -506,9 +528,9 @@ fn a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore() {
 /// Two clones repair the same row with different notes: the second repair is kept aside
 /// ("changed this row first"), with a hint to repair again on the synced ledger, which then
 /// syncs.
-#[test]
-fn a_repair_the_remote_made_differently_is_kept_aside_and_can_be_made_again() {
-    let w = World::new();
+fn a_repair_the_remote_made_differently_is_kept_aside_and_can_be_made_again(prefix: &str) {
+    let rf: &str = &format!("{prefix}reliability-slice-1");
+    let w = World::under(prefix);
     let a = w.clone();
     w.put(a.path(), X, "ERROR", "a");
     sync(a.path()).ok();
@@ -528,10 +550,20 @@ fn a_repair_the_remote_made_differently_is_kept_aside_and_can_be_made_again() {
         "{}",
         r.stderr
     );
-    assert_eq!(git(b.path(), &["rev-parse", REF]), a_repair);
+    assert_eq!(git(b.path(), &["rev-parse", rf]), a_repair);
     ledger(b.path(), &["repair", X, "--note", "b fixed it"]).ok();
     let r = sync(b.path());
     r.ok();
     assert!(r.stdout.contains("pushed to origin"), "{}", r.stdout);
-    ledger(&w.server, &["verify", REF]).ok();
+    ledger(&w.server, &["verify", rf]).ok();
 }
+
+crate::common::under_both_prefixes!(
+    two_clones_the_conflicting_attempt_is_kept_aside_and_the_rest_is_pushed,
+    three_clones_each_conflict_on_its_own_ref_and_every_clone_syncs_again,
+    a_clone_whose_every_local_commit_conflicts_moves_to_the_remote_tip_and_pushes_nothing,
+    the_hooks_leave_conflict_refs_alone_and_still_refuse_other_spellings_of_ledger_refs,
+    a_signed_ledger_replays_re_signed_and_keeps_the_conflict_signed,
+    a_ledger_the_remote_deleted_is_reported_and_pushed_back_only_with_restore,
+    a_repair_the_remote_made_differently_is_kept_aside_and_can_be_made_again,
+);

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::audit::{
-    audit, hand_row, put, reviewer, rewrite_from_the_root, tree_state, Trial, ROW_B,
+    audit, hand_row, put, reviewer_under, rewrite_from_the_root, tree_state, Trial, ROW_B,
 };
 use crate::common::{bin, git, git_hooked, git_run, ledger, new_repo, path_with_bin, pin_env, Run};
-use crate::signing::{keygen, Key, REF};
+use crate::signing::{keygen, Key};
 
 const WITNESS_EMAIL: &str = "witness@example.org";
 const WREF: &str = "refs/ledger-witness/small";
@@ -26,8 +26,10 @@ struct Witness {
 }
 
 impl Witness {
-    fn new() -> Witness {
+    /// The witness, reading ledgers under `prefix` (as the authors keep them).
+    fn under(prefix: &str) -> Witness {
         let repo = new_repo();
+        crate::common::use_prefix(repo.path(), prefix);
         let keys = tempfile::tempdir().unwrap();
         let key = keygen(keys.path(), "witness", "ed25519");
         git(repo.path(), &["config", "gpg.format", "ssh"]);
@@ -93,23 +95,25 @@ fn strs(v: &[String]) -> Vec<&str> {
 }
 
 /// A plain clone of the served ledger (the reviewer's `verify` works on local refs).
-fn clone_of(url: &str) -> tempfile::TempDir {
+fn clone_of(url: &str, prefix: &str) -> tempfile::TempDir {
     let c = new_repo();
+    crate::common::use_prefix(c.path(), prefix);
     let f = git_hooked(
         c.path(),
-        &["fetch", "-q", url, &format!("+{REF}:{REF}")],
+        &["fetch", "-q", url, &format!("+{prefix}small:{prefix}small")],
         None,
     );
     assert_eq!(f.code, 0, "{}", f.stderr);
     c
 }
 
-#[test]
-fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness_verify_and_audit()
-{
-    let t = Trial::new();
+fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness_verify_and_audit(
+    prefix: &str,
+) {
+    let rf: &str = &format!("{prefix}small");
+    let t = Trial::under(prefix);
     let url = t.url();
-    let w = Witness::new();
+    let w = Witness::under(prefix);
     let tip1 = t.tip();
     let served = tree_state(&t.server);
     let first = w.run(&url, "2026-11-29T10:00:00Z");
@@ -130,7 +134,7 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
     // The checkpoint: its one file, its signature as Git verifies it.
     let cp: serde_json::Value =
         serde_json::from_str(&git(w.dir(), &["show", &format!("{WREF}:checkpoint.json")])).unwrap();
-    let root = git(t.s.dir(), &["rev-list", "--max-parents=0", REF]);
+    let root = git(t.s.dir(), &["rev-list", "--max-parents=0", rf]);
     assert_eq!(cp["format"], "ledger-checkpoint/1");
     assert_eq!(cp["ledger"], "small");
     assert_eq!(cp["tip"], tip1.as_str());
@@ -163,7 +167,7 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
     assert_eq!(git(w.dir(), &["rev-parse", &format!("{c2}^")]), c1);
 
     // A reviewer: audit and verify with the witness pass.
-    let r = reviewer();
+    let r = reviewer_under(prefix);
     let a = audit(r.path(), &strs(&with(&[&url], &w.flags())));
     a.ok();
     assert!(
@@ -177,7 +181,7 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
     let j = audit(r.path(), &strs(&with(&[&url, "--json"], &w.flags())));
     j.ok();
     assert_eq!(j.json()["ledgers"][0]["witness"]["ok"], true);
-    let clone = clone_of(&url);
+    let clone = clone_of(&url, prefix);
     let witnessed = tree_state(w.dir());
     let v = ledger(clone.path(), &strs(&with(&["verify"], &w.flags())));
     v.ok();
@@ -188,7 +192,7 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
     );
     assert!(
         v.stdout
-            .contains(&format!("{REF}: witnessed by {}: 2 checkpoints", w.path())),
+            .contains(&format!("{rf}: witnessed by {}: 2 checkpoints", w.path())),
         "{}",
         v.stdout
     );
@@ -207,9 +211,9 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
         c2,
         "a rewrite was checkpointed"
     );
-    let fresh = reviewer();
+    let fresh = reviewer_under(prefix);
     audit(fresh.path(), &[&url]).ok();
-    let fresh = reviewer();
+    let fresh = reviewer_under(prefix);
     let a = audit(fresh.path(), &strs(&with(&[&url], &w.flags())));
     a.expect_code(2);
     assert!(
@@ -229,7 +233,7 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
         w.path()
     );
     assert!(a.stderr.contains(&why), "{}", a.stderr);
-    let clone = clone_of(&url);
+    let clone = clone_of(&url, prefix);
     ledger(clone.path(), &["verify"]).ok();
     let v = ledger(clone.path(), &strs(&with(&["verify"], &w.flags())));
     v.expect_code(2);
@@ -241,8 +245,8 @@ fn the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness
     j.expect_code(2);
 
     // The ledger deleted: a fresh reviewer's audit has no memory of it, the witness does.
-    git(&t.server, &["update-ref", "-d", REF]);
-    let fresh = reviewer();
+    git(&t.server, &["update-ref", "-d", rf]);
+    let fresh = reviewer_under(prefix);
     let a = audit(fresh.path(), &strs(&with(&[&url], &w.flags())));
     a.ok();
     assert!(
@@ -304,16 +308,17 @@ fn forge_checkpoint(w: &Witness, tip: &str, parents: &[&str], key: Option<&Key>)
     String::from_utf8_lossy(&o.stdout).trim().to_owned()
 }
 
-#[test]
-fn checkpoints_unsigned_by_another_key_or_not_one_chain_are_refused_and_a_backdated_commit_flagged()
-{
-    let t = Trial::new();
+fn checkpoints_unsigned_by_another_key_or_not_one_chain_are_refused_and_a_backdated_commit_flagged(
+    prefix: &str,
+) {
+    let rf: &str = &format!("{prefix}small");
+    let t = Trial::under(prefix);
     let url = t.url();
-    let w = Witness::new();
+    let w = Witness::under(prefix);
     let tip1 = t.tip();
     w.run(&url, "2026-11-29T12:00:00Z").ok();
     let c1 = git(w.dir(), &["rev-parse", WREF]);
-    let root = git(t.s.dir(), &["rev-list", "--max-parents=0", REF]);
+    let root = git(t.s.dir(), &["rev-list", "--max-parents=0", rf]);
 
     // A commit after the checkpointed tip, dated after its parent but before the checkpoint.
     let p = t.s.keys.path().join("row.json");
@@ -327,7 +332,7 @@ fn checkpoints_unsigned_by_another_key_or_not_one_chain_are_refused_and_a_backda
     assert!(cmd.status().unwrap().success());
     t.publish();
     let late = t.tip();
-    let clone = clone_of(&url);
+    let clone = clone_of(&url, prefix);
     let v = ledger(clone.path(), &strs(&with(&["verify"], &w.flags())));
     v.ok();
     assert!(
@@ -372,7 +377,7 @@ fn checkpoints_unsigned_by_another_key_or_not_one_chain_are_refused_and_a_backda
     // An unsigned checkpoint on top of the witness's chain.
     let unsigned = forge_checkpoint(&w, &late, &[&c1], None);
     git(w.dir(), &["update-ref", WREF, &unsigned]);
-    let r = reviewer();
+    let r = reviewer_under(prefix);
     let a = audit(r.path(), &strs(&with(&[&url], &w.flags())));
     a.expect_code(2);
     assert!(
@@ -412,7 +417,7 @@ fn checkpoints_unsigned_by_another_key_or_not_one_chain_are_refused_and_a_backda
     // ledger vouches for nothing.
     git(w.dir(), &["update-ref", WREF, &c1]);
     ledger(clone.path(), &strs(&with(&["verify"], &w.flags()))).ok();
-    let empty = Witness::new();
+    let empty = Witness::under(prefix);
     let v = ledger(clone.path(), &strs(&with(&["verify"], &empty.flags())));
     v.expect_code(2);
     assert!(
@@ -423,19 +428,19 @@ fn checkpoints_unsigned_by_another_key_or_not_one_chain_are_refused_and_a_backda
     let _ = tip1;
 }
 
-#[test]
-fn witness_arguments_are_checked() {
-    let t = Trial::new();
-    let w = Witness::new();
+fn witness_arguments_are_checked(prefix: &str) {
+    let t = Trial::under(prefix);
+    let w = Witness::under(prefix);
     let r = as_witness(
         w.dir(),
-        &["witness", &t.url(), "--ref", "refs/ledgers/x"],
+        &["witness", &t.url(), "--ref", &format!("{prefix}x")],
         "2026-11-29T12:00:00Z",
     );
     r.expect_code(64);
     assert!(r.stderr.contains("outside refs/ledgers/"), "{}", r.stderr);
     // Without a signing key the witness writes nothing.
     let unsigned = new_repo();
+    crate::common::use_prefix(unsigned.path(), prefix);
     let r = as_witness(
         unsigned.path(),
         &["witness", &t.url()],
@@ -449,7 +454,7 @@ fn witness_arguments_are_checked() {
     );
     assert!(git(unsigned.path(), &["for-each-ref", "refs/ledger-witness/"]).is_empty());
     // --witness needs --witness-signers.
-    let clone = clone_of(&t.url());
+    let clone = clone_of(&t.url(), prefix);
     ledger(clone.path(), &["verify", "--witness", &w.path()]).expect_code(64);
     let v = ledger(
         clone.path(),
@@ -468,3 +473,9 @@ fn witness_arguments_are_checked() {
         v.stderr
     );
 }
+
+crate::common::under_both_prefixes!(
+    checkpoints_unsigned_by_another_key_or_not_one_chain_are_refused_and_a_backdated_commit_flagged,
+    the_witness_checkpoints_the_honest_ledger_and_a_rewrite_is_refused_by_witness_verify_and_audit,
+    witness_arguments_are_checked,
+);

@@ -10,9 +10,8 @@ use crate::message_rule::{message, record_path, Case, A, D, FILLED};
 
 const EMPTY_NOTE: &str = "a repair's note is empty; it must say what the person fixed";
 
-#[test]
-fn a_repair_without_a_note_is_refused_by_the_cli_and_by_the_hook() {
-    let c = Case::new();
+fn a_repair_without_a_note_is_refused_by_the_cli_and_by_the_hook(prefix: &str) {
+    let c = Case::under(prefix);
     // The CLI.
     for note in ["", "   ", "\n\t"] {
         let r = c.f.run(&["repair", FILLED, "--note", note]);
@@ -91,9 +90,8 @@ fn a_repair_without_a_note_is_refused_by_the_cli_and_by_the_hook() {
     c.f.run(&["verify"]).ok();
 }
 
-#[test]
-fn a_hand_record_named_after_another_row_is_refused_and_that_row_can_still_be_put() {
-    let c = Case::new();
+fn a_hand_record_named_after_another_row_is_refused_and_that_row_can_still_be_put(prefix: &str) {
+    let c = Case::under(prefix);
     // D filled from a hand record named after A: the record file takes A's key.
     let with_id = |id: &str| {
         let path = format!("rows/{D}.json");
@@ -143,3 +141,8 @@ fn a_hand_record_named_after_another_row_is_refused_and_that_row_can_still_be_pu
     c.f.put(A, "ERROR").ok();
     c.f.run(&["verify"]).ok();
 }
+
+crate::common::under_both_prefixes!(
+    a_repair_without_a_note_is_refused_by_the_cli_and_by_the_hook,
+    a_hand_record_named_after_another_row_is_refused_and_that_row_can_still_be_put,
+);
