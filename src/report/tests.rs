@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::io;
 
-use super::json_writer::{json_str, row_json, PARALLEL_JSON_ROWS};
+use super::json_writer::{json_str, row_json, BLOCK_ROWS, PARALLEL_JSON_ROWS};
 use super::*;
 use crate::ledger::{KeptRows, Ledger};
 use crate::render::text::write_text;
@@ -868,6 +868,8 @@ fn json_rows_written_in_shares_are_the_canonical_bytes() {
         PARALLEL_JSON_ROWS - 1,
         PARALLEL_JSON_ROWS * 2 + 3,
         PARALLEL_JSON_ROWS * 4,
+        // More than one block of the owned writer.
+        BLOCK_ROWS * 2 + 5,
     ] {
         let mut r = one.clone();
         r.rows = (0..n)
@@ -1018,7 +1020,7 @@ fn strings_are_written_as_serde_json_writes_them() {
 #[test]
 fn a_row_is_written_as_the_pretty_printer_writes_it() {
     use serde_json::ser::Formatter;
-    let mut limits = BTreeMap::new();
+    let mut limits = crate::portfolio::LimitStates::new();
     let rows = [
         RowReport {
             schedule_id: "scenario/a/01".into(),
