@@ -502,6 +502,24 @@ fn bench_report(t: &mut Table, big: &Campaign, rows: usize, root: &Path, million
         &format!("report on {rows} rows in < 64 MB"),
         rss < 64 * 1024,
     );
+    // The ledger's fast path (json/direct.rs, ledger/fast.rs) against the ordinary path it
+    // falls back to, in one process on the same bytes (examples/fast_gain.rs).
+    let mut gain = cmd(release_dir().join("examples/fast_gain"), &big.repo);
+    gain.arg(&campaign).arg(&ledger);
+    let line = run(gain);
+    let seconds: Vec<f64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    if let [fast, ordinary] = seconds[..] {
+        t.add(
+            "report's reading: the fast path vs the ordinary path",
+            format!("{fast:.3} s"),
+            format!("{ordinary:.3} s"),
+            x(ordinary / fast),
+            "(the fast path's gain)",
+        );
+    }
     // Ref mode: the same kind of report of the ledger ref's tip (its rows one file each), after
     // an untimed report has established the tip admitted; and `show` of it.
     let at_ref = || big.ledger(&["report", "--json", "--max-input-bytes", BIG_INPUT]);
