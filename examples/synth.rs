@@ -23,6 +23,12 @@
 //!   not 10,000 loose trees) from rows, records and messages the library computes exactly as
 //!   `git ledger import` does; `tips.txt` lists the commit after each import.
 //!
+//! With `--ledger-only` it writes the harness, the declaration and `ledger.json` only (no ref,
+//! no spare records): `--sample` rows (default 256) are converted from records exactly as
+//! above, and every other filled row is a copy of one of them with its schedule id, task,
+//! repetition and record id replaced, written as it is made (a 1,000,000-row ledger in
+//! seconds, without 1,000,000 record files or rows in memory).
+//!
 //! Everything is deterministic for a seed (fixed identities and dates, no network).
 
 #[path = "common/profile_argv.rs"]
@@ -57,6 +63,10 @@ struct Args {
     /// An OpenSSH private key (unencrypted): the ledger declares it as its one writer
     /// (`synth@example.com`) and every commit is signed with it.
     writers: Option<PathBuf>,
+    /// Only the harness, the declaration and a templated `ledger.json` (see the module doc).
+    ledger_only: bool,
+    /// With `--ledger-only`: how many rows are converted from records.
+    sample: usize,
 }
 
 fn parse_args() -> Args {
@@ -71,6 +81,8 @@ fn parse_args() -> Args {
         files: 20_000,
         seed: 0x5eed,
         writers: None,
+        ledger_only: false,
+        sample: 256,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -91,6 +103,8 @@ fn parse_args() -> Args {
             "--files" => a.files = value().parse().unwrap_or_else(|_| usage("--files N")),
             "--seed" => a.seed = value().parse().unwrap_or_else(|_| usage("--seed N")),
             "--writers" => a.writers = Some(PathBuf::from(value())),
+            "--ledger-only" => a.ledger_only = true,
+            "--sample" => a.sample = value().parse().unwrap_or_else(|_| usage("--sample N")),
             _ => usage(&format!("unknown argument {flag}")),
         }
     }
@@ -107,7 +121,7 @@ fn parse_args() -> Args {
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("synth: {msg}\nusage: synth --tasks N --repetitions N --out DIR [--history N] [--fill F] [--spare N] [--blob-mb N --files N] [--seed N] [--writers KEY]");
+    eprintln!("synth: {msg}\nusage: synth --tasks N --repetitions N --out DIR [--history N] [--fill F] [--spare N] [--blob-mb N --files N] [--seed N] [--writers KEY] [--ledger-only [--sample N]]");
     std::process::exit(64)
 }
 
@@ -415,6 +429,16 @@ fn main() {
         start.elapsed().as_secs_f64()
     );
 
+    if a.ledger_only {
+        templated_ledger(&a, &decl, &repo_dir, &out);
+        eprintln!(
+            "synth: ledger.json ({n} rows, templated) in {:.1} s",
+            start.elapsed().as_secs_f64(),
+            n = decl.schedule_len()
+        );
+        return;
+    }
+
     // Which rows get a record: the file ledger's share, the ref's history, and the spares.
     let n = decl.schedule_len();
     let mut in_file = vec![false; n];
@@ -524,6 +548,107 @@ fn main() {
         tips.len(),
         start.elapsed().as_secs_f64()
     );
+}
+
+/// `--ledger-only`: `ledger.json` written row by row. The first `--sample` schedule positions
+/// are converted from records (written under `.scenario-runs/`) as `import` converts them;
+/// every other row the fill draws is a copy of sample `i % sample` with its schedule id, task
+/// id, repetition and record id (the run id, also in `evidence_refs`) replaced by its own; the
+/// rest are template rows.
+fn templated_ledger(a: &Args, decl: &Declaration, repo_dir: &Path, out: &Path) {
+    let argv = declared_argv(decl, &[]);
+    let runtime_bytes = git_ledger::json::canonical(&runtime(decl));
+    write(&out.join("runtime.json"), &runtime_bytes);
+    let runtime =
+        git_ledger::import::rows::parse_runtime_identity(&runtime_bytes, "runtime.json", MAX_INPUT)
+            .expect("a valid runtime identity");
+    let ctx = Context {
+        repo_root: Some(repo_dir),
+        runtime_identity: Some(&runtime),
+        pins: None,
+        ..Context::default()
+    };
+    let run_id = |index: usize| format!("20261101T{:06}Z-s{index:06}", index % 240000);
+    let n = decl.schedule_len();
+    assert!(n <= 1_000_000, "run ids have six digits");
+    let sample = a.sample.clamp(1, n);
+    // Each sample row's canonical bytes as the ledger document holds them (two levels deep).
+    let indent = |bytes: Vec<u8>| -> String {
+        String::from_utf8(bytes)
+            .expect("utf-8")
+            .trim_end()
+            .replace('\n', "\n    ")
+    };
+    let samples: Vec<String> = (0..sample)
+        .map(|i| {
+            let e = decl.schedule_at(i);
+            let mut rng = Rng(a.seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let v = result_json(decl, &argv, i, i / a.repetitions, &mut rng);
+            let path = repo_dir.join(format!(".scenario-runs/{}/result.json", run_id(i)));
+            write(&path, &git_ledger::json::canonical(&v));
+            let loaded = batch::load(
+                &[Source::Scenario {
+                    schedule_id: e.id.clone(),
+                    path,
+                }],
+                MAX_INPUT,
+            )
+            .expect("load a record");
+            let Record::Scenario(rec) = &loaded.requests[0].record else {
+                unreachable!()
+            };
+            let c = scenario_row(decl, &ctx, &e.id, rec)
+                .unwrap_or_else(|err| panic!("record for {} is refused: {err}", e.id));
+            indent(c.row.canonical(decl))
+        })
+        .collect();
+    let empty = git_ledger::ledger::Ledger {
+        declaration_id: decl.id.clone(),
+        declaration_sha256: decl.sha256.clone(),
+        rows: Vec::new(),
+    }
+    .canonical(decl);
+    let open = b"\"rows\": [";
+    let at = empty
+        .windows(open.len())
+        .position(|w| w == open)
+        .expect("rows")
+        + open.len();
+    let file = std::fs::File::create(out.join("ledger.json")).expect("create ledger.json");
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    w.write_all(&empty[..at]).unwrap();
+    let mut rng = Rng(a.seed);
+    let mut filled = 0;
+    for (i, e) in decl.schedule().enumerate() {
+        w.write_all(if i == 0 { b"\n    " } else { b",\n    " })
+            .unwrap();
+        let fill = (rng.next() % 10_000) as f64 / 10_000.0 < a.fill;
+        let row = if i < sample {
+            samples[i].clone()
+        } else if fill {
+            let k = i % sample;
+            let s = decl.schedule_at(k);
+            filled += 1;
+            samples[k]
+                .replace(&format!("\"{}\"", s.id), &format!("\"{}\"", e.id))
+                .replace(&format!("\"{}\"", s.task), &format!("\"{}\"", e.task))
+                .replace(
+                    &format!("\"repetition\": {},", s.repetition),
+                    &format!("\"repetition\": {},", e.repetition),
+                )
+                .replace(&run_id(k), &run_id(i))
+        } else {
+            let t = git_ledger::ledger::Row::template(decl, &e.id).expect("template row");
+            indent(t.canonical(decl))
+        };
+        w.write_all(row.as_bytes()).unwrap();
+    }
+    if n > 0 {
+        w.write_all(b"\n  ").unwrap();
+    }
+    w.write_all(&empty[at..]).unwrap();
+    w.flush().unwrap();
+    eprintln!("synth: {} of {n} rows filled", filled + sample);
 }
 
 /// Write the root commit and one import commit per history row with `git fast-import`; returns

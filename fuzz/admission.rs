@@ -31,6 +31,7 @@ use git_ledger::git::message;
 use git_ledger::git::store;
 use git_ledger::json::DEFAULT_MAX_INPUT_BYTES;
 use git_ledger::ledger::Row;
+use git_ledger::report;
 use gix::objs::{Find, Kind, Write};
 use gix::ObjectId;
 use serde_json::{json, Value};
@@ -1086,9 +1087,27 @@ impl Harness {
             }
         }
         // Rule 6: the child as a whole passes the report's checks (read whole, not by step).
-        if let Err(e) = store::ledger_at(repo, child, max_bytes, false) {
-            panic!("admitted, but the whole ledger of the child is refused: {e}");
-        }
+        let (known, ledger) = match store::ledger_at(repo, child, max_bytes, false) {
+            Ok(read) => read,
+            Err(e) => panic!("admitted, but the whole ledger of the child is refused: {e}"),
+        };
+        // `show` and `report` read the child a row at a time: the same document, the same
+        // report as the whole ledger gives.
+        let mut shown = Vec::new();
+        store::write_ledger_at(repo, child, max_bytes, false, &mut shown)
+            .expect("the child's rows are written a row at a time");
+        assert!(
+            shown == ledger.canonical(&known.decl),
+            "show a row at a time differs from the whole ledger's bytes"
+        );
+        let (_, kept) = store::kept_at(repo, child, max_bytes, false, &report::Summarise)
+            .expect("the child's rows are summarised a row at a time");
+        let state = || report::LedgerState::file(String::new());
+        assert_eq!(
+            serde_json::to_value(report::build_from(&known.decl, kept, state())).unwrap(),
+            serde_json::to_value(report::build(&known.decl, &ledger, state())).unwrap(),
+            "the report a row at a time differs from the whole ledger's"
+        );
     }
 }
 

@@ -80,7 +80,9 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
                     .map_err(|e| {
                     super::name_a_ledger(e, None, |id| format!("git ledger report --ref {id}"))
                 })?;
-            let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, false)?;
+            // Each row file read, checked, summarised and dropped in turn.
+            let (known, rows) =
+                crate::git::store::kept_at(&repo, commit, max, false, &report::Summarise)?;
             let state =
                 crate::git::read::state_at(&repo, &known.decl, commit, args.ledger_ref.as_deref())?;
             let on_ref = match &state {
@@ -95,7 +97,7 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
                 args.unverified,
                 "report",
             )?;
-            let mut report = report::build(&known.decl, &ledger, state);
+            let mut report = report::build_from(&known.decl, rows, state);
             report.admitted = refused.is_none();
             report.refused = refused;
             report

@@ -62,7 +62,7 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
             .write_all(&crate::git::read::row_at(&repo, commit, id, max)?)?;
         return Ok(0);
     }
-    let (known, ledger) = crate::git::store::ledger_at(&repo, commit, max, false)?;
-    io.out.write_all(&ledger.canonical(&known.decl))?;
+    // A row at a time: every row checked first, then written (nothing for a refused state).
+    crate::git::store::write_ledger_at(&repo, commit, max, false, io.out)?;
     Ok(0)
 }

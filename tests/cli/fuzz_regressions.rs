@@ -296,3 +296,110 @@ fn eval_container_corpus() {
         checks::eval_container,
     );
 }
+
+/// xorshift64*: the seeded mutations below are the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The tokens of `fuzz/json.dict` (the fuzzers' dictionary), unquoted and unescaped.
+fn dictionary() -> Vec<Vec<u8>> {
+    let text = std::fs::read_to_string(super::common::project_root().join("fuzz/json.dict"))
+        .expect("fuzz/json.dict");
+    text.lines()
+        .filter_map(|l| l.split_once('=').map(|(_, v)| v))
+        .filter_map(|v| v.strip_prefix('"')?.strip_suffix('"'))
+        .map(|v| v.replace("\\\"", "\"").replace("\\\\", "\\").into_bytes())
+        .collect()
+}
+
+/// The bytes a mutation writes over one: JSON's structure, escapes, numbers and literals.
+const BYTES: &[u8] = b"{}[],:\"\\0-1eE.+ \nnul";
+
+/// One seeded mutation of `input`, as a fuzzer makes them: a byte changed, a stretch deleted
+/// or repeated, a dictionary token inserted or written over, or two stretches swapped.
+fn mutate(input: &[u8], dict: &[Vec<u8>], rng: &mut Rng) -> Vec<u8> {
+    let mut out = input.to_vec();
+    for _ in 0..1 + rng.below(3) {
+        let n = out.len();
+        let at = rng.below(n + 1);
+        let len = 1 + rng.below(16.min(n.max(1)));
+        let end = (at + len).min(n);
+        match rng.below(6) {
+            0 if at < n => out[at] = BYTES[rng.below(BYTES.len())],
+            1 => drop(out.drain(at..end)),
+            2 => {
+                let copy = out[at..end].to_vec();
+                out.splice(at..at, copy);
+            }
+            3 => {
+                let token = &dict[rng.below(dict.len())];
+                out.splice(at..at, token.iter().copied());
+            }
+            4 => {
+                let token = &dict[rng.below(dict.len())];
+                out.splice(at..end, token.iter().copied());
+            }
+            _ if at < n => out[at] ^= 1 << rng.below(8),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The fast paths (`json/direct.rs`, `ledger/fast.rs`, `declaration/fast.rs`) against the
+/// ordinary ones on seeded mutations of every corpus file: `checks::ledger`, `node_parser` and
+/// `declaration` assert that both give the same verdict (and the same ledger, report and
+/// declaration), so a disagreement panics here. Deterministic: the same inputs on every run,
+/// a few thousand of them, the fuzzers' work in miniature (they run for hours, not in CI).
+#[test]
+fn seeded_mutations_give_the_fast_and_ordinary_paths_one_verdict() {
+    let dict = dictionary();
+    assert!(dict.len() > 20, "the dictionary is read");
+    let decl = checks::campaign();
+    let mut rng = Rng(0x5eed_f00d);
+    let mut verdicts = std::collections::BTreeSet::new();
+    for (target, per_file) in [("ledger", 40), ("node_parser", 200), ("declaration", 8)] {
+        for (name, bytes) in corpus(target, 1) {
+            for k in 0..per_file {
+                let input = mutate(&bytes, &dict, &mut rng);
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match target {
+                    "ledger" => checks::ledger(&decl, &input),
+                    "node_parser" => checks::node_parser(&input),
+                    _ => checks::declaration(&input),
+                }));
+                match run {
+                    Ok(v) => {
+                        verdicts.insert(format!("{target}: {}", v.split(" (").next().unwrap()));
+                    }
+                    Err(_) => panic!(
+                        "{target}: mutation {k} of {name} ({} bytes): the paths disagree or panic: {:?}",
+                        input.len(),
+                        String::from_utf8_lossy(&input)
+                    ),
+                }
+            }
+        }
+    }
+    // Both sides are reached: mutations the library admits and mutations it refuses.
+    for want in [
+        "ledger: admitted",
+        "ledger: refused",
+        "node_parser: depth 0: read",
+    ] {
+        assert!(
+            verdicts.iter().any(|v| v.starts_with(want)),
+            "no mutation reached {want:?}: {verdicts:?}"
+        );
+    }
+}

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use crate::declaration::{Declaration, Evidence};
 use crate::json::Obj;
 use crate::ledger::{Keep, Row, RowView};
-use crate::portfolio::{classify_view, Classification, LimitState, Outcome};
+use crate::portfolio::{classify_view, Classification, LimitState, LimitStates, Outcome};
 
 pub use build::{build, build_from};
 pub use file::from_files;
@@ -261,7 +261,7 @@ pub struct RowReport {
     pub native_status: Option<String>,
     pub outcome: &'static str,
     pub gaps: Vec<String>,
-    pub limits: BTreeMap<Cow<'static, str>, LimitState>,
+    pub limits: LimitStates,
 }
 
 /// What the report needs of one checked row: its classification and the few fields the

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::portfolio::{LimitState, Outcome};
+use crate::portfolio::{LimitState, LimitStates, Outcome};
 use crate::report::*;
 
 fn section(outcomes: &[(Outcome, &[&str])]) -> Section {
@@ -33,7 +33,7 @@ fn row(
         native_status: None,
         outcome: outcome.key(),
         gaps: gaps.iter().map(|g| g.to_string()).collect(),
-        limits: BTreeMap::from([("max_steps".into(), LimitState::Within)]),
+        limits: LimitStates::from([("max_steps".into(), LimitState::Within)]),
     }
 }
 

@@ -12,14 +12,13 @@ use crate::text::write_text;
 use git_ledger_model::declaration::Declaration;
 use git_ledger_model::ledger::{KeptRows, Ledger};
 use git_ledger_model::portfolio::{LimitState, Outcome};
-use git_ledger_model::report::json_writer::{json_str, row_json, PARALLEL_JSON_ROWS};
+use git_ledger_model::report::json_writer::{json_str, row_json, BLOCK_ROWS, PARALLEL_JSON_ROWS};
 use git_ledger_model::report::*;
 use git_ledger_model::testutil::{
     attempted, complete_pass, declaration, declaration_value, hex, ledger_with, parse, set,
     stop_declaration,
 };
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 const ARENA_1: &str = "arena/sympy-matrix/01";
 const ARENA_2: &str = "arena/sympy-matrix/02";
@@ -874,6 +873,8 @@ fn json_rows_written_in_shares_are_the_canonical_bytes() {
         PARALLEL_JSON_ROWS - 1,
         PARALLEL_JSON_ROWS * 2 + 3,
         PARALLEL_JSON_ROWS * 4,
+        // More than one block of the owned writer.
+        BLOCK_ROWS * 2 + 5,
     ] {
         let mut r = one.clone();
         r.rows = (0..n)
@@ -1024,7 +1025,7 @@ fn strings_are_written_as_serde_json_writes_them() {
 #[test]
 fn a_row_is_written_as_the_pretty_printer_writes_it() {
     use serde_json::ser::Formatter;
-    let mut limits = BTreeMap::new();
+    let mut limits = crate::portfolio::LimitStates::new();
     let rows = [
         RowReport {
             schedule_id: "scenario/a/01".into(),

@@ -20,7 +20,9 @@ pub fn from_files(decl_path: &Path, ledger_path: &Path, max: u64) -> Result<Repo
     let path = ledger_path.to_path_buf();
     // Mapped without being made resident: each stretch is given back once read.
     let reading = std::thread::spawn(move || json::read_streamed(&path, max));
-    let decl = Declaration::read(decl_path, max)?;
+    let mut decl = Declaration::read(decl_path, max)?;
+    // Its hash is taken and its schedule checked: the text is not needed again.
+    decl.forget_bytes();
     let bytes = reading
         .join()
         .unwrap_or_else(|e| std::panic::resume_unwind(e))?;

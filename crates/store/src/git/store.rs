@@ -437,6 +437,167 @@ pub fn ledger_at(
     Ok((known, ledger))
 }
 
+/// The rows of ledger commit `commit`, each row file read and checked as [`ledger_at`] reads
+/// it and handed to `each` (with its blob id) in schedule order, then dropped: `report` and
+/// `show` of a ledger ref hold one row at a time, never the document. Every reason
+/// [`ledger_at`] gives for a row (missing, wrong mode, refused, not scheduled) is given, in the
+/// same order. "One record cannot fill two rows" (group 7) is decided on hashes of the record
+/// keys: `Ok(false)` when two hash alike (two rows share a record, or two keys collide), and
+/// the caller asks [`ledger_at`], which decides and names the rows.
+fn each_row_at(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    max_bytes: u64,
+    cached: bool,
+    each: &mut dyn FnMut(&Declaration, ObjectId, Row),
+) -> Result<(Rc<Known>, bool)> {
+    use std::hash::BuildHasher;
+    let info = read_commit(repo, commit)?;
+    let at = format!("commit {commit}");
+    let mut admission = Admission::new(repo, max_bytes);
+    if !cached {
+        admission = admission.without_cache();
+    }
+    let known = declaration_at(&mut admission, repo, info.tree, &at)?;
+    let decl = &known.decl;
+    let Some((_, rows_tree)) = find_in_tree(repo, info.tree, layout::ROWS)? else {
+        return Err(Error::refused(format!("{at}: rows/ is missing")));
+    };
+    let mut files = Vec::new();
+    list_blobs(repo, rows_tree, "rows".into(), &mut files)?;
+    let mut by_path: std::collections::HashMap<String, (gix::objs::tree::EntryMode, ObjectId)> =
+        files.into_iter().map(|(p, m, i)| (p, (m, i))).collect();
+    let mut reasons = crate::error::Reasons::new();
+    let keys = std::hash::RandomState::new();
+    let mut records = Vec::new();
+    for e in decl.schedule() {
+        let path = layout::row_path(&e.id);
+        match by_path.remove(&path) {
+            None => reasons.push(format!("{at}: row {} is missing ({path})", e.id)),
+            Some((mode, _)) if !is_regular(mode) => reasons.push(format!(
+                "{at}: row {}: {path} has mode {}; every entry is a regular file (100644)",
+                e.id,
+                super::objects::describe_mode(mode)
+            )),
+            Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
+                // After a refusal nothing is handed on: the rows are refused whole.
+                Ok(row) if reasons.is_empty() => {
+                    // The key `<kind>:<id>` hashed as its two parts (a kind has no `:`).
+                    records.extend(row.native_record().map(|r| keys.hash_one((r.kind, r.id))));
+                    each(decl, id, row);
+                }
+                Ok(_) => {}
+                Err(r) => reasons.extend(r),
+            },
+        }
+    }
+    let mut extra: Vec<_> = by_path.into_keys().collect();
+    extra.sort();
+    for p in extra {
+        reasons.push(format!(
+            "{at}: {p} is not a row of the schedule (no row is added)"
+        ));
+    }
+    reasons.into_result()?;
+    records.sort_unstable();
+    let distinct = !records.windows(2).any(|w| w[0] == w[1]);
+    Ok((known, distinct))
+}
+
+/// What `keep` takes of every row of ledger commit `commit`, in schedule order, each row read,
+/// checked and dropped in turn (see [`each_row_at`]): the same verdict and reasons as
+/// [`ledger_at`], without the document in memory.
+pub fn kept_at<K: crate::ledger::Keep>(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    max_bytes: u64,
+    cached: bool,
+    keep: &K,
+) -> Result<(Rc<Known>, crate::ledger::KeptRows<K::Kept>)> {
+    let mut kept = Vec::new();
+    let (known, distinct) = each_row_at(repo, commit, max_bytes, cached, &mut |decl, _, row| {
+        kept.push(keep.keep(decl, row.view()))
+    })?;
+    if distinct {
+        return Ok((known, kept.into()));
+    }
+    drop(kept);
+    let (known, ledger) = ledger_at(repo, commit, max_bytes, cached)?;
+    let kept: Vec<_> = (ledger.rows.iter())
+        .map(|row| keep.keep(&known.decl, row.view()))
+        .collect();
+    Ok((known, kept.into()))
+}
+
+/// Write the ledger document of commit `commit` to `out` (the bytes `ledger_at(…).canonical`
+/// gives), a row at a time: every row is read and checked first (nothing is written for a
+/// commit [`ledger_at`] refuses), then read again and written; what stays in memory is one
+/// row and each row's blob id.
+pub fn write_ledger_at(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    max_bytes: u64,
+    cached: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    use std::io::Write as _;
+    let mut blobs = Vec::new();
+    let (known, distinct) = each_row_at(repo, commit, max_bytes, cached, &mut |_, id, _| {
+        blobs.push(id)
+    })?;
+    if !distinct {
+        // `ledger_at` names the rows that share a record (or, for two keys whose hashes
+        // collide, accepts the ledger).
+        let (known, ledger) = ledger_at(repo, commit, max_bytes, cached)?;
+        out.write_all(&ledger.canonical(&known.decl))?;
+        return Ok(());
+    }
+    let decl = &known.decl;
+    let empty = Ledger {
+        declaration_id: decl.id.clone(),
+        declaration_sha256: decl.sha256.clone(),
+        rows: Vec::new(),
+    }
+    .canonical(decl);
+    let open = b"\"rows\": [";
+    let at = (empty.windows(open.len()).position(|w| w == open))
+        .expect("a ledger document has rows")
+        + open.len();
+    let (head, tail) = empty.split_at(at);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    out.write_all(head)?;
+    let mut line = Vec::new();
+    for (i, (id, e)) in blobs.into_iter().zip(decl.schedule()).enumerate() {
+        let path = layout::row_path(&e.id);
+        let bytes = super::objects::read_blob_bounded_id(repo, id, max_bytes, &path)?;
+        line.clear();
+        line.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
+        indent_row(&mut line, &bytes);
+        out.write_all(&line)?;
+    }
+    if decl.schedule_len() > 0 {
+        out.write_all(b"\n  ")?;
+    }
+    out.write_all(tail)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// A row file's canonical bytes (checked: two-space indent, trailing newline, no raw newline
+/// inside a string) as the canonical writer puts the row two levels deep, in a document's
+/// `rows` list: every line after the first indented four more spaces, no trailing newline.
+fn indent_row(out: &mut Vec<u8>, bytes: &[u8]) {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let mut lines = bytes.split(|&b| b == b'\n');
+    if let Some(first) = lines.next() {
+        out.extend_from_slice(first);
+    }
+    for line in lines {
+        out.extend_from_slice(b"\n    ");
+        out.extend_from_slice(line);
+    }
+}
+
 /// Every blob below `tree` with its full path.
 fn list_blobs(
     repo: &gix::Repository,
