@@ -752,9 +752,9 @@ fn model_verdict(decl: &Declaration, parent: &[Row], case: &Case) -> Result<Vec<
             })
             .collect(),
         records: Records::Keys,
-        fills: false,
     };
     admit(decl, &change, &mut RowsState(parent))
         .unwrap()
+        .map(|s| s.rows)
         .map_err(|_| ())
 }
