@@ -204,6 +204,12 @@ pub struct LedgerChange {
     /// The changed rows, in the order reasons are listed (schedule order, or a writer's).
     pub rows: Vec<RowEdit>,
     pub records: Records,
+    /// The change fills every row it names (a writer's import or put, or `sync` replaying a
+    /// local fill): a row that already holds an attempt is then a retry whatever its new state.
+    /// The commit validator sees only trees and asks without it: a commit that rewrites fields
+    /// of a filled row, outcome and record kept, is refused by the transition's reasons
+    /// instead (see `docs/decisions.md`, "One retry question").
+    pub fills: bool,
 }
 
 impl LedgerChange {
@@ -222,6 +228,7 @@ impl LedgerChange {
         LedgerChange {
             rows,
             records: Records::Keys,
+            fills: false,
         }
     }
 }
@@ -246,7 +253,11 @@ impl LedgerChange {
                 }
             }
         };
-        LedgerChange { rows, records }
+        LedgerChange {
+            rows,
+            records,
+            fills: self.fills,
+        }
     }
 }
 
@@ -309,7 +320,7 @@ pub fn admit(
             continue;
         }
         seen.insert(id, &e.from);
-        if let Some(r) = retry(decl, &e.before, &e.after) {
+        if let Some(r) = retry(decl, &e.before, &e.after, change.fills) {
             reasons.push(r);
             if !hints.iter().any(|h| h == RETRY_HINT) {
                 hints.push(RETRY_HINT.to_owned());
@@ -519,10 +530,13 @@ fn records(
 
 /// A retry: `before` holds an attempt, and the change gives it another native outcome or
 /// record, or fills it again with the same row. The reason names the field that shows it (the
-/// outcome first). Every path asks it of the same rows alike (a writer's change and a commit's
-/// trees alike).
-fn retry(decl: &Declaration, before: &Row, after: &Row) -> Option<Reason> {
-    let field = retried(decl, before, after)?;
+/// outcome first). A change that `fills` makes any change of a filled row a retry.
+fn retry(decl: &Declaration, before: &Row, after: &Row, fills: bool) -> Option<Reason> {
+    let field = match retried(decl, before, after) {
+        Some(field) => field,
+        None if fills && !before.is_deferred() => None,
+        None => return None,
+    };
     let attempt = |r: &Row| {
         format!(
             "{}{}",
@@ -620,7 +634,7 @@ pub fn row_transition(
     child: &Row,
     at: &str,
 ) -> Result<RowChange, Vec<String>> {
-    if let Some(r) = retry(decl, parent, child) {
+    if let Some(r) = retry(decl, parent, child, false) {
         return Err(vec![r.at(at).to_string()]);
     }
     transition(decl, parent, child)

@@ -194,8 +194,7 @@ pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result
 
 /// [`check_change`]'s verdict before it becomes an [`Error`]: what the step does (its kind and
 /// what each row does), or the refusal with every reason as a value. `Err` when the store
-/// cannot be read. The writer's own kind is no part of the question: the validator, which
-/// sees only the trees, asks the same of the same rows.
+/// cannot be read. An import or put fills every row it names (`LedgerChange::fills`).
 pub fn verdict<S: Store + ?Sized>(
     store: &mut S,
     change: &Change,
@@ -243,6 +242,7 @@ pub fn verdict<S: Store + ?Sized>(
     let model = LedgerChange {
         rows,
         records: Records::Files { files, name: None },
+        fills: change.kind != ChangeKind::Repair,
     };
     admission::admit(store.declaration(), &model, &mut Owners(owners))
 }

@@ -1266,7 +1266,8 @@ impl Tip<'_> {
         Ok((replayed, answer.same.len(), refused))
     }
 
-    /// Local rows `rows` as a change of this tip.
+    /// Local rows `rows` as a change of this tip: a fill replayed (admission's kind of the
+    /// local commit's rows) fills every row it names, as the writer that made it did.
     fn change(&self, rows: &[LocalRow]) -> Result<LedgerChange> {
         let at = "the remote's tip";
         let mut edits = Vec::with_capacity(rows.len());
@@ -1312,6 +1313,7 @@ impl Tip<'_> {
                 files,
                 name: Some(layout::record_path),
             },
+            fills: rows.iter().any(|r| r.filled),
         })
     }
 }

@@ -57,6 +57,7 @@ fn change(rows: Vec<RowEdit>, files: Vec<RecordFile>) -> LedgerChange {
     LedgerChange {
         rows,
         records: Records::Files { files, name: None },
+        fills: false,
     }
 }
 
@@ -169,16 +170,22 @@ fn a_retry_is_refused_naming_what_shows_it() {
         ]
     );
     assert_eq!(r.hints(), [RETRY_HINT]);
-    // A filled row whose outcome and record stay, edited otherwise: no retry, but the
-    // transition's reasons (a filled row gains only appended repairs), for writers and
-    // validator alike.
+    // A filled row whose outcome and record stay, edited otherwise: from two states (the
+    // validator) the transition's reasons (a filled row gains only appended repairs); from a
+    // writer that fills it, a retry.
     let mut v = before.to_value();
     v["reason"] = "filled again from the same record".into();
-    let c = change(vec![edit(before.clone(), row(&decl, &v))], vec![]);
+    let mut c = change(vec![edit(before.clone(), row(&decl, &v))], vec![]);
     let r = verdict(&decl, &c, vec![]).unwrap_err();
     assert_eq!(
         named(&r),
         [(Some(sid.as_str()), Some("reason"), Some(Rule::Admission(4)))]
+    );
+    c.fills = true;
+    let r = verdict(&decl, &c, vec![]).unwrap_err();
+    assert_eq!(
+        named(&r)[0],
+        (Some(sid.as_str()), None, Some(Rule::Admission(4)))
     );
     // The same attempt written again over a row repaired since (an import or put of the same
     // record): a retry too, not a lost repair.

@@ -17,9 +17,8 @@
 //! after a repair), repairs mixed with edits, one record filling two rows of the change, a
 //! record the parent already holds, a DEFERRED row carrying one field (refused by the row
 //! checks, group 6 of `ledger.md`: the writers check every row before they build a change, so
-//! theirs is `Row::check_reasons`). The writers ask what the validator asks whatever kind of
-//! change they are, so a change no writer writes (fills and repairs together) is asked of them
-//! too. A ledger file holds no record files, so `pre-commit` and `diff --files` are compared
+//! theirs is `Row::check_reasons`). A change a writer cannot express (fills and repairs
+//! together, or an edit in an import) goes through the other paths only. A ledger file holds no record files, so `pre-commit` and `diff --files` are compared
 //! without the reasons only record bytes can give (`native_record.sha256`, a missing record
 //! file). `sync`'s replay must keep every row of a change the validator admits, and refuse at
 //! least one row of one it refuses, with reasons the validator gives; `log` must show each
@@ -717,10 +716,8 @@ fn every_path_decides_a_change_alike() {
                 let checked = named(Row::check_reasons(&decl, v, "row.json").map(|_| ()));
                 verdicts.push(("file mode", checked.clone()));
                 verdicts.push(("ref mode", checked));
-            } else {
-                // The writers ask what the validator asks whatever their own kind: a change no
-                // writer writes (fills and repairs together) is asked too, as a nominal import.
-                let change = writer_change(case, case.kind.unwrap_or(ChangeKind::Import));
+            } else if let Some(kind) = case.kind {
+                let change = writer_change(case, kind);
                 verdicts.push(("file mode", named(store_verdict(&mut file_store, &change))));
                 verdicts.push(("ref mode", named(store_verdict(&mut ref_store, &change))));
             }
@@ -886,6 +883,7 @@ fn replay_disagrees(
             })
             .collect(),
         records: Records::Files { files, name: None },
+        fills: false,
     };
     let state = &mut git_ledger::admission::RowsState(parent);
     let answer = replay(decl, &change, state).unwrap();
@@ -987,6 +985,7 @@ fn model_verdict(decl: &Declaration, parent: &[Row], case: &Case) -> Result<Vec<
             })
             .collect(),
         records: Records::Keys,
+        fills: false,
     };
     admit(decl, &change, &mut RowsState(parent))
         .unwrap()

@@ -98,6 +98,7 @@ impl Admission<'_> {
                 files: reduced.files,
                 name: Some(layout::record_path),
             },
+            fills: false,
         };
         let mut state = ParentRecords {
             trees: &self.trees,
