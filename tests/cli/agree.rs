@@ -1,28 +1,33 @@
-//! Proof that the paths agree (issue 17, item 2): generated ledger changes, each applied through
-//! every path that decides one — the file-mode writer (`store::verdict` on a `FileStore`), the
-//! ref-mode writer (`store::verdict` on a `RefStore`), the commit validator (the change
-//! committed with plumbing, `Admission::step_verdict`), `pre-commit` (`hook::precommit::verdict`
-//! over a real repository whose HEAD holds the parent ledger file and whose index holds the new
-//! one) and `diff --files` (`cli::diff::files_verdict`) — must get the same verdict, and their
+//! Proof that the paths agree (issue 17, item 2; issue 28, item 2): generated ledger changes,
+//! each applied through every path that decides one — the file-mode writer (`store::verdict` on
+//! a `FileStore`), the ref-mode writer (`store::verdict` on a `RefStore`), the commit validator
+//! (the change committed with plumbing, `Admission::step_verdict`), `pre-commit`
+//! (`hook::precommit::verdict` over a real repository whose HEAD holds the parent ledger file
+//! and whose index holds the new one), `diff --files` (`ledger_diff::files_verdict`), `sync`'s
+//! replay question (`admission::replay`, the parent as the remote's tip) and `log`
+//! (`git::history::history` of the committed change) — must get the same verdict, and their
 //! reasons must name the same rows, fields and rules.
 //!
 //! The changes, over a declaration of six rows and three parent states (every row DEFERRED; two
-//! rows filled; three filled, one of them repaired): fills, fills whose record has other bytes
-//! than `native_record.sha256` says, retries (another record or outcome), edits of each field of
-//! a filled row, repairs (with a note, a blank note, a decision instead), repairs mixed with
-//! edits, one record filling two rows of the change, a record the parent already holds, a
-//! DEFERRED row carrying one field (refused by the row checks, group 6 of `ledger.md`: the
-//! writers check every row before they build a change, so theirs is `Row::check_reasons`). A change
-//! a writer cannot express (fills and repairs together, or an edit in an import) goes through
-//! the paths that judge two states only. A ledger file holds no record files, so `pre-commit`
-//! and `diff --files` are compared without the reasons only record bytes can give
-//! (`native_record.sha256`, a missing record file).
+//! rows filled; three filled, one of them repaired): fills from harness records and from hand
+//! records (`put`; one named after another row), fills whose record has other bytes than
+//! `native_record.sha256` says, retries (another record or outcome; the attempt's own record
+//! with another outcome; the same attempt written again over a row repaired since), edits of
+//! each field of a filled row, repairs (with a note, a blank note, a decision instead; a repair
+//! after a repair), repairs mixed with edits, one record filling two rows of the change, a
+//! record the parent already holds, a DEFERRED row carrying one field (refused by the row
+//! checks, group 6 of `ledger.md`: the writers check every row before they build a change, so
+//! theirs is `Row::check_reasons`). A change a writer cannot express (fills and repairs
+//! together, or an edit in an import) goes through the other paths only. A ledger file holds no record files, so `pre-commit` and `diff --files` are compared
+//! without the reasons only record bytes can give (`native_record.sha256`, a missing record
+//! file). `sync`'s replay must keep every row of a change the validator admits, and refuse at
+//! least one row of one it refuses, with reasons the validator gives; `log` must show each
+//! changed row as an attempt (a fill or a retry) or a repair, and an admitted change as
+//! admitted with its message.
 //!
-//! Numbers: `AGREE_CASES` changes (default 3,000; `AGREE_SEED` replays a run), every one through
-//! the in-process paths and every tenth through `pre-commit` (one `git add` each): 9.5 s in a
-//! debug build on two idle cores, 20-30 s while other builds share them (2,416 refused, 496
-//! admitted, 290 through `pre-commit` at the default seed; `cargo test --test cli agree::every
-//! -- --nocapture` prints the counts and the time).
+//! Numbers: `AGREE_CASES` changes (default 1,000; `AGREE_SEED` replays a run), every one
+//! through every path (`cargo test --test cli agree::every -- --nocapture` prints the counts
+//! and the time).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -77,6 +82,13 @@ fn kind_of(decl: &Declaration, sid: &str) -> &'static str {
         let _ = decl;
         "scenario"
     }
+}
+
+/// How many interventions a row's value holds.
+fn interventions(v: &Value) -> usize {
+    v["interventions_decision_or_repair"]
+        .as_array()
+        .map_or(0, Vec::len)
 }
 
 /// A filled row of `sid`: a non-PASS outcome with a reason, from record `id`.
@@ -187,7 +199,7 @@ fn generate(decl: &Declaration, parents: &[Parent], rng: &mut Rng, n: usize) -> 
     }
     let mut used: Vec<usize> = Vec::new();
     let ops = 1 + rng.below(3);
-    let (mut fills, mut repairs) = (false, false);
+    let (mut fills, mut repairs, mut hand) = (false, false, false);
     for k in 0..ops {
         let fill_ops: &[&str] = if deferred.iter().all(|i| used.contains(i)) {
             &[]
@@ -195,6 +207,9 @@ fn generate(decl: &Declaration, parents: &[Parent], rng: &mut Rng, n: usize) -> 
             &[
                 "fill",
                 "fill",
+                "put",
+                "put",
+                "bad hand",
                 "bad hash",
                 "clash in change",
                 "clash with ledger",
@@ -205,6 +220,8 @@ fn generate(decl: &Declaration, parents: &[Parent], rng: &mut Rng, n: usize) -> 
         } else {
             &[
                 "retry",
+                "retry, same record",
+                "refill",
                 "edit",
                 "repair",
                 "blank repair",
@@ -222,7 +239,28 @@ fn generate(decl: &Declaration, parents: &[Parent], rng: &mut Rng, n: usize) -> 
             *rng.pick(&left)
         };
         let rec = format!("c{n}-{k}");
+        let mut op = op;
         match op {
+            "put" | "bad hand" => {
+                // A hand record (`put`): named after its own row, or after another one.
+                let i = free(&deferred, &used, rng);
+                used.push(i);
+                let sid = &ids[i];
+                let id = if op == "put" {
+                    sid.clone()
+                } else {
+                    ids[(i + 1) % ids.len()].clone()
+                };
+                let key = format!("hand:{id}");
+                let mut v = filled_value(decl, sid, outcome(rng, sid), &rec);
+                v["native_record"] =
+                    json!({"kind": "hand", "id": id, "sha256": sha(&record_bytes(&key))});
+                case.rows.push(Written {
+                    row: checked(decl, &v),
+                    record: Some((key.clone(), record_bytes(&key))),
+                });
+                hand = true;
+            }
             "fill" | "bad hash" => {
                 let i = free(&deferred, &used, rng);
                 used.push(i);
@@ -288,16 +326,49 @@ fn generate(decl: &Declaration, parents: &[Parent], rng: &mut Rng, n: usize) -> 
                 let sid = &ids[i];
                 let mut v = rows[i].to_value();
                 let mut record = None;
+                let again = interventions(&v) > 0;
                 match op {
+                    "retry, same record" | "refill" => {
+                        // The attempt's own record again: another outcome, or (on a row
+                        // repaired since) the same attempt as first written, without its
+                        // repairs. The same row again is no change of a tree or a file, so
+                        // only a row repaired since is refilled.
+                        let rec = rows[i].native_record().unwrap();
+                        let (kind, id) = (rec.kind.to_owned(), rec.id.to_owned());
+                        let same = rows[i].native_outcome().to_owned();
+                        let now = if op == "refill" {
+                            if !again {
+                                continue;
+                            }
+                            same
+                        } else {
+                            let others: Vec<&str> = (outcomes(sid).iter().copied())
+                                .filter(|o| *o != same)
+                                .collect();
+                            rng.pick(&others).to_string()
+                        };
+                        v = filled_value(decl, sid, &now, &id);
+                        let key = format!("{kind}:{id}");
+                        record = Some((key.clone(), record_bytes(&key)));
+                        fills = true;
+                    }
                     "retry" => {
                         let outcome = outcome(rng, sid);
                         v = filled_value(decl, sid, outcome, &rec);
                         let key = format!("{}:{rec}", kind_of(decl, sid));
                         record = Some((key.clone(), record_bytes(&key)));
-                        fills = fills || rng.below(2) == 0;
+                        fills = true;
                     }
                     "edit" => {
                         edit_field(rng, &mut v);
+                        repairs = true;
+                    }
+                    "repair" if again => {
+                        v["interventions_decision_or_repair"]
+                            .as_array_mut()
+                            .unwrap()
+                            .push(json!({"kind": "repair", "note": "fixed it again"}));
+                        op = "repair after repair";
                         repairs = true;
                     }
                     _ => {
@@ -324,10 +395,11 @@ fn generate(decl: &Declaration, parents: &[Parent], rng: &mut Rng, n: usize) -> 
         }
         case.what.push(op);
     }
-    case.kind = match (fills, repairs) {
-        (true, false) => Some(ChangeKind::Import),
-        (false, _) => Some(ChangeKind::Repair),
-        (true, true) => None,
+    case.kind = match (fills, hand, repairs) {
+        (true, false, false) => Some(ChangeKind::Import),
+        (false, true, false) => Some(ChangeKind::Put),
+        (false, false, _) => Some(ChangeKind::Repair),
+        _ => None,
     };
     // A writer writes rows in schedule order.
     case.rows
@@ -552,15 +624,15 @@ fn parents(dir: &Path, decl: &Declaration, rf: &str) -> Vec<Parent> {
     out
 }
 
-/// 3,000 seeded changes under the default prefix; under the branch prefix a fixed sample, the
-/// first 300 of the same seed, so that this test's CI time does not double: what it varies
+/// 1,000 seeded changes under the default prefix; under the branch prefix a fixed sample, the
+/// first 100 of the same seed, so that this test's CI time does not double: what it varies
 /// (the change) does not depend on the ledger ref's name.
 fn every_path_decides_a_change_alike(prefix: &str) {
     let rf: &str = &format!("{prefix}{ID}");
     let full = if prefix == crate::common::PREFIXES[0] {
-        3000
+        1000
     } else {
-        300
+        100
     };
     let cases: usize = std::env::var("AGREE_CASES")
         .ok()
@@ -600,7 +672,9 @@ fn every_path_decides_a_change_alike(prefix: &str) {
         .map(|n| generate(&decl, &parents, &mut rng, n))
         .collect();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    let mut pre_commits = 0;
+    let (mut pre_commits, mut replays) = (0, 0);
+    // Time spent in pre-commit (with its `git add`) and in log.
+    let mut times = [std::time::Duration::ZERO; 2];
     // Changes the validator refused and admitted.
     let mut admitted = [0usize; 2];
     let mut disagreements = Vec::new();
@@ -659,17 +733,35 @@ fn every_path_decides_a_change_alike(prefix: &str) {
                 Err(r) => named(Err(r.into_vec())),
             };
             let mut keyed: Vec<(&str, Named)> = vec![("diff --files", diff)];
-            // pre-commit, on every tenth change.
-            if n % 10 == 0 {
-                pre_commits += 1;
-                std::fs::write(branch.path().join("ledger.json"), &new_bytes).unwrap();
-                git(branch.path(), &["add", "ledger.json"]);
-                let repo = gix::open(branch.path()).unwrap();
-                let v = git_ledger::hook::precommit::verdict(&repo, MAX)
-                    .map(|v| v.map_err(|r| r.into_vec()));
-                let v = named(outer(v));
-                keyed.push(("pre-commit", v));
+            // pre-commit, on every change.
+            let t = std::time::Instant::now();
+            pre_commits += 1;
+            std::fs::write(branch.path().join("ledger.json"), &new_bytes).unwrap();
+            git(branch.path(), &["add", "ledger.json"]);
+            let branch_repo = gix::open(branch.path()).unwrap();
+            let v = git_ledger::hook::precommit::verdict(&branch_repo, MAX)
+                .map(|v| v.map_err(|r| r.into_vec()));
+            keyed.push(("pre-commit", named(outer(v))));
+            times[0] += t.elapsed();
+            // sync's replay: the case's rows asked of the parent as the remote's tip.
+            if case.unchecked.is_none() {
+                if let Some(why) = replay_disagrees(&decl, &parent.rows, case, &step) {
+                    disagreements.push(format!(
+                        "change {n} ({}) on parent {p}: sync's replay: {why}",
+                        case.what.join(" + ")
+                    ));
+                }
+                replays += 1;
             }
+            // log: what it says the commit did, and whether its message says so.
+            let t = std::time::Instant::now();
+            if let Some(why) = log_disagrees(&repo, &decl, parent, case, child, &step) {
+                disagreements.push(format!(
+                    "change {n} ({}) on parent {p}: log: {why}",
+                    case.what.join(" + ")
+                ));
+            }
+            times[1] += t.elapsed();
             let reference = step;
             admitted[usize::from(reference.is_ok())] += 1;
             for (path, v) in &verdicts {
@@ -706,6 +798,11 @@ fn every_path_decides_a_change_alike(prefix: &str) {
             }
         }
     }
+    eprintln!(
+        "agree: pre-commit {:.1} s, log {:.1} s",
+        times[0].as_secs_f64(),
+        times[1].as_secs_f64()
+    );
     assert!(
         disagreements.is_empty(),
         "{} disagreements (seed {seed}):\n{}",
@@ -715,8 +812,13 @@ fn every_path_decides_a_change_alike(prefix: &str) {
     // Every kind of change was generated, admitted and refused ones among them.
     for op in [
         "fill",
+        "put",
+        "bad hand",
         "bad hash",
         "retry",
+        "retry, same record",
+        "refill",
+        "repair after repair",
         "edit",
         "repair",
         "blank repair",
@@ -731,17 +833,148 @@ fn every_path_decides_a_change_alike(prefix: &str) {
             "no change did {op}: {seen:?}"
         );
     }
-    assert!(pre_commits >= cases / 20, "{pre_commits} pre-commit runs");
+    assert_eq!(
+        pre_commits,
+        seen.values().sum::<usize>(),
+        "every change through pre-commit"
+    );
     assert!(
         admitted[0] >= cases / 10 && admitted[1] >= cases / 10,
         "refused, admitted: {admitted:?}"
     );
     eprintln!(
-        "agree: {cases} changes ({} refused, {} admitted; {pre_commits} through pre-commit), seed {seed}, {:.1} s",
+        "agree: {cases} changes ({} refused, {} admitted; {pre_commits} through pre-commit, {replays} through sync's replay, each through log), seed {seed}, {:.1} s",
         admitted[0],
         admitted[1],
         started.elapsed().as_secs_f64()
     );
+}
+
+/// The case's rows and record files as a change of the parent's state, as sync's replay asks
+/// it of a tip (`admission::replay`).
+fn replay_disagrees(
+    decl: &Declaration,
+    parent: &[Row],
+    case: &Case,
+    validator: &Named,
+) -> Option<String> {
+    use git_ledger::admission::{replay, LedgerChange, RecordEdit, RecordFile, Records, RowEdit};
+    let held = |key: &str| {
+        parent
+            .iter()
+            .any(|r| r.native_record().is_some_and(|n| n.key() == key))
+    };
+    let mut files = Vec::new();
+    for w in &case.rows {
+        if let Some((key, bytes)) = &w.record {
+            let id = git_ledger::admission::record_id(key);
+            // A record file the tip holds already is no edit (whose it is, the state says).
+            if !held(key) && !files.iter().any(|f: &RecordFile| f.id == id) {
+                files.push(RecordFile {
+                    id,
+                    shown: format!("record {key}"),
+                    edit: RecordEdit::Added {
+                        sha256: Some(sha(bytes)),
+                    },
+                });
+            }
+        }
+    }
+    let change = LedgerChange {
+        rows: (case.rows.iter())
+            .map(|w| RowEdit {
+                before: parent[decl.schedule_position(w.row.schedule_id()).unwrap()].clone(),
+                after: w.row.clone(),
+                from: String::new(),
+            })
+            .collect(),
+        records: Records::Files { files, name: None },
+        fills: false,
+    };
+    let state = &mut git_ledger::admission::RowsState(parent);
+    let answer = replay(decl, &change, state).unwrap();
+    let all = change.rows.len();
+    match validator {
+        // Every row the validator admits follows the tip, as one step.
+        Ok(()) if answer.admitted.len() == all && answer.refused.is_empty() => None,
+        Ok(()) => Some(format!(
+            "the validator admits it, replay answers {answer:?}"
+        )),
+        // A refused change: replay refuses at least one row, and every reason it gives is
+        // one the validator gives (a row refused with the rest names the rest's reasons).
+        Err(reasons) => {
+            if answer.refused.is_empty() {
+                return Some(format!(
+                    "the validator refuses it ({reasons:?}), replay keeps every row"
+                ));
+            }
+            (answer.refused.iter())
+                .flat_map(|(_, r)| r.iter())
+                .map(|r| (r.row.clone(), r.field.clone(), r.rule))
+                .find(|n| !reasons.contains(n))
+                .map(|n| format!("replay gives {n:?}, which the validator ({reasons:?}) does not"))
+        }
+    }
+}
+
+/// What `log` says of the case's commit: an admitted one fills and repairs the rows the
+/// validator's step says and its message is admitted; a refused one shows each changed row as
+/// an attempt (a fill, or a retry) or a repair (any other change of a filled row).
+fn log_disagrees(
+    repo: &gix::Repository,
+    decl: &Declaration,
+    parent: &Parent,
+    case: &Case,
+    child: ObjectId,
+    validator: &Named,
+) -> Option<String> {
+    if case.unchecked.is_some() {
+        return None; // a row no check admits: log refuses to read it, as verify does
+    }
+    let history = git_ledger::git::history::history(repo, child).unwrap();
+    let last = history.entries.last().unwrap();
+    let mut attempts: Vec<&str> = last
+        .attempts
+        .iter()
+        .map(|a| a.schedule_id.as_str())
+        .collect();
+    let mut repairs: Vec<&str> = last.repairs.iter().map(String::as_str).collect();
+    attempts.sort();
+    repairs.sort();
+    let (mut want_attempts, mut want_repairs) = (Vec::new(), Vec::new());
+    for w in &case.rows {
+        let sid = w.row.schedule_id();
+        let before = &parent.rows[decl.schedule_position(sid).unwrap()];
+        // A retry: another outcome or record, or the same attempt without the repairs it
+        // gained (no generated change removes an intervention otherwise).
+        let fewer = interventions(&w.row.to_value()) < interventions(&before.to_value());
+        let retried = !before.is_deferred()
+            && (before.native_outcome() != w.row.native_outcome()
+                || before.native_record() != w.row.native_record()
+                || fewer);
+        if before.is_deferred() || retried {
+            want_attempts.push(sid);
+        } else {
+            want_repairs.push(sid);
+        }
+    }
+    want_attempts.sort();
+    want_repairs.sort();
+    if (&attempts, &repairs) != (&want_attempts, &want_repairs) {
+        return Some(format!(
+            "attempts {attempts:?}, repairs {repairs:?}; the commit fills {want_attempts:?} and changes {want_repairs:?}"
+        ));
+    }
+    if validator.is_ok() && !(last.admitted && last.message_admitted) {
+        return Some(format!(
+            "the validator admits it, log says admitted {}, message admitted {}",
+            last.admitted, last.message_admitted
+        ));
+    }
+    if validator.is_err() && last.admitted {
+        return Some("the validator refuses it, log calls it admitted".into());
+    }
+    None
 }
 
 /// The change decided by the model alone, from the rows (no store, no Git).
@@ -762,6 +995,7 @@ fn model_verdict(decl: &Declaration, parent: &[Row], case: &Case) -> Result<Vec<
     };
     admit(decl, &change, &mut RowsState(parent))
         .unwrap()
+        .map(|s| s.rows)
         .map_err(|_| ())
 }
 

@@ -214,6 +214,16 @@ pub fn is_regular(mode: EntryMode) -> bool {
     mode.value() == 0o100644
 }
 
+/// Rule 3's sentence for an entry at `path` whose mode is not a regular file's: the one
+/// check every reader of a ledger tree makes before it reads a blob as a row, a record or a
+/// declaration.
+pub fn not_regular(path: &str, mode: EntryMode) -> String {
+    format!(
+        "{path} has mode {}; every entry is a regular file (100644)",
+        describe_mode(mode)
+    )
+}
+
 /// A mode for messages: `100644`, `120000 (symlink)`, `160000 (submodule)`, `40000 (tree)`.
 pub fn describe_mode(mode: EntryMode) -> String {
     let v = mode.value();

@@ -26,6 +26,13 @@
 //!   disappears;
 //! - **one kind of change** (rule 7): a change fills rows or repairs them, and fills
 //!   hand-written rows or imported ones, not both (a commit's message says one of them).
+//!
+//! What an admitted change did is [`admit`]'s answer too, as a value ([`Step`]: its [`Kind`]
+//! and what each row did), so that no caller classifies rows itself: the commit validator and
+//! `log` compose the message rule 7 wants from it, `sync` writes a replayed commit of its kind,
+//! `diff --files` splits two states into steps by [`Kind::of`], and a ledger commit that
+//! changes no row is refused by [`Step::commit_kind`]. `sync`'s question, which of a local
+//! commit's rows may follow the remote's tip, is [`replay`].
 
 use std::collections::{HashMap, HashSet};
 
@@ -43,6 +50,94 @@ pub enum RowChange {
     Filled,
     /// A filled row gained this many appended repair interventions.
     Repaired(usize),
+}
+
+/// The kind of one step (rule 7): each ledger commit is one of them, and says which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// It fills DEFERRED rows from hand records (`put`).
+    Hand,
+    /// It fills DEFERRED rows from harness records (`import`).
+    Imported,
+    /// It appends repairs to filled rows (`repair`).
+    Repairs,
+}
+
+impl Kind {
+    /// The kind of step a change of one row belongs to: a DEFERRED row is filled (by hand
+    /// when its record is a hand record), a filled row is repaired (or retried, which
+    /// [`admit`] refuses).
+    pub fn of(before: &Row, after: &Row) -> Kind {
+        if !before.is_deferred() {
+            Kind::Repairs
+        } else if is_hand(after) {
+            Kind::Hand
+        } else {
+            Kind::Imported
+        }
+    }
+}
+
+/// What [`admit`] found a change to do: its kind and what each row did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// The step's kind; `None` when it changes no row.
+    pub kind: Option<Kind>,
+    /// What each row did, in the order of the change's rows.
+    pub rows: Vec<RowChange>,
+}
+
+impl Step {
+    /// The kind of a ledger commit that makes this step: a commit that changes no row is
+    /// refused (rule 7: the tool writes none, and its message could say nothing it did).
+    pub fn commit_kind(&self) -> Result<Kind, Reason> {
+        self.kind.ok_or_else(changes_no_row)
+    }
+}
+
+/// Why a ledger commit that changes no row is refused (rule 7).
+pub const CHANGES_NO_ROW: &str =
+    "it changes no row; the tool writes no ledger commit that changes nothing";
+
+/// The reason a ledger commit that changes no row is refused (rule 7).
+pub fn changes_no_row() -> Reason {
+    Reason::new(CHANGES_NO_ROW).rule(Rule::Admission(7))
+}
+
+/// Whether a row was filled from a hand record (`put`).
+pub fn is_hand(row: &Row) -> bool {
+    row.native_record().is_some_and(|r| r.kind == "hand")
+}
+
+/// The kind of a step that fills `filled` and repairs `repaired` (rule 7: one kind per
+/// step; `Ok(None)`: it changes no row). [`admit`] asks it of every change; the commit
+/// validator's message rule (`git::message::expected`) asks it of a commit's rows.
+pub fn step_kind(filled: &[&Row], repaired: &[&Row]) -> Result<Option<Kind>, Reason> {
+    kind_of(
+        !filled.is_empty(),
+        !repaired.is_empty(),
+        filled.iter().map(|r| is_hand(r)),
+    )
+}
+
+fn kind_of(
+    fills: bool,
+    repairs: bool,
+    hand: impl Iterator<Item = bool> + Clone,
+) -> Result<Option<Kind>, Reason> {
+    let why = if fills && repairs {
+        "it both fills and repairs rows; each is its own step (a ledger commit says `import` or `put`, or `repair`): commit them separately"
+    } else if hand.clone().any(|h| h) && hand.clone().any(|h| !h) {
+        "it fills hand-written rows and imported rows together; each is its own step (a ledger commit says `put` or `import`): commit them separately"
+    } else {
+        return Ok(match (fills, repairs) {
+            (true, _) if hand.clone().any(|h| h) => Some(Kind::Hand),
+            (true, _) => Some(Kind::Imported),
+            (false, true) => Some(Kind::Repairs),
+            (false, false) => None,
+        });
+    };
+    Err(Reason::new(why).rule(Rule::Admission(7)))
 }
 
 /// Why an appended repair with a blank note is refused (`repair` and the hooks alike).
@@ -109,8 +204,11 @@ pub struct LedgerChange {
     /// The changed rows, in the order reasons are listed (schedule order, or a writer's).
     pub rows: Vec<RowEdit>,
     pub records: Records,
-    /// A writer's import or put: every row it names is to be filled, so a row that already
-    /// holds an attempt is a retry whatever its new state.
+    /// The change fills every row it names (a writer's import or put, or `sync` replaying a
+    /// local fill): a row that already holds an attempt is then a retry whatever its new state.
+    /// The commit validator sees only trees and asks without it: a commit that rewrites fields
+    /// of a filled row, outcome and record kept, is refused by the transition's reasons
+    /// instead (see `docs/decisions.md`, "One retry question").
     pub fills: bool,
 }
 
@@ -131,6 +229,34 @@ impl LedgerChange {
             rows,
             records: Records::Keys,
             fills: false,
+        }
+    }
+}
+
+impl LedgerChange {
+    /// The change of the rows at `rows` (indices into `self.rows`) alone, with the record files
+    /// those rows name.
+    pub fn only(&self, rows: &[usize]) -> LedgerChange {
+        let rows: Vec<RowEdit> = rows.iter().map(|&i| self.rows[i].clone()).collect();
+        let records = match &self.records {
+            Records::Keys => Records::Keys,
+            Records::Files { files, name } => {
+                let named: HashSet<String> = (rows.iter())
+                    .filter_map(|e| e.after.native_record().map(|r| record_id(&r.key())))
+                    .collect();
+                Records::Files {
+                    files: (files.iter())
+                        .filter(|f| named.contains(&f.id))
+                        .cloned()
+                        .collect(),
+                    name: *name,
+                }
+            }
+        };
+        LedgerChange {
+            rows,
+            records,
+            fills: self.fills,
         }
     }
 }
@@ -165,14 +291,14 @@ pub fn record_id(key: &str) -> String {
     crate::sha256_hex(key.as_bytes())
 }
 
-/// Decide a ledger change against the state it applies to: `Ok` with what each row did (in
-/// the order of `change.rows`), or every reason it is refused. `Err` of the outer result is a
-/// failure to read the state.
+/// Decide a ledger change against the state it applies to: `Ok` with what the step does (its
+/// kind, and what each row did in the order of `change.rows`), or every reason it is refused.
+/// `Err` of the outer result is a failure to read the state.
 pub fn admit(
     decl: &Declaration,
     change: &LedgerChange,
     state: &mut dyn LedgerState,
-) -> crate::Result<Result<Vec<RowChange>, Refusal>> {
+) -> crate::Result<Result<Step, Refusal>> {
     let mut reasons = Vec::new();
     let mut hints = Vec::new();
     let mut done = Vec::new();
@@ -194,7 +320,7 @@ pub fn admit(
             continue;
         }
         seen.insert(id, &e.from);
-        if let Some(r) = retry(&e.before, &e.after, change.fills) {
+        if let Some(r) = retry(decl, &e.before, &e.after, change.fills) {
             reasons.push(r);
             if !hints.iter().any(|h| h == RETRY_HINT) {
                 hints.push(RETRY_HINT.to_owned());
@@ -218,10 +344,14 @@ pub fn admit(
         }
     }
     records(change, state, &claims, &mut reasons)?;
-    reasons.extend(one_kind(change, &done));
-    Ok(if reasons.is_empty() {
-        Ok(done)
+    let kind = one_kind(change, &done);
+    Ok(if reasons.is_empty() && kind.is_ok() {
+        Ok(Step {
+            kind: kind.ok().flatten(),
+            rows: done,
+        })
     } else {
+        reasons.extend(kind.err());
         let mut refusal = Refusal::from(reasons);
         for h in hints {
             refusal.hint(h);
@@ -230,25 +360,79 @@ pub fn admit(
     })
 }
 
+/// What [`replay`] answers for a commit's rows on another tip.
+#[derive(Debug, Clone, Default)]
+pub struct Replay {
+    /// The rows that follow the tip, as one step (indices into the change's rows, in order),
+    /// and what that step does (`None`: no row does).
+    pub admitted: Vec<usize>,
+    pub step: Option<Step>,
+    /// The rows the tip already holds as they are (the same attempt arrived twice).
+    pub same: Vec<usize>,
+    /// The rows the tip refuses, each with its reasons, in order.
+    pub refused: Vec<(usize, Vec<Reason>)>,
+}
+
+/// `sync`'s question: which rows of a commit made elsewhere may follow another tip. `change`
+/// holds the commit's rows, each `before` as the tip holds it, and the record files they would
+/// add or change there; `state` is the tip. A row the tip holds as it is is already there;
+/// the rest is decided as one change; when [`admit`] refuses it, each row alone says which
+/// rows the tip refuses, and the rest is decided again as one change (refused too, with the
+/// reasons of the whole, if it still is).
+pub fn replay(
+    decl: &Declaration,
+    change: &LedgerChange,
+    state: &mut dyn LedgerState,
+) -> crate::Result<Replay> {
+    let mut out = Replay::default();
+    let mut rest = Vec::new();
+    for (i, e) in change.rows.iter().enumerate() {
+        if e.before == e.after || e.before.canonical(decl) == e.after.canonical(decl) {
+            out.same.push(i);
+        } else {
+            rest.push(i);
+        }
+    }
+    if rest.is_empty() {
+        return Ok(out);
+    }
+    if let Ok(step) = admit(decl, &change.only(&rest), state)? {
+        (out.admitted, out.step) = (rest, Some(step));
+        return Ok(out);
+    }
+    let mut kept = Vec::new();
+    for i in rest {
+        match admit(decl, &change.only(&[i]), state)? {
+            Ok(_) => kept.push(i),
+            Err(r) => out.refused.push((i, r.into_vec())),
+        }
+    }
+    if kept.is_empty() {
+        return Ok(out);
+    }
+    match admit(decl, &change.only(&kept), state)? {
+        Ok(step) => (out.admitted, out.step) = (kept, Some(step)),
+        Err(r) => {
+            let reasons = r.into_vec();
+            out.refused
+                .extend(kept.into_iter().map(|i| (i, reasons.clone())));
+        }
+    }
+    Ok(out)
+}
+
 /// One step is one kind of change (rule 7): it fills rows or repairs them, and fills
 /// hand-written rows (`put`) or imported ones, not both — a ledger commit's message says one of
 /// them, and a ledger file follows its predecessor by the same steps.
-fn one_kind(change: &LedgerChange, done: &[RowChange]) -> Option<Reason> {
-    let fills = || {
-        (change.rows.iter())
-            .filter(|e| e.before.is_deferred() && !e.after.is_deferred())
-            .map(|e| e.after.native_record().is_some_and(|r| r.kind == "hand"))
-    };
-    let why = if done.contains(&RowChange::Filled)
-        && done.iter().any(|c| matches!(c, RowChange::Repaired(_)))
-    {
-        "it both fills and repairs rows; each is its own step (a ledger commit says `import` or `put`, or `repair`): commit them separately"
-    } else if fills().any(|h| h) && fills().any(|h| !h) {
-        "it fills hand-written rows and imported rows together; each is its own step (a ledger commit says `put` or `import`): commit them separately"
-    } else {
-        return None;
-    };
-    Some(Reason::new(why).rule(Rule::Admission(7)))
+fn one_kind(change: &LedgerChange, done: &[RowChange]) -> Result<Option<Kind>, Reason> {
+    let hand = (change.rows.iter())
+        .filter(|e| e.before.is_deferred() && !e.after.is_deferred())
+        .map(|e| is_hand(&e.after));
+    kind_of(
+        done.contains(&RowChange::Filled),
+        done.iter().any(|c| matches!(c, RowChange::Repaired(_))),
+        hand,
+    )
 }
 
 /// Rule 5 for the rows that claim a record (see the module documentation).
@@ -344,23 +528,15 @@ fn records(
     Ok(())
 }
 
-/// A retry: `before` holds an attempt, and the change fills it again (`fills`) or gives it
-/// another native outcome or record. The reason names the field that shows it (the outcome
-/// first).
-fn retry(before: &Row, after: &Row, fills: bool) -> Option<Reason> {
-    if before.is_deferred() {
-        return None;
-    }
-    let field = if before.native_outcome() != after.native_outcome() {
-        Some("native_outcome")
-    } else if !json::value_eq(before.get("native_record"), after.get("native_record")) {
-        Some("native_record")
-    } else {
-        None
+/// A retry: `before` holds an attempt, and the change gives it another native outcome or
+/// record, or fills it again with the same row. The reason names the field that shows it (the
+/// outcome first). A change that `fills` makes any change of a filled row a retry.
+fn retry(decl: &Declaration, before: &Row, after: &Row, fills: bool) -> Option<Reason> {
+    let field = match retried(decl, before, after) {
+        Some(field) => field,
+        None if fills && !before.is_deferred() => None,
+        None => return None,
     };
-    if field.is_none() && !fills {
-        return None;
-    }
     let attempt = |r: &Row| {
         format!(
             "{}{}",
@@ -387,6 +563,69 @@ fn retry(before: &Row, after: &Row, fills: bool) -> Option<Reason> {
     })
 }
 
+/// Whether `after` retries `before` (see [`retry`]): `Some` with the field that shows it
+/// (`None` inside: the same row again).
+fn retried(decl: &Declaration, before: &Row, after: &Row) -> Option<Option<&'static str>> {
+    if before.is_deferred() {
+        return None;
+    }
+    let field = if before.native_outcome() != after.native_outcome() {
+        Some("native_outcome")
+    } else if !json::value_eq(before.get("native_record"), after.get("native_record")) {
+        Some("native_record")
+    } else {
+        None
+    };
+    if field.is_none() && !same_attempt(decl, before, after) {
+        return None;
+    }
+    Some(field)
+}
+
+/// Whether `after` is `before` again, or `before`'s attempt written again without some of the
+/// interventions recorded since (a writer's import or put of the same record into a row that
+/// was repaired since): the same attempt filled anew, not a repair.
+fn same_attempt(decl: &Declaration, before: &Row, after: &Row) -> bool {
+    if before == after || before.canonical(decl) == after.canonical(decl) {
+        return true;
+    }
+    let (was, now) = (interventions(before), interventions(after));
+    let fewer = now.len() < was.len() && now.iter().zip(was).all(|(a, b)| json::value_eq(a, b));
+    fewer
+        && (decl.attempt_fields.iter())
+            .filter(|f| *f != "interventions_decision_or_repair")
+            .all(|f| json::value_eq(before.get(f), after.get(f)))
+}
+
+/// What a change did to one row, admitted or not (what `log` shows of any commit, a refused
+/// one too): the question [`admit`] asks first of each row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Did {
+    /// A DEFERRED row now holds an attempt.
+    Filled,
+    /// A row that held an attempt was given another (or the same again): a retry, refused.
+    Retried,
+    /// A filled row changed otherwise: a repair when [`admit`] admits it.
+    Changed,
+    /// A DEFERRED row stays DEFERRED.
+    Nothing,
+}
+
+/// What `e` did to its row (see [`Did`]).
+pub fn did(decl: &Declaration, e: &RowEdit) -> Did {
+    if e.before.is_deferred() {
+        if e.after.is_deferred() {
+            Did::Nothing
+        } else {
+            Did::Filled
+        }
+    } else if retried(decl, &e.before, &e.after).is_some() {
+        Did::Retried
+    } else {
+        Did::Changed
+    }
+}
+
 /// [`transition`] after the retry check, each reason found at `at` (a commit, a file): what
 /// the fuzz targets compare.
 pub fn row_transition(
@@ -395,7 +634,7 @@ pub fn row_transition(
     child: &Row,
     at: &str,
 ) -> Result<RowChange, Vec<Reason>> {
-    if let Some(r) = retry(parent, child, false) {
+    if let Some(r) = retry(decl, parent, child, false) {
         return Err(vec![r.at(at)]);
     }
     transition(decl, parent, child).map_err(|r| r.into_iter().map(|r| r.at(at)).collect())

@@ -181,20 +181,16 @@ pub fn files_verdict(
     a: &crate::ledger::Ledger,
     b: &crate::ledger::Ledger,
 ) -> crate::Result<Result<usize, Vec<crate::refusal::Reason>>> {
-    use crate::admission::{admit, LedgerChange, RowsState};
+    use crate::admission::{admit, Kind, LedgerChange, RowsState};
     let whole = LedgerChange::between(decl, a, b);
-    let kind = |e: &crate::admission::RowEdit| match e.after.native_record() {
-        _ if !e.before.is_deferred() => 0,
-        Some(r) if r.kind == "hand" => 1,
-        _ => 2,
-    };
     let mut state = a.rows.clone();
     let (mut steps, mut reasons) = (0, Vec::new());
-    for k in 0..3 {
+    // Each row's step is the kind admission gives its change.
+    for k in [Kind::Repairs, Kind::Hand, Kind::Imported] {
         let rows: Vec<_> = whole
             .rows
             .iter()
-            .filter(|e| kind(e) == k)
+            .filter(|e| Kind::of(&e.before, &e.after) == k)
             .cloned()
             .collect();
         if rows.is_empty() {

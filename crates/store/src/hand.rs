@@ -84,7 +84,8 @@ pub fn repair<S: Store + ?Sized>(store: &mut S, schedule_id: &str, note: &str) -
     // A blank note is refused by the transition rule (`admission::transition`,
     // `admission::REPAIR_NOTE_EMPTY`), as the hooks refuse it.
     let current = store.row(schedule_id)?;
-    if current.is_deferred() {
+    // A change of a DEFERRED row is a fill, never a repair (the kind admission gives it).
+    if crate::admission::Kind::of(&current, &current) != crate::admission::Kind::Repairs {
         return Err(Error::refused_with_hint(
             format!(
                 "row {schedule_id} holds no attempt (DEFERRED): only a filled row can be repaired"

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use crate::admission::{
-    self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, Refusal, RowChange, RowEdit,
+    self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, Refusal, RowEdit,
 };
 use crate::declaration::Declaration;
 use crate::error::{Error, Result};
@@ -192,12 +192,13 @@ pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result
     verdict(store, change)?.map(|_| ()).map_err(Error::from)
 }
 
-/// [`check_change`]'s verdict before it becomes an [`Error`]: what each row does, or the
-/// refusal with every reason as a value. `Err` when the store cannot be read.
+/// [`check_change`]'s verdict before it becomes an [`Error`]: what the step does (its kind and
+/// what each row does), or the refusal with every reason as a value. `Err` when the store
+/// cannot be read. An import or put fills every row it names (`LedgerChange::fills`).
 pub fn verdict<S: Store + ?Sized>(
     store: &mut S,
     change: &Change,
-) -> Result<std::result::Result<Vec<RowChange>, Refusal>> {
+) -> Result<std::result::Result<admission::Step, Refusal>> {
     let mut rows = Vec::with_capacity(change.rows.len());
     let mut files: Vec<RecordFile> = Vec::new();
     let mut file_ids = std::collections::HashSet::new();

@@ -32,9 +32,7 @@ use gix::refs::transaction::PreviousValue;
 use gix::refs::Target;
 use gix::ObjectId;
 
-use crate::admission::{
-    self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, RowChange, RowEdit,
-};
+use crate::admission::{self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, RowEdit};
 use crate::error::{Error, Reasons, Result};
 use crate::git::admit::{read_row, tree_changes, Admission, Admitted};
 use crate::git::layout::{self, LedgerRefs};
@@ -868,7 +866,9 @@ impl LedgerState for TipRecords<'_> {
     }
 }
 
-/// Replay the local commits of `base..local` on `remote` (see the module documentation).
+/// Replay the local commits of `base..local` on `remote` (see the module documentation): the
+/// remote's commits admitted first, then each local commit's rows asked of the replayed tip
+/// ([`admission::replay`]) and the rows it admits written as one commit.
 fn replay(
     repo: &gix::Repository,
     refname: &str,
@@ -880,96 +880,115 @@ fn replay(
     let mut state = gix::diff::tree::State::default();
     let remote_first = remote_first_changes(repo, &mut state, remote, base)?;
     let local_chain = chain_since(repo, refname, local, base)?;
-
-    // The remote's commits since the base are admitted before anything is replayed on them:
-    // the local ref moves to the replayed tip, and so to them.
-    // Remote commits are admitted from their blobs, never from the cache of checked
-    // declarations (a forged entry must not change what sync lets in).
-    let mut admission = Admission::new(repo, max_bytes).without_cache();
-    let (_, mut admitted) = admission
-        .admit(refname, Some(base), remote, &mut |_, _| {})
-        .map_err(|e| e.context(format!("{refname} (the remote's commits since {base})")))?;
-    let remote_info = read_commit(repo, remote)?;
-    let known = admission.declaration_of_tree(remote_info.tree, &format!("commit {remote}"))?;
-    let decl = &known.decl;
-    let n = decl.schedule_len();
-    // The remote tip's count, as its admitted message says (rule 7 reads the same).
-    let Some(mut filled) = crate::git::message::filled_of(&remote_info.message, n) else {
-        return Err(Error::refused(
-            Reason::new(format!(
-                "its message carries no `{}: k/{n}` trailer to count from; check it with `git ledger verify {}`",
-                layout::T_FILLED, refname
-            ))
-            .rule(Rule::Admission(7))
-            .at(format!("commit {remote} (the remote's tip)"))
-            .at(refname),
-        ));
+    let mut on = OnRemote::admit(repo, refname, (base, remote), max_bytes)?;
+    let decl = &on.known.clone().decl;
+    let writer = Writer::new(repo, decl, refname)?;
+    let mut done = Replayed {
+        tip: on.admitted,
+        commits: 0,
+        skipped_rows: 0,
+        conflicts: Vec::new(),
+        signed: decl.writers.is_some(),
     };
-    let committer = identity(repo)?;
-    let writer = Writer {
-        repo,
-        decl,
-        refname,
-        committer: committer
-            .to_owned()
-            .map_err(|e| Error::failed(format!("committer identity: {e}")))?,
-        // Re-signed with the local writer's key, as every commit the tool writes.
-        signing: crate::git::sign::config(repo, decl.writers.is_some())?,
-    };
-
-    let mut tip = remote;
-    let mut tip_tree = remote_info.tree;
-    let mut commits = 0;
-    let mut skipped_rows = 0;
-    let mut conflicts: Vec<Conflict> = Vec::new();
     for c in local_chain {
-        let mut rows = Vec::new();
-        for lr in local_rows(repo, decl, &mut state, c, max_bytes)? {
-            // A later local change of an attempt already kept aside (its repair) joins it:
-            // what is kept is the local ledger's newest version of that attempt.
-            if let Some(k) = conflicts.iter_mut().find(|k| k.sid == lr.sid) {
+        let rows = local_rows(repo, decl, &mut state, c, max_bytes)?;
+        let rows = join_kept(&mut done.conflicts, c, rows);
+        if rows.is_empty() {
+            continue; // everything this commit did is kept aside
+        }
+        let tip = Tip {
+            repo,
+            decl,
+            tree: on.tree,
+            max_bytes,
+        };
+        let (replayed, same, refused) = tip.replay(rows)?;
+        done.skipped_rows += same; // the same attempt arrived twice
+        for (lr, reasons) in refused {
+            (done.conflicts).push(Conflict::of(lr, reasons, c, &remote_first, remote));
+        }
+        let Some((kind, replayed)) = replayed else {
+            continue; // everything this commit did is already on the remote, or kept aside
+        };
+        let (new, tree, now) = writer.write(c, (on.tip, on.tree), kind, replayed, on.filled)?;
+        (_, done.tip) = (on.admission)
+            .admit_step(on.tip, new)
+            .map_err(|e| e.context(format!("replaying local commit {c}")))?;
+        (on.tip, on.tree, on.filled) = (new, tree, now);
+        done.commits += 1;
+    }
+    Ok(done)
+}
+
+/// The remote's tip as replay writes on it: its commits since the base admitted, its
+/// declaration and its count.
+struct OnRemote<'r> {
+    admission: Admission<'r>,
+    admitted: Admitted,
+    known: std::rc::Rc<crate::git::admit::Known>,
+    /// The tip replayed commits follow, its tree and the count its message says.
+    tip: ObjectId,
+    tree: ObjectId,
+    filled: usize,
+}
+
+impl<'r> OnRemote<'r> {
+    /// Admit the remote's commits of `base..remote` before anything is replayed on them (the
+    /// local ref moves to the replayed tip, and so to them), from their blobs, never from the
+    /// cache of checked declarations (a forged entry must not change what sync lets in).
+    fn admit(
+        repo: &'r gix::Repository,
+        refname: &str,
+        (base, remote): (ObjectId, ObjectId),
+        max_bytes: u64,
+    ) -> Result<Self> {
+        let mut admission = Admission::new(repo, max_bytes).without_cache();
+        let (_, admitted) = admission
+            .admit(refname, Some(base), remote, &mut |_, _| {})
+            .map_err(|e| e.context(format!("{refname} (the remote's commits since {base})")))?;
+        let info = read_commit(repo, remote)?;
+        let known = admission.declaration_of_tree(info.tree, &format!("commit {remote}"))?;
+        let n = known.decl.schedule_len();
+        // The remote tip's count, as its admitted message says (rule 7 reads the same).
+        let Some(filled) = crate::git::message::filled_of(&info.message, n) else {
+            return Err(Error::refused(
+                Reason::new(format!(
+                    "its message carries no `{}: k/{n}` trailer to count from; check it with `git ledger verify {}`",
+                    layout::T_FILLED, refname
+                ))
+                .rule(Rule::Admission(7))
+                .at(format!("commit {remote} (the remote's tip)"))
+                .at(refname),
+            ));
+        };
+        Ok(OnRemote {
+            admission,
+            admitted,
+            known,
+            tip: remote,
+            tree: info.tree,
+            filled,
+        })
+    }
+}
+
+/// A later local change of an attempt already kept aside (its repair) joins it: what is kept
+/// is the local ledger's newest version of that attempt. Returns the rows of local commit `c`
+/// left to replay.
+fn join_kept(conflicts: &mut [Conflict], c: ObjectId, rows: Vec<LocalRow>) -> Vec<LocalRow> {
+    let mut left = Vec::with_capacity(rows.len());
+    for lr in rows {
+        match conflicts.iter_mut().find(|k| k.sid == lr.sid) {
+            Some(k) => {
                 (k.local, k.row) = (c, lr.oid);
                 if lr.record.is_some() {
                     k.record = lr.record;
                 }
-                continue;
             }
-            if find_in_tree(repo, tip_tree, &lr.path)?.map(|(_, id)| id) == Some(lr.oid) {
-                skipped_rows += 1; // the same attempt arrived twice
-                continue;
-            }
-            rows.push(lr);
+            None => left.push(lr),
         }
-        if rows.is_empty() {
-            continue; // everything this commit did is already on the remote, or kept aside
-        }
-        let on = Tip {
-            repo,
-            decl,
-            tree: tip_tree,
-            max_bytes,
-        };
-        let (replayed, refused) = on.decide(rows)?;
-        for (lr, reasons) in refused {
-            conflicts.push(Conflict::of(lr, reasons, c, &remote_first, remote));
-        }
-        if replayed.is_empty() {
-            continue;
-        }
-        let (new, tree, now) = writer.write(c, (tip, tip_tree), replayed, filled)?;
-        (_, admitted) = admission
-            .admit_step(tip, new)
-            .map_err(|e| e.context(format!("replaying local commit {c}")))?;
-        (tip, tip_tree, filled) = (new, tree, now);
-        commits += 1;
     }
-    Ok(Replayed {
-        tip: admitted,
-        commits,
-        skipped_rows,
-        conflicts,
-        signed: decl.writers.is_some(),
-    })
+    left
 }
 
 /// The remote's changes since `base`: each changed path, with the oldest remote commit that
@@ -1045,7 +1064,9 @@ fn local_rows(
         let row = read_row(repo, decl, *oid, sid, max_bytes, &at)?.map_err(Error::refusal)?;
         let was =
             read_row(repo, decl, *previous, sid, max_bytes, &parent_at)?.map_err(Error::refusal)?;
-        let record = match row.native_record().filter(|_| was.is_deferred()) {
+        // What the local commit did to the row, as admission classifies it.
+        let filled = admission::Kind::of(&was, &row) != admission::Kind::Repairs;
+        let record = match row.native_record().filter(|_| filled) {
             Some(rec) => {
                 let rpath = layout::record_path(&rec.key());
                 let Some((_, rid)) = find_in_tree(repo, info.tree, &rpath)? else {
@@ -1062,7 +1083,7 @@ fn local_rows(
             path,
             oid: *oid,
             row,
-            filled: was.is_deferred(),
+            filled,
             record,
         });
     }
@@ -1108,16 +1129,34 @@ struct Writer<'a> {
     signing: Option<crate::git::sign::Signing>,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    /// The local writer, re-signing with its own key as every commit the tool writes.
+    fn new(
+        repo: &'a gix::Repository,
+        decl: &'a crate::declaration::Declaration,
+        refname: &'a str,
+    ) -> Result<Self> {
+        Ok(Writer {
+            repo,
+            decl,
+            refname,
+            committer: identity(repo)?
+                .to_owned()
+                .map_err(|e| Error::failed(format!("committer identity: {e}")))?,
+            signing: crate::git::sign::config(repo, decl.writers.is_some())?,
+        })
+    }
+
     /// The replay of local commit `c` on `(tip, its tree)`: the rows admission admitted (with
-    /// their record files), the message rule 7 wants for what they did (counted from `filled`),
-    /// `c`'s author, signed as every commit the tool writes. Returns the commit, its tree and
-    /// its count.
+    /// their record files) as a step of the kind it says, the message rule 7 wants for it
+    /// (counted from `filled`), signed as every commit the tool writes. Returns the commit,
+    /// its tree and its count.
     fn write(
         &self,
         c: ObjectId,
         (tip, tip_tree): (ObjectId, ObjectId),
-        rows: Vec<(LocalRow, RowChange)>,
+        kind: admission::Kind,
+        rows: Vec<LocalRow>,
         filled: usize,
     ) -> Result<(ObjectId, ObjectId, usize)> {
         let repo = self.repo;
@@ -1125,8 +1164,7 @@ impl Writer<'_> {
             .edit_tree(tip_tree)
             .map_err(|e| Error::failed(format!("cannot edit tree {tip_tree}: {e}")))?;
         let mut writes = Vec::new();
-        let mut kind = ChangeKind::Repair;
-        for (lr, done) in rows {
+        for lr in rows {
             editor
                 .upsert(lr.path.as_str(), gix::objs::tree::EntryKind::Blob, lr.oid)
                 .map_err(|e| Error::failed(format!("cannot edit tree at {}: {e}", lr.path)))?;
@@ -1140,16 +1178,6 @@ impl Writer<'_> {
                     .map_err(|e| Error::failed(format!("cannot edit tree at {rpath}: {e}")))?;
                 source.clone_from(rpath);
             }
-            // What admission says the row did names the kind of the step (rule 7 says which
-            // of a put and an import by the rows' records either way).
-            if done == RowChange::Filled {
-                let hand = lr.row.native_record().is_some_and(|r| r.kind == "hand");
-                kind = if hand {
-                    ChangeKind::Put
-                } else {
-                    ChangeKind::Import
-                };
-            }
             writes.push(RowWrite {
                 source,
                 row: lr.row,
@@ -1162,6 +1190,12 @@ impl Writer<'_> {
             .detach();
         // Schedule order, as the writers produce it.
         writes.sort_by_key(|w| self.decl.schedule_position(w.row.schedule_id()));
+        // The kind of the step is admission's answer.
+        let kind = match kind {
+            admission::Kind::Hand => ChangeKind::Put,
+            admission::Kind::Imported => ChangeKind::Import,
+            admission::Kind::Repairs => ChangeKind::Repair,
+        };
         let change = Change { kind, rows: writes };
         let (message, now) = crate::git::message::change_message(self.decl, &change, filled)
             .map_err(|why| {
@@ -1210,46 +1244,44 @@ struct Tip<'a> {
     max_bytes: u64,
 }
 
-/// Rows admission admitted (with what each did) and rows it refused (with its reasons).
-type Decided = (Vec<(LocalRow, RowChange)>, Vec<(LocalRow, Vec<Reason>)>);
+/// What [`Tip::replay`] found for a local commit's rows: the rows to replay with the kind of
+/// their step (`None`: none), how many rows the tip already holds as they are, and the rows it
+/// refuses with their reasons.
+type Decided = (
+    Option<(admission::Kind, Vec<LocalRow>)>,
+    usize,
+    Vec<(LocalRow, Vec<Reason>)>,
+);
 
 impl Tip<'_> {
-    /// Decide a local commit's rows on this tip: the whole commit first, as one change; when
-    /// admission refuses it, each row alone says which rows it refuses, and the rest is decided
-    /// again as one change (refused too if it still is).
-    fn decide(&self, rows: Vec<LocalRow>) -> Result<Decided> {
-        let all: Vec<&LocalRow> = rows.iter().collect();
-        if let Ok(done) = self.admit(&all)? {
-            return Ok((rows.into_iter().zip(done).collect(), Vec::new()));
-        }
-        let mut kept = Vec::new();
-        let mut refused = Vec::new();
-        for lr in rows {
-            match self.admit(&[&lr])? {
-                Ok(_) => kept.push(lr),
-                Err(r) => refused.push((lr, r.into_vec())),
-            }
-        }
-        if kept.is_empty() {
-            return Ok((Vec::new(), refused));
-        }
-        let rest: Vec<&LocalRow> = kept.iter().collect();
-        match self.admit(&rest)? {
-            Ok(done) => Ok((kept.into_iter().zip(done).collect(), refused)),
-            Err(r) => {
-                let reasons = r.into_vec();
-                refused.extend(kept.into_iter().map(|lr| (lr, reasons.clone())));
-                Ok((Vec::new(), refused))
-            }
-        }
+    /// Ask admission which of a local commit's rows follow this tip
+    /// ([`admission::replay`]), over the rows as a change of this tip: each row's state here
+    /// before, the local row after, the record files it would add or change on this tip.
+    fn replay(&self, rows: Vec<LocalRow>) -> Result<Decided> {
+        let change = self.change(&rows)?;
+        let answer = admission::replay(
+            self.decl,
+            &change,
+            &mut TipRecords {
+                repo: self.repo,
+                tree: self.tree,
+            },
+        )?;
+        let mut rows: Vec<Option<LocalRow>> = rows.into_iter().map(Some).collect();
+        let mut take = |i: usize| rows[i].take().expect("each row answered once");
+        let refused = (answer.refused.into_iter())
+            .map(|(i, reasons)| (take(i), reasons))
+            .collect();
+        let replayed = match answer.step.and_then(|s| s.kind) {
+            Some(kind) => Some((kind, answer.admitted.into_iter().map(&mut take).collect())),
+            None => None,
+        };
+        Ok((replayed, answer.same.len(), refused))
     }
 
-    /// [`admission::admit`] over `rows` as a change of this tip: each row's state here before,
-    /// the local row after, the record files it would add or change on this tip.
-    fn admit(
-        &self,
-        rows: &[&LocalRow],
-    ) -> Result<std::result::Result<Vec<RowChange>, admission::Refusal>> {
+    /// Local rows `rows` as a change of this tip: a fill replayed (admission's kind of the
+    /// local commit's rows) fills every row it names, as the writer that made it did.
+    fn change(&self, rows: &[LocalRow]) -> Result<LedgerChange> {
         let at = "the remote's tip";
         let mut edits = Vec::with_capacity(rows.len());
         let mut files: Vec<RecordFile> = Vec::new();
@@ -1288,23 +1320,13 @@ impl Tip<'_> {
                 }
             }
         }
-        let change = LedgerChange {
+        Ok(LedgerChange {
             rows: edits,
             records: Records::Files {
                 files,
                 name: Some(layout::record_path),
             },
-            // A commit that filled rows is a writer's fill replayed: a row filled here is a
-            // retry whatever its new state, as the writers ask.
             fills: rows.iter().any(|r| r.filled),
-        };
-        admission::admit(
-            self.decl,
-            &change,
-            &mut TipRecords {
-                repo: self.repo,
-                tree: self.tree,
-            },
-        )
+        })
     }
 }

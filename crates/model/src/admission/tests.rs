@@ -75,7 +75,7 @@ fn verdict(
     c: &LedgerChange,
     held: Vec<&'static str>,
 ) -> Result<Vec<RowChange>, Refusal> {
-    admit(decl, c, &mut Holding(held)).unwrap()
+    admit(decl, c, &mut Holding(held)).unwrap().map(|s| s.rows)
 }
 
 /// The (row, field, rule) of each reason.
@@ -153,10 +153,10 @@ fn a_retry_is_refused_naming_what_shows_it() {
     )
     .unwrap_err();
     assert_eq!(named(&r)[0].1, Some("native_outcome"));
-    // The same row again, from a writer that fills: a retry; its record is checked too.
+    // The same row again (a writer's import or put of the same attempt): a retry, whoever
+    // asks; its record is checked too.
     let mut c = change(vec![edit(before.clone(), before.clone())], vec![]);
     c.records = Records::Keys;
-    c.fills = true;
     let r = verdict(&decl, &c, vec!["arena:r1"]).unwrap_err();
     assert_eq!(
         named(&r),
@@ -169,12 +169,50 @@ fn a_retry_is_refused_naming_what_shows_it() {
             )
         ]
     );
-    // The same change from a state (not a writer): nothing changed.
-    c.fills = false;
+    assert_eq!(r.hints(), [RETRY_HINT]);
+    // A filled row whose outcome and record stay, edited otherwise: from two states (the
+    // validator) the transition's reasons (a filled row gains only appended repairs); from a
+    // writer that fills it, a retry.
+    let mut v = before.to_value();
+    v["reason"] = "filled again from the same record".into();
+    let mut c = change(vec![edit(before.clone(), row(&decl, &v))], vec![]);
     let r = verdict(&decl, &c, vec![]).unwrap_err();
-    assert!(
-        r.reasons()[0].sentence.contains("rewritten without change"),
-        "{r:?}"
+    assert_eq!(
+        named(&r),
+        [(Some(sid.as_str()), Some("reason"), Some(Rule::Admission(4)))]
+    );
+    c.fills = true;
+    let r = verdict(&decl, &c, vec![]).unwrap_err();
+    assert_eq!(
+        named(&r)[0],
+        (Some(sid.as_str()), None, Some(Rule::Admission(4)))
+    );
+    // The same attempt written again over a row repaired since (an import or put of the same
+    // record): a retry too, not a lost repair.
+    let mut v = before.to_value();
+    v["interventions_decision_or_repair"] = serde_json::json!([{"kind": "repair", "note": "x"}]);
+    let repaired = row(&decl, &v);
+    let c = change(vec![edit(repaired.clone(), before.clone())], vec![]);
+    let r = verdict(&decl, &c, vec![]).unwrap_err();
+    assert_eq!(
+        named(&r)[0],
+        (Some(sid.as_str()), None, Some(Rule::Admission(4)))
+    );
+    assert!(r.reasons()[0]
+        .sentence
+        .starts_with("already holds an attempt"));
+    // An intervention changed rather than dropped: the transition's reason.
+    let mut v = before.to_value();
+    v["interventions_decision_or_repair"] = serde_json::json!([{"kind": "repair", "note": "y"}]);
+    let c = change(vec![edit(repaired, row(&decl, &v))], vec![]);
+    let r = verdict(&decl, &c, vec![]).unwrap_err();
+    assert_eq!(
+        named(&r),
+        [(
+            Some(sid.as_str()),
+            Some("interventions_decision_or_repair"),
+            Some(Rule::Admission(4))
+        )]
     );
 }
 
@@ -218,12 +256,14 @@ fn a_filled_row_admits_only_appended_repairs_with_a_note() {
             .contains("only repair interventions"),
         "{r:?}"
     );
+    // An intervention removed, the attempt otherwise the same: that attempt written again
+    // (a retry), as a writer's import of the same record into the row would.
     let c = change(vec![edit(row(&decl, &v), parent.clone())], vec![]);
     let r = verdict(&decl, &c, vec![]).unwrap_err();
     assert!(
         r.reasons()[0]
             .sentence
-            .contains("never change or disappear"),
+            .starts_with("already holds an attempt"),
         "{r:?}"
     );
     let mut v = parent.to_value();
@@ -458,7 +498,7 @@ fn two_ledger_files_are_the_rows_whose_bytes_differ() {
     let c = LedgerChange::between(&decl, &old, &new);
     assert_eq!(c.rows.len(), 1);
     assert_eq!(c.rows[0].after.schedule_id(), decl.schedule_at(1).id);
-    assert!(matches!(c.records, Records::Keys) && !c.fills);
+    assert!(matches!(c.records, Records::Keys));
 }
 
 #[test]

@@ -28,7 +28,7 @@ use gix::ObjectId;
 
 use super::decl_cache;
 use super::layout::{self, CAMPAIGN};
-use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_at};
+use super::objects::{find_in_tree, is_regular, not_regular, read_blob_bounded_at};
 use super::tree::{KeptTrees, RecentTrees};
 
 mod budget;
@@ -103,7 +103,10 @@ pub struct Admission<'r> {
 /// Admit a ref update `old → new` (`None` for a missing side): creation needs the whole chain
 /// from `new` down to its root; deletion and non-fast-forward updates are refused; otherwise
 /// each commit of `old..new` is checked, first parent to last. Refs outside `refs/ledgers/`
-/// pass untouched. This is the entry point for the hooks.
+/// pass untouched. As in the hooks (`hook::admit_all`, which bounds the work too), every
+/// declaration is parsed from its blob, never taken from the writers' cache of checked
+/// declarations ([`decl_cache`]): a verdict on a ref update depends on nothing it did not
+/// check itself.
 pub fn admit_update(
     repo: &gix::Repository,
     refname: &str,
@@ -111,7 +114,9 @@ pub fn admit_update(
     new: Option<ObjectId>,
     max_bytes: u64,
 ) -> Result<usize> {
-    Admission::new(repo, max_bytes).update(refname, old, new, &mut |_, _| {})
+    Admission::new(repo, max_bytes)
+        .without_cache()
+        .update(refname, old, new, &mut |_, _| {})
 }
 
 impl<'r> Admission<'r> {
@@ -197,10 +202,7 @@ impl<'r> Admission<'r> {
             }
         }
         if !is_regular(mode) {
-            return Err(found_by(Error::refused(format!(
-                "{CAMPAIGN} has mode {}; every entry is a regular file (100644)",
-                describe_mode(mode)
-            ))));
+            return Err(found_by(Error::refused(not_regular(CAMPAIGN, mode))));
         }
         // The blob's size bounds it (the ordinary read refuses what is too large) and must match
         // a cached entry's.

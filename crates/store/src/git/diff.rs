@@ -93,8 +93,8 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
                 for (m, at) in [(ma, a), (mb, b)] {
                     if !is_regular(m) {
                         reasons.push(format!(
-                            "commit {at}: row {sid}: {path} has mode {}; every entry is a regular file (100644)",
-                            super::objects::describe_mode(m)
+                            "commit {at}: row {sid}: {}",
+                            super::objects::not_regular(&path, m)
                         ));
                     }
                 }

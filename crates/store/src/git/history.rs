@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::admission::{self, Did, RowEdit};
 use crate::error::{Error, Result};
 use crate::git::admit::{read_row, tree_changes, Admission};
 use crate::git::allowed_signers::AllowedSigners;
@@ -131,14 +132,17 @@ fn entry(
 }
 
 /// The rows `c` fills and repairs after `p`, read from their trees (`rows/` compared, each
-/// changed row read and checked).
+/// changed row read and checked on both sides), as admission classifies each change
+/// ([`admission::did`]): the rows it gave an attempt (a fill, or a retry on a refused chain),
+/// the rows it changed otherwise (a repair, when admitted), and how many DEFERRED rows it
+/// filled.
 fn what_changed(
     repo: &gix::Repository,
     decl: &crate::declaration::Declaration,
     state: &mut gix::diff::tree::State,
     p: &CommitInfo,
     c: &CommitInfo,
-) -> Result<(Vec<Row>, Vec<Row>)> {
+) -> Result<(Vec<Row>, Vec<Row>, usize)> {
     let rows_of = |info: &CommitInfo| -> Result<gix::ObjectId> {
         find_in_tree(repo, info.tree, ROWS)?
             .filter(|(m, _)| m.is_tree())
@@ -146,11 +150,11 @@ fn what_changed(
             .ok_or_else(|| Error::refused(format!("commit {}: rows/ is missing", info.id)))
     };
     let (a, b) = (rows_of(p)?, rows_of(c)?);
-    let (mut filled, mut repaired) = (Vec::new(), Vec::new());
+    let (mut filled, mut repaired, mut newly) = (Vec::new(), Vec::new(), 0);
     if a == b {
-        return Ok((filled, repaired));
+        return Ok((filled, repaired, newly));
     }
-    let at = format!("commit {}", c.id);
+    let (at, parent_at) = (format!("commit {}", c.id), format!("commit {}", p.id));
     for ch in tree_changes(repo, state, a, b)? {
         let path = format!("{ROWS}/{}", crate::git::show_path(&ch.path));
         let (Some((om, old)), Some((nm, new))) = (ch.old, ch.new) else {
@@ -162,28 +166,28 @@ fn what_changed(
         let Some(sid) = layout::schedule_id_of(&path) else {
             continue;
         };
-        let max = crate::json::DEFAULT_MAX_INPUT_BYTES;
-        // A DEFERRED row is its template row byte for byte: the parent's row is compared by
-        // blob id, not read.
-        let Some(template) = Row::template(decl, sid) else {
+        if decl.schedule_position(sid).is_none() {
             continue; // not scheduled
-        };
-        let template = gix::objs::compute_hash(
-            repo.object_hash(),
-            gix::objs::Kind::Blob,
-            &template.canonical(decl),
-        )
-        .map_err(|e| Error::failed(format!("cannot hash a row: {e}")))?;
+        }
+        let max = crate::json::DEFAULT_MAX_INPUT_BYTES;
+        let before = read_row(repo, decl, old, sid, max, &parent_at)?.map_err(Error::refusal)?;
         let after = read_row(repo, decl, new, sid, max, &at)?.map_err(Error::refusal)?;
-        if old == template {
-            if !after.is_deferred() {
-                filled.push(after);
+        let e = RowEdit {
+            before,
+            after,
+            from: String::new(),
+        };
+        match admission::did(decl, &e) {
+            Did::Filled => {
+                newly += 1;
+                filled.push(e.after);
             }
-        } else {
-            repaired.push(after);
+            Did::Retried => filled.push(e.after),
+            Did::Changed => repaired.push(e.after),
+            Did::Nothing => {}
         }
     }
-    Ok((filled, repaired))
+    Ok((filled, repaired, newly))
 }
 
 /// A ledger's history as `log` shows it.
@@ -250,7 +254,7 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
         let expected = if i == 0 {
             Ok(message::root_expected(decl))
         } else {
-            let (mut filled, mut repaired) =
+            let (mut filled, mut repaired, newly) =
                 what_changed(repo, decl, &mut state, &chain[i - 1], info)?;
             // Schedule order, as the trailers list them (the diff yields path order).
             filled.sort_by_key(|r| decl.schedule_position(r.schedule_id()));
@@ -259,7 +263,7 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
             let r: Vec<&Row> = repaired.iter().collect();
             // Counted from the trees: a lying parent message cannot move the count.
             let e = message::expected(decl, &f, &r, k);
-            k += filled.len();
+            k += newly;
             let attempts = filled
                 .iter()
                 .map(|row| Attempt {

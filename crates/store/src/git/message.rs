@@ -11,6 +11,7 @@
 //! trailers are exactly the expected `Ledger-` lines. No free text, no other trailer
 //! (`Signed-off-by`, `Reviewed-by`, …): a message says what the change did, nothing more.
 
+use crate::admission::{self, Kind};
 use crate::declaration::Declaration;
 use crate::ledger::Row;
 use crate::portfolio::classify;
@@ -131,10 +132,26 @@ pub fn label(decl: &Declaration, row: &Row) -> String {
 
 /// The message parts of a commit that fills `filled` rows and repairs `repaired` rows (any
 /// order: both are put in schedule order) on a parent whose message says `parent_filled` rows
-/// are filled. `Err` is why no message the tool writes fits such a commit (a reason without the
-/// commit's name).
+/// are filled, its kind as [`admission::step_kind`] says (the question [`admission::admit`]
+/// asks of every change). `Err` is why no message the tool writes fits such a commit (a reason
+/// without the commit's name).
 pub fn expected(
     decl: &Declaration,
+    filled: &[&Row],
+    repaired: &[&Row],
+    parent_filled: usize,
+) -> Result<Expected, String> {
+    let kind = admission::step_kind(filled, repaired)
+        .and_then(|k| k.ok_or_else(admission::changes_no_row))
+        .map_err(|r| r.sentence);
+    expected_of(decl, kind, filled, repaired, parent_filled)
+}
+
+/// [`expected`] for a step whose kind is known (the commit validator's, from
+/// [`admission::admit`]'s answer; `Err`: why the step is of no kind a commit can be).
+pub fn expected_of(
+    decl: &Declaration,
+    kind: Result<Kind, String>,
     filled: &[&Row],
     repaired: &[&Row],
     parent_filled: usize,
@@ -151,31 +168,11 @@ pub fn expected(
             filled.len()
         ));
     }
-    let subject = match (filled.as_slice(), repaired.as_slice()) {
-        ([], []) => {
-            return Err(
-                "it changes no row; the tool writes no ledger commit that changes nothing".into(),
-            )
-        }
-        ([], [r]) => format!("repair {}", one_line(r.schedule_id())),
-        ([], rs) => format!("repair {} attempts", rs.len()),
-        (_, [_, ..]) => {
-            return Err(
-                "it both fills and repairs rows; the tool writes each as its own commit, so no message says both".into(),
-            )
-        }
-        (fs, []) => {
-            let hand = fs
-                .iter()
-                .filter(|r| r.native_record().is_some_and(|rec| rec.kind == "hand"))
-                .count();
-            let verb = match hand {
-                0 => "import",
-                h if h == fs.len() => "put",
-                _ => return Err(
-                    "it fills hand-written rows and imported rows together; the tool writes each as its own commit (`put`, `import`), so no message says both".into(),
-                ),
-            };
+    let subject = match (kind?, filled.as_slice(), repaired.as_slice()) {
+        (Kind::Repairs, _, [r]) => format!("repair {}", one_line(r.schedule_id())),
+        (Kind::Repairs, _, rs) => format!("repair {} attempts", rs.len()),
+        (kind, fs, _) => {
+            let verb = if kind == Kind::Hand { "put" } else { "import" };
             match fs {
                 [r] => format!(
                     "{verb} {}: {} -> {}",

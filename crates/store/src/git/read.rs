@@ -202,12 +202,9 @@ pub fn row_at(repo: &gix::Repository, commit: ObjectId, id: &str, max: u64) -> R
     // Never print a symlink's target text or read a submodule's commit as the row.
     if !super::objects::is_regular(mode) {
         return Err(Error::refused(
-            crate::refusal::Reason::new(format!(
-                "{path} has mode {}; every entry is a regular file (100644)",
-                super::objects::describe_mode(mode)
-            ))
-            .row(id)
-            .at(&at),
+            crate::refusal::Reason::new(super::objects::not_regular(&path, mode))
+                .row(id)
+                .at(&at),
         ));
     }
     let row = super::admit::read_row(repo, decl, blob, id, max, &at)?.map_err(Error::refusal)?;

@@ -21,7 +21,7 @@ use gix::ObjectId;
 use super::allowed_signers::{fingerprint, matches_list, AllowedSigners, Entry};
 use super::known::Known;
 use super::layout::WRITERS;
-use super::objects::{describe_mode, find_in_tree, is_regular, read_blob_bounded_at};
+use super::objects::{find_in_tree, is_regular, not_regular, read_blob_bounded_at};
 use super::tree::read_object;
 use crate::error::{Error, Result};
 
@@ -690,11 +690,7 @@ pub(crate) fn writers_of(
     };
     if !is_regular(mode) {
         return Err(Error::refused(
-            crate::refusal::Reason::new(format!(
-                "{WRITERS} has mode {}; every entry is a regular file (100644)",
-                describe_mode(mode)
-            ))
-            .at(at),
+            crate::refusal::Reason::new(not_regular(WRITERS, mode)).at(at),
         ));
     }
     if let Some(w) = known.writers.get() {

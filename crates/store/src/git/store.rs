@@ -475,9 +475,9 @@ fn each_row_at(
         match by_path.remove(&path) {
             None => reasons.push(format!("{at}: row {} is missing ({path})", e.id)),
             Some((mode, _)) if !is_regular(mode) => reasons.push(format!(
-                "{at}: row {}: {path} has mode {}; every entry is a regular file (100644)",
+                "{at}: row {}: {}",
                 e.id,
-                super::objects::describe_mode(mode)
+                super::objects::not_regular(&path, mode)
             )),
             Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
                 // After a refusal nothing is handed on: the rows are refused whole.

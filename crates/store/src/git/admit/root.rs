@@ -12,7 +12,7 @@ use super::{Admission, Admitted, Known};
 use crate::error::{Error, Reasons, Result};
 use crate::git::layout::{self, CAMPAIGN, WRITERS};
 use crate::git::message;
-use crate::git::objects::{describe_mode, is_regular, read_commit};
+use crate::git::objects::{is_regular, not_regular, read_commit};
 use crate::git::signature;
 use crate::refusal::{Reason, Rule};
 
@@ -91,9 +91,9 @@ impl Admission<'_> {
             match expected.remove(path) {
                 None => r.push(breaks(format!("{rule}: {path} is not part of the template (every row DEFERRED, no records)"
                 ))),
-                Some(_) if !is_regular(*mode) => r.push(breaks(format!("{rule}: {path} has mode {}; every entry is a regular file (100644)",
-                    describe_mode(*mode)
-                ))),
+                Some(_) if !is_regular(*mode) => {
+                    r.push(breaks(format!("{rule}: {}", not_regular(path, *mode))))
+                }
                 Some(want) if want != *id => match layout::schedule_id_of(path) {
                     Some(sid) => r.push(breaks(format!("{rule}: row {sid} differs from its template row (a root row is DEFERRED, byte for byte)"
                     ))),
