@@ -287,11 +287,13 @@ fn passing_failing_and_timed_out_trials_of_a_k2_job_import_as_harbor_reads_them(
     );
 }
 
-#[test]
-fn a_retried_trial_through_the_plugin_keeps_its_first_attempt_and_the_job_imports_after() {
+fn a_retried_trial_through_the_plugin_keeps_its_first_attempt_and_the_job_imports_after(
+    prefix: &str,
+) {
     let venv = need_venv!();
     let h = harness(&venv, &["hello-file", "wrong-answer"], 2);
     let d = h.path();
+    crate::common::use_prefix(d, prefix);
     ledger(d, &["init", "campaign.json"]).ok();
     let marks = tempfile::tempdir().unwrap();
     let ran = harbor(
@@ -384,6 +386,10 @@ fn a_retried_trial_through_the_plugin_keeps_its_first_attempt_and_the_job_import
         assert_eq!(r["native_outcome"], "FAIL", "{r}");
     }
     ledger(d, &["verify"]).ok();
+    git(
+        d,
+        &["rev-parse", "--verify", &format!("{prefix}harbor-small")],
+    );
     // The same job imported afterwards without the plugin, into a new ledger: job.log's rule.
     let fresh = Harness::new(
         h.declaration()["tasks"]
@@ -398,6 +404,7 @@ fn a_retried_trial_through_the_plugin_keeps_its_first_attempt_and_the_job_import
             .collect(),
         2,
     );
+    crate::common::use_prefix(fresh.path(), prefix);
     crate::harbor::copy_dir(&job, &fresh.path().join("jobs/flaky"));
     fresh.import(&["--harbor", "jobs/flaky"]).ok();
     let reading = harbors_reading(&venv, &fresh.path().join("jobs/flaky"));
@@ -640,12 +647,19 @@ fn the_plugin_command_refuses_to_run_when_not_ready() {
 /// environment's `stop()`, so that Harbor calls the plugin's six `TrialEvent.END` hooks at the
 /// same moment: six imports race for one ledger, in file mode (its lock file) and in ref mode
 /// (the ref's compare-and-swap). Every trial lands in its own row, none is lost or doubled.
-#[test]
-fn concurrent_trials_through_the_plugin_each_land_once() {
+/// File mode runs under the default prefix only: a ledger file does not depend on the prefix,
+/// and each run of this test is a Harbor job of its own.
+fn concurrent_trials_through_the_plugin_each_land_once(prefix: &str) {
     let venv = need_venv!();
-    for mode in ["file", "ref"] {
+    let modes: &[&str] = if prefix == crate::common::PREFIXES[0] {
+        &["file", "ref"]
+    } else {
+        &["ref"]
+    };
+    for &mode in modes {
         let h = harness(&venv, &["hello-file", "wrong-answer"], 3);
         let d = h.path();
+        crate::common::use_prefix(d, prefix);
         let target: Vec<&str> = if mode == "ref" {
             ledger(d, &["init", "campaign.json"]).ok();
             vec!["--ref", "harbor-small"]
@@ -706,6 +720,10 @@ fn concurrent_trials_through_the_plugin_each_land_once() {
         assert!(stdout.contains("imported 0 attempts"), "{mode}: {stdout}");
         let rows: Vec<Value> = if mode == "ref" {
             ledger(d, &["verify"]).ok();
+            git(
+                d,
+                &["rev-parse", "--verify", &format!("{prefix}harbor-small")],
+            );
             let r = ledger(d, &["show"]);
             r.ok();
             serde_json::from_str::<Value>(&r.stdout).unwrap()["rows"]
@@ -844,3 +862,8 @@ fn the_draft_generator_writes_harbors_own_digests_for_a_dataset_and_a_task() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("neither a Harbor task directory"));
 }
+
+crate::common::under_both_prefixes!(
+    a_retried_trial_through_the_plugin_keeps_its_first_attempt_and_the_job_imports_after,
+    concurrent_trials_through_the_plugin_each_land_once,
+);

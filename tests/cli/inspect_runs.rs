@@ -925,10 +925,11 @@ fn a_json_log() {
 /// tracked edit (dirty) and an untracked file (Inspect counts it as dirty) give null with a
 /// note; a run outside any repository records no revision. Ref mode: the ledger ref keeps each
 /// sample's bytes under records/, and a refused import leaves the ref where it was.
-#[test]
-fn the_revision_of_a_run_inside_a_git_repository() {
+fn the_revision_of_a_run_inside_a_git_repository(prefix: &str) {
     let venv = need_venv!();
     let s = Scratch::new(venv);
+    crate::common::use_prefix(s.dir(), prefix);
+    let at = format!("{prefix}rev");
     let head = git(s.dir(), &["rev-parse", "HEAD"]);
     let decl = s.declare(
         "rev",
@@ -952,8 +953,8 @@ fn the_revision_of_a_run_inside_a_git_repository() {
         ],
     );
     r.ok();
-    let tip = git(s.dir(), &["rev-parse", "refs/ledgers/rev"]);
-    let show = ledger(s.dir(), &["show", "--at", "refs/ledgers/rev"]);
+    let tip = git(s.dir(), &["rev-parse", &at]);
+    let show = ledger(s.dir(), &["show", "--at", &at]);
     show.ok();
     let doc = show.json();
     let mut shas = Vec::new();
@@ -962,22 +963,13 @@ fn the_revision_of_a_run_inside_a_git_repository() {
         shas.push(row["native_record"]["sha256"].as_str().unwrap().to_owned());
     }
     // records/ holds each sample's bytes: their SHA-256s are the rows' (and Python's).
-    let tree = git(
-        s.dir(),
-        &[
-            "ls-tree",
-            "-r",
-            "--name-only",
-            "refs/ledgers/rev",
-            "records",
-        ],
-    );
+    let tree = git(s.dir(), &["ls-tree", "-r", "--name-only", &at, "records"]);
     let mut stored: Vec<String> = tree
         .lines()
         .map(|p| {
             let out = Command::new("git")
                 .current_dir(s.dir())
-                .args(["cat-file", "blob", &format!("refs/ledgers/rev:{p}")])
+                .args(["cat-file", "blob", &format!("{at}:{p}")])
                 .output()
                 .unwrap();
             git_ledger::sha256_hex(&out.stdout)
@@ -1006,7 +998,7 @@ fn the_revision_of_a_run_inside_a_git_repository() {
         ],
     );
     r.expect_code(2);
-    assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/rev"]), tip);
+    assert_eq!(git(s.dir(), &["rev-parse", &at]), tip);
 
     // Dirty: a tracked file edited.
     let tasks = s.dir().join("evals/tasks.py");
@@ -1330,10 +1322,13 @@ fn the_example_campaign_reports_from_a_fresh_clone() {
 /// task that raised no `on_task_end`; the hook imports it at `on_run_end`), before `eval-retry`
 /// runs. The retry log's re-run is refused: reported loudly, the evaluation still succeeds and
 /// the ref does not move. File mode, a missing binary and a half-set configuration too.
-#[test]
-fn the_hook_imports_each_log_when_its_task_ends() {
+/// Over a minute when the file's tests share the machine; run whole under both prefixes all the
+/// same (with the next slow one, the branch prefix adds about two minutes to the file's run).
+fn the_hook_imports_each_log_when_its_task_ends(prefix: &str) {
     let venv = need_venv!();
     let s = Scratch::new(venv);
+    crate::common::use_prefix(s.dir(), prefix);
+    let at = format!("{prefix}hooked");
     let decl = s.declare("hooked", "flaky", &SAMPLES, 2, json!({"message_limit": 10}));
     ledger(s.dir(), &["init", decl.to_str().unwrap()]).ok();
     let bin_s = bin().to_str().unwrap().to_owned();
@@ -1378,7 +1373,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
         "{}",
         r.stderr
     );
-    let rows = rows_at("refs/ledgers/hooked");
+    let rows = rows_at(&at);
     let s1 = s.samples(&first);
     for epoch in [1, 2] {
         assert_error(&rows[&sid("hooked", "b", epoch)], B_ERROR);
@@ -1389,7 +1384,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
         );
         assert_scored(&rows[&sid("hooked", "a", epoch)], "PASS", Value::Null);
     }
-    let tip = git(s.dir(), &["rev-parse", "refs/ledgers/hooked"]);
+    let tip = git(s.dir(), &["rev-parse", &at]);
 
     // eval-retry with the hook on: its re-run of "b" is a retry, refused; the eval succeeds.
     let r = s.inspect(
@@ -1407,7 +1402,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
         r.stderr
     );
     assert!(r.stderr.contains("retry"), "{}", r.stderr);
-    assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/hooked"]), tip);
+    assert_eq!(git(s.dir(), &["rev-parse", &at]), tip);
 
     // File mode.
     s.declare(
@@ -1495,7 +1490,7 @@ fn the_hook_imports_each_log_when_its_task_ends() {
             r.stderr
         );
     }
-    assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/hooked"]), tip);
+    assert_eq!(git(s.dir(), &["rev-parse", &at]), tip);
 
     // Without any GIT_LEDGER_ variable the hook is off.
     let r = s.inspect(
@@ -1597,10 +1592,11 @@ fn an_unscored_sample_and_a_partly_priced_one() {
 /// A score edited after the run with Inspect's own `edit_score` (recorded in the score's
 /// `history`): the row keeps the scorer's own value, and the import output and the ledger
 /// commit's message name the edit.
-#[test]
-fn an_edited_score_never_replaces_the_scorer_s_own() {
+fn an_edited_score_never_replaces_the_scorer_s_own(prefix: &str) {
     let venv = need_venv!();
     let s = Scratch::new(venv);
+    crate::common::use_prefix(s.dir(), prefix);
+    let at = format!("{prefix}edited");
     let decl = s.declare(
         "edited",
         "echo_task",
@@ -1637,13 +1633,7 @@ fn an_edited_score_never_replaces_the_scorer_s_own() {
     r.ok();
     let show = ledger(
         s.dir(),
-        &[
-            "show",
-            "--at",
-            "refs/ledgers/edited",
-            "--row",
-            &sid("edited", "b", 1),
-        ],
+        &["show", "--at", &at, "--row", &sid("edited", "b", 1)],
     );
     show.ok();
     let b = show.json();
@@ -1662,10 +1652,7 @@ fn an_edited_score_never_replaces_the_scorer_s_own() {
     );
     // The message says only what the change did (docs/messages.md): the edit is in import's
     // output above and in the record, not in the message.
-    let message = git(
-        s.dir(),
-        &["log", "-1", "--format=%B", "refs/ledgers/edited"],
-    );
+    let message = git(s.dir(), &["log", "-1", "--format=%B", &at]);
     assert!(
         !message.contains("note:") && !message.contains("reviewer"),
         "{message}"
@@ -1679,10 +1666,11 @@ fn an_edited_score_never_replaces_the_scorer_s_own() {
 /// task (its failure goes to `error_retries`, the log says `success` and holds the retry's
 /// score); the hook imports that log as soon as the task ends, and the row is still the first
 /// try's ERROR.
-#[test]
-fn an_eval_set_retry_is_the_first_try_s_error() {
+fn an_eval_set_retry_is_the_first_try_s_error(prefix: &str) {
     let venv = need_venv!();
     let s = Scratch::new(venv);
+    crate::common::use_prefix(s.dir(), prefix);
+    let at = format!("{prefix}set");
     let decl = s.declare(
         "set",
         "raises_once",
@@ -1715,7 +1703,7 @@ fn an_eval_set_retry_is_the_first_try_s_error() {
         r.stderr
     );
     let samples = s.samples(&log);
-    let show = ledger(s.dir(), &["show", "--at", "refs/ledgers/set"]);
+    let show = ledger(s.dir(), &["show", "--at", &at]);
     show.ok();
     let rows: serde_json::Map<String, Value> = show.json()["rows"]
         .as_array()
@@ -1779,10 +1767,13 @@ const ECHO_RUN: [&str; 10] = [
 /// with the hook, every log imported again to prove each sample is in the ledger, the runtime
 /// identity written by the tool. A second run of the same samples (retries) fails, non-zero, the
 /// ref unmoved; every readiness failure stops the run before Inspect starts (no log written).
-#[test]
-fn the_run_command_checks_runs_and_imports() {
+/// Over a minute when the file's tests share the machine; run whole under both prefixes all the
+/// same, every part of it being ref mode.
+fn the_run_command_checks_runs_and_imports(prefix: &str) {
     let venv = need_venv!();
     let s = Scratch::new(venv);
+    crate::common::use_prefix(s.dir(), prefix);
+    let at = format!("{prefix}cmd");
     let limits = json!({"message_limit": 10, "token_limit": 1000});
     let decl = s.declare("cmd", "echo_task", &SAMPLES, 2, limits.clone());
     ledger(s.dir(), &["init", decl.to_str().unwrap()]).ok();
@@ -1867,7 +1858,7 @@ fn the_run_command_checks_runs_and_imports() {
         fixture["outcomes"]["verified_delivery"]["count"], 4,
         "{fixture:#}"
     );
-    let tip = git(s.dir(), &["rev-parse", "refs/ledgers/cmd"]);
+    let tip = git(s.dir(), &["rev-parse", &at]);
 
     // The same samples again: retries. The hook's import is refused (Inspect still exits 0),
     // the command's own import too: exit 2, the log named as not in the ledger.
@@ -1887,7 +1878,7 @@ fn the_run_command_checks_runs_and_imports() {
         "{}",
         r.stderr
     );
-    assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/cmd"]), tip);
+    assert_eq!(git(s.dir(), &["rev-parse", &at]), tip);
 
     // Readiness that knows Inspect: each failure refuses before Inspect starts.
     let typo = s.declare_scored("typo", "echo_task", "include", &SAMPLES, 2, limits.clone());
@@ -2034,7 +2025,7 @@ fn the_run_command_checks_runs_and_imports() {
         assert_eq!(r.code, 64, "{argv:?}: {}", r.stderr);
         assert!(r.stderr.contains("usage error"), "{}", r.stderr);
     }
-    assert_eq!(git(s.dir(), &["rev-parse", "refs/ledgers/cmd"]), tip);
+    assert_eq!(git(s.dir(), &["rev-parse", &at]), tip);
 }
 
 /// `git-ledger-inspect draft` (docs/reference/workflow.md, rule 5): the example's draft generated
@@ -2042,10 +2033,10 @@ fn the_run_command_checks_runs_and_imports() {
 /// `the_run_command_checks_runs_and_imports` in a worktree at the declared revision (so the
 /// declaration never touches the evaluated tree), its PASS rows are verified. Datasets with
 /// repeated or missing ids, a task without limits, an unknown scorer: refused, nothing written.
-#[test]
-fn a_generated_draft_pins_runs_and_verifies() {
+fn a_generated_draft_pins_runs_and_verifies(prefix: &str) {
     let venv = need_venv!();
     let s = Scratch::new(venv);
+    crate::common::use_prefix(s.dir(), prefix);
     let root = project_root();
     let ex = "inspect-example";
     for f in [
@@ -2136,6 +2127,11 @@ fn a_generated_draft_pins_runs_and_verifies() {
         &[("GIT_LEDGER", bin().to_str().unwrap())],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
+    // The worktree shares the repository's configuration: the ledger is under its prefix.
+    git(
+        &wt,
+        &["rev-parse", "--verify", &format!("{prefix}inspect-arith")],
+    );
     let rep = ledger(&wt, &["report", "--ref", "inspect-arith", "--json"]);
     rep.ok();
     let fixture = &rep.json()["sections"]["fixture"];
@@ -2224,10 +2220,10 @@ fn a_generated_draft_pins_runs_and_verifies() {
 /// version among the runtime requirements; pinned and run through `git-ledger-inspect run`,
 /// its PASS rows are verified. A run with other arguments, or a declared scorer the task does
 /// not have, is refused before Inspect starts; a package task needs `--definition`.
-#[test]
-fn a_package_task_with_task_arguments() {
+fn a_package_task_with_task_arguments(prefix: &str) {
     let venv = need_venv!();
     let s = Scratch::new(venv);
+    crate::common::use_prefix(s.dir(), prefix);
     // "Installed": a directory named site-packages on the path (Inspect namespaces a task as
     // `package/name` only when its module lives under site-packages).
     let site = s.files.path().join("site-packages");
@@ -2384,6 +2380,10 @@ fn a_package_task_with_task_arguments() {
             "{row:#}"
         );
     }
+    git(
+        s.dir(),
+        &["rev-parse", "--verify", &format!("{prefix}spell")],
+    );
     let rep = ledger(s.dir(), &["report", "--ref", "spell", "--json"]);
     rep.ok();
     let fixture = &rep.json()["sections"]["fixture"];
@@ -2395,3 +2395,13 @@ fn a_package_task_with_task_arguments() {
     );
     assert_eq!(fixture["comparison"]["blocked"], false, "{fixture:#}");
 }
+
+crate::common::under_both_prefixes!(
+    the_revision_of_a_run_inside_a_git_repository,
+    the_hook_imports_each_log_when_its_task_ends,
+    an_edited_score_never_replaces_the_scorer_s_own,
+    an_eval_set_retry_is_the_first_try_s_error,
+    the_run_command_checks_runs_and_imports,
+    a_generated_draft_pins_runs_and_verifies,
+    a_package_task_with_task_arguments,
+);
