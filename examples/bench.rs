@@ -21,6 +21,8 @@ mod cat_file;
 mod harbor_bench;
 #[path = "common/inspect_bench.rs"]
 mod inspect_bench;
+#[path = "common/venv.rs"]
+mod venv;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

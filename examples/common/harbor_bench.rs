@@ -142,27 +142,10 @@ pub fn generate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (job, decl_path, template)
 }
 
-/// The Harbor venv's python, if there is one: `GIT_LEDGER_HARBOR_VENV`, else `harbor-venv` in
-/// the target directory this benchmark was built in, else in `target/` of the repository.
+/// The Harbor venv's python, if there is one (`GIT_LEDGER_HARBOR_VENV`, else `harbor-venv`:
+/// see [`super::venv::python`]).
 pub fn venv_python() -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(v) = std::env::var_os("GIT_LEDGER_HARBOR_VENV") {
-        candidates.push(PathBuf::from(v));
-    }
-    if let Some(target) = std::env::current_exe()
-        .ok()
-        .as_deref()
-        .and_then(Path::parent)
-        .and_then(Path::parent)
-        .and_then(Path::parent)
-    {
-        candidates.push(target.join("harbor-venv"));
-    }
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/harbor-venv"));
-    candidates
-        .into_iter()
-        .map(|v| v.join("bin/python"))
-        .find(|py| py.is_file())
+    super::venv::python("GIT_LEDGER_HARBOR_VENV", "harbor-venv")
 }
 
 /// The best of `runs` imports of the job into a fresh copy of the template ledger: (wall, CPU).

@@ -120,29 +120,10 @@ pub fn generate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (log, decl_path, template)
 }
 
-/// The Inspect venv's python, if there is one: `GIT_LEDGER_INSPECT_VENV`, else `inspect-venv`
-/// in the target directory this benchmark was built in (where `.ci/inspect-venv.sh` puts it),
-/// else in `target/` of the repository.
+/// The Inspect venv's python, if there is one (`GIT_LEDGER_INSPECT_VENV`, else `inspect-venv`
+/// where `.ci/inspect-venv.sh` puts it: see [`super::venv::python`]).
 pub fn venv_python() -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(v) = std::env::var_os("GIT_LEDGER_INSPECT_VENV") {
-        candidates.push(PathBuf::from(v));
-    }
-    // target/release/examples/bench -> target
-    if let Some(target) = std::env::current_exe()
-        .ok()
-        .as_deref()
-        .and_then(Path::parent)
-        .and_then(Path::parent)
-        .and_then(Path::parent)
-    {
-        candidates.push(target.join("inspect-venv"));
-    }
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/inspect-venv"));
-    candidates
-        .into_iter()
-        .map(|v| v.join("bin/python"))
-        .find(|py| py.is_file())
+    super::venv::python("GIT_LEDGER_INSPECT_VENV", "inspect-venv")
 }
 
 /// Run `c` (it must succeed): its wall time, its CPU time (user + system, the child's own
