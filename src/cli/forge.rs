@@ -75,7 +75,7 @@ pub fn use_branch_prefix(repo: gix::Repository) -> Result<gix::Repository> {
                 refs.prefix(),
                 if names.is_empty() { String::new() } else { format!(": {}", names.join(", ")) }
             ),
-            "start the forge's ledgers in a new repository, or move these by hand (push each to refs/heads/ledgers/<id>, then set the prefix)",
+            "start the forge's ledgers in a new repository, or move these (the same commits under a new name; docs/forges.md, \"Moving ledgers to the branch prefix\"): for each <id>, `git update-ref refs/heads/ledgers/<id> refs/ledgers/<id>` and `git -c core.hooksPath=/dev/null update-ref -d refs/ledgers/<id>` (the hooks refuse any deletion of a ledger ref), then `git config ledger.refPrefix refs/heads/ledgers/` and `git ledger verify`",
         ));
     }
     let dir = repo.workdir().unwrap_or(repo.git_dir()).to_owned();

@@ -275,6 +275,39 @@ fn init_forge_sets_the_prefix_prints_the_protections_and_refuses_to_mix() {
     r.expect_code(2);
     assert!(r.stderr.contains("never mixes"), "{}", r.stderr);
     assert!(git_run(old.dir(), &["config", "ledger.refPrefix"], None).code != 0);
+    // Its hint moves them, as docs/forges.md shows: the same commits under the branch prefix,
+    // the old name deleted with the hooks off (they refuse it otherwise), then verified.
+    for step in [
+        "update-ref",
+        "hooksPath=/dev/null update-ref -d",
+        "ledger.refPrefix",
+    ] {
+        assert!(r.stderr.contains(step), "{step}: {}", r.stderr);
+    }
+    old.run(&["hooks", "install"]).ok();
+    let name = git(
+        old.dir(),
+        &["for-each-ref", "--format=%(refname)", "refs/ledgers/"],
+    );
+    let id = name.strip_prefix("refs/ledgers/").unwrap();
+    let moved = format!("refs/heads/ledgers/{id}");
+    git(old.dir(), &["update-ref", &moved, &name]);
+    assert_ne!(
+        git_run(old.dir(), &["update-ref", "-d", &name], None).code,
+        0,
+        "the hook refuses the deletion"
+    );
+    git(
+        old.dir(),
+        &["-c", "core.hooksPath=/dev/null", "update-ref", "-d", &name],
+    );
+    git(
+        old.dir(),
+        &["config", "ledger.refPrefix", "refs/heads/ledgers/"],
+    );
+    let v = old.run(&["verify"]);
+    v.ok();
+    assert!(v.stdout.contains(&moved), "{}", v.stdout);
     // A bad prefix is a usage error naming the setting.
     git(gl.path(), &["config", "ledger.refPrefix", "refs/tags/l/"]);
     let r = ledger(gl.path(), &["verify"]);
