@@ -1,13 +1,13 @@
 //! Test helpers shared by the unit tests: one small valid declaration built in code, and ways to
-//! mutate it and read refusals.
+//! mutate it and read refusals (as values: [`refusal`], [`assert_reason!`]).
 
 use serde_json::{json, Value};
 
 use crate::declaration::{Declaration, ACCEPTANCE_RULES, STANDARD_FIELDS};
-use crate::error::Error;
 use crate::json::DEFAULT_MAX_INPUT_BYTES;
 
-pub use git_ledger_base::testutil::{git, texts};
+pub use git_ledger_base::testutil::{git, texts, Want};
+pub use git_ledger_base::{assert_only_reason, assert_reason};
 
 /// `n` copies of the hex digit `c` (a stand-in SHA-256 or commit id).
 pub fn hex(c: char, n: usize) -> String {
@@ -127,33 +127,9 @@ pub fn declaration() -> Declaration {
     parse(&declaration_value())
 }
 
-/// The reasons of a refusal (panics on success or on another kind of error).
-pub fn refusal<T: std::fmt::Debug>(r: crate::Result<T>) -> Vec<String> {
-    match r {
-        Err(e @ Error::Refused(_)) => {
-            let reasons = texts(&e);
-            assert!(!reasons.is_empty(), "a refusal lists at least one reason");
-            assert!(
-                !reasons.iter().any(|r| r.starts_with("hint: ")),
-                "a hint is a hint, not a reason: {reasons:?}"
-            );
-            reasons
-        }
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
-
-/// Assert that some reason contains every needle.
-#[track_caller]
-pub fn assert_reason(reasons: &[String], needles: &[&str]) {
-    assert!(
-        reasons
-            .iter()
-            .any(|r| needles.iter().all(|n| r.contains(n))),
-        "no reason contains {needles:?}; reasons:\n  {}",
-        reasons.join("\n  ")
-    );
-}
+/// The reasons of a refusal, as values (panics on success or on another kind of error), to
+/// compare with [`assert_reason!`] and [`assert_only_reason!`].
+pub use git_ledger_base::testutil::refused as refusal;
 
 // --- rows and ledgers ----------------------------------------------------------------------
 

@@ -641,10 +641,10 @@ fn validate_tasks(c: &mut Ctx, v: Option<&Value>) -> Option<Vec<Task>> {
                 if let Some(spec) = &t.harbor {
                     if let Some(other) = harbor_tasks.insert(spec.task.clone(), t.id.clone()) {
                         c.bad(
-                            &format!("tasks[{i}].harbor.task"),
+                            &format!("tasks[{i}] ({}).harbor.task", t.id),
                             format!(
-                                "{} declares Harbor task {:?} as {other} does: a trial fills the rows of the one task that names its task",
-                                t.id, spec.task
+                                "declares Harbor task {:?} as {other} does: a trial fills the rows of the one task that names its task",
+                                spec.task
                             ),
                         );
                         all_ok = false;
@@ -654,10 +654,10 @@ fn validate_tasks(c: &mut Ctx, v: Option<&Value>) -> Option<Vec<Task>> {
                     let key = (spec.task.clone(), sample_key(&spec.sample_id));
                     if let Some(other) = samples.insert(key, t.id.clone()) {
                         c.bad(
-                            &format!("tasks[{i}].inspect"),
+                            &format!("tasks[{i}] ({}).inspect", t.id),
                             format!(
-                                "{} declares sample {} of Inspect task {:?} as {other} does: a sample fills one task's rows",
-                                t.id, spec.sample_id, spec.task
+                                "declares sample {} of Inspect task {:?} as {other} does: a sample fills one task's rows",
+                                spec.sample_id, spec.task
                             ),
                         );
                         all_ok = false;
@@ -832,7 +832,8 @@ fn validate_task(c: &mut Ctx, i: usize, v: &Value) -> Option<Task> {
                 c.bad(
                     &join(at, "native_outcomes"),
                     format!(
-                        "{o:?} has no portfolio outcome for an {} task (allowed: {})",
+                        "{o:?} has no portfolio outcome for {} {} task (allowed: {})",
+                        kind_article(kind),
                         kind.as_str(),
                         kind.allowed_outcomes().join(" ")
                     ),
@@ -918,7 +919,8 @@ fn validate_limits(
             c.bad(
                 &join(at, k),
                 format!(
-                    "an {} task declares exactly {}",
+                    "{} {} task declares exactly {}",
+                    kind_article(kind),
                     kind.as_str(),
                     names.join(", ")
                 ),

@@ -9,7 +9,10 @@ use crate::declaration::{Declaration, STANDARD_FIELDS};
 use crate::json::DEFAULT_MAX_INPUT_BYTES;
 use crate::json::{self, Obj, View, J};
 use crate::refusal::{Reason, Rule};
-use crate::testutil::{declaration, declaration_value, hex, parse, revision, schedule_for};
+use crate::testutil::{
+    assert_only_reason, assert_reason, declaration, declaration_value, hex, parse, revision,
+    schedule_for,
+};
 
 const ARENA_1: &str = "arena/sympy-matrix/01";
 const SCENARIO_1: &str = "scenario/bugfix-iso-weeks/01";
@@ -146,24 +149,16 @@ fn refusal<T: std::fmt::Debug>(r: crate::Result<T>) -> Vec<Reason> {
     }
 }
 
-/// Assert that some reason holds every needle in its text (a test of what a person reads, for
-/// the reasons no field names).
-#[track_caller]
-fn assert_reason(reasons: &[Reason], needles: &[&str]) {
-    let texts: Vec<String> = reasons.iter().map(ToString::to_string).collect();
-    crate::testutil::assert_reason(&texts, needles);
-}
-
 /// Assert that some reason is about `row` and `field`, breaks refusal group `group` of
-/// `ledger.md`, and says every one of `words` in its sentence.
+/// `ledger.md`, and says `sentence` (whole).
 #[track_caller]
-fn assert_named(reasons: &[Reason], row: Option<&str>, field: &str, group: u8, words: &[&str]) {
-    assert!(
-        reasons.iter().any(|r| r.row.as_deref() == row
-            && r.field.as_deref() == Some(field)
-            && r.rule == Some(Rule::Ledger(group))
-            && words.iter().all(|w| r.sentence.contains(w))),
-        "no reason names ({row:?}, {field:?}, group {group}) saying {words:?}; reasons:\n  {reasons:#?}"
+fn assert_named(reasons: &[Reason], row: Option<&str>, field: &str, group: u8, sentence: &str) {
+    assert_reason!(
+        reasons,
+        row = row,
+        field = field,
+        rule = Rule::Ledger(group),
+        sentence = sentence
     );
 }
 
@@ -198,10 +193,15 @@ fn row_reasons(decl: &Declaration, row: &Value) -> Vec<Reason> {
 /// Assert that the row is refused for exactly one reason, about its `field`, breaking refusal
 /// group `group`, whose sentence says every one of `words`.
 #[track_caller]
-fn row_refused_once(decl: &Declaration, row: &Value, field: &str, group: u8, words: &[&str]) {
+fn row_refused_once(decl: &Declaration, row: &Value, field: &str, group: u8, sentence: &str) {
     let r = row_reasons(decl, row);
-    assert_named(&r, row["schedule_id"].as_str(), field, group, words);
-    assert_eq!(r.len(), 1, "expected one reason, got:\n  {r:#?}");
+    assert_only_reason!(
+        r,
+        row = row["schedule_id"].as_str(),
+        field = field,
+        rule = Rule::Ledger(group),
+        sentence = sentence
+    );
 }
 
 #[track_caller]
@@ -437,7 +437,14 @@ fn missing_row_is_refused() {
     let r = ledger_reasons(&d, |l| {
         _ = l["rows"].as_array_mut().unwrap().remove(SCENARIO_ROW)
     });
-    assert_reason(&r, &[SCENARIO_1, "missing"]);
+    assert_reason!(
+        r,
+        place = ["ledger"],
+        row = "scenario/bugfix-iso-weeks/01",
+        field = None,
+        rule = Rule::Ledger(1),
+        sentence = "is missing (every schedule id appears exactly once, DEFERRED if not attempted)"
+    );
     assert_eq!(r.len(), 1, "{r:?}");
     let r = ledger_reasons(&d, |l| l["rows"] = json!([]));
     assert_eq!(r.len(), 6, "{r:?}");
@@ -450,14 +457,28 @@ fn duplicated_row_is_refused() {
         let copy = l["rows"][ARENA_ROW].clone();
         l["rows"].as_array_mut().unwrap().insert(1, copy);
     });
-    assert_reason(&r, &["rows[1]", ARENA_1, "appears twice"]);
+    assert_reason!(
+        r,
+        place = ["ledger", "rows[1]"],
+        row = "arena/sympy-matrix/01",
+        field = None,
+        rule = Rule::Ledger(1),
+        sentence = "appears twice (also rows[0]); one row per schedule id, the original row stays"
+    );
     assert_eq!(r.len(), 1, "{r:?}");
     // A retry beside the original row is refused as well, whatever it carries.
     let r = ledger_reasons(&d, |l| {
         let retry = arena_pass(&d);
         l["rows"].as_array_mut().unwrap().push(retry);
     });
-    assert_reason(&r, &[ARENA_1, "appears twice"]);
+    assert_reason!(
+        r,
+        place = ["ledger", "rows[6]"],
+        row = "arena/sympy-matrix/01",
+        field = None,
+        rule = Rule::Ledger(1),
+        sentence = "appears twice (also rows[0]); one row per schedule id, the original row stays"
+    );
 }
 
 #[test]
@@ -469,7 +490,7 @@ fn unscheduled_row_is_refused() {
         extra["repetition"] = json!(3);
         l["rows"].as_array_mut().unwrap().push(extra);
     });
-    assert_reason(&r, &["arena/sympy-matrix/03", "not scheduled"]);
+    assert_reason!(r, row = "arena/sympy-matrix/03", field = "schedule_id", rule = Rule::Ledger(1), sentence = "\"arena/sympy-matrix/03\" is not scheduled by the declaration (a retry needs a new declared schedule)");
     assert_eq!(r.len(), 1, "{r:?}");
 }
 
@@ -477,15 +498,7 @@ fn unscheduled_row_is_refused() {
 fn rows_out_of_schedule_order_are_refused() {
     let d = declaration();
     let r = ledger_reasons(&d, |l| l["rows"].as_array_mut().unwrap().swap(0, 1));
-    assert_reason(
-        &r,
-        &[
-            "rows[1]",
-            ARENA_1,
-            "out of schedule order",
-            "arena/sympy-matrix/02",
-        ],
-    );
+    assert_reason!(r, place = ["ledger", "rows[1]"], row = "arena/sympy-matrix/01", field = None, rule = Rule::Ledger(1), sentence = "is out of schedule order (it comes before arena/sympy-matrix/02; rows are in schedule order)");
     assert_eq!(r.len(), 1, "{r:?}");
     let r = ledger_reasons(&d, |l| {
         let last = l["rows"].as_array_mut().unwrap().pop().unwrap();
@@ -509,23 +522,29 @@ fn every_reason_of_one_row_is_reported_together() {
     row["evidence"] = json!("live");
     row["reason"] = json!(null);
     let r = row_reasons(&d, &row);
-    assert_named(&r, Some(FIXTURE_1), "evidence", 4, &["declared fixture"]);
-    assert_named(&r, Some(FIXTURE_1), "reason", 6, &["states a reason"]);
+    assert_reason!(r, row = "scenario/interrupted-reuse/01", field = "evidence", rule = Rule::Ledger(4), sentence = "is \"live\" but task scenario/interrupted-reuse is declared fixture (a fixture row is never relabeled live, nor the reverse)");
+    assert_reason!(
+        r,
+        row = "scenario/interrupted-reuse/01",
+        field = "reason",
+        rule = Rule::Ledger(6),
+        sentence = "every row that is not a PASS states a reason"
+    );
     assert_eq!(r.len(), 2, "{r:?}");
     // Relabeled and a contradicting PASS.
     let mut row = arena_pass(&d);
     row["evidence"] = json!("fixture");
     row["native_status"] = json!("STOPPED");
     let r = row_reasons(&d, &row);
-    assert_named(&r, Some(ARENA_1), "evidence", 4, &["declared live"]);
-    assert_named(&r, Some(ARENA_1), "native_status", 5, &["contradicts"]);
+    assert_reason!(r, row = "arena/sympy-matrix/01", field = "evidence", rule = Rule::Ledger(4), sentence = "is \"fixture\" but task arena/sympy-matrix is declared live (a fixture row is never relabeled live, nor the reverse)");
+    assert_reason!(r, row = "arena/sympy-matrix/01", field = "native_status", rule = Rule::Ledger(5), sentence = "a native PASS contradicts its own status: a stop (STOPPED) on a task that expects completion (expected COMPLETED)");
     // A relabeled DEFERRED row that also carries spend: the relabel is named once.
     let mut row = template_row(&d, FIXTURE_1);
     row["evidence"] = json!("live");
     row["elapsed_seconds"] = json!(3);
     let r = row_reasons(&d, &row);
-    assert_named(&r, Some(FIXTURE_1), "evidence", 4, &["declared fixture"]);
-    assert_named(&r, Some(FIXTURE_1), "elapsed_seconds", 6, &["DEFERRED"]);
+    assert_reason!(r, row = "scenario/interrupted-reuse/01", field = "evidence", rule = Rule::Ledger(4), sentence = "is \"live\" but task scenario/interrupted-reuse is declared fixture (a fixture row is never relabeled live, nor the reverse)");
+    assert_reason!(r, row = "scenario/interrupted-reuse/01", field = "elapsed_seconds", rule = Rule::Ledger(6), sentence = "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome): expected null, found 3");
     assert_eq!(r.len(), 2, "{r:?}");
 }
 
@@ -535,7 +554,7 @@ fn every_reason_of_one_row_is_reported_together() {
 fn wrong_declaration_id_is_refused() {
     let d = declaration();
     let r = ledger_reasons(&d, |l| l["declaration"]["id"] = json!("other-campaign"));
-    assert_reason(&r, &["declaration.id", "other-campaign"]);
+    assert_reason!(r, row = None, field = None, rule = None, sentence = "ledger: declaration.id: names \"other-campaign\", but the declaration is \"reliability-slice-1\"");
     assert_eq!(r.len(), 1, "{r:?}");
 }
 
@@ -543,7 +562,7 @@ fn wrong_declaration_id_is_refused() {
 fn wrong_declaration_sha256_is_refused() {
     let d = declaration();
     let r = ledger_reasons(&d, |l| l["declaration"]["sha256"] = json!(hex('0', 64)));
-    assert_reason(&r, &["declaration.sha256", "changed after admission"]);
+    assert_reason!(r, row = None, field = None, rule = None, sentence = "ledger: declaration.sha256: names \"0000000000000000000000000000000000000000000000000000000000000000\", but the declaration's bytes hash to e4fe8355a4c8dcf63269372858757bef4aa7a7cbf063aa305f452feb0046cd2c (its bytes changed after admission, or it is another declaration)");
     assert_eq!(r.len(), 1, "{r:?}");
     // The same declaration value written with other bytes is another declaration.
     let other = Declaration::parse(
@@ -553,35 +572,53 @@ fn wrong_declaration_sha256_is_refused() {
     .unwrap();
     let bytes = Ledger::template(&d).canonical(&d);
     let r = refusal(Ledger::parse(&other, &bytes, DEFAULT_MAX_INPUT_BYTES));
-    assert_reason(&r, &["declaration.sha256"]);
+    assert_reason!(r, row = None, field = None, rule = None, sentence = "ledger: declaration.sha256: names \"e4fe8355a4c8dcf63269372858757bef4aa7a7cbf063aa305f452feb0046cd2c\", but the declaration's bytes hash to 59f799833416a541e544370d3e1e291610ff0aaf602f85d7b9cfeb5b8407f020 (its bytes changed after admission, or it is another declaration)");
 }
 
 #[test]
 fn ledger_document_is_closed() {
     let d = declaration();
-    assert_reason(
+    assert_reason!(
         &ledger_reasons(&d, |l| l["format"] = json!("campaign-ledger/2")),
-        &["format"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "ledger: format: must be \"campaign-ledger/1\", not \"campaign-ledger/2\""
     );
-    assert_reason(
+    assert_reason!(
         &ledger_reasons(&d, |l| l["notes"] = json!("x")),
-        &["notes", "unknown key"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "ledger: notes: unknown key"
     );
-    assert_reason(
+    assert_reason!(
         &ledger_reasons(&d, |l| l["declaration"]["title"] = json!("x")),
-        &["declaration.title", "unknown key"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "ledger: declaration.title: unknown key"
     );
-    assert_reason(
+    assert_reason!(
         &ledger_reasons(&d, |l| _ = l.as_object_mut().unwrap().remove("declaration")),
-        &["declaration", "missing"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "ledger: declaration: missing"
     );
-    assert_reason(
+    assert_reason!(
         &ledger_reasons(&d, |l| l["rows"] = json!({})),
-        &["rows", "list"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "ledger: rows: must be a list, not an object"
     );
-    assert_reason(
+    assert_reason!(
         &ledger_reasons(&d, |l| *l = json!([])),
-        &["must be an object"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "ledger: must be an object, not a list"
     );
 }
 
@@ -596,7 +633,7 @@ fn missing_field_is_refused() {
         let r = row_reasons(&d, &row);
         // A row without its schedule id names no row.
         let row = (f != "schedule_id").then_some(ARENA_1);
-        assert_named(&r, row, f, 3, &["missing declared attempt field"]);
+        assert_named(&r, row, f, 3, "missing declared attempt field");
     }
 }
 
@@ -605,10 +642,10 @@ fn undeclared_field_is_refused() {
     let d = declaration();
     let mut row = arena_pass(&d);
     row["notes"] = json!("x");
-    row_refused_once(&d, &row, "notes", 3, &["undeclared attempt field"]);
+    row_refused_once(&d, &row, "notes", 3, "undeclared attempt field");
     let mut row = template_row(&d, ARENA_1);
     row["notes"] = json!(null);
-    row_refused_once(&d, &row, "notes", 3, &["undeclared attempt field"]);
+    row_refused_once(&d, &row, "notes", 3, "undeclared attempt field");
 }
 
 #[test]
@@ -628,34 +665,49 @@ fn each_field_of_the_wrong_type_is_refused() {
         ("source_revision", json!("main")),
         ("source_revision", json!(hex('C', 40))),
         ("runtime_identity", json!("python 3.12")),
-        ("runtime_identity", json!({ "dependencies": 3 })),
+        (
+            "runtime_identity.dependencies",
+            json!({ "dependencies": 3 }),
+        ),
         ("actual_models_and_efforts", json!([])),
-        ("actual_models_and_efforts", json!({ "provider": "acme" })),
+        (
+            "actual_models_and_efforts.roles",
+            json!({ "provider": "acme" }),
+        ),
         ("runner_options", json!(["--a", 1])),
         ("runner_options", json!("--a")),
         ("option_deviations", json!(null)),
         ("option_deviations", json!(["x", 2])),
-        ("oracle_checks", json!([{ "name": "test_a" }])),
-        ("oracle_checks", json!([{ "name": "test_a", "ok": "yes" }])),
+        ("oracle_checks[0]", json!([{ "name": "test_a" }])),
+        (
+            "oracle_checks[0]",
+            json!([{ "name": "test_a", "ok": "yes" }]),
+        ),
         ("oracle_checks", json!("passed")),
         ("evidence_refs", json!(["a", 1])),
         ("evidence_refs", json!(null)),
         ("elapsed_seconds", json!(-1)),
         ("elapsed_seconds", json!("5")),
-        ("usage", json!({ "input_tokens": -1 })),
-        ("usage", json!({ "input_tokens": "many" })),
+        ("usage.input_tokens", json!({ "input_tokens": -1 })),
+        ("usage.input_tokens", json!({ "input_tokens": "many" })),
         ("usage", json!([])),
         ("estimated_usd", json!(-0.5)),
         ("estimated_usd", json!("1.25")),
-        ("spent_budget", json!({ "harness_minutes": 3 })),
-        ("spent_budget", json!({ "max_iterations": -1 })),
+        (
+            "spent_budget.harness_minutes",
+            json!({ "harness_minutes": 3 }),
+        ),
+        (
+            "spent_budget.max_iterations",
+            json!({ "max_iterations": -1 }),
+        ),
         ("spent_budget", json!([])),
         (
-            "interventions_decision_or_repair",
+            "interventions_decision_or_repair[0]",
             json!([{ "kind": "fix", "note": "x" }]),
         ),
         (
-            "interventions_decision_or_repair",
+            "interventions_decision_or_repair[0]",
             json!([{ "kind": "repair" }]),
         ),
         ("interventions_decision_or_repair", json!(null)),
@@ -672,17 +724,18 @@ fn each_field_of_the_wrong_type_is_refused() {
             json!({ "kind": "arena", "id": "", "sha256": hex('9', 64) }),
         ),
         (
-            "native_record",
+            "native_record.kind",
             json!({ "kind": "scenario", "id": "r", "sha256": hex('9', 64) }),
         ),
         ("native_record", json!("results.sqlite3")),
     ];
+    // Each case names the field of its reason, a path into the row field it sets.
     for (field, bad) in cases {
         let mut row = arena_pass(&d);
-        row[field] = bad.clone();
+        let top = field.split(['.', '[']).next().unwrap();
+        row[top] = bad.clone();
         let r = row_reasons(&d, &row);
-        assert_reason(&r, &[&format!("row {ARENA_1}"), field]);
-        assert_eq!(r.len(), 1, "{field} = {bad}: {r:?}");
+        assert_only_reason!(r, row = ARENA_1, field = field);
     }
 }
 
@@ -691,10 +744,24 @@ fn schedule_id_of_the_wrong_type_is_refused() {
     let d = declaration();
     let mut row = arena_pass(&d);
     row["schedule_id"] = json!(1);
-    assert_reason(&row_reasons(&d, &row), &["schedule_id", "string"]);
+    assert_reason!(
+        &row_reasons(&d, &row),
+        place = ["row"],
+        row = None,
+        field = "schedule_id",
+        rule = Rule::Ledger(3),
+        sentence = "must be a string"
+    );
     row["schedule_id"] = json!("arena/sympy-matrix/1");
-    assert_reason(&row_reasons(&d, &row), &["not scheduled"]);
-    assert_reason(&row_reasons(&d, &json!([])), &["must be an object"]);
+    assert_reason!(&row_reasons(&d, &row), row = "arena/sympy-matrix/1", field = "schedule_id", rule = Rule::Ledger(1), sentence = "\"arena/sympy-matrix/1\" is not scheduled by the declaration (a retry needs a new declared schedule)");
+    assert_reason!(
+        &row_reasons(&d, &json!([])),
+        place = ["row"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "a row must be an object, not a list"
+    );
 }
 
 #[test]
@@ -745,11 +812,11 @@ fn fixture_row_relabeled_live_is_refused() {
     let d = declaration();
     let mut row = template_row(&d, FIXTURE_1);
     row["evidence"] = json!("live");
-    row_refused_once(&d, &row, "evidence", 4, &["declared fixture", "relabeled"]);
+    row_refused_once(&d, &row, "evidence", 4, "is \"live\" but task scenario/interrupted-reuse is declared fixture (a fixture row is never relabeled live, nor the reverse)");
     // The same holds for a filled row.
     let mut row = scenario_fail(&d, FIXTURE_1);
     row["evidence"] = json!("live");
-    row_refused_once(&d, &row, "evidence", 4, &["declared fixture"]);
+    row_refused_once(&d, &row, "evidence", 4, "is \"live\" but task scenario/interrupted-reuse is declared fixture (a fixture row is never relabeled live, nor the reverse)");
 }
 
 #[test]
@@ -757,7 +824,7 @@ fn live_row_relabeled_fixture_is_refused() {
     let d = declaration();
     let mut row = arena_pass(&d);
     row["evidence"] = json!("fixture");
-    row_refused_once(&d, &row, "evidence", 4, &["declared live"]);
+    row_refused_once(&d, &row, "evidence", 4, "is \"fixture\" but task arena/sympy-matrix is declared live (a fixture row is never relabeled live, nor the reverse)");
 }
 
 #[test]
@@ -769,16 +836,15 @@ fn native_outcome_not_declared_for_the_task_is_refused() {
         &d,
         &row,
         "native_outcome",
-        4,
-        &["FALSE_COMPLETE", "arena/sympy-matrix"],
+        4, "\"FALSE_COMPLETE\" is not DEFERRED nor a native outcome task arena/sympy-matrix declares (PASS, FAIL, STOPPED, ERROR, SKIPPED)",
     );
     // Allowed for scenario tasks, but not declared by this one.
     let mut row = scenario_fail(&d, FIXTURE_1);
     row["native_outcome"] = json!("HONEST_BLOCKER");
-    row_refused_once(&d, &row, "native_outcome", 4, &["HONEST_BLOCKER"]);
+    row_refused_once(&d, &row, "native_outcome", 4, "\"HONEST_BLOCKER\" is not DEFERRED nor a native outcome task scenario/interrupted-reuse declares (PASS, ERROR, INTERRUPTED_UNGRADED)");
     let mut row = scenario_fail(&d, SCENARIO_1);
     row["native_outcome"] = json!("pass");
-    row_refused_once(&d, &row, "native_outcome", 4, &["pass"]);
+    row_refused_once(&d, &row, "native_outcome", 4, "\"pass\" is not DEFERRED nor a native outcome task scenario/bugfix-iso-weeks declares (PASS, FALSE_COMPLETE, HONEST_BLOCKER, ERROR, SKIPPED, NOT_EXERCISED, RUNNING, INTERRUPTED_UNGRADED, PENDING_UNGRADED)");
 }
 
 // --- group 5: a PASS agrees with its status and its checks ----------------------------------
@@ -792,8 +858,7 @@ fn pass_at_stop_status_on_a_completion_task_is_refused() {
         &d,
         &row,
         "native_status",
-        5,
-        &["contradicts", "stop", "expects completion"],
+        5, "a native PASS contradicts its own status: a stop (STOPPED) on a task that expects completion (expected COMPLETED)",
     );
     let mut row = scenario_fail(&d, SCENARIO_1);
     row["native_outcome"] = json!("PASS");
@@ -802,8 +867,7 @@ fn pass_at_stop_status_on_a_completion_task_is_refused() {
         &d,
         &row,
         "native_status",
-        5,
-        &["BLOCKED", "expects completion"],
+        5, "a native PASS contradicts its own status: a stop (BLOCKED) on a task that expects completion (expected COMPLETE)",
     );
 }
 
@@ -818,8 +882,7 @@ fn pass_at_completion_status_on_a_stop_task_is_refused() {
         &d,
         &row,
         "native_status",
-        5,
-        &["COMPLETE", "expects a stop"],
+        5, "a native PASS contradicts its own status: a completion (COMPLETE) on a task that expects a stop (expected BLOCKED)",
     );
     // Its own stop status is right; a stop carries no oracle checks or only passing ones.
     row["native_status"] = json!("BLOCKED");
@@ -827,7 +890,13 @@ fn pass_at_completion_status_on_a_stop_task_is_refused() {
     row["oracle_checks"] = json!([{ "name": "asked first", "ok": true }]);
     row_ok(&d, &row);
     row["oracle_checks"] = json!([{ "name": "asked first", "ok": false }]);
-    row_refused_once(&d, &row, "oracle_checks", 5, &["failing", "asked first"]);
+    row_refused_once(
+        &d,
+        &row,
+        "oracle_checks",
+        5,
+        "a PASS carries a failing oracle check \"asked first\"",
+    );
 }
 
 #[test]
@@ -841,17 +910,20 @@ fn pass_with_a_status_that_is_neither_is_refused() {
     ] {
         let mut row = arena_pass(&d);
         row["native_status"] = status.clone();
-        row_refused_once(
-            &d,
-            &row,
-            "native_status",
-            5,
-            &["neither completion nor stop"],
+        let s = format!(
+            "a native PASS contradicts its own status: status {status} is neither completion nor stop (expected COMPLETED)"
         );
+        row_refused_once(&d, &row, "native_status", 5, &s);
     }
     let mut row = arena_pass(&d);
     row["native_status"] = json!(null);
-    row_refused_once(&d, &row, "native_status", 5, &["no status"]);
+    row_refused_once(
+        &d,
+        &row,
+        "native_status",
+        5,
+        "a native PASS contradicts its own status: no status (expected COMPLETED)",
+    );
 }
 
 #[test]
@@ -859,7 +931,13 @@ fn pass_with_a_failing_check_is_refused() {
     let d = declaration();
     let mut row = arena_pass(&d);
     row["oracle_checks"][1]["ok"] = json!(false);
-    row_refused_once(&d, &row, "oracle_checks", 5, &["failing", "test_b"]);
+    row_refused_once(
+        &d,
+        &row,
+        "oracle_checks",
+        5,
+        "a PASS carries a failing oracle check \"test_b\"",
+    );
     // A non-PASS may carry failing checks.
     row["native_outcome"] = json!("FAIL");
     row["reason"] = json!("oracle check test_b failed");
@@ -883,12 +961,24 @@ fn non_pass_without_a_reason_is_refused() {
     for reason in [json!(null), json!(""), json!("  \n")] {
         let mut row = scenario_fail(&d, SCENARIO_1);
         row["reason"] = reason.clone();
-        row_refused_once(&d, &row, "reason", 6, &["states a reason"]);
+        row_refused_once(
+            &d,
+            &row,
+            "reason",
+            6,
+            "every row that is not a PASS states a reason",
+        );
         let mut row = arena_pass(&d);
         row["native_outcome"] = json!("STOPPED");
         row["native_status"] = json!("STOPPED");
         row["reason"] = reason;
-        row_refused_once(&d, &row, "reason", 6, &["states a reason"]);
+        row_refused_once(
+            &d,
+            &row,
+            "reason",
+            6,
+            "every row that is not a PASS states a reason",
+        );
     }
 }
 
@@ -930,8 +1020,9 @@ fn deferred_carrying_anything_is_refused_naming_the_field() {
         let mut row = template_row(&d, SCENARIO_1);
         row[field] = value.clone();
         let r = row_reasons(&d, &row);
-        assert_reason(&r, &[&format!("row {SCENARIO_1}"), field, "DEFERRED"]);
-        assert_eq!(r.len(), 1, "{field} = {value}: {r:?}");
+        // (The two sentences of this rule are pinned below and in
+        // `an_added_field_is_checked_like_the_others`.)
+        assert_only_reason!(r, row = SCENARIO_1, field = field, rule = Rule::Ledger(6));
     }
     // Time, usage, cost and spend say why: an attempt that spent anything ran.
     let mut row = template_row(&d, SCENARIO_1);
@@ -940,8 +1031,7 @@ fn deferred_carrying_anything_is_refused_naming_the_field() {
         &d,
         &row,
         "estimated_usd",
-        6,
-        &["carries no time, usage, cost or spend"],
+        6, "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome): expected null, found 0.4",
     );
 }
 
@@ -965,15 +1055,7 @@ fn two_rows_naming_the_same_native_record_are_refused() {
         l["rows"][SCENARIO_ROW] = a;
         l["rows"][SCENARIO_ROW + 1] = b;
     });
-    assert_reason(
-        &r,
-        &[
-            "scenario/bugfix-iso-weeks/02",
-            "native_record",
-            SCENARIO_1,
-            "one record cannot fill two rows",
-        ],
-    );
+    assert_reason!(r, row = "scenario/bugfix-iso-weeks/02", field = "native_record", rule = Rule::Ledger(7), sentence = "record scenario:scenario/bugfix-iso-weeks/01/result.json already filled row scenario/bugfix-iso-weeks/01 (one record cannot fill two rows)");
     assert_eq!(r.len(), 1, "{r:?}");
     // Distinct records are fine.
     ledger_ok(&d, |l| {
@@ -1034,9 +1116,9 @@ fn a_row_or_record_three_times_names_the_one_before_each_time() {
         rows.push(copy);
     });
     // The text each renders to, in full (the values are the row check's).
-    let texts = |r: &[Reason]| r.iter().map(ToString::to_string).collect::<Vec<_>>();
+    let rendered = |r: &[Reason]| r.iter().map(ToString::to_string).collect::<Vec<_>>();
     assert_eq!(
-        texts(&r),
+        rendered(&r),
         [
             format!("ledger: rows[6]: row {ARENA_1}: appears twice (also rows[0]); one row per schedule id, the original row stays"),
             format!("ledger: rows[7]: row {ARENA_1}: appears twice (also rows[6]); one row per schedule id, the original row stays"),
@@ -1052,16 +1134,10 @@ fn a_row_or_record_three_times_names_the_one_before_each_time() {
         l["rows"][SCENARIO_ROW + 1] = b;
         l["rows"][FIXTURE_ROW] = c;
     });
-    let r = texts(&r);
-    let key = r[0]
-        .split("record ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap();
+    // A record's key is its kind and id (`scenario_fail`'s record is the row's result.json).
+    let key = format!("scenario:{SCENARIO_1}/result.json");
     assert_eq!(
-        r,
+        rendered(&r),
         [
             format!("row scenario/bugfix-iso-weeks/02: native_record: record {key} already filled row {SCENARIO_1} (one record cannot fill two rows)"),
             format!("row {FIXTURE_1}: native_record: record {key} already filled row scenario/bugfix-iso-weeks/02 (one record cannot fill two rows)"),
@@ -1130,11 +1206,17 @@ fn an_added_declared_field_is_carried() {
         &row,
         "reviewer_note",
         3,
-        &["missing declared attempt field"],
+        "missing declared attempt field",
     );
     let mut deferred = template_row(&d, ARENA_1);
     deferred["reviewer_note"] = json!("looked at it");
-    row_refused_once(&d, &deferred, "reviewer_note", 6, &["DEFERRED"]);
+    row_refused_once(
+        &d,
+        &deferred,
+        "reviewer_note",
+        6,
+        "a DEFERRED row must equal its template row: expected null, found \"looked at it\"",
+    );
 }
 
 #[test]
@@ -1229,7 +1311,13 @@ fn numbers_compare_by_value_not_spelling() {
             .unwrap()
             .replacen("\"repetition\": 1,", "\"repetition\": 1.0,", 1);
     let r = refusal(Ledger::parse(&d, text.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
-    assert_reason(&r, &["repetition", "must be 1"]);
+    assert_reason!(
+        r,
+        row = "arena/sympy-matrix/01",
+        field = "repetition",
+        rule = Rule::Ledger(3),
+        sentence = "must be 1, not 1.0"
+    );
 }
 
 // --- strict JSON, many reasons, no panics ---------------------------------------------------
@@ -1243,23 +1331,38 @@ fn strict_json_is_required() {
         "\"native_status\": null, \"native_status\": null,",
         1,
     );
-    assert_reason(
+    assert_reason!(
         &refusal(Ledger::parse(&d, dup.as_bytes(), DEFAULT_MAX_INPUT_BYTES)),
-        &["duplicate key"],
+        place = ["ledger"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "not valid JSON: duplicate key \"native_status\" at line 14 column 44"
     );
     let nan = text.replacen("\"elapsed_seconds\": null,", "\"elapsed_seconds\": NaN,", 1);
     refusal(Ledger::parse(&d, nan.as_bytes(), DEFAULT_MAX_INPUT_BYTES));
     let trailing = format!("{text}[]");
-    assert_reason(
+    assert_reason!(
         &refusal(Ledger::parse(
             &d,
             trailing.as_bytes(),
             DEFAULT_MAX_INPUT_BYTES,
         )),
-        &["trailing"],
+        place = ["ledger"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "not valid JSON: trailing characters at line 142 column 1"
     );
     let r = refusal(Ledger::parse(&d, text.as_bytes(), text.len() as u64 - 1));
-    assert_reason(&r, &["input bound"]);
+    assert_reason!(
+        r,
+        place = ["ledger"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "4150 bytes is over the input bound of 4149 bytes (--max-input-bytes)"
+    );
 }
 
 #[test]
@@ -1277,12 +1380,39 @@ fn every_reason_of_every_row_is_reported_together() {
         l["rows"][SCENARIO_ROW] = fail;
         l["rows"].as_array_mut().unwrap().remove(FIXTURE_ROW + 1);
     });
-    assert_reason(&r, &["declaration.sha256"]);
-    assert_reason(&r, &[ARENA_1, "native_status"]);
-    assert_reason(&r, &["arena/sympy-matrix/02", "elapsed_seconds"]);
-    assert_reason(&r, &[FIXTURE_1, "evidence"]);
-    assert_reason(&r, &[SCENARIO_1, "reason"]);
-    assert_reason(&r, &["scenario/interrupted-reuse/02", "missing"]);
+    assert_reason!(r, row = None, field = None, rule = None, sentence = "ledger: declaration.sha256: names \"0000000000000000000000000000000000000000000000000000000000000000\", but the declaration's bytes hash to e4fe8355a4c8dcf63269372858757bef4aa7a7cbf063aa305f452feb0046cd2c (its bytes changed after admission, or it is another declaration)");
+    assert_reason!(
+        r,
+        row = "arena/sympy-matrix/01",
+        field = "native_status",
+        rule = Rule::Ledger(5)
+    );
+    assert_reason!(
+        r,
+        row = "arena/sympy-matrix/02",
+        field = "elapsed_seconds",
+        rule = Rule::Ledger(6)
+    );
+    assert_reason!(
+        r,
+        row = "scenario/interrupted-reuse/01",
+        field = "evidence",
+        rule = Rule::Ledger(4)
+    );
+    assert_reason!(
+        r,
+        row = "scenario/bugfix-iso-weeks/01",
+        field = "reason",
+        rule = Rule::Ledger(6)
+    );
+    assert_reason!(
+        r,
+        place = ["ledger"],
+        row = "scenario/interrupted-reuse/02",
+        field = None,
+        rule = Rule::Ledger(1),
+        sentence = "is missing (every schedule id appears exactly once, DEFERRED if not attempted)"
+    );
     assert_eq!(r.len(), 6, "{r:?}");
 }
 
@@ -1344,13 +1474,10 @@ mod inspect_rows {
         }
         for status in ["error", "limit:", "COMPLETED", "started"] {
             row["native_status"] = json!(status);
-            row_refused_once(
-                &d,
-                &row,
-                "native_status",
-                5,
-                &["neither completion nor stop", "completed or limit:<type>"],
+            let s = format!(
+                "a native PASS contradicts its own status: status {status:?} is neither completion nor stop (expected completed or limit:<type>)"
             );
+            row_refused_once(&d, &row, "native_status", 5, &s);
         }
     }
 
@@ -1364,7 +1491,7 @@ mod inspect_rows {
             &row,
             "native_record.kind",
             3,
-            &["arena record", "inspect task"],
+            "a arena record cannot fill a row of inspect task inspect/arith-add-1",
         );
         let mut row = complete_pass(&d, "scenario/bugfix-iso-weeks/01");
         row["native_record"]["kind"] = json!("inspect");
@@ -1373,7 +1500,7 @@ mod inspect_rows {
             &row,
             "native_record.kind",
             3,
-            &["inspect record", "scenario task"],
+            "a inspect record cannot fill a row of scenario task scenario/bugfix-iso-weeks",
         );
     }
 
@@ -1383,7 +1510,13 @@ mod inspect_rows {
         let mut row = complete_pass(&d, LIVE);
         row["native_outcome"] = json!("UNSCORED");
         row["oracle_checks"] = json!(null);
-        row_refused_once(&d, &row, "reason", 6, &["states a reason"]);
+        row_refused_once(
+            &d,
+            &row,
+            "reason",
+            6,
+            "every row that is not a PASS states a reason",
+        );
         row["reason"] = json!("match: no score");
         row_ok(&d, &row);
     }
