@@ -784,7 +784,7 @@ fn runtime_identity_is_checked_and_recorded() {
         ],
         &[
             "dependencies[0]: must be a \"name==version\" string",
-            "unknown key \"extra\"",
+            "extra: unknown key",
         ],
     );
     // A freeze given by its digest is accepted; the runtime differs from the declared one.

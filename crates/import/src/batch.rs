@@ -500,6 +500,7 @@ fn harbor_rows<S: Store + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::refusal::Rule;
     use crate::store::file::FileStore;
     use crate::testutil::{assert_reason, declaration_value, refusal, revision};
     use serde_json::json;
@@ -560,7 +561,8 @@ mod tests {
             builds += 1;
             build(s, &ours, &Context::default()).map(|(c, _)| c)
         });
-        assert_reason(&refusal(r), &["already holds an attempt", "scenario:r2"]);
+        assert_reason!(
+            refusal(r), row = "scenario/bugfix-iso-weeks/01", field = "native_record", rule = Rule::Admission(4), sentence = "already holds an attempt (PASS, from scenario:r2); the new row: PASS, from scenario:r1; a filled row is never replaced (a retry needs a new declared schedule, and the original row stays)");
         assert_eq!(builds, 2, "rebuilt once after the lost race");
         // A different row still lands after a lost race.
         let (dir, mut store) = setup();
@@ -597,8 +599,14 @@ mod tests {
         assert_eq!(loaded.requests.len(), 1);
         assert_eq!(loaded.requests[0].position, 2);
         let r = refusal(build(&mut store, &loaded, &Context::default()));
-        assert_reason(&r, &["never graded", "(for scenario/bugfix-iso-weeks/01)"]);
-        assert_reason(&r, &["a record of another task or kind"]);
+        assert_reason!(r, place = [format!(
+                "{}/admitted (for scenario/bugfix-iso-weeks/01)",
+                d.display()
+            )], row = None, field = None, rule = None, sentence = "scenario run admitted but never graded (attempt.json without result.json): import it once it finishes, or write its row with `git ledger put`");
+        assert_reason!(r, place = [format!(
+                "{}/r1/result.json (for scenario/interrupted-reuse/01)",
+                d.display()
+            )], row = None, field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but scenario/interrupted-reuse/01 schedules scenario task scenario/interrupted-reuse");
         // A record that cannot be read at all is a failure, not a refusal.
         let e = load(
             &[source("scenario/bugfix-iso-weeks/01", d, "missing")],

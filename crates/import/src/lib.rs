@@ -175,9 +175,15 @@ mod tests {
         for m in ["", "Live", "hybrid", "scripted", "live "] {
             let e = evidence_for_mode(m).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{m}");
-            assert!(
-                crate::testutil::texts(&e)[0].contains("is not one the import knows"),
-                "{e}"
+            crate::testutil::assert_only_reason!(
+                crate::testutil::refusal(Err::<(), _>(e)),
+                place = [] as [&str; 0],
+                row = None,
+                field = None,
+                rule = None,
+                sentence = format!(
+                    "mode {m:?} is not one the import knows (live, fake, or a mode containing -hybrid)"
+                )
             );
         }
     }
@@ -189,11 +195,19 @@ mod tests {
         for reason in [None, Some(""), Some("  \n")] {
             let e = check_reason("r", "FALSE_COMPLETE", reason).unwrap_err();
             assert_eq!(e.exit_code(), 2);
-            assert!(
-                crate::testutil::texts(&e)[0].contains("has no reason"),
-                "{e}"
+            assert_eq!(
+                e.hints(),
+                ["write this row by hand with `git ledger put <ID> <ROW.json>`, stating the reason"]
             );
-            assert!(e.hints()[0].contains("git ledger put"), "{e}");
+            crate::testutil::assert_only_reason!(
+                crate::testutil::refusal(Err::<(), _>(e)),
+                place = ["r"],
+                row = None,
+                field = None,
+                rule = None,
+                sentence =
+                    "native outcome FALSE_COMPLETE has no reason; the import never invents one"
+            );
         }
     }
 

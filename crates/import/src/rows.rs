@@ -156,8 +156,13 @@ fn target<'d>(
     if task.kind != record_kind || task.id != record_task {
         r.push(
             crate::refusal::Reason::new(format!(
-                "a record of another task or kind: it is a {} record of task {record_task}, \
+                "a record of another task or kind: it is {} {} record of task {record_task}, \
              but {schedule_id} schedules {} task {}",
+                if record_kind == Kind::Arena || record_kind == Kind::Inspect {
+                    "an"
+                } else {
+                    "a"
+                },
                 record_kind.as_str(),
                 task.kind.as_str(),
                 task.id
@@ -537,10 +542,11 @@ pub fn parse_runtime_identity(bytes: &[u8], what: &str, max_input_bytes: u64) ->
     for k in m.keys() {
         if k != "dependencies" && !RUNTIME_KEYS.contains(&k.as_str()) {
             r.push(
-                crate::refusal::Reason::new(format!(
-                    "unknown key {k:?} (expected python, psutil, native_provider, packages, dependencies)"
-                ))
-                .at(what)
+                crate::refusal::Reason::new(
+                    "unknown key (expected python, psutil, native_provider, packages, dependencies)",
+                )
+                .field(k.as_str())
+                .at(what),
             );
         }
     }

@@ -5,7 +5,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::testutil::{assert_reason, declaration, hex, refusal, revision};
+use crate::refusal::Rule;
+use crate::testutil::{assert_only_reason, assert_reason, declaration, hex, refusal, revision};
 use crate::{ArenaAttempt, ArenaCase, Check, ScenarioRecord};
 
 const LIVE: &str = "scenario/bugfix-iso-weeks/01";
@@ -202,49 +203,44 @@ fn a_record_of_another_task_or_kind_is_refused() {
     let v = result("bugfix-iso-weeks", "live");
     assert!(convert("scenario/bugfix-iso-weeks/02", &v).is_ok());
     let r = refusal(convert(FIXTURE, &v));
-    assert_reason(&r, &["a record of another task or kind", FIXTURE]);
+    assert_reason!(r, row = None, field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but scenario/interrupted-reuse/01 schedules scenario task scenario/interrupted-reuse");
     let r = refusal(convert(ARENA, &v));
-    assert_reason(
-        &r,
-        &[
-            "a record of another task or kind",
-            "arena task arena/sympy-matrix",
-        ],
-    );
+    assert_reason!(r, row = None, field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but arena/sympy-matrix/01 schedules arena task arena/sympy-matrix");
     let r = refusal(convert("scenario/bugfix-iso-weeks/03", &v));
-    assert_reason(&r, &["is not scheduled"]);
+    assert_reason!(r, row = None, field = None, rule = None, sentence = "scenario/bugfix-iso-weeks/03 is not scheduled by declaration reliability-slice-1 (a retry needs a new declared schedule)");
     let r = refusal(convert_arena(LIVE, &attempt()));
-    assert_reason(&r, &["a record of another task or kind"]);
+    assert_reason!(r, place = ["stores/s1#a1 (for scenario/bugfix-iso-weeks/01)"], row = None, field = None, rule = None, sentence = "a record of another task or kind: it is an arena record of task arena/sympy-matrix, but scenario/bugfix-iso-weeks/01 schedules scenario task scenario/bugfix-iso-weeks");
 }
 
-/// `r` is refused by the row check as a relabeled row: a reason at the record whose field is
-/// `evidence` and rule `ledger.md`'s group 4, saying the row's class is `class`; and a hint
-/// that says the record's mode made it so (no rule of the importer's own).
-fn relabeled(r: Result<Converted>, class: &str, hint: &str) {
+/// `r` is refused by the row check as a relabeled row: one reason at the record, about the
+/// row's `evidence`, of `ledger.md`'s group 4, saying the row's class is `class` and `task`'s
+/// the other; and a hint that says the record's mode (`run`, e.g. `a "fake" run`) made it so
+/// (no rule of the importer's own).
+#[track_caller]
+fn relabeled(r: Result<Converted>, class: &str, task: &str, run: &str) {
     let Err(crate::Error::Refused(r)) = r else {
         panic!("refused, not {r:?}");
     };
-    let found = r
-        .reasons()
-        .iter()
-        .find(|x| x.field.as_deref() == Some("evidence"));
-    let found = found.unwrap_or_else(|| panic!("no evidence reason: {r:?}"));
+    let declared = if class == "live" { "fixture" } else { "live" };
+    let reasons = r.reasons();
+    let found = assert_only_reason!(
+        reasons,
+        field = "evidence",
+        rule = Rule::Ledger(4),
+        sentence = format!(
+            "is {class:?} but task {task} is declared {declared} (a fixture row is never \
+             relabeled live, nor the reverse)"
+        )
+    );
+    let [place] = &found.place[..] else {
+        panic!("found at the record: {found:?}");
+    };
     assert_eq!(
-        found.rule,
-        Some(crate::refusal::Rule::Ledger(4)),
-        "{found:?}"
-    );
-    assert!(
-        found.sentence.contains(&format!("is \"{class}\"")),
-        "{found:?}"
-    );
-    assert!(!found.place.is_empty(), "found at the record: {found:?}");
-    assert!(
-        r.hints()
-            .iter()
-            .any(|h| h.contains(hint) && h.contains(&format!("is {class} evidence"))),
-        "{:?}",
-        r.hints()
+        r.hints(),
+        [format!(
+            "{place}: {run} is {class} evidence: it cannot fill a row of task {task}, declared \
+             {declared}"
+        )]
     );
 }
 
@@ -252,31 +248,41 @@ fn relabeled(r: Result<Converted>, class: &str, hint: &str) {
 fn fixture_evidence_never_fills_a_live_row_and_live_never_a_fixture_row() {
     for mode in ["fake", "live-hybrid", "fake-hybrid"] {
         let r = convert(LIVE, &result("bugfix-iso-weeks", mode));
-        relabeled(r, "fixture", &format!("a {mode:?} run"));
+        relabeled(
+            r,
+            "fixture",
+            "scenario/bugfix-iso-weeks",
+            &format!("a {mode:?} run"),
+        );
         // The same run fills a fixture row, keeping its argv-derived values.
         let c = convert(FIXTURE, &result("interrupted-reuse", mode)).unwrap();
         assert_eq!(c.row.get("evidence"), "fixture");
         assert_eq!(c.row.get("actual_models_and_efforts")["provider"], "acme");
     }
     let r = convert(FIXTURE, &result("interrupted-reuse", "live"));
-    relabeled(r, "live", "a \"live\" run");
+    relabeled(r, "live", "scenario/interrupted-reuse", "a \"live\" run");
     let mut a = attempt();
     a.mode = "fake".into();
-    relabeled(convert_arena(ARENA, &a), "fixture", "a \"fake\" run");
+    relabeled(
+        convert_arena(ARENA, &a),
+        "fixture",
+        "arena/sympy-matrix",
+        "a \"fake\" run",
+    );
 }
 
 #[test]
 fn an_unknown_mode_is_refused() {
     for mode in ["scripted", "Live", ""] {
         let r = refusal(convert(LIVE, &result("bugfix-iso-weeks", mode)));
-        assert_reason(&r, &["is not one the import knows"]);
+        let s = format!(
+            "mode {mode:?} is not one the import knows (live, fake, or a mode containing -hybrid)"
+        );
+        assert_reason!(r, row = None, field = None, rule = None, sentence = s);
     }
     let mut a = attempt();
     a.mode = "replay".into();
-    assert_reason(
-        &refusal(convert_arena(ARENA, &a)),
-        &["is not one the import knows"],
-    );
+    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "mode \"replay\" is not one the import knows (live, fake, or a mode containing -hybrid)");
 }
 
 #[test]
@@ -284,11 +290,16 @@ fn a_non_pass_needs_a_reason_and_a_pass_does_not() {
     let mut v = result("bugfix-iso-weeks", "live");
     v["verdict"] = json!("FALSE_COMPLETE");
     let r = refusal(convert(LIVE, &v));
-    assert_reason(&r, &["FALSE_COMPLETE has no reason"]);
-    let hints = convert(LIVE, &v).unwrap_err().hints();
-    assert!(
-        hints.iter().any(|h| h.contains("git ledger put")),
-        "{hints:?}"
+    assert_reason!(
+        r,
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "native outcome FALSE_COMPLETE has no reason; the import never invents one"
+    );
+    assert_eq!(
+        convert(LIVE, &v).unwrap_err().hints(),
+        ["write this row by hand with `git ledger put <ID> <ROW.json>`, stating the reason"]
     );
     v["reason"] = json!("the hidden tests fail");
     v["oracle"]["checks"][0]["ok"] = json!(false);
@@ -298,7 +309,14 @@ fn a_non_pass_needs_a_reason_and_a_pass_does_not() {
     let mut a = attempt();
     a.verdict = "FAIL".into();
     a.status = "FAILED".into();
-    assert_reason(&refusal(convert_arena(ARENA, &a)), &["FAIL has no reason"]);
+    assert_reason!(
+        refusal(convert_arena(ARENA, &a)),
+        place = ["stores/s1#a1 (for arena/sympy-matrix/01)"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "native outcome FAIL has no reason; the import never invents one"
+    );
     a.reason = Some("two checks fail".into());
     assert!(convert_arena(ARENA, &a).is_ok());
 }
@@ -307,17 +325,15 @@ fn a_non_pass_needs_a_reason_and_a_pass_does_not() {
 fn a_result_that_would_fail_the_report_is_refused_by_the_row_check() {
     let mut v = result("bugfix-iso-weeks", "live");
     v["autocode_status"] = json!("BLOCKED");
-    assert_reason(
-        &refusal(convert(LIVE, &v)),
-        &[
-            "row scenario/bugfix-iso-weeks/01: native_status: a native PASS contradicts its own status",
-        ],
-    );
+    assert_reason!(refusal(convert(LIVE, &v)), row = "scenario/bugfix-iso-weeks/01", field = "native_status", rule = Rule::Ledger(5), sentence = "a native PASS contradicts its own status: a stop (BLOCKED) on a task that expects completion (expected COMPLETE)");
     let mut v = result("bugfix-iso-weeks", "live");
     v["oracle"]["checks"][0]["ok"] = json!(false);
-    assert_reason(
-        &refusal(convert(LIVE, &v)),
-        &["a PASS carries a failing oracle check"],
+    assert_reason!(
+        refusal(convert(LIVE, &v)),
+        row = "scenario/bugfix-iso-weeks/01",
+        field = "oracle_checks",
+        rule = Rule::Ledger(5),
+        sentence = "a PASS carries a failing oracle check \"t1\""
     );
 }
 
@@ -415,9 +431,15 @@ fn the_revision_is_the_declared_one_only_when_the_runner_tools_match() {
     a.runner_tools_identity = Some(hex('7', 64));
     let c = convert_arena(ARENA, &a).unwrap();
     assert_eq!(c.row.get("source_revision"), &Value::Null);
-    assert_reason(
-        &c.notes,
-        &["runner_tools_identity 7777", "arena/runner-tools"],
+    assert_eq!(
+        c.notes,
+        [format!(
+            "source_revision null: runner_tools_identity {} is not the definition hash of \
+             arena/runner-tools at {} ({})",
+            hex('7', 64),
+            revision(),
+            pins().runner_tools_identity
+        )]
     );
     a.runner_tools_identity = None;
     let c = convert_arena(ARENA, &a).unwrap();
@@ -430,30 +452,17 @@ fn the_revision_is_the_declared_one_only_when_the_runner_tools_match() {
 fn the_case_must_pin_the_declared_base_commit_checks_and_oracle() {
     let mut a = attempt();
     a.case.base_commit = hex('2', 40);
-    assert_reason(
-        &refusal(convert_arena(ARENA, &a)),
-        &[
-            "base_commit 2222",
-            "is not the declared upstream.base_commit",
-        ],
-    );
+    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: base_commit 2222222222222222222222222222222222222222 is not the declared upstream.base_commit 1111111111111111111111111111111111111111");
     let mut a = attempt();
     a.case.required_checks = vec!["test_a".into(), "test_c".into()];
-    assert_reason(
-        &refusal(convert_arena(ARENA, &a)),
-        &[
-            "required_checks are not the declared upstream.checks",
-            "missing: [test_b]",
-            "not declared: [test_c]",
-        ],
-    );
+    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: required_checks are not the declared upstream.checks (missing: [test_b]; not declared: [test_c])");
     // Checks compare as sets: order and repetition do not matter.
     let mut a = attempt();
     a.case.required_checks = vec!["test_b".into(), "test_a".into(), "test_a".into()];
     assert!(convert_arena(ARENA, &a).is_ok());
     let mut a = attempt();
     a.case.oracle_sha256 = hex('0', 64);
-    assert_reason(&refusal(convert_arena(ARENA, &a)), &["another oracle"]);
+    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: oracle_sha256 0000000000000000000000000000000000000000000000000000000000000000 is another oracle than the declared arena/tasks/arena/sympy-matrix/oracle.py at cccccccccccccccccccccccccccccccccccccccc (SHA-256 ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)");
 }
 
 #[test]
@@ -464,13 +473,23 @@ fn every_reason_of_one_record_is_listed() {
     a.mode = "fake".into();
     a.verdict = "ERROR".into();
     let r = refusal(convert_arena(ARENA, &a));
-    assert_reason(&r, &["base_commit"]);
-    assert_reason(&r, &["another oracle"]);
-    assert_reason(&r, &["evidence: is \"fixture\""]);
-    assert_reason(&r, &["ERROR has no reason"]);
+    assert_reason!(r, place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: base_commit 2222222222222222222222222222222222222222 is not the declared upstream.base_commit 1111111111111111111111111111111111111111");
+    assert_reason!(r, place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: oracle_sha256 0000000000000000000000000000000000000000000000000000000000000000 is another oracle than the declared arena/tasks/arena/sympy-matrix/oracle.py at cccccccccccccccccccccccccccccccccccccccc (SHA-256 ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)");
+    assert_reason!(r, place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = "arena/sympy-matrix/01", field = "evidence", rule = Rule::Ledger(4), sentence = "is \"fixture\" but task arena/sympy-matrix is declared live (a fixture row is never relabeled live, nor the reverse)");
+    assert_reason!(
+        r,
+        place = ["stores/s1#a1 (for arena/sympy-matrix/01)"],
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "native outcome ERROR has no reason; the import never invents one"
+    );
     for reason in &r {
-        assert!(reason.contains("stores/s1#a1"), "{reason}");
-        assert!(reason.contains("for arena/sympy-matrix/01)"), "{reason}");
+        assert_eq!(
+            reason.place,
+            ["stores/s1#a1 (for arena/sympy-matrix/01)"],
+            "{reason:?}"
+        );
     }
 }
 
@@ -520,15 +539,20 @@ fn a_runtime_identity_has_the_pinned_keys_and_a_freeze() {
 fn a_malformed_runtime_identity_is_refused() {
     let ok = json!({"python": "3.12.7", "psutil": "6.1.0", "native_provider": "n",
                     "packages": {"p": "1"}, "dependencies": ["p==1"]});
-    let cases: Vec<(Value, &str)> = vec![
-        (json!([]), "must be a JSON object"),
+    let cases: Vec<(Value, Option<&str>, &str)> = vec![
+        (
+            json!([]),
+            None,
+            "a runtime identity must be a JSON object, not a list",
+        ),
         (
             {
                 let mut v = ok.clone();
                 v["extra"] = json!(1);
                 v
             },
-            "unknown key \"extra\"",
+            Some("extra"),
+            "unknown key (expected python, psutil, native_provider, packages, dependencies)",
         ),
         (
             {
@@ -536,7 +560,8 @@ fn a_malformed_runtime_identity_is_refused() {
                 v.as_object_mut().unwrap().remove("dependencies");
                 v
             },
-            "dependencies: missing",
+            Some("dependencies"),
+            "missing (required)",
         ),
         (
             {
@@ -544,7 +569,8 @@ fn a_malformed_runtime_identity_is_refused() {
                 v.as_object_mut().unwrap().remove("python");
                 v
             },
-            "python: missing",
+            Some("python"),
+            "missing (required)",
         ),
         (
             {
@@ -552,7 +578,8 @@ fn a_malformed_runtime_identity_is_refused() {
                 v["psutil"] = json!(6);
                 v
             },
-            "psutil: must be a string",
+            Some("psutil"),
+            "must be a string, not an integer",
         ),
         (
             {
@@ -560,7 +587,8 @@ fn a_malformed_runtime_identity_is_refused() {
                 v["packages"] = json!({"p": 1});
                 v
             },
-            "packages.p: must be a version string",
+            Some("packages.p"),
+            "must be a version string, not an integer",
         ),
         (
             {
@@ -568,7 +596,8 @@ fn a_malformed_runtime_identity_is_refused() {
                 v["dependencies"] = json!(["p"]);
                 v
             },
-            "dependencies[0]",
+            Some("dependencies[0]"),
+            "must be a \"name==version\" string, not \"p\"",
         ),
         (
             {
@@ -576,7 +605,8 @@ fn a_malformed_runtime_identity_is_refused() {
                 v["dependencies"] = json!(["==1"]);
                 v
             },
-            "dependencies[0]",
+            Some("dependencies[0]"),
+            "must be a \"name==version\" string, not \"==1\"",
         ),
         (
             {
@@ -584,7 +614,8 @@ fn a_malformed_runtime_identity_is_refused() {
                 v["dependencies"] = json!({"sha256": "xyz"});
                 v
             },
-            "dependencies.sha256",
+            Some("dependencies.sha256"),
+            "must be 64 lowercase hex digits, not \"xyz\"",
         ),
         (
             {
@@ -592,7 +623,8 @@ fn a_malformed_runtime_identity_is_refused() {
                 v["dependencies"] = json!({"sha256": hex('a', 64), "n": 1});
                 v
             },
-            "dependencies.n",
+            Some("dependencies.n"),
+            "unknown key (a freeze object holds only sha256)",
         ),
         (
             {
@@ -600,13 +632,26 @@ fn a_malformed_runtime_identity_is_refused() {
                 v["dependencies"] = json!("p==1");
                 v
             },
-            "dependencies: must be a list",
+            Some("dependencies"),
+            "must be a list of \"name==version\" strings or an object with a sha256, not a string",
         ),
     ];
-    for (v, needle) in cases {
-        assert_reason(&refusal(runtime(&v)), &["rt.json", needle]);
+    for (v, field, sentence) in cases {
+        assert_only_reason!(
+            refusal(runtime(&v)),
+            place = ["rt.json"],
+            field = field,
+            rule = None,
+            sentence = sentence
+        );
     }
     // Duplicate keys are refused by the strict parser.
     let e = parse_runtime_identity(br#"{"python": "a", "python": "b"}"#, "rt.json", u64::MAX);
-    assert_reason(&refusal(e), &["rt.json"]);
+    assert_reason!(
+        refusal(e),
+        place = ["rt.json"],
+        row = None,
+        field = None,
+        rule = None
+    );
 }
