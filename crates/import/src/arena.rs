@@ -1065,15 +1065,16 @@ mod tests {
         read_attempt(&open_store(tmp.path())?, id)
     }
 
-    fn refused_with(r: Result<impl std::fmt::Debug>, needle: &str) {
-        let e = r.unwrap_err();
-        assert_eq!(e.exit_code(), 2, "{e}");
+    /// Assert that `r` is refused, one of its reasons found at the store (its file, or the
+    /// attempt as `<store>#a1`: a temporary path, not compared), then at `within` (`attempt
+    /// a1`), saying `sentence` (whole).
+    #[track_caller]
+    fn refused_with(r: Result<impl std::fmt::Debug>, within: &[&str], sentence: &str) {
+        let reasons = crate::testutil::refusal(r);
+        let found = crate::testutil::assert_reason!(reasons, sentence = sentence);
         assert!(
-            crate::testutil::texts(&e)
-                .iter()
-                .any(|r| r.contains(needle)),
-            "{needle:?} not in {:?}",
-            crate::testutil::texts(&e)
+            found.place.len() == within.len() + 1 && found.place[1..] == *within,
+            "{found:?}"
         );
     }
 
@@ -1123,7 +1124,11 @@ mod tests {
     fn empty_file_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join(DB_FILE), "").unwrap();
-        refused_with(open_store(tmp.path()), "empty file, not an Arena store");
+        refused_with(
+            open_store(tmp.path()),
+            &[],
+            "empty file, not an Arena store",
+        );
     }
 
     #[test]
@@ -1132,15 +1137,10 @@ mod tests {
         store_from_sql(tmp.path(), "CREATE TABLE other (x);");
         let e = open_store(tmp.path()).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert_eq!(
-            crate::testutil::texts(&e).len(),
-            5,
-            "{:?}",
-            crate::testutil::texts(&e)
-        );
-        assert!(
-            crate::testutil::texts(&e)[0].contains("not an Arena store: table store is missing")
-        );
+        let r = crate::testutil::refusal(Err::<(), _>(e));
+        assert_eq!(r.len(), 5, "{r:?}");
+        assert_eq!(r[0].place[1..], ["not an Arena store"], "{r:?}");
+        assert_eq!(r[0].sentence, "table store is missing");
     }
 
     #[test]
@@ -1150,12 +1150,9 @@ mod tests {
             .replace("plan_approval TEXT,", "")
             .replace("ref TEXT NOT NULL", "ref TEXT NOT NULL, note TEXT");
         store_from_sql(tmp.path(), &sql);
-        let e = open_store(tmp.path()).unwrap_err();
+        let r = crate::testutil::refusal(open_store(tmp.path()));
         assert_eq!(
-            crate::testutil::texts(&e)
-                .iter()
-                .map(|r| r.rsplit(": ").next().unwrap())
-                .collect::<Vec<_>>(),
+            r.iter().map(|r| r.sentence.as_str()).collect::<Vec<_>>(),
             [
                 "table attempts lacks column plan_approval",
                 "table evidence has unknown column note"
@@ -1172,11 +1169,23 @@ mod tests {
     #[test]
     fn schema_version_must_be_1() {
         let tmp = store("UPDATE store SET value = '2' WHERE key = 'schema_version';");
-        refused_with(open_store(tmp.path()), "schema_version is \"2\", not \"1\"");
+        refused_with(
+            open_store(tmp.path()),
+            &["not an Arena store"],
+            "store schema_version is \"2\", not \"1\"",
+        );
         let tmp = store("DELETE FROM store WHERE key = 'schema_version';");
-        refused_with(open_store(tmp.path()), "store has no schema_version");
+        refused_with(
+            open_store(tmp.path()),
+            &["not an Arena store"],
+            "store has no schema_version",
+        );
         let tmp = store("UPDATE store SET value = x'31' WHERE key = 'schema_version';");
-        refused_with(open_store(tmp.path()), "schema_version is not UTF-8 text");
+        refused_with(
+            open_store(tmp.path()),
+            &["not an Arena store"],
+            "store schema_version is not UTF-8 text",
+        );
         // An integer 1 is stored as the text '1' under TEXT affinity.
         let tmp = store("UPDATE store SET value = 1 WHERE key = 'schema_version';");
         assert!(open_store(tmp.path()).is_ok());
@@ -1185,9 +1194,17 @@ mod tests {
     #[test]
     fn store_id_must_be_present() {
         let tmp = store("DELETE FROM store WHERE key = 'store_id';");
-        refused_with(open_store(tmp.path()), "store has no store_id");
+        refused_with(
+            open_store(tmp.path()),
+            &["not an Arena store"],
+            "store has no store_id",
+        );
         let tmp = store("UPDATE store SET value = '' WHERE key = 'store_id';");
-        refused_with(open_store(tmp.path()), "store_id is empty");
+        refused_with(
+            open_store(tmp.path()),
+            &["not an Arena store"],
+            "store store_id is empty",
+        );
     }
 
     #[test]
@@ -1337,13 +1354,21 @@ mod tests {
     #[test]
     fn unknown_attempt_is_refused() {
         let tmp = store("");
-        refused_with(read(&tmp, "zz"), "attempt zz: no such attempt in the store");
+        refused_with(
+            read(&tmp, "zz"),
+            &["attempt zz"],
+            "no such attempt in the store",
+        );
     }
 
     #[test]
     fn running_attempt_is_refused() {
         let tmp = store("");
-        refused_with(read(&tmp, "a2"), "is still RUNNING");
+        refused_with(
+            read(&tmp, "a2"),
+            &["attempt a2"],
+            "is still RUNNING (verdict NULL): import it once it finishes",
+        );
     }
 
     #[test]
@@ -1351,7 +1376,8 @@ mod tests {
         let tmp = store("UPDATE attempts SET status = 'FAILED' WHERE attempt_id = 'a2';");
         refused_with(
             read(&tmp, "a2"),
-            "NULL verdict with status FAILED, not RUNNING",
+            &["attempt a2"],
+            "has a NULL verdict with status FAILED, not RUNNING",
         );
     }
 
@@ -1370,7 +1396,11 @@ mod tests {
     #[test]
     fn empty_verdict_is_refused() {
         let tmp = store("UPDATE attempts SET verdict = '' WHERE attempt_id = 'a1';");
-        refused_with(read(&tmp, "a1"), "attempts.verdict is empty");
+        refused_with(
+            read(&tmp, "a1"),
+            &["attempt a1"],
+            "attempts.verdict is empty",
+        );
     }
 
     #[test]
@@ -1380,6 +1410,7 @@ mod tests {
         );
         refused_with(
             read(&tmp, "a1"),
+            &["attempt a1"],
             "names case gone, which is not in the store",
         );
     }
@@ -1389,14 +1420,16 @@ mod tests {
         let tmp = store(&format!(
             "UPDATE cases SET definition = '{{}}' WHERE case_id = '{CASE}';"
         ));
-        let e = read(&tmp, "a1").unwrap_err();
-        let r = crate::testutil::texts(&e).join("\n");
-        assert!(r.contains(&sha256_hex(b"{}")), "{r}");
-        assert!(
-            r.contains(&format!("not its definition_digest {}", digest())),
-            "{r}"
+        let r = crate::testutil::refusal(read(&tmp, "a1"));
+        crate::testutil::assert_only_reason!(
+            r,
+            sentence = format!(
+                "case {CASE}: its definition hashes to {}, not its definition_digest {}: the \
+                 definition changed",
+                sha256_hex(b"{}"),
+                digest()
+            )
         );
-        assert_eq!(crate::testutil::texts(&e).len(), 1, "{r}");
     }
 
     #[test]
@@ -1406,15 +1439,15 @@ mod tests {
         let tmp = store(&format!(
             "UPDATE cases SET definition = '{new_def}', definition_digest = '{new_digest}';"
         ));
-        let e = read(&tmp, "a1").unwrap_err();
-        assert_eq!(crate::testutil::texts(&e).len(), 1);
-        let r = &crate::testutil::texts(&e)[0];
-        assert!(
-            r.contains(&format!("definition_digest {new_digest}")),
-            "{r}"
+        let r = crate::testutil::refusal(read(&tmp, "a1"));
+        crate::testutil::assert_only_reason!(
+            r,
+            sentence = format!(
+                "case {CASE}: definition_digest {new_digest} differs from the attempt's \
+                 case_digest {}: the definition changed after the attempt",
+                digest()
+            )
         );
-        assert!(r.contains(&format!("case_digest {}", digest())), "{r}");
-        assert!(r.contains("changed after the attempt"), "{r}");
     }
 
     #[test]
@@ -1423,13 +1456,25 @@ mod tests {
         let tmp = store(&format!(
             "UPDATE cases SET definition_digest = '{upper}'; UPDATE attempts SET case_digest = '{upper}';"
         ));
-        refused_with(read(&tmp, "a1"), "not its definition_digest");
+        let s = format!(
+            "case {CASE}: its definition hashes to {}, not its definition_digest {}: the \
+             definition changed",
+            digest(),
+            digest().to_uppercase()
+        );
+        refused_with(read(&tmp, "a1"), &["attempt a1"], &s);
     }
 
     #[test]
     fn checks_ok_must_be_0_or_1() {
         assert!(read(&store("UPDATE checks SET ok = 0;"), "a1").is_ok());
-        for bad in ["2", "-1", "'yes'", "1.5", "NULL"] {
+        for (bad, shown) in [
+            ("2", "INTEGER 2"),
+            ("-1", "INTEGER -1"),
+            ("'yes'", "text \"yes\""),
+            ("1.5", "REAL 1.5"),
+            ("NULL", "NULL"),
+        ] {
             let tmp = tempfile::tempdir().unwrap();
             // Without the NOT NULL constraint, to reach the NULL case.
             let sql = store_sql().replace("ok INTEGER NOT NULL", "ok INTEGER");
@@ -1438,7 +1483,8 @@ mod tests {
                 tmp.path(),
                 &format!("UPDATE checks SET ok = {bad} WHERE name = 'test_a';"),
             );
-            refused_with(read(&tmp, "a1"), "check test_a: ok must be 0 or 1");
+            let s = format!("check test_a: ok must be 0 or 1, not {shown}");
+            refused_with(read(&tmp, "a1"), &["attempt a1"], &s);
         }
         // The text '1' becomes the integer 1 under INTEGER affinity.
         assert!(read(&store("UPDATE checks SET ok = '1';"), "a1").is_ok());
@@ -1446,21 +1492,30 @@ mod tests {
 
     #[test]
     fn required_checks_must_be_a_json_list_of_strings() {
-        for (bad, needle) in [
-            ("not json", "cases.required_checks is not valid JSON"),
+        for (bad, said) in [
+            (
+                "not json",
+                "cases.required_checks is not valid JSON: expected ident at line 1 column 2",
+            ),
             (
                 "[\"a\", \"a\"] x",
-                "cases.required_checks is not valid JSON",
+                "cases.required_checks is not valid JSON: trailing characters at line 1 column 12",
             ),
-            ("{\"a\": 1, \"a\": 2}", "duplicate key"),
+            (
+                "{\"a\": 1, \"a\": 2}",
+                "cases.required_checks is not valid JSON: duplicate key \"a\" at line 1 column 12",
+            ),
             (
                 "{}",
                 "cases.required_checks must be a JSON list of strings, not an object",
             ),
-            ("[\"a\", 1]", "cases.required_checks[1] must be a string"),
+            (
+                "[\"a\", 1]",
+                "cases.required_checks[1] must be a string, not an integer",
+            ),
         ] {
             let tmp = store(&format!("UPDATE cases SET required_checks = '{bad}';"));
-            refused_with(read(&tmp, "a1"), needle);
+            refused_with(read(&tmp, "a1"), &["attempt a1"], said);
         }
         let tmp = store("UPDATE cases SET required_checks = '[]';");
         assert!(read(&tmp, "a1").unwrap().case.required_checks.is_empty());
@@ -1471,18 +1526,18 @@ mod tests {
         let tmp = store("UPDATE attempts SET runner_options = '[1]' WHERE attempt_id = 'a1';");
         refused_with(
             read(&tmp, "a1"),
-            "attempts.runner_options[0] must be a string",
+            &["attempt a1"],
+            "attempts.runner_options[0] must be a string, not an integer",
         );
         let tmp = store("UPDATE attempts SET runner_options = '' WHERE attempt_id = 'a1';");
         refused_with(
-            read(&tmp, "a1"),
-            "attempts.runner_options is not valid JSON",
+            read(&tmp, "a1"), &["attempt a1"], "attempts.runner_options is not valid JSON: EOF while parsing a value at line 1 column 0",
         );
     }
 
     #[test]
     fn wrong_storage_classes_are_refused_naming_the_column() {
-        for (sql, needle) in [
+        for (sql, said) in [
             (
                 "UPDATE attempts SET mode = x'6c697665' WHERE attempt_id = 'a1';",
                 "attempts.mode holds a BLOB",
@@ -1493,7 +1548,7 @@ mod tests {
             ),
             (
                 "UPDATE attempts SET elapsed_seconds = -1 WHERE attempt_id = 'a1';",
-                "attempts.elapsed_seconds must be a nonnegative number",
+                "attempts.elapsed_seconds must be a nonnegative number, not REAL -1.0",
             ),
             (
                 "UPDATE attempts SET elapsed_seconds = 1e999 WHERE attempt_id = 'a1';",
@@ -1521,7 +1576,7 @@ mod tests {
             ),
         ] {
             let tmp = store(sql);
-            refused_with(read(&tmp, "a1"), needle);
+            refused_with(read(&tmp, "a1"), &["attempt a1"], said);
         }
     }
 
@@ -1531,7 +1586,11 @@ mod tests {
         let sql = store_sql().replace("mode TEXT NOT NULL", "mode TEXT");
         store_from_sql(tmp.path(), &sql);
         store_from_sql(tmp.path(), "UPDATE attempts SET mode = NULL;");
-        refused_with(read(&tmp, "a1"), "attempts.mode must be text, not NULL");
+        refused_with(
+            read(&tmp, "a1"),
+            &["attempt a1"],
+            "attempts.mode must be text, not NULL",
+        );
     }
 
     #[test]
@@ -1542,6 +1601,7 @@ mod tests {
         store_from_sql(tmp.path(), "UPDATE attempts SET status = 7;");
         refused_with(
             read(&tmp, "a1"),
+            &["attempt a1"],
             "attempts.status must be text, not INTEGER 7",
         );
     }
@@ -1577,7 +1637,11 @@ mod tests {
         );
         let a = read(&tmp, "a1").unwrap();
         assert!(a.decisions().is_empty());
-        refused_with(a.check_reason(), "native outcome FAIL has no reason");
+        refused_with(
+            a.check_reason(),
+            &[],
+            "native outcome FAIL has no reason; the import never invents one",
+        );
     }
 
     #[test]
@@ -1591,8 +1655,7 @@ mod tests {
         }
         let tmp = store("UPDATE attempts SET mode = 'dry-run';");
         refused_with(
-            read(&tmp, "a1").unwrap().evidence(),
-            "#a1: mode \"dry-run\"",
+            read(&tmp, "a1").unwrap().evidence(), &[], "mode \"dry-run\" is not one the import knows (live, fake, or a mode containing -hybrid)",
         );
     }
 
@@ -1638,10 +1701,18 @@ mod tests {
         let store = open_store_with(tmp.path(), Duration::from_millis(200)).unwrap();
         let a = read_attempt(&store, "a1").unwrap();
         assert_eq!(a.checks.len(), 2, "the uncommitted check is not seen");
-        refused_with(read_attempt(&store, "a3"), "no such attempt");
+        refused_with(
+            read_attempt(&store, "a3"),
+            &["attempt a3"],
+            "no such attempt in the store",
+        );
         writer.execute_batch("COMMIT;").unwrap();
         // The store is read as of its private copy; opened again, it shows the commit.
-        refused_with(read_attempt(&store, "a3"), "no such attempt");
+        refused_with(
+            read_attempt(&store, "a3"),
+            &["attempt a3"],
+            "no such attempt in the store",
+        );
         let store = open_store(tmp.path()).unwrap();
         assert_eq!(read_attempt(&store, "a3").unwrap().verdict, "PASS");
     }
@@ -1671,7 +1742,11 @@ mod tests {
         insert_a3(&writer);
         let store = open_store_with(tmp.path(), Duration::from_millis(200)).unwrap();
         assert_eq!(read_attempt(&store, "a1").unwrap().checks.len(), 2);
-        refused_with(read_attempt(&store, "a3"), "no such attempt");
+        refused_with(
+            read_attempt(&store, "a3"),
+            &["attempt a3"],
+            "no such attempt in the store",
+        );
         drop(store);
         writer.execute_batch("COMMIT;").unwrap();
     }

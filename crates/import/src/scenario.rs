@@ -365,7 +365,7 @@ impl<'a, 'r> Obj<'a, 'r> {
         };
         for key in map.keys() {
             if !allowed.contains(&key.as_str()) {
-                reasons.push(format!("unknown key {}", join(at, key)));
+                reasons.push(crate::refusal::Reason::new("unknown key").field(join(at, key)));
             }
         }
         Some(Obj {
@@ -518,17 +518,22 @@ fn parse(value: &Value, reasons: &mut Reasons) -> Option<ScenarioRecord> {
     let mut o = Obj::open(value, "", TOP, reasons)?;
     match o.string("format", true) {
         Some(f) if f == FORMAT => {}
-        Some(f) => o.reasons.push(format!("format: {f:?} is not {FORMAT:?}")),
+        Some(f) => o
+            .reasons
+            .push(crate::refusal::Reason::new(format!("{f:?} is not {FORMAT:?}")).field("format")),
         None => {}
     }
     let run_id = o.non_empty("run_id");
     let scenario = o.string("scenario", true);
     if let Some(s) = &scenario {
         if !valid_task_name(s) {
-            o.reasons.push(format!(
-                "scenario: {s:?} is not a task name ([A-Za-z0-9][A-Za-z0-9._-]*, at most 100 \
-                 characters, no ..)"
-            ));
+            o.reasons.push(
+                crate::refusal::Reason::new(format!(
+                    "{s:?} is not a task name ([A-Za-z0-9][A-Za-z0-9._-]*, at most 100 \
+                     characters, no ..)"
+                ))
+                .field("scenario"),
+            );
         }
     }
     let mode = o.string("mode", true);
@@ -536,7 +541,8 @@ fn parse(value: &Value, reasons: &mut Reasons) -> Option<ScenarioRecord> {
     let tools_dirty = o.boolean("tools_dirty");
     let verdict = o.non_empty("verdict");
     if !o.map.contains_key("autocode_status") {
-        o.reasons.push("autocode_status: missing (required)");
+        o.reasons
+            .push(crate::refusal::Reason::new("missing (required)").field("autocode_status"));
     }
     let autocode_status = o.string("autocode_status", false);
     let reason = o.string("reason", false);
@@ -654,10 +660,10 @@ fn parse_profile(value: &Value, reasons: &mut Reasons) -> Option<ScenarioProfile
     for (i, item) in items.iter().enumerate() {
         match item {
             Value::String(s) => argv.push(s.clone()),
-            v => reasons.push(format!(
-                "profile.argv[{i}]: must be a string, not {}",
-                type_name(v)
-            )),
+            v => reasons.push(
+                crate::refusal::Reason::new(format!("must be a string, not {}", type_name(v)))
+                    .field(format!("profile.argv[{i}]")),
+            ),
         }
     }
     Some(ScenarioProfile { name, argv })
@@ -681,10 +687,13 @@ fn parse_status_view(value: &Value, reasons: &mut Reasons) -> Option<StatusView>
                     _ => false,
                 };
                 if !fine {
-                    reasons.push(format!(
-                        "status_view.usage.{k}: must be a nonnegative number or null, not {}",
-                        type_name(v)
-                    ));
+                    reasons.push(
+                        crate::refusal::Reason::new(format!(
+                            "must be a nonnegative number or null, not {}",
+                            type_name(v)
+                        ))
+                        .field(format!("status_view.usage.{k}")),
+                    );
                 }
             }
             Some(map.clone())
@@ -760,15 +769,18 @@ mod tests {
         e
     }
 
-    fn refused_with(value: &Value, needle: &str) {
+    /// Assert that the record is refused, one of its reasons about the member `field` (`None`:
+    /// the record as a whole) and saying `sentence` (whole).
+    #[track_caller]
+    fn refused_with(value: &Value, field: Option<&str>, sentence: &str) {
         let e = load_value(value).unwrap_err();
         assert_eq!(e.exit_code(), 2, "{e}");
-        assert!(
-            crate::testutil::texts(&e)
-                .iter()
-                .any(|r| r.contains(needle)),
-            "{needle:?} not in {:?}",
-            crate::testutil::texts(&e)
+        crate::testutil::assert_reason!(
+            crate::testutil::refusal(Err::<(), _>(e)),
+            row = None,
+            field = field,
+            rule = None,
+            sentence = sentence
         );
     }
 
@@ -802,31 +814,40 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("attempt.json"), "{}").unwrap();
         for p in [tmp.path().to_path_buf(), tmp.path().join("result.json")] {
-            let e = load(&p, MAX).unwrap_err();
-            assert_eq!(e.exit_code(), 2);
-            let r = &crate::testutil::texts(&e)[0];
-            assert!(r.contains("admitted but never graded"), "{r}");
-            assert!(r.contains("import it once it finishes"), "{r}");
-            assert!(r.contains("put"), "{r}");
+            let r = crate::testutil::refusal(load(&p, MAX));
+            crate::testutil::assert_only_reason!(
+                r,
+                place = [tmp.path().display().to_string()],
+                row = None,
+                field = None,
+                rule = None,
+                sentence = "scenario run admitted but never graded (attempt.json without \
+                            result.json): import it once it finishes, or write its row with \
+                            `git ledger put`"
+            );
         }
     }
 
     #[test]
     fn directory_with_neither_file_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        let e = load(tmp.path(), MAX).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert!(crate::testutil::texts(&e)[0].contains("not a scenario evidence directory"));
+        crate::testutil::assert_only_reason!(
+            crate::testutil::refusal(load(tmp.path(), MAX)),
+            place = [tmp.path().display().to_string()],
+            field = None,
+            sentence = "neither result.json nor attempt.json: not a scenario evidence directory"
+        );
     }
 
     #[test]
     fn missing_path_is_a_failure() {
         let tmp = tempfile::tempdir().unwrap();
-        let e = load(&tmp.path().join("nope"), MAX).unwrap_err();
+        let nope = tmp.path().join("nope");
+        let e = load(&nope, MAX).unwrap_err();
         assert_eq!(e.exit_code(), 1);
-        assert!(
-            crate::testutil::texts(&e)[0].contains("no such file"),
-            "{e}"
+        assert_eq!(
+            e.message().unwrap(),
+            format!("{}: no such file or directory", nope.display())
         );
     }
 
@@ -840,7 +861,12 @@ mod tests {
         std::os::unix::fs::symlink(&a, &b).unwrap();
         let e = load(&a, MAX).unwrap_err();
         assert_eq!(e.exit_code(), 1);
-        assert!(crate::testutil::texts(&e)[0].contains("cannot read"), "{e}");
+        // (The rest is the system's words for the loop.)
+        let m = e.message().unwrap();
+        assert!(
+            m.starts_with(&format!("{}: cannot read: ", a.display())),
+            "{m}"
+        );
     }
 
     #[test]
@@ -849,35 +875,48 @@ mod tests {
         std::fs::create_dir(tmp.path().join("result.json")).unwrap();
         let e = load(tmp.path(), MAX).unwrap_err();
         assert_eq!(e.exit_code(), 1);
-        assert!(
-            crate::testutil::texts(&e)[0].contains("not a regular file"),
-            "{e}"
+        assert_eq!(
+            e.message().unwrap(),
+            format!(
+                "{}: is not a regular file",
+                tmp.path().join("result.json").display()
+            )
         );
     }
 
     #[test]
     fn over_the_input_bound_is_refused() {
         let (_tmp, dir) = write_run(&example());
-        let e = load(&dir, 10).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert!(crate::testutil::texts(&e)[0].contains("input bound"));
+        let result = dir.join("result.json");
+        let len = std::fs::metadata(&result).unwrap().len();
+        crate::testutil::assert_only_reason!(
+            crate::testutil::refusal(load(&dir, 10)),
+            place = [result.display().to_string()],
+            field = None,
+            sentence =
+                format!("{len} bytes is over the input bound of 10 bytes (--max-input-bytes)")
+        );
     }
 
     #[test]
     fn invalid_json_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        for bad in [
-            &b"{\"format\": 1, \"format\": 2}"[..],
-            b"",
-            b"\xff",
-            b"{} x",
+        for (bad, said) in [
+            (
+                &b"{\"format\": 1, \"format\": 2}"[..],
+                "duplicate key \"format\" at line 1 column 22",
+            ),
+            (b"", "EOF while parsing a value at line 1 column 0"),
+            (b"\xff", "expected value at line 1 column 1"),
+            (b"{} x", "trailing characters at line 1 column 4"),
         ] {
-            std::fs::write(tmp.path().join("result.json"), bad).unwrap();
-            let e = load(tmp.path(), MAX).unwrap_err();
-            assert_eq!(e.exit_code(), 2, "{e}");
-            assert!(
-                crate::testutil::texts(&e)[0].contains("not valid JSON"),
-                "{e}"
+            let result = tmp.path().join("result.json");
+            std::fs::write(&result, bad).unwrap();
+            crate::testutil::assert_only_reason!(
+                crate::testutil::refusal(load(tmp.path(), MAX)),
+                place = [result.display().to_string()],
+                field = None,
+                sentence = format!("not valid JSON: {said}")
             );
         }
     }
@@ -896,47 +935,45 @@ mod tests {
 
     #[test]
     fn not_an_object_is_refused() {
-        refused_with(&json!([1]), "the record: must be an object");
+        refused_with(&json!([1]), None, "must be an object, not a list");
     }
 
     #[test]
     fn unknown_keys_are_refused_at_every_level() {
-        refused_with(&with("extra", json!(1)), "unknown key extra");
+        refused_with(&with("extra", json!(1)), Some("extra"), "unknown key");
         let mut e = example();
         e["oracle"]["x"] = json!(1);
-        refused_with(&e, "unknown key oracle.x");
+        refused_with(&e, Some("oracle.x"), "unknown key");
         let mut e = example();
         e["oracle"]["checks"][0]["x"] = json!(1);
-        refused_with(&e, "unknown key oracle.checks[0].x");
+        refused_with(&e, Some("oracle.checks[0].x"), "unknown key");
         let mut e = example();
         e["profile"]["x"] = json!(1);
-        refused_with(&e, "unknown key profile.x");
+        refused_with(&e, Some("profile.x"), "unknown key");
         let mut e = example();
         e["harness"]["x"] = json!(1);
-        refused_with(&e, "unknown key harness.x");
+        refused_with(&e, Some("harness.x"), "unknown key");
         let mut e = example();
         e["status_view"]["x"] = json!(1);
-        refused_with(&e, "unknown key status_view.x");
+        refused_with(&e, Some("status_view.x"), "unknown key");
         let mut e = example();
         e["answers"][0]["x"] = json!(1);
-        refused_with(&e, "unknown key answers[0].x");
+        refused_with(&e, Some("answers[0].x"), "unknown key");
         let mut e = example();
         e["gates"][0]["x"] = json!(1);
-        refused_with(&e, "unknown key gates[0].x");
+        refused_with(&e, Some("gates[0].x"), "unknown key");
     }
 
     #[test]
     fn required_fields_are_refused_when_missing_or_null() {
         for key in ["format", "run_id", "scenario", "mode", "verdict"] {
-            refused_with(&without(key), &format!("{key}: missing (required)"));
-            refused_with(
-                &with(key, Value::Null),
-                &format!("{key}: missing (required)"),
-            );
+            refused_with(&without(key), Some(key), "missing (required)");
+            refused_with(&with(key, Value::Null), Some(key), "missing (required)");
         }
         refused_with(
             &without("autocode_status"),
-            "autocode_status: missing (required)",
+            Some("autocode_status"),
+            "missing (required)",
         );
     }
 
@@ -959,27 +996,40 @@ mod tests {
             "{reasons:?}"
         );
         let fields: Vec<_> = reasons.iter().map(|r| r.field.as_deref()).collect();
-        assert_eq!(fields, [None, Some("run_id"), Some("verdict")]);
+        assert_eq!(fields, [Some("extra"), Some("run_id"), Some("verdict")]);
     }
 
     #[test]
     fn wrong_format_is_refused() {
         refused_with(
             &with("format", json!("scenario-result/2")),
-            "is not \"scenario-result/1\"",
+            Some("format"),
+            "\"scenario-result/2\" is not \"scenario-result/1\"",
         );
     }
 
     #[test]
     fn empty_run_id_and_verdict_are_refused() {
-        refused_with(&with("run_id", json!("")), "run_id: must not be empty");
-        refused_with(&with("verdict", json!("")), "verdict: must not be empty");
+        refused_with(
+            &with("run_id", json!("")),
+            Some("run_id"),
+            "must not be empty",
+        );
+        refused_with(
+            &with("verdict", json!("")),
+            Some("verdict"),
+            "must not be empty",
+        );
     }
 
     #[test]
     fn scenario_must_be_a_task_name() {
         for bad in ["", "-x", "a/b", "a..b", &"a".repeat(101)] {
-            refused_with(&with("scenario", json!(bad)), "is not a task name");
+            let s = format!(
+                "{bad:?} is not a task name ([A-Za-z0-9][A-Za-z0-9._-]*, at most 100 characters, \
+                 no ..)"
+            );
+            refused_with(&with("scenario", json!(bad)), Some("scenario"), &s);
         }
         assert!(load_value(&with("scenario", json!("a.b_c-1"))).is_ok());
     }
@@ -988,22 +1038,53 @@ mod tests {
     fn wrong_types_are_refused() {
         refused_with(
             &with("mode", json!(1)),
-            "mode: must be a string, not an integer",
+            Some("mode"),
+            "must be a string, not an integer",
         );
-        refused_with(&with("commit", json!(1)), "commit: must be a string");
+        refused_with(
+            &with("commit", json!(1)),
+            Some("commit"),
+            "must be a string, not an integer",
+        );
         refused_with(
             &with("tools_dirty", json!("no")),
-            "tools_dirty: must be a boolean",
+            Some("tools_dirty"),
+            "must be a boolean, not a string",
         );
-        refused_with(&with("reason", json!([])), "reason: must be a string");
-        refused_with(&with("oracle", json!([])), "oracle: must be an object");
-        refused_with(&with("answers", json!({})), "answers: must be a list");
-        refused_with(&with("gates", json!("x")), "gates: must be a list");
-        refused_with(&with("profile", json!("x")), "profile: must be an object");
-        refused_with(&with("harness", json!(1)), "harness: must be an object");
+        refused_with(
+            &with("reason", json!([])),
+            Some("reason"),
+            "must be a string, not a list",
+        );
+        refused_with(
+            &with("oracle", json!([])),
+            Some("oracle"),
+            "must be an object, not a list",
+        );
+        refused_with(
+            &with("answers", json!({})),
+            Some("answers"),
+            "must be a list, not an object",
+        );
+        refused_with(
+            &with("gates", json!("x")),
+            Some("gates"),
+            "must be a list, not a string",
+        );
+        refused_with(
+            &with("profile", json!("x")),
+            Some("profile"),
+            "must be an object, not a string",
+        );
+        refused_with(
+            &with("harness", json!(1)),
+            Some("harness"),
+            "must be an object, not an integer",
+        );
         refused_with(
             &with("status_view", json!(true)),
-            "status_view: must be an object",
+            Some("status_view"),
+            "must be an object, not a boolean",
         );
     }
 
@@ -1031,19 +1112,23 @@ mod tests {
     fn oracle_checks_need_name_and_boolean_ok() {
         refused_with(
             &with("oracle", json!({})),
-            "oracle.checks: missing (required)",
+            Some("oracle.checks"),
+            "missing (required)",
         );
         refused_with(
             &with("oracle", json!({"checks": [{"name": "t", "ok": 1}]})),
-            "oracle.checks[0].ok: must be a boolean",
+            Some("oracle.checks[0].ok"),
+            "must be a boolean, not an integer",
         );
         refused_with(
             &with("oracle", json!({"checks": [{"ok": true}]})),
-            "oracle.checks[0].name: missing",
+            Some("oracle.checks[0].name"),
+            "missing (required)",
         );
         refused_with(
             &with("oracle", json!({"checks": ["t"]})),
-            "oracle.checks[0]: must be an object",
+            Some("oracle.checks[0]"),
+            "must be an object, not a string",
         );
     }
 
@@ -1068,11 +1153,13 @@ mod tests {
     fn profile_argv_must_be_strings() {
         refused_with(
             &with("profile", json!({"name": "x"})),
-            "profile.argv: missing",
+            Some("profile.argv"),
+            "missing (required)",
         );
         refused_with(
             &with("profile", json!({"argv": ["--a", 1]})),
-            "profile.argv[1]: must be a string",
+            Some("profile.argv[1]"),
+            "must be a string, not an integer",
         );
         let r = load_value(&with("profile", json!({"argv": []}))).unwrap();
         assert_eq!(r.argv(), Some(&[][..]));
@@ -1082,31 +1169,38 @@ mod tests {
     fn amounts_must_be_nonnegative_numbers() {
         refused_with(
             &with("elapsed_seconds", json!(-1)),
-            "elapsed_seconds: must be a nonnegative number",
+            Some("elapsed_seconds"),
+            "must be a nonnegative number, not an integer",
         );
         refused_with(
             &with("harness", json!({"wall_seconds": "1"})),
-            "harness.wall_seconds: must be a nonnegative number",
+            Some("harness.wall_seconds"),
+            "must be a nonnegative number, not a string",
         );
         refused_with(
             &with("status_view", json!({"complete": true, "spent_usd": -0.5})),
-            "status_view.spent_usd: must be a nonnegative number",
+            Some("status_view.spent_usd"),
+            "must be a nonnegative number, not a number",
         );
         refused_with(
             &with("status_view", json!({"usage": {"input_tokens": -1}})),
-            "status_view.usage.input_tokens: must be a nonnegative number or null",
+            Some("status_view.usage.input_tokens"),
+            "must be a nonnegative number or null, not an integer",
         );
         refused_with(
             &with("status_view", json!({"usage": {"x": "1"}})),
-            "status_view.usage.x",
+            Some("status_view.usage.x"),
+            "must be a nonnegative number or null, not a string",
         );
         refused_with(
             &with("status_view", json!({"usage": [1]})),
-            "status_view.usage: must be an object",
+            Some("status_view.usage"),
+            "must be an object, not a list",
         );
         refused_with(
             &with("status_view", json!({"complete": "yes"})),
-            "status_view.complete: must be a boolean",
+            Some("status_view.complete"),
+            "must be a boolean, not a string",
         );
     }
 
@@ -1114,11 +1208,13 @@ mod tests {
     fn cli_calls_is_an_integer_count() {
         refused_with(
             &with("harness", json!({"cli_calls": 2.0})),
-            "harness.cli_calls: must be a nonnegative integer",
+            Some("harness.cli_calls"),
+            "must be a nonnegative integer, not a number",
         );
         refused_with(
             &with("harness", json!({"cli_calls": -2})),
-            "harness.cli_calls: must be a nonnegative integer",
+            Some("harness.cli_calls"),
+            "must be a nonnegative integer, not an integer",
         );
     }
 
@@ -1126,21 +1222,29 @@ mod tests {
     fn answers_and_gates_need_their_fields() {
         refused_with(
             &with("answers", json!([{"question": "q"}])),
-            "answers[0].source: missing",
+            Some("answers[0].source"),
+            "missing (required)",
         );
         refused_with(
             &with("answers", json!([{"source": "s", "answer": 1}])),
-            "answers[0].answer: must be a string",
+            Some("answers[0].answer"),
+            "must be a string, not an integer",
         );
         refused_with(
             &with("gates", json!([{"name": "g"}])),
-            "gates[0].decision: missing",
+            Some("gates[0].decision"),
+            "missing (required)",
         );
         refused_with(
             &with("gates", json!([{"decision": "d"}])),
-            "gates[0].name: missing",
+            Some("gates[0].name"),
+            "missing (required)",
         );
-        refused_with(&with("gates", json!([1])), "gates[0]: must be an object");
+        refused_with(
+            &with("gates", json!([1])),
+            Some("gates[0]"),
+            "must be an object, not an integer",
+        );
     }
 
     // ---- derived values ----------------------------------------------------------------------
@@ -1164,12 +1268,14 @@ mod tests {
             assert_eq!(r.evidence().unwrap(), Evidence::Fixture);
         }
         let r = load_value(&with("mode", json!("replay"))).unwrap();
-        let e = r.evidence().unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert!(
-            crate::testutil::texts(&e)[0].contains("result.json: mode \"replay\""),
-            "{e}"
+        let reasons = crate::testutil::refusal(r.evidence());
+        let found = crate::testutil::assert_only_reason!(
+            reasons,
+            field = None,
+            sentence = "mode \"replay\" is not one the import knows (live, fake, or a mode \
+                        containing -hybrid)"
         );
+        assert_eq!(found.place, [r.result_path.display().to_string()]);
     }
 
     #[test]
