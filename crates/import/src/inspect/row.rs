@@ -297,7 +297,7 @@ pub fn sample_row(
     schedule_id: &str,
     log: &InspectLog,
     sample: &InspectSample,
-) -> std::result::Result<Built, Vec<String>> {
+) -> std::result::Result<Built, Vec<crate::refusal::Reason>> {
     let label = format!("{} (for {schedule_id})", label(log, sample));
     let spec = task.inspect.as_ref().expect("an inspect task");
     let mut r = Vec::new();
@@ -319,9 +319,12 @@ pub fn sample_row(
         )
     });
     let Some(record) = record_id(log, sample) else {
-        r.push(format!(
-            "{label}: the sample has no uuid and the log no eval_id or run_id: no record id"
-        ));
+        r.push(
+            crate::refusal::Reason::new(
+                "the sample has no uuid and the log no eval_id or run_id: no record id",
+            )
+            .at(&label),
+        );
         return Err(r);
     };
     let mut notes = Vec::new();
@@ -377,12 +380,15 @@ pub fn sample_row(
             let mut names = others.clone();
             names.sort_unstable();
             names.dedup();
-            r.push(format!(
-                "{label}: the sample has no score from the declared scorer {} but has scores from {}: the declaration (task {}, inspect.scorer) and the log disagree",
-                spec.scorer,
-                names.join(", "),
-                task.id
-            ));
+            r.push(
+                crate::refusal::Reason::new(format!(
+                    "the sample has no score from the declared scorer {} but has scores from {}: the declaration (task {}, inspect.scorer) and the log disagree",
+                    spec.scorer,
+                    names.join(", "),
+                    task.id
+                ))
+                .at(&label),
+            );
             return Err(r);
         }
         match &v.value {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::zip::{write_archive, Archive};
 use super::*;
-use crate::testutil::{inspect_declaration_value, parse};
+use crate::refusal::{Reason, Rule};
+use crate::testutil::{assert_only_reason, assert_reason, inspect_declaration_value, parse};
 
 /// JSON text of `v`, with the string `"NaN!"` written as the bare token `NaN` (as Inspect does).
 fn text(v: &Value) -> Vec<u8> {
@@ -84,7 +85,7 @@ fn no_lookup(_: &str) -> Resolved {
 }
 
 /// Convert sample `i` of a log for the test declaration.
-fn convert(log: &InspectLog, i: usize) -> std::result::Result<Built, Vec<String>> {
+fn convert(log: &InspectLog, i: usize) -> std::result::Result<Built, Vec<Reason>> {
     convert_with(log, i, &|p| {
         Resolved::Commit(format!("{p}{}", "0".repeat(40 - p.len())))
     })
@@ -94,7 +95,7 @@ fn convert_with(
     log: &InspectLog,
     i: usize,
     lookup: &dyn Fn(&str) -> Resolved,
-) -> std::result::Result<Built, Vec<String>> {
+) -> std::result::Result<Built, Vec<Reason>> {
     let decl = parse(&inspect_declaration_value());
     let s = &log.samples[i];
     let index = SampleIndex::new(&decl);
@@ -107,8 +108,7 @@ fn convert_with(
         lookup,
     };
     let b = sample_row(&decl, &env, task, &schedule_id, log, s)?;
-    crate::ledger::Row::check(&decl, &b.row, "row")
-        .map_err(|r| r.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+    crate::ledger::Row::check(&decl, &b.row, "row")?;
     Ok(b)
 }
 
@@ -330,11 +330,11 @@ fn a_log_still_being_written_reads_its_spec_from_the_journal() {
     // Neither header nor journal: not an Inspect log.
     let p = dir.path().join("c.eval");
     std::fs::write(&p, write_archive(&[("samples/x.json", b"{}", 8)])).unwrap();
-    let e = read_log(&p, 1 << 20).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("neither header.json nor _journal/start.json"),
-        "{e}"
+    assert_only_reason!(
+        crate::testutil::refusal(read_log(&p, 1 << 20)),
+        place = [p.display().to_string()],
+        field = None,
+        sentence = "not an Inspect log: neither header.json nor _journal/start.json"
     );
 }
 
@@ -485,30 +485,39 @@ fn an_inspect_log_that_is_not_strict_json_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("d.json");
     std::fs::write(&p, br#"{"eval": {"task": "arith"}, "eval": {}}"#).unwrap();
-    assert!(read_log(&p, 1 << 20)
-        .unwrap_err()
-        .to_string()
-        .contains("duplicate key"));
+    assert_only_reason!(
+        crate::testutil::refusal(read_log(&p, 1 << 20)),
+        place = [p.display().to_string()],
+        field = None,
+        sentence = "not a valid Inspect log: duplicate key \"eval\" at line 1 column 29"
+    );
     std::fs::write(&p, br#"{"eval": {"task": "arith", "x": nan}}"#).unwrap();
     assert!(read_log(&p, 1 << 20).is_err());
     std::fs::write(&p, br#"{"eval": {"task": "arith", "x": NaN}} x"#).unwrap();
-    assert!(read_log(&p, 1 << 20)
-        .unwrap_err()
-        .to_string()
-        .contains("trailing"));
+    assert_only_reason!(
+        crate::testutil::refusal(read_log(&p, 1 << 20)),
+        place = [p.display().to_string()],
+        field = None,
+        sentence = "not a valid Inspect log: trailing characters at line 1 column 39"
+    );
     std::fs::write(&p, br#"{"eval": {"task": "arith", "x": NaN}}"#).unwrap();
     assert!(read_log(&p, 1 << 20).is_ok());
     // Over the input bound before parsing.
-    assert!(read_log(&p, 10)
-        .unwrap_err()
-        .to_string()
-        .contains("input bound"));
+    assert_only_reason!(
+        crate::testutil::refusal(read_log(&p, 10)),
+        place = [p.display().to_string()],
+        field = None,
+        sentence = "37 bytes is over the input bound of 10 bytes (--max-input-bytes)"
+    );
     let q = dir.path().join("d.txt");
     std::fs::write(&q, b"{}").unwrap();
-    assert!(read_log(&q, 1 << 20)
-        .unwrap_err()
-        .to_string()
-        .contains("not an Inspect log"));
+    assert_only_reason!(
+        crate::testutil::refusal(read_log(&q, 1 << 20)),
+        place = [q.display().to_string()],
+        field = None,
+        sentence =
+            "not an Inspect log: --inspect takes .eval or .json logs, or a directory of them"
+    );
 }
 
 // --- the mapping ----------------------------------------------------------------------------
@@ -618,11 +627,16 @@ fn scores_but_none_from_the_declared_scorer_are_refused_naming_them() {
     let mut s = sample(json!("add-1"), 1, json!("C"));
     s["scores"] = json!({"includes": {"value": "C"}, "exact": {"value": "I"}});
     let r = convert(&one(dir.path(), s), 0).map(|b| b.row).unwrap_err();
-    assert_eq!(r.len(), 1, "{r:?}");
-    assert!(
-        r[0].contains("the sample has no score from the declared scorer match but has scores from exact, includes: the declaration (task inspect/arith-add-1, inspect.scorer) and the log disagree"),
-        "{r:?}"
+    let found = assert_only_reason!(
+        r,
+        row = None,
+        field = None,
+        rule = None,
+        sentence = "the sample has no score from the declared scorer match but has scores from \
+                    exact, includes: the declaration (task inspect/arith-add-1, inspect.scorer) \
+                    and the log disagree"
     );
+    assert_eq!(found.place.len(), 1, "at the sample: {found:?}");
     // An errored sample is an ERROR whatever it was scored by.
     let mut s = sample(json!("add-1"), 1, json!("C"));
     s["scores"] = json!({"includes": {"value": "C"}});
@@ -776,10 +790,14 @@ fn a_mockllm_model_is_fixture_evidence() {
     // The row says fixture, which the row check refuses for a live task (a relabeled row);
     // the hint says why the class is fixture.
     let e = convert(&log, 0).unwrap_err();
-    assert!(
-        e.iter()
-            .any(|r| r.contains("row inspect/arith-add-1/01: evidence: is \"fixture\"")),
-        "{e:?}"
+    assert_reason!(
+        e,
+        row = "inspect/arith-add-1/01",
+        field = "evidence",
+        rule = Rule::Ledger(4),
+        sentence =
+            "is \"fixture\" but task inspect/arith-add-1 is declared live (a fixture row is \
+                    never relabeled live, nor the reverse)"
     );
     let hint = sample_hint(&log, 0).expect("a hint");
     assert!(
@@ -800,9 +818,13 @@ fn a_mockllm_model_is_fixture_evidence() {
     );
     let live = read_log(&p, 1 << 20).unwrap();
     let e = convert(&live, 0).unwrap_err();
-    assert!(
-        e.iter().any(|r| r.contains("evidence: is \"live\"")),
-        "{e:?}"
+    assert_reason!(
+        e,
+        row = "inspect/arith-2/01",
+        field = "evidence",
+        rule = Rule::Ledger(4),
+        sentence = "is \"live\" but task inspect/arith-2 is declared fixture (a fixture row is \
+                    never relabeled live, nor the reverse)"
     );
     let hint = sample_hint(&live, 0).expect("a hint");
     assert!(hint.contains("is live evidence"), "{hint}");
