@@ -346,9 +346,11 @@ mod tests {
         Card::from_bytes(&crate::json::canonical(&v))
     }
 
-    fn only(card: &Card) -> (Reason, String) {
+    /// The card's one problem: its reason, its text and the field it names.
+    fn only(card: &Card) -> (Reason, String, Option<String>) {
         assert_eq!(card.problems.len(), 1, "{:#?}", card.problems);
-        (card.problems[0].reason, card.problems[0].message.clone())
+        let p = &card.problems[0];
+        (p.reason, p.message.clone(), p.field.clone())
     }
 
     #[test]
@@ -375,9 +377,16 @@ mod tests {
                     Some(v) => t[field] = v.clone(),
                 }
                 let c = card(json!({"tasks": [t]}));
-                let (reason, msg) = only(&c);
+                let (reason, msg, named) = only(&c);
                 assert_eq!(reason, Reason::EnvelopeMismatch, "{field}: {msg}");
-                assert!(msg.contains(field) && msg.contains("incomplete"), "{msg}");
+                assert_eq!(named.as_deref(), Some(field), "{msg}");
+                assert_eq!(
+                    msg,
+                    format!(
+                        "card: card task 0{}: the card is incomplete: {field} is missing or empty",
+                        if field == "task_id" { "" } else { " (t)" }
+                    )
+                );
             }
         }
         let mut t = task("t");
@@ -392,9 +401,12 @@ mod tests {
     fn zero_and_false_are_values_not_missing() {
         let mut t = task("t");
         t["timeout_s"] = json!(0);
-        let (reason, msg) = only(&card(json!({"tasks": [t]})));
+        let (reason, msg, _) = only(&card(json!({"tasks": [t]})));
         assert_eq!(reason, Reason::InvalidValue, "{msg}");
-        assert!(msg.contains("positive"), "{msg}");
+        assert_eq!(
+            msg,
+            "card: card task 0 (t): timeout_s must be a positive number of seconds, not 0"
+        );
     }
 
     #[test]
@@ -413,9 +425,9 @@ mod tests {
         ] {
             let mut t = task("t");
             t["repo_revision"] = bad.clone();
-            let (reason, msg) = only(&card(json!({"tasks": [t]})));
+            let (reason, msg, named) = only(&card(json!({"tasks": [t]})));
             assert_eq!(reason, Reason::InvalidValue, "{bad}");
-            assert!(msg.contains("repo_revision"), "{msg}");
+            assert_eq!(named.as_deref(), Some("repo_revision"), "{msg}");
         }
     }
 
@@ -430,9 +442,9 @@ mod tests {
             ] {
                 let mut t = task("t");
                 t[field] = bad;
-                let (reason, msg) = only(&card(json!({"tasks": [t]})));
+                let (reason, msg, named) = only(&card(json!({"tasks": [t]})));
                 assert_eq!(reason, Reason::InvalidValue);
-                assert!(msg.contains(field), "{msg}");
+                assert_eq!(named.as_deref(), Some(field), "{msg}");
             }
         }
     }
@@ -457,9 +469,9 @@ mod tests {
             for b in bad {
                 let mut t = task("t");
                 t[field] = b.clone();
-                let (reason, msg) = only(&card(json!({"tasks": [t]})));
+                let (reason, msg, named) = only(&card(json!({"tasks": [t]})));
                 assert_eq!(reason, Reason::InvalidValue, "{field} {b}");
-                assert!(msg.contains(field), "{msg}");
+                assert_eq!(named.as_deref(), Some(field), "{msg}");
             }
         }
     }
@@ -480,18 +492,18 @@ mod tests {
         ] {
             let mut t = task("t");
             t["allowed_files"] = bad.clone();
-            let (reason, msg) = only(&card(json!({"tasks": [t]})));
+            let (reason, msg, named) = only(&card(json!({"tasks": [t]})));
             assert_eq!(reason, Reason::InvalidValue, "{bad}");
-            assert!(msg.contains("allowed_files"), "{msg}");
+            assert_eq!(named.as_deref(), Some("allowed_files"), "{msg}");
         }
     }
 
     #[test]
     fn duplicate_task_ids_are_refused() {
         let c = card(json!({"tasks": [task("a"), task("b"), task("a")]}));
-        let (reason, msg) = only(&c);
+        let (reason, msg, _) = only(&c);
         assert_eq!(reason, Reason::InvalidValue);
-        assert!(msg.contains("already card task 0"), "{msg}");
+        assert_eq!(msg, "card: card task 2 (a): task_id \"a\" is already card task 0; task ids are unique in the card");
         assert_eq!(c.order, vec!["a".to_string(), "b".to_string()]);
     }
 
@@ -499,12 +511,12 @@ mod tests {
     fn the_format_is_closed() {
         let mut t = task("t");
         t["notes"] = json!("x");
-        let (reason, msg) = only(&card(json!({"tasks": [t]})));
+        let (reason, msg, _) = only(&card(json!({"tasks": [t]})));
         assert_eq!(reason, Reason::InvalidValue);
-        assert!(msg.contains("unknown field \"notes\""), "{msg}");
-        let (reason, msg) = only(&card(json!({"tasks": [task("t")], "extra": 1})));
+        assert_eq!(msg, "card: card task 0 (t): unknown field \"notes\"");
+        let (reason, msg, _) = only(&card(json!({"tasks": [task("t")], "extra": 1})));
         assert_eq!(reason, Reason::InvalidValue);
-        assert!(msg.contains("unknown field \"extra\""), "{msg}");
+        assert_eq!(msg, "card: unknown field \"extra\" (the card holds \"tasks\", \"question\" and \"public_tasks\")");
     }
 
     #[test]
@@ -539,9 +551,12 @@ mod tests {
         assert_eq!(only(&card(json!({"tasks": [1]}))).0, Reason::InvalidValue);
         assert_eq!(only(&card(json!([]))).0, Reason::InvalidValue);
         let c = Card::from_bytes(br#"{"tasks": [], "tasks": []}"#);
-        let (reason, msg) = only(&c);
+        let (reason, msg, _) = only(&c);
         assert_eq!(reason, Reason::InvalidValue);
-        assert!(msg.contains("duplicate key"), "{msg}");
+        assert_eq!(
+            msg,
+            "card: the card is not valid JSON: duplicate key \"tasks\" at line 1 column 21"
+        );
         assert!(!c.usable);
     }
 }

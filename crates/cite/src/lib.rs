@@ -12,8 +12,6 @@
 //! `cite/values.rs`, the card in `cite/card.rs`.
 
 // The base's modules, named as the crate's own (`crate::error`, `crate::json`).
-#[cfg(test)]
-use git_ledger_base::testutil;
 use git_ledger_base::{error, json, sha256_hex};
 
 mod card;
@@ -343,23 +341,31 @@ mod tests {
 
     #[test]
     fn a_line_that_is_not_a_json_object_is_refused_with_its_line_number() {
-        for bad in [
-            "[1, 2]",
-            "\"row\"",
-            "17",
-            "not json",
-            "{\"task_id\": \"a\", \"task_id\": \"b\"}",
-            "{\"a\": NaN}",
-            "{} {}",
+        for (bad, why) in [
+            ("[1, 2]", "is a list, not a JSON object"),
+            ("\"row\"", "is a string, not a JSON object"),
+            ("17", "is an integer, not a JSON object"),
+            (
+                "not json",
+                "is not a JSON object: expected ident at line 1 column 2",
+            ),
+            (
+                "{\"task_id\": \"a\", \"task_id\": \"b\"}",
+                "is not a JSON object: duplicate key \"task_id\" at line 1 column 26",
+            ),
+            (
+                "{\"a\": NaN}",
+                "is not a JSON object: expected value at line 1 column 7",
+            ),
+            (
+                "{} {}",
+                "is not a JSON object: trailing characters at line 1 column 4",
+            ),
         ] {
             let lines = vec![OK.to_string(), String::new(), bad.to_string()];
             let p = only(run(&lines, None), Reason::IncompleteEnvelope);
             assert_eq!((p.row, p.line), (Some(1), Some(3)), "{bad}");
-            assert!(
-                p.message.contains("line 3") && p.message.contains("not a JSON object"),
-                "{}",
-                p.message
-            );
+            assert_eq!(p.message, format!("row 1 (line 3): the line {why}"));
         }
     }
 
@@ -374,10 +380,9 @@ mod tests {
         ];
         let p = only(run(&lines, None), Reason::IncompleteEnvelope);
         assert_eq!((p.row, p.line), (Some(1), Some(5)));
-        assert!(
-            p.message.starts_with("row 1 (line 5, task \"other\")"),
-            "{}",
-            p.message
+        assert_eq!(
+            p.message,
+            "row 1 (line 5, task \"other\"): queue_wait_ms is missing (absent, null or empty)"
         );
     }
 
@@ -392,11 +397,7 @@ mod tests {
         assert_eq!(r.reason, Reason::IncompleteEnvelope);
         assert_eq!(r.missing.len(), 1, "{:#?}", r.missing);
         assert_eq!(r.missing[0].line, Some(2));
-        assert!(
-            r.missing[0].message.contains("line bound"),
-            "{}",
-            r.missing[0].message
-        );
+        assert_eq!(r.missing[0].message, "row 1 (line 2): 411 bytes is over the line bound of 286 bytes (--max-input-bytes); not read as a JSON object");
     }
 
     #[test]
@@ -462,16 +463,32 @@ mod tests {
             Reason::InvalidValue,
         );
         assert_eq!(p.field.as_deref(), Some("model"));
-        assert!(p.message.contains("unknown field"), "{}", p.message);
+        assert_eq!(p.message, "row 0 (line 1, task \"t\"): unknown field \"model\" (a run line holds exactly the twelve envelope fields)");
     }
 
     #[test]
     fn mixed_envelopes_are_never_pooled_and_the_groups_are_named() {
-        for (field, other) in [
-            ("access_class", json!("paid_model")),
-            ("server_class", json!("dedicated")),
-            ("timeout_s", json!(300)),
-            ("token_budget", json!(8000)),
+        for (field, other, group) in [
+            (
+                "access_class",
+                json!("paid_model"),
+                "access paid_model, server free_server, timeout 180 s, budget 12000 tokens",
+            ),
+            (
+                "server_class",
+                json!("dedicated"),
+                "access free_model, server dedicated, timeout 180 s, budget 12000 tokens",
+            ),
+            (
+                "timeout_s",
+                json!(300),
+                "access free_model, server free_server, timeout 300 s, budget 12000 tokens",
+            ),
+            (
+                "token_budget",
+                json!(8000),
+                "access free_model, server free_server, timeout 180 s, budget 8000 tokens",
+            ),
         ] {
             let lines = vec![
                 row("a", 1, "pass", &[]),
@@ -484,10 +501,14 @@ mod tests {
             assert_eq!(groups.len(), 2);
             assert_eq!((groups[0].rows, groups[0].first_line), (2, 1));
             assert_eq!((groups[1].rows, groups[1].first_line), (1, 3));
-            assert!(
-                p.message.contains("2 envelopes") && p.message.contains(field),
-                "{}",
-                p.message
+            assert_eq!(
+                p.message,
+                format!(
+                    "the rows mix 2 envelopes (differing in {field}); different envelopes are \
+                     different experiments and are never pooled: [access free_model, server \
+                     free_server, timeout 180 s, budget 12000 tokens: 2 rows from line 1] \
+                     [{group}: 1 row from line 3]"
+                )
             );
         }
         // Numbers are compared by value: 180 and 180.0 are one envelope.
@@ -537,20 +558,18 @@ mod tests {
         let dup = vec![row("a", 1, "transport", &[]), row("a", 1, "pass", &[])];
         let p = only(run(&dup, None), Reason::AttemptSequence);
         assert_eq!(p.line, Some(2));
-        assert!(
-            p.message
-                .contains("attempt 1 appears again (the task's rows start on line 1)"),
-            "{}",
-            p.message
-        );
+        assert_eq!(p.message, "row 1 (line 2, task \"a\"): attempt 1 appears again (the task's rows start on line 1); each attempt has exactly one row");
 
         let late = vec![row("a", 2, "pass", &[])];
         let p = only(run(&late, None), Reason::AttemptSequence);
-        assert!(p.message.contains("attempts start at 2"), "{}", p.message);
+        assert_eq!(
+            p.message,
+            "row 0 (line 1, task \"a\"): attempts start at 2, not 1"
+        );
 
         let gap = vec![row("a", 1, "transport", &[]), row("a", 3, "pass", &[])];
         let p = only(run(&gap, None), Reason::AttemptSequence);
-        assert!(p.message.contains("attempt 2 is missing"), "{}", p.message);
+        assert_eq!(p.message, "row 0 (line 1, task \"a\"): attempt 2 is missing (1 of attempts 1..3 have no row); a dropped attempt is never silently skipped");
 
         // Rows in any order are fine.
         let c = citation(run(
@@ -585,11 +604,7 @@ mod tests {
             Reason::NoRuns,
         );
         assert_eq!((p.task_id, p.card_task), (Some(json!("b")), Some(1)));
-        assert!(
-            p.message.contains("card task 1 (b) has no run"),
-            "{}",
-            p.message
-        );
+        assert_eq!(p.message, "card task 1 (b) has no run");
     }
 
     #[test]
@@ -603,14 +618,7 @@ mod tests {
             c.envelope.card_sha256.as_deref(),
             Some(card.sha256.as_str())
         );
-        assert!(
-            c.sentence.starts_with(&format!(
-                "On 2 tasks (card sha256 {}, access",
-                &card.sha256[..12]
-            )),
-            "{}",
-            c.sentence
-        );
+        assert_eq!(c.sentence, "On 2 tasks (card sha256 3e17652d9056, access free_model, server free_server, timeout 180 s, budget 12000 tokens): first completed attempt passed on 1 (0.5); retry rate 0.0; truncation rate 0.0. Single envelope; not a product ranking.");
         assert_eq!(c.question.as_deref(), Some("How many pass?"));
         assert!(c.warnings.is_empty());
     }
@@ -626,12 +634,15 @@ mod tests {
             Reason::EnvelopeMismatch,
         );
         assert_eq!((p.task_id, p.line), (Some(json!("x")), Some(2)));
-        assert!(p.message.contains("not on the card"), "{}", p.message);
-        for (field, value) in [
-            ("prompt_sha256", json!("ffff")),
-            ("hidden_tests_sha256", json!("eeee")),
-            ("timeout_s", json!(120)),
-            ("token_budget", json!(9000)),
+        assert_eq!(
+            p.message,
+            "row 1 (line 2, task \"x\"): the task is not on the card"
+        );
+        for (field, value, card_value) in [
+            ("prompt_sha256", json!("ffff"), "6d2ec1aa"),
+            ("hidden_tests_sha256", json!("eeee"), "a91b0440"),
+            ("timeout_s", json!(120), "180"),
+            ("token_budget", json!(9000), "12000"),
         ] {
             // Two rows of the task differ the same way: reported once for the task.
             let lines = vec![
@@ -640,10 +651,13 @@ mod tests {
             ];
             let p = only(run(&lines, Some(&card)), Reason::EnvelopeMismatch);
             assert_eq!((p.field.as_deref(), p.line), (Some(field), Some(1)));
-            assert!(
-                p.message.contains("differs from the card's"),
-                "{}",
-                p.message
+            assert_eq!(
+                p.message,
+                format!(
+                    "row 0 (line 1, task \"a\"): {field} {value} differs from the card's \
+                     {card_value} (first such row of this task)",
+                    value = value.to_string().trim_matches('"')
+                )
             );
         }
         // By value: the card's 180 is the run's 180.0.
@@ -674,11 +688,7 @@ mod tests {
         let card = card_for(&["a"], json!({"public_tasks": true}));
         let c = citation(run(&[row("a", 1, "pass", &[])], Some(&card)));
         assert_eq!(c.warnings.len(), 1);
-        assert!(
-            c.sentence.ends_with("cannot be cited as generalisation."),
-            "{}",
-            c.sentence
-        );
+        assert_eq!(c.sentence, "On 1 task (card sha256 ff2cba97bb9a, access free_model, server free_server, timeout 180 s, budget 12000 tokens): first completed attempt passed on 1 (1.0); retry rate 0.0; truncation rate 0.0. Single envelope; not a product ranking. Public tasks: hidden tests do not detect training leakage, so this rate cannot be cited as generalisation.");
         let card = card_for(&["a"], json!({"public_tasks": false}));
         assert!(citation(run(&[row("a", 1, "pass", &[])], Some(&card)))
             .warnings
@@ -799,11 +809,7 @@ mod tests {
         lines[0] = row("t0", 1, "pass", &[]);
         let c = citation(run(&lines, None));
         assert_eq!(c.first_complete_pass_rate, 0.0312);
-        assert!(
-            c.sentence.contains("passed on 1 (0.0312)"),
-            "{}",
-            c.sentence
-        );
+        assert_eq!(c.sentence, "On 32 tasks (no card, access free_model, server free_server, timeout 180 s, budget 12000 tokens): first completed attempt passed on 1 (0.0312); retry rate 0.0; truncation rate 0.0. Single envelope; not a product ranking.");
     }
 
     #[test]
@@ -848,8 +854,14 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(crate::testutil::texts(&e)[0]
-            .contains("not JSON Lines runs: cite reads JSON Lines runs"));
+        git_ledger_base::assert_only_reason!(
+            e.refusal_reasons(),
+            place = [] as [&str; 0],
+            field = None,
+            sentence = "a ledger document (campaign-ledger/1), not JSON Lines runs: cite reads \
+                        JSON Lines runs, one attempt per line (each line one JSON object); nothing \
+                        was judged"
+        );
     }
 
     #[test]
