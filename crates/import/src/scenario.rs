@@ -365,7 +365,19 @@ impl<'a, 'r> Obj<'a, 'r> {
         };
         for key in map.keys() {
             if !allowed.contains(&key.as_str()) {
-                reasons.push(crate::refusal::Reason::new("unknown key").field(join(at, key)));
+                // An empty name is no member to name (as the declaration says it): the
+                // reason names the object holding it.
+                let (r, member) = match key.as_str() {
+                    "" => (
+                        crate::refusal::Reason::new("unknown key \"\" (an empty name)"),
+                        at.to_owned(),
+                    ),
+                    _ => (crate::refusal::Reason::new("unknown key"), join(at, key)),
+                };
+                reasons.push(match member.as_str() {
+                    "" => r,
+                    _ => r.field(member),
+                });
             }
         }
         Some(Obj {
@@ -941,6 +953,15 @@ mod tests {
     #[test]
     fn unknown_keys_are_refused_at_every_level() {
         refused_with(&with("extra", json!(1)), Some("extra"), "unknown key");
+        // A key with an empty name is named so, not as an empty member.
+        refused_with(
+            &with("", json!(1)),
+            None,
+            "unknown key \"\" (an empty name)",
+        );
+        let mut e = example();
+        e["oracle"][""] = json!(1);
+        refused_with(&e, Some("oracle"), "unknown key \"\" (an empty name)");
         let mut e = example();
         e["oracle"]["x"] = json!(1);
         refused_with(&e, Some("oracle.x"), "unknown key");
