@@ -400,10 +400,7 @@ mod tests {
         assert_eq!(d.misspelled("refs/heads/x"), None);
         let why = d.misspelled("refs/LEDGERS/x").unwrap();
         assert_eq!(why.place, ["refs/LEDGERS/x"]);
-        assert!(
-            why.sentence.contains("refs/ledgers/x in lowercase"),
-            "{why}"
-        );
+        assert_eq!(why.sentence, "a ledger ref is spelled refs/ledgers/x in lowercase; every other spelling is refused (on a case-insensitive file system it is the same file, and would move the ledger unchecked)", "{why:?}");
         // Not at a character boundary: no panic.
         assert!(!d.folds("refs/ledgersé/x"));
         // Where sync keeps refused attempts, and the remote-tracking copies: no ledger refs.
@@ -429,12 +426,11 @@ mod tests {
         assert!(!f.folds("refs/heads/main"));
         assert!(f.misspelled("refs/heads/ledgers/x").is_none());
         let why = f.misspelled("refs/Heads/ledgers/x").unwrap();
-        assert!(
-            why.sentence.contains("refs/heads/ledgers/x in lowercase"),
-            "{why}"
-        );
+        assert_eq!(why.place, ["refs/Heads/ledgers/x"]);
+        assert_eq!(why.sentence, "a ledger ref is spelled refs/heads/ledgers/x in lowercase; every other spelling is refused (on a case-insensitive file system it is the same file, and would move the ledger unchecked)", "{why:?}");
         let why = f.misspelled("refs/ledgers/x").unwrap();
-        assert!(why.sentence.contains("never mixes"), "{why}");
+        assert_eq!(why.place, ["refs/ledgers/x"]);
+        assert_eq!(why.sentence, "this repository keeps its ledgers under refs/heads/ledgers/ (git config ledger.refPrefix); a ledger ref under refs/ledgers/ is refused, since a repository never mixes the two (the ledger is refs/heads/ledgers/x)", "{why:?}");
         assert_eq!(f.tracking_prefix("o"), "refs/ledger-remotes/o/");
         assert_eq!(
             LedgerRefs::default().tracking_prefix("o"),
