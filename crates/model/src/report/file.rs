@@ -34,7 +34,7 @@ pub fn from_files(decl_path: &Path, ledger_path: &Path, max: u64) -> Result<Repo
     let (rows, sha256) = std::thread::scope(|s| {
         let hashing = s.spawn(|| sha256_released(&bytes));
         let release = |r| bytes.release(r);
-        let rows = Ledger::parse_kept_releasing(&decl, &bytes, max, &Summarise, &release);
+        let rows = Ledger::parse_kept_releasing(&decl, &bytes, max, &Summarise::new(), &release);
         let sha256 = hashing
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
