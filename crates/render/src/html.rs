@@ -301,7 +301,7 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
                 h,
                 "<tr><td><code>{}</code></td><td>{}</td></tr>",
                 esc(&d.schedule_id),
-                esc(&d.what)
+                esc(d.what)
             )?;
         }
         writeln!(h, "</tbody></table>")?;

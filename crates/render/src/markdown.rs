@@ -109,7 +109,7 @@ fn section(out: &mut dyn Write, name: &str, s: &Section) -> io::Result<()> {
         for d in s.deviations.iter() {
             match groups.iter_mut().find(|(w, _)| *w == d.what) {
                 Some((_, ids)) => ids.push(d.schedule_id.clone()),
-                None => groups.push((&d.what, vec![d.schedule_id.clone()])),
+                None => groups.push((d.what, vec![d.schedule_id.clone()])),
             }
         }
         let parts: Vec<String> = groups
