@@ -1,19 +1,21 @@
-//! What the ledger's fast path gains, for `bench/run`: the report's reading of a ledger file
-//! through the fast path (`Ledger::parse_kept`: rows parsed by the hand parser on every core,
-//! checked as borrowed nodes) against the ordinary path it falls back to
-//! (`json::parse_document` into a `Value`, `Ledger::from_owned_value`, a summary of each row),
-//! in one process on the same bytes.
+//! What the fast paths gain, for `bench/run`: the report's reading of a ledger file through the
+//! fast path (`Ledger::parse_kept`: rows parsed by the hand parser on every core, checked as
+//! borrowed nodes) against the ordinary path it falls back to (`json::parse_document` into a
+//! `Value`, `Ledger::from_owned_value`, a summary of each row); and the declaration's
+//! (`Declaration::parse`: the schedule compared with `tasks × repetitions` as text,
+//! `declaration/fast.rs`) against its ordinary path (`Declaration::parse_ordinary`: the whole
+//! document as a `Value`, validated); each in one process on the same bytes.
 //!
 //! ```text
 //! cargo run --release --example fast_gain -- CAMPAIGN.json LEDGER.json
 //! ```
 //!
-//! Prints `ledger fast <s> ordinary <s>` (best of 2 each), and checks that both give the same
-//! summaries.
+//! Prints `ledger fast <s> ordinary <s>` and `declaration fast <s> ordinary <s>` (best of 2
+//! each), and checks that both paths give the same summaries, and the same declaration.
 
 use std::time::{Duration, Instant};
 
-use git_ledger::declaration::Declaration;
+use git_ledger::declaration::{Declaration, Mode};
 use git_ledger::json;
 use git_ledger::ledger::Ledger;
 use git_ledger::report::{RowSummary, Summarise};
@@ -40,8 +42,18 @@ fn main() {
         std::process::exit(64)
     };
     let decl = Declaration::read(std::path::Path::new(campaign), MAX).expect("declaration");
+    let text = std::fs::read(campaign).expect("campaign.json");
+    let (decl_fast, a) = best(|| Declaration::parse(&text, MAX).expect("declaration"));
+    let (decl_ordinary, b) =
+        best(|| Declaration::parse_ordinary(&text, Mode::Declaration, MAX).expect("declaration"));
+    assert_eq!(
+        format!("{a:?}"),
+        format!("{b:?}"),
+        "the fast and ordinary paths read one declaration"
+    );
     let bytes = std::fs::read(ledger).expect("ledger.json");
-    let (fast, kept) = best(|| Ledger::parse_kept(&decl, &bytes, MAX, &Summarise).expect("ledger"));
+    let (fast, kept) =
+        best(|| Ledger::parse_kept(&decl, &bytes, MAX, &Summarise::new()).expect("ledger"));
     let (ordinary, whole) = best(|| {
         let v = json::parse_document(&bytes, "ledger", MAX).expect("JSON");
         let l = Ledger::from_owned_value(&decl, v).expect("ledger");
@@ -58,5 +70,10 @@ fn main() {
         "ledger fast {:.3} ordinary {:.3}",
         fast.as_secs_f64(),
         ordinary.as_secs_f64()
+    );
+    println!(
+        "declaration fast {:.3} ordinary {:.3}",
+        decl_fast.as_secs_f64(),
+        decl_ordinary.as_secs_f64()
     );
 }

@@ -1100,7 +1100,7 @@ impl Harness {
             shown == ledger.canonical(&known.decl),
             "show a row at a time differs from the whole ledger's bytes"
         );
-        let (_, kept) = store::kept_at(repo, child, max_bytes, false, &report::Summarise)
+        let (_, kept) = store::kept_at(repo, child, max_bytes, false, &report::Summarise::new())
             .expect("the child's rows are summarised a row at a time");
         let state = || report::LedgerState::file(String::new());
         assert_eq!(

@@ -41,7 +41,24 @@ pub fn declaration(data: &[u8]) -> String {
             Mode::Declaration => "declaration",
             Mode::Draft => "draft",
         };
-        let d = match Declaration::parse_mode(data, mode, DEFAULT_MAX_INPUT_BYTES) {
+        // The fast paths (`declaration/fast.rs`) only say yes: the ordinary path alone gives
+        // the same verdict, and what both accept is the same declaration.
+        let parsed = Declaration::parse_mode(data, mode, DEFAULT_MAX_INPUT_BYTES);
+        let ordinary = Declaration::parse_ordinary(data, mode, DEFAULT_MAX_INPUT_BYTES);
+        match (&parsed, &ordinary) {
+            (Ok(a), Ok(b)) => assert_eq!(
+                format!("{a:?}"),
+                format!("{b:?}"),
+                "the fast and ordinary paths read another declaration"
+            ),
+            (Err(a), Err(b)) => assert_eq!(a.verdict(), b.verdict()),
+            _ => panic!(
+                "fast and ordinary declaration parse disagree: {} / {}",
+                parsed.is_ok(),
+                ordinary.is_ok()
+            ),
+        }
+        let d = match parsed {
             Ok(d) => d,
             Err(e) => {
                 verdicts.push(format!("{name}: {}", e.verdict()));
@@ -118,14 +135,19 @@ pub fn ledger(decl: &Declaration, data: &[u8]) -> String {
         (Err(_), Err(_)) => {}
         _ => panic!("fast and ordinary parse disagree: {parsed:?} / {ordinary:?}"),
     }
-    let summarised = Ledger::parse_kept(decl, data, DEFAULT_MAX_INPUT_BYTES, &report::Summarise)
-        .map(|rows| {
-            report_json(&report::build_from(
-                decl,
-                rows,
-                report::LedgerState::file(git_ledger::sha256_hex(data)),
-            ))
-        });
+    let summarised = Ledger::parse_kept(
+        decl,
+        data,
+        DEFAULT_MAX_INPUT_BYTES,
+        &report::Summarise::new(),
+    )
+    .map(|rows| {
+        report_json(&report::build_from(
+            decl,
+            rows,
+            report::LedgerState::file(git_ledger::sha256_hex(data)),
+        ))
+    });
     let ledger = match parsed {
         Ok(ledger) => ledger,
         Err(e) => {

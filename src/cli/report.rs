@@ -82,7 +82,7 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
                 })?;
             // Each row file read, checked, summarised and dropped in turn.
             let (known, rows) =
-                crate::git::store::kept_at(&repo, commit, max, false, &report::Summarise)?;
+                crate::git::store::kept_at(&repo, commit, max, false, &report::Summarise::new())?;
             let state =
                 crate::git::read::state_at(&repo, &known.decl, commit, args.ledger_ref.as_deref())?;
             let on_ref = match &state {
@@ -104,7 +104,7 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
         }
     };
     match args.format() {
-        Format::Json => report::write_json_owned(report, io.out)?,
+        Format::Json => report::write_json(&report, io.out)?,
         format => write(&report, format, io)?,
     }
     Ok(0)

@@ -83,7 +83,7 @@ impl Outcome {
 }
 
 /// Where a row's spend stands against one declared limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LimitState {
     Within,
@@ -105,7 +105,7 @@ impl LimitState {
 /// Each declared limit's state for one row, by limit name in sorted order: a map, kept as a
 /// short sorted list (a row has a few limits; a `BTreeMap` allocated a 300-byte node for each
 /// of a report's 100,000 rows).
-#[derive(Clone, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct LimitStates(Vec<(Cow<'static, str>, LimitState)>);
 
 impl LimitStates {
@@ -182,7 +182,7 @@ impl Serialize for LimitStates {
 }
 
 /// Everything the report says about one row.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Classification {
     pub outcome: Outcome,
     /// For a PASS without complete evidence: every gap that put it there (gap vocabulary).

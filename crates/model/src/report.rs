@@ -8,11 +8,13 @@
 
 mod build;
 mod file;
+mod ids;
 pub mod json_writer;
 
 use serde::Serialize;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use crate::declaration::{Declaration, Evidence};
 use crate::json::Obj;
@@ -21,9 +23,13 @@ use crate::portfolio::{classify_view, Classification, LimitState, LimitStates, O
 
 pub use build::{build, build_from};
 pub use file::from_files;
-pub use json_writer::{write_json, write_json_owned};
+pub use ids::{Blocker, Blockers, Deviation, Deviations, Ids, RowReport, Rows, ScheduleIds};
+pub use json_writer::write_json;
 
-/// The whole report (`--json` prints exactly this).
+/// The whole report (`--json` prints exactly this). Rows are named by their schedule
+/// position and each distinct row shape is kept once ([`Rows`], [`Ids`]): a report of
+/// 1,000,000 rows keeps a few bytes per row, and its ids are made from the declaration's
+/// task ids when shown.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// Whether the ledger state is admitted (in ref mode: `verify` admits the chain from its
@@ -36,7 +42,7 @@ pub struct Report {
     /// When not admitted: the first reason `verify` gives (`null` when admitted).
     pub refused: Option<String>,
     pub sections: BTreeMap<&'static str, Section>,
-    pub rows: Vec<RowReport>,
+    pub rows: Rows,
 }
 
 /// The declaration a report is about.
@@ -105,10 +111,10 @@ impl LedgerState {
 }
 
 /// One outcome's count and rows.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct OutcomeCount {
     pub count: usize,
-    pub rows: Vec<String>,
+    pub rows: Ids,
 }
 
 /// Cost across every attempt of a section.
@@ -134,26 +140,12 @@ pub struct Limits {
     pub within: usize,
 }
 
-/// A deviation of one row.
-#[derive(Debug, Clone, Serialize)]
-pub struct Deviation {
-    pub schedule_id: String,
-    pub what: String,
-}
-
-/// Why one row blocks the comparison.
-#[derive(Debug, Clone, Serialize)]
-pub struct Blocker {
-    pub schedule_id: String,
-    pub why: String,
-}
-
 /// Whether the section's attempts may be compared. Serialised with `blocked_by`, what blocks
 /// it counted in both units (`{"reasons": 20, "rows": 17}`), as every format counts it.
 #[derive(Debug, Clone)]
 pub struct Comparison {
     pub blocked: bool,
-    pub blockers: Vec<Blocker>,
+    pub blockers: Blockers,
     pub sentence: Option<String>,
 }
 
@@ -161,14 +153,7 @@ impl Comparison {
     /// How many rows block the comparison (each schedule id once; a row may block for several
     /// reasons, each one of `blockers`).
     pub fn blocked_rows(&self) -> usize {
-        let mut ids: Vec<&str> = self
-            .blockers
-            .iter()
-            .map(|b| b.schedule_id.as_str())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.len()
+        self.blockers.rows()
     }
 }
 
@@ -205,32 +190,35 @@ pub struct Section {
     pub comparison: Comparison,
     pub cost: Cost,
     pub cost_per_verified_delivery_usd: Option<f64>,
-    pub decision_rows: Vec<String>,
+    pub decision_rows: Ids,
     pub decisions: usize,
-    pub deviations: Vec<Deviation>,
+    pub deviations: Deviations,
     pub elapsed: Elapsed,
     pub limits: Limits,
     pub outcomes: BTreeMap<&'static str, OutcomeCount>,
-    pub repair_rows: Vec<String>,
+    pub repair_rows: Ids,
     pub repairs: usize,
     pub scheduled: usize,
 }
 
 impl Section {
     /// A section with nothing scheduled: every outcome present with count 0, totals unknown
-    /// until rows are added.
-    pub fn empty() -> Section {
+    /// until rows are added; its rows are named in the schedule `ids`.
+    pub fn empty(ids: &ScheduleIds) -> Section {
         Section {
             scheduled: 0,
             attempted: 0,
             outcomes: Outcome::ALL
                 .iter()
-                .map(|o| (o.key(), OutcomeCount::default()))
+                .map(|o| {
+                    let rows = Ids::new(ids);
+                    (o.key(), OutcomeCount { count: 0, rows })
+                })
                 .collect(),
             decisions: 0,
             repairs: 0,
-            decision_rows: Vec::new(),
-            repair_rows: Vec::new(),
+            decision_rows: Ids::new(ids),
+            repair_rows: Ids::new(ids),
             cost: Cost {
                 known_usd: 0.0,
                 unpriced: 0,
@@ -242,46 +230,78 @@ impl Section {
                 unknown: 0,
             },
             limits: Limits::default(),
-            deviations: Vec::new(),
+            deviations: Deviations::new(ids),
             comparison: Comparison {
                 blocked: false,
-                blockers: Vec::new(),
+                blockers: Blockers::new(ids),
                 sentence: None,
             },
         }
     }
 }
 
-/// One row's classification.
-#[derive(Debug, Clone, Serialize)]
-pub struct RowReport {
-    pub schedule_id: String,
-    pub section: &'static str,
-    pub native_outcome: Cow<'static, str>,
-    pub native_status: Option<String>,
-    pub outcome: &'static str,
-    pub gaps: Vec<String>,
-    pub limits: LimitStates,
-}
-
-/// What the report needs of one checked row: its classification and the few fields the
-/// sections total. [`RowSummary::of`] takes it from a row, which can then be dropped (`report`
-/// of a 100,000-row ledger keeps these instead of the rows: [`Ledger::parse_kept`](crate::ledger::Ledger::parse_kept)).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RowSummary {
-    schedule_id: String,
+/// What a row shows and what its section adds up, but its id and its two numbers: the shape
+/// rows share. A report keeps each distinct shape once ([`Summarise`]) and a row as a pointer
+/// to its shape (at its schedule position, [`Rows`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Shape {
     evidence: Evidence,
     native_outcome: Cow<'static, str>,
     native_status: Option<String>,
     deferred: bool,
     decisions: usize,
     repairs: usize,
-    estimated_usd: Option<f64>,
-    elapsed_seconds: Option<f64>,
+    /// Whether the row states its cost (`estimated_usd`), and its elapsed time.
+    priced: bool,
+    timed: bool,
     /// Where the row stands against its limits taken together: over one, else unknown for
     /// one, else within all (decided on the core that classified the row).
     limits: LimitState,
     classification: Classification,
+}
+
+impl Shape {
+    /// The shape of a row as a report shows it, for a report built by hand (the renderers'
+    /// tests): what its section adds up is left out (an attempted row without interventions,
+    /// cost or time).
+    pub fn shown(
+        evidence: Evidence,
+        native_outcome: &str,
+        native_status: Option<&str>,
+        outcome: Outcome,
+        gaps: Vec<String>,
+        limits: LimitStates,
+    ) -> Shape {
+        Shape {
+            evidence,
+            native_outcome: Cow::Owned(native_outcome.to_owned()),
+            native_status: native_status.map(str::to_owned),
+            deferred: outcome == Outcome::NotAttempted,
+            decisions: 0,
+            repairs: 0,
+            priced: false,
+            timed: false,
+            limits: LimitState::Within,
+            classification: Classification {
+                outcome,
+                gaps,
+                limits,
+                deviations: Vec::new(),
+                blockers: Vec::new(),
+            },
+        }
+    }
+}
+
+/// What the report needs of one checked row: its shape and the two numbers the sections total.
+/// [`RowSummary::of`] takes it from a row, which can then be dropped (`report` of a 100,000-row
+/// ledger keeps these instead of the rows: [`Ledger::parse_kept`](crate::ledger::Ledger::parse_kept)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowSummary {
+    shape: Arc<Shape>,
+    /// `estimated_usd` and `elapsed_seconds` (0 when the shape says the row has none).
+    estimated_usd: f64,
+    elapsed_seconds: f64,
 }
 
 impl RowSummary {
@@ -292,34 +312,45 @@ impl RowSummary {
 
     /// [`RowSummary::of`] a checked row seen through any JSON view (the fast path's rows).
     pub fn of_view<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> RowSummary {
-        let (mut decisions, mut repairs) = (0, 0);
-        for (kind, _) in row.interventions() {
-            match kind {
-                "decision" => decisions += 1,
-                _ => repairs += 1,
-            }
-        }
-        let c = classify_view(decl, row);
+        let (shape, usd, secs) = shape(decl, row);
         RowSummary {
-            schedule_id: row.schedule_id().to_owned(),
-            evidence: row.evidence(),
-            native_outcome: native_outcome(row.native_outcome()),
-            native_status: row.native_status().map(str::to_owned),
-            deferred: row.is_deferred(),
-            decisions,
-            repairs,
-            estimated_usd: row.estimated_usd(),
-            elapsed_seconds: row.elapsed_seconds(),
-            limits: if c.limits.values().any(|l| *l == LimitState::Over) {
-                LimitState::Over
-            } else if c.limits.values().any(|l| *l == LimitState::Unknown) {
-                LimitState::Unknown
-            } else {
-                LimitState::Within
-            },
-            classification: c,
+            shape: Arc::new(shape),
+            estimated_usd: usd,
+            elapsed_seconds: secs,
         }
     }
+}
+
+/// The shape of a checked row, its cost and its elapsed time (0 for none).
+fn shape<O: Obj>(decl: &Declaration, row: RowView<'_, O>) -> (Shape, f64, f64) {
+    let (mut decisions, mut repairs) = (0, 0);
+    for (kind, _) in row.interventions() {
+        match kind {
+            "decision" => decisions += 1,
+            _ => repairs += 1,
+        }
+    }
+    let c = classify_view(decl, row);
+    let (usd, secs) = (row.estimated_usd(), row.elapsed_seconds());
+    let shape = Shape {
+        evidence: row.evidence(),
+        native_outcome: native_outcome(row.native_outcome()),
+        native_status: row.native_status().map(str::to_owned),
+        deferred: row.is_deferred(),
+        decisions,
+        repairs,
+        priced: usd.is_some(),
+        timed: secs.is_some(),
+        limits: if c.limits.values().any(|l| *l == LimitState::Over) {
+            LimitState::Over
+        } else if c.limits.values().any(|l| *l == LimitState::Unknown) {
+            LimitState::Unknown
+        } else {
+            LimitState::Within
+        },
+        classification: c,
+    };
+    (shape, usd.unwrap_or(0.0), secs.unwrap_or(0.0))
 }
 
 /// A native outcome, borrowed from the vocabulary when it is one of it (every checked row's).
@@ -336,12 +367,37 @@ fn native_outcome(outcome: &str) -> Cow<'static, str> {
 }
 
 /// Keeps a [`RowSummary`] of each row ([`Ledger::parse_kept`](crate::ledger::Ledger::parse_kept)): what `report` reads a ledger
-/// file with.
-pub struct Summarise;
+/// file with. Rows of one shape share it: each distinct shape is kept once, for the report
+/// this reads (one `Summarise` per report).
+#[derive(Default)]
+pub struct Summarise {
+    shapes: Mutex<HashSet<Arc<Shape>>>,
+}
+
+impl Summarise {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
 
 impl Keep for Summarise {
     type Kept = RowSummary;
     fn keep<O: Obj>(&self, decl: &Declaration, row: RowView<'_, O>) -> RowSummary {
-        RowSummary::of_view(decl, row)
+        let (shape, usd, secs) = shape(decl, row);
+        let mut shapes = self.shapes.lock().unwrap_or_else(|e| e.into_inner());
+        let shape = match shapes.get(&shape) {
+            Some(known) => known.clone(),
+            None => {
+                let new = Arc::new(shape);
+                shapes.insert(new.clone());
+                new
+            }
+        };
+        drop(shapes);
+        RowSummary {
+            shape,
+            estimated_usd: usd,
+            elapsed_seconds: secs,
+        }
     }
 }

@@ -3,15 +3,29 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use crate::portfolio::{LimitState, LimitStates, Outcome};
 use crate::report::*;
+use git_ledger_model::declaration::Evidence;
+
+/// The fixture's schedule, in its rows' order.
+const IDS: [&str; 7] = ["t/a|1", "t/b", "t/c_x", "t/d", "t/e", "t/f", "fx/1"];
+
+fn ids(names: &[&str]) -> Ids {
+    Ids::of(&schedule(), names.iter().copied()).expect("the fixture's ids are listed")
+}
+
+fn schedule() -> ScheduleIds {
+    ScheduleIds::listed(IDS)
+}
 
 fn section(outcomes: &[(Outcome, &[&str])]) -> Section {
-    let mut s = Section::empty();
+    let mut s = Section::empty(&schedule());
     for (o, rows) in outcomes {
         let c = s.outcomes.get_mut(o.key()).unwrap();
         c.count = rows.len();
-        c.rows = rows.iter().map(|r| r.to_string()).collect();
+        c.rows = ids(rows);
         s.scheduled += rows.len();
     }
     s.attempted = s.scheduled;
@@ -19,22 +33,16 @@ fn section(outcomes: &[(Outcome, &[&str])]) -> Section {
     s
 }
 
-fn row(
-    id: &str,
-    section: &'static str,
-    native: &str,
-    outcome: Outcome,
-    gaps: &[&str],
-) -> RowReport {
-    RowReport {
-        schedule_id: id.to_owned(),
+/// The shape of the next row (the fixture's rows are in the order of [`IDS`]).
+fn row(section: Evidence, native: &str, outcome: Outcome, gaps: &[&str]) -> Arc<Shape> {
+    Arc::new(Shape::shown(
         section,
-        native_outcome: native.to_owned().into(),
-        native_status: None,
-        outcome: outcome.key(),
-        gaps: gaps.iter().map(|g| g.to_string()).collect(),
-        limits: LimitStates::from([("max_steps".into(), LimitState::Within)]),
-    }
+        native,
+        None,
+        outcome,
+        gaps.iter().map(|g| g.to_string()).collect(),
+        LimitStates::from([("max_steps".into(), LimitState::Within)]),
+    ))
 }
 
 /// Live: blocked (one not attempted, one over a limit); fixture: not blocked.
@@ -47,7 +55,7 @@ pub fn mixed() -> Report {
     ]);
     live.attempted = 4;
     live.decisions = 1;
-    live.decision_rows = vec!["t/b".into()];
+    live.decision_rows = ids(&["t/b"]);
     live.repairs = 0;
     live.cost = Cost {
         known_usd: 3.5,
@@ -63,34 +71,22 @@ pub fn mixed() -> Report {
         over: 1,
         unknown: 1,
     };
-    live.deviations = vec![Deviation {
-        schedule_id: "t/c_x".into(),
-        what: "runtime not recorded".into(),
-    }];
+    live.deviations
+        .push_id("t/c_x", "runtime not recorded")
+        .unwrap();
+    let mut blockers = Blockers::new(&schedule());
+    for (id, why) in [
+        ("t/c_x", "runtime not recorded"),
+        ("t/e", "not attempted"),
+        ("t/e", "revision differs"),
+        ("t/f", "not attempted"),
+        ("t/d", "over limit max_steps"),
+    ] {
+        blockers.push_id(id, why).unwrap();
+    }
     live.comparison = Comparison {
         blocked: true,
-        blockers: vec![
-            Blocker {
-                schedule_id: "t/c_x".into(),
-                why: "runtime not recorded".into(),
-            },
-            Blocker {
-                schedule_id: "t/e".into(),
-                why: "not attempted".into(),
-            },
-            Blocker {
-                schedule_id: "t/e".into(),
-                why: "revision differs".into(),
-            },
-            Blocker {
-                schedule_id: "t/f".into(),
-                why: "not attempted".into(),
-            },
-            Blocker {
-                schedule_id: "t/d".into(),
-                why: "over limit max_steps".into(),
-            },
-        ],
+        blockers,
         sentence: None,
     };
     let mut fixture = section(&[(Outcome::VerifiedDelivery, &["fx/1"])]);
@@ -119,29 +115,29 @@ pub fn mixed() -> Report {
         ),
         refused: None,
         sections: BTreeMap::from([("live", live), ("fixture", fixture)]),
-        rows: vec![
-            row("t/a|1", "live", "PASS", Outcome::VerifiedDelivery, &[]),
-            row("t/b", "live", "PASS", Outcome::VerifiedDelivery, &[]),
-            row(
-                "t/c_x",
-                "live",
-                "PASS",
-                Outcome::PassWithoutCompleteEvidence,
-                &[
-                    "missing upstream check tests/x.py::test_*a*|b",
-                    "runtime not recorded",
-                ],
-            ),
-            row(
-                "t/d",
-                "live",
-                "FALSE_COMPLETE",
-                Outcome::FalseCompletion,
-                &[],
-            ),
-            row("t/e", "live", "DEFERRED", Outcome::NotAttempted, &[]),
-            row("t/f", "live", "DEFERRED", Outcome::NotAttempted, &[]),
-            row("fx/1", "fixture", "PASS", Outcome::VerifiedDelivery, &[]),
-        ],
+        rows: {
+            use Evidence::{Fixture, Live};
+            let mut rows = Rows::new(&schedule());
+            for shape in [
+                row(Live, "PASS", Outcome::VerifiedDelivery, &[]),
+                row(Live, "PASS", Outcome::VerifiedDelivery, &[]),
+                row(
+                    Live,
+                    "PASS",
+                    Outcome::PassWithoutCompleteEvidence,
+                    &[
+                        "missing upstream check tests/x.py::test_*a*|b",
+                        "runtime not recorded",
+                    ],
+                ),
+                row(Live, "FALSE_COMPLETE", Outcome::FalseCompletion, &[]),
+                row(Live, "DEFERRED", Outcome::NotAttempted, &[]),
+                row(Live, "DEFERRED", Outcome::NotAttempted, &[]),
+                row(Fixture, "PASS", Outcome::VerifiedDelivery, &[]),
+            ] {
+                rows.push(shape);
+            }
+            rows
+        },
     }
 }

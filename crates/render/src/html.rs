@@ -20,7 +20,7 @@ use super::{
     total_cost, usd, SECTION_ORDER,
 };
 use crate::portfolio::{LimitState, Outcome};
-use crate::report::{Report, Section};
+use crate::report::{Ids, Report, Section};
 
 /// Outcome-table cells list this many schedule ids openly; more go into a `<details>`.
 const OPEN_IDS: usize = 6;
@@ -223,7 +223,7 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
             n = c.count,
             sw = swatch(o),
         )?;
-        id_list(h, &c.rows)?;
+        id_list(h, &ids(&c.rows))?;
         writeln!(h, "</td></tr>")?;
     }
     writeln!(
@@ -243,7 +243,7 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     )?;
     if !s.decision_rows.is_empty() {
         h.push_str(" &mdash; ");
-        id_list(h, &s.decision_rows)?;
+        id_list(h, &ids(&s.decision_rows))?;
     }
     writeln!(h, "</dd>")?;
     write!(
@@ -255,7 +255,7 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
     )?;
     if !s.repair_rows.is_empty() {
         h.push_str(" &mdash; ");
-        id_list(h, &s.repair_rows)?;
+        id_list(h, &ids(&s.repair_rows))?;
     }
     writeln!(h, "</dd>")?;
     writeln!(
@@ -296,12 +296,12 @@ fn section(h: &mut String, name: &str, s: &Section) -> std::fmt::Result {
             "<table id=\"{name}-deviations\" data-count=\"{}\"><thead><tr><th>Schedule id</th><th>Deviation</th></tr></thead><tbody>",
             s.deviations.len()
         )?;
-        for d in &s.deviations {
+        for d in s.deviations.iter() {
             writeln!(
                 h,
                 "<tr><td><code>{}</code></td><td>{}</td></tr>",
                 esc(&d.schedule_id),
-                esc(&d.what)
+                esc(d.what)
             )?;
         }
         writeln!(h, "</tbody></table>")?;
@@ -423,7 +423,7 @@ fn rows(h: &mut String, report: &Report) -> std::fmt::Result {
     writeln!(h, "<h2>All {}</h2>", plural(report.rows.len(), "row"))?;
     writeln!(h, "<p class=\"muted\">In schedule order. Gaps are what keeps a native PASS from being a verified delivery; limits are each declared limit's state (within, over, or unknown when the spend was not recorded).</p>")?;
     writeln!(h, "<table class=\"rows\"><thead><tr><th>Schedule id</th><th>Section</th><th>Native outcome (status)</th><th>Portfolio outcome</th><th>Gaps</th><th>Limits</th></tr></thead><tbody>")?;
-    for r in &report.rows {
+    for r in report.rows.iter() {
         let native = match &r.native_status {
             Some(st) => format!("{} ({st})", r.native_outcome),
             None => r.native_outcome.to_string(),
@@ -440,7 +440,7 @@ fn rows(h: &mut String, report: &Report) -> std::fmt::Result {
         )?;
         if !r.gaps.is_empty() {
             h.push_str("<ul class=\"gaps\">");
-            for g in &r.gaps {
+            for g in r.gaps {
                 write!(h, "<li>{}</li>", esc(g))?;
             }
             h.push_str("</ul>");
@@ -484,6 +484,11 @@ fn glossary(h: &mut String) -> std::fmt::Result {
     }
     writeln!(h, "</tbody></table>")?;
     writeln!(h, "</section>")
+}
+
+/// The schedule ids of `rows`.
+fn ids(rows: &Ids) -> Vec<String> {
+    rows.iter().collect()
 }
 
 /// Schedule ids as `<code>`, the first few open and the rest in a `<details>`.

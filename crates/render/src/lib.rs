@@ -12,7 +12,7 @@ pub mod markdown;
 pub mod text;
 
 use crate::portfolio::Outcome;
-use crate::report::{Blocker, LedgerState, Report, Section};
+use crate::report::{Blockers, Ids, LedgerState, Report, Section};
 
 /// The banner a report of a ledger state that is not admitted opens with (only under
 /// `--unverified`), the same words in every format; `None` for an admitted state.
@@ -78,12 +78,12 @@ pub fn colour(o: Outcome) -> &'static str {
 }
 
 /// Blockers grouped by reason, reasons in order of first appearance, rows in report order.
-pub fn group_blockers(blockers: &[Blocker]) -> Vec<(&str, Vec<&str>)> {
-    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
-    for b in blockers {
+pub fn group_blockers(blockers: &Blockers) -> Vec<(&str, Vec<String>)> {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for b in blockers.iter() {
         match groups.iter_mut().find(|(why, _)| *why == b.why) {
-            Some((_, rows)) => rows.push(&b.schedule_id),
-            None => groups.push((&b.why, vec![&b.schedule_id])),
+            Some((_, rows)) => rows.push(b.schedule_id),
+            None => groups.push((b.why, vec![b.schedule_id])),
         }
     }
     groups
@@ -153,7 +153,7 @@ pub fn blocked_counts(s: &Section) -> String {
 
 /// Interventions counted with the rows that carry them, the same in every format: `6 in 5
 /// rows`, or `0`.
-pub fn interventions(n: usize, rows: &[String]) -> String {
+pub fn interventions(n: usize, rows: &Ids) -> String {
     if n == 0 {
         "0".to_owned()
     } else {

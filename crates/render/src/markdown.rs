@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 
 use super::{cost_per_verified, group_blockers, label, plural, present, total_cost, SECTION_ORDER};
-use crate::report::{Report, Section};
+use crate::report::{Ids, Report, Section};
 
 /// How many schedule ids an outcome cell lists before "and N more" (every row is listed in
 /// the rows table at the end).
@@ -66,12 +66,12 @@ fn section(out: &mut dyn Write, name: &str, s: &Section) -> io::Result<()> {
     let mut any = false;
     for (o, n) in present(s) {
         any = true;
-        let ids = &s.outcomes[o.key()].rows;
+        let ids: Vec<String> = s.outcomes[o.key()].rows.iter().collect();
         writeln!(
             out,
             "| {} | {n} | {} |",
             text(o.label()),
-            id_list(ids, true)
+            id_list(&ids, true)
         )?;
     }
     if !any {
@@ -106,10 +106,10 @@ fn section(out: &mut dyn Write, name: &str, s: &Section) -> io::Result<()> {
         writeln!(out, "- Deviations: none")?;
     } else {
         let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-        for d in &s.deviations {
+        for d in s.deviations.iter() {
             match groups.iter_mut().find(|(w, _)| *w == d.what) {
                 Some((_, ids)) => ids.push(d.schedule_id.clone()),
-                None => groups.push((&d.what, vec![d.schedule_id.clone()])),
+                None => groups.push((d.what, vec![d.schedule_id.clone()])),
             }
         }
         let parts: Vec<String> = groups
@@ -153,7 +153,7 @@ fn rows(out: &mut dyn Write, report: &Report) -> io::Result<()> {
         "| Schedule id | Section | Native outcome | Outcome | Gaps |"
     )?;
     writeln!(out, "| --- | --- | --- | --- | --- |")?;
-    for r in &report.rows {
+    for r in report.rows.iter() {
         let native = match &r.native_status {
             Some(st) => format!("{} ({st})", r.native_outcome),
             None => r.native_outcome.to_string(),
@@ -180,11 +180,16 @@ fn capitalised(s: &str) -> String {
     }
 }
 
-fn counted(n: usize, ids: &[String]) -> String {
+fn counted(n: usize, ids: &Ids) -> String {
     if ids.is_empty() {
         super::interventions(n, ids)
     } else {
-        format!("{} ({})", super::interventions(n, ids), id_list(ids, false))
+        let listed: Vec<String> = ids.iter().collect();
+        format!(
+            "{} ({})",
+            super::interventions(n, ids),
+            id_list(&listed, false)
+        )
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::io;
 
 use crate::text::write_text;
-use git_ledger_model::declaration::Declaration;
+use git_ledger_model::declaration::{Declaration, Evidence};
 use git_ledger_model::ledger::{KeptRows, Ledger};
 use git_ledger_model::portfolio::{LimitState, Outcome};
 use git_ledger_model::report::json_writer::{json_str, row_json, BLOCK_ROWS, PARALLEL_JSON_ROWS};
@@ -822,7 +822,7 @@ fn both_ways(decl: &Declaration, bytes: &[u8]) -> [(Vec<u8>, String); 2] {
         &Ledger::parse(decl, bytes, u64::MAX).unwrap(),
         state(),
     );
-    let kept = Ledger::parse_kept(decl, bytes, u64::MAX, &Summarise);
+    let kept = Ledger::parse_kept(decl, bytes, u64::MAX, &Summarise::new());
     let summarised = build_from(decl, kept.unwrap(), state());
     [whole, summarised].map(|r| {
         let mut json = Vec::new();
@@ -877,20 +877,17 @@ fn json_rows_written_in_shares_are_the_canonical_bytes() {
         BLOCK_ROWS * 2 + 5,
     ] {
         let mut r = one.clone();
-        r.rows = (0..n)
-            .map(|i| {
-                let mut row = one.rows[i % one.rows.len()].clone();
-                row.schedule_id = format!("{}/{i}", row.schedule_id);
-                row
-            })
-            .collect();
+        let len = one.rows.len();
+        let first: Vec<String> = one.rows.iter().map(|row| row.schedule_id).collect();
+        let ids = ScheduleIds::listed((0..n).map(|i| format!("{}/{i}", first[i % len])));
+        r.rows = Rows::new(&ids);
+        for i in 0..n {
+            r.rows.push(one.rows.shapes()[i % len].clone());
+        }
         let mut json = Vec::new();
         write_json(&r, &mut json).unwrap();
         let value = serde_json::to_value(&r).unwrap();
         assert!(json == git_ledger_base::json::canonical(&value), "{n} rows");
-        let mut owned = Vec::new();
-        write_json_owned(r, &mut owned).unwrap();
-        assert!(owned == json, "{n} rows, owned");
     }
 }
 
@@ -995,7 +992,7 @@ fn the_summary_path_refuses_exactly_as_the_whole_parse() {
     ];
     for bytes in cases {
         let whole = Ledger::parse(&d, &bytes, u64::MAX).map(|_| ());
-        let kept = Ledger::parse_kept(&d, &bytes, u64::MAX, &Summarise).map(|_| ());
+        let kept = Ledger::parse_kept(&d, &bytes, u64::MAX, &Summarise::new()).map(|_| ());
         let (whole, kept) = (whole.unwrap_err(), kept.unwrap_err());
         assert_eq!(whole.to_string(), kept.to_string());
         assert_eq!(format!("{whole:?}"), format!("{kept:?}"));
@@ -1027,38 +1024,43 @@ fn a_row_is_written_as_the_pretty_printer_writes_it() {
     use serde_json::ser::Formatter;
     let mut limits = crate::portfolio::LimitStates::new();
     let rows = [
-        RowReport {
-            schedule_id: "scenario/a/01".into(),
-            section: "live",
-            native_outcome: "PASS".into(),
-            native_status: None,
-            outcome: "pass_without_complete_evidence",
-            gaps: vec!["no_oracle".into(), "odd \"gap\"\n".into()],
-            limits: limits.clone(),
-        },
+        (
+            "scenario/a/01",
+            Shape::shown(
+                Evidence::Live,
+                "PASS",
+                None,
+                Outcome::PassWithoutCompleteEvidence,
+                vec!["no_oracle".into(), "odd \"gap\"\n".into()],
+                limits.clone(),
+            ),
+        ),
         {
             limits.insert("max_steps".into(), LimitState::Over);
             limits.insert("harness_minutes".into(), LimitState::Unknown);
-            RowReport {
-                schedule_id: "arena/b/02".into(),
-                section: "fixture",
-                native_outcome: "ERROR".into(),
-                native_status: Some("crashed \\ hard".into()),
-                outcome: "error",
-                gaps: vec![],
-                limits,
-            }
+            (
+                "arena/b/02",
+                Shape::shown(
+                    Evidence::Fixture,
+                    "ERROR",
+                    Some("crashed \\ hard"),
+                    Outcome::Error,
+                    vec![],
+                    limits,
+                ),
+            )
         },
     ];
-    for row in &rows {
+    for (id, shape) in &rows {
         let mut direct = Vec::new();
-        row_json(&mut direct, row);
+        row_json(&mut direct, id, shape);
+        let row = shape.row(id.to_string());
         let mut pretty = Vec::new();
         let mut f = serde_json::ser::PrettyFormatter::new();
         f.begin_object(&mut io::sink()).unwrap();
         f.begin_array(&mut io::sink()).unwrap();
         // Through a `Value`, which sorts the keys, as the canonical writer does.
-        serde_json::to_value(row)
+        serde_json::to_value(&row)
             .unwrap()
             .serialize(&mut serde_json::Serializer::with_formatter(&mut pretty, f))
             .unwrap();

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{tone, usd, Tone};
 use crate::portfolio::Outcome;
-use crate::report::{Report, RowReport, Section};
+use crate::report::{Ids, Report, RowReport, Section};
 
 /// Render the report as text for a terminal: a heading, then each section on its own (outcome
 /// table, totals, deviations, the comparison and its rows). Deterministic, no colour.
@@ -48,7 +48,7 @@ pub fn write_text_color(report: &Report, out: &mut dyn Write, color: bool) -> io
         let Some(s) = report.sections.get(name) else {
             continue;
         };
-        let rows: Vec<&RowReport> = report.rows.iter().filter(|r| r.section == name).collect();
+        let rows: Vec<RowReport> = report.rows.iter().filter(|r| r.section == name).collect();
         write_section(out, name, s, &rows, color)?;
     }
     Ok(())
@@ -61,7 +61,7 @@ fn write_section(
     out: &mut dyn Write,
     name: &str,
     s: &Section,
-    rows: &[&RowReport],
+    rows: &[RowReport],
     color: bool,
 ) -> io::Result<()> {
     writeln!(out)?;
@@ -134,7 +134,7 @@ fn write_section(
         field(out, "Deviations", "none".to_owned())?;
     } else {
         field(out, "Deviations", String::new())?;
-        for (id, whats) in group(s.deviations.iter().map(|d| (&d.schedule_id, &d.what))) {
+        for (id, whats) in group(s.deviations.iter().map(|d| (d.schedule_id, d.what))) {
             writeln!(out, "    {id:<width$}  {}", whats.join("; "))?;
         }
     }
@@ -148,12 +148,7 @@ fn write_section(
                 super::blocked_counts(s)
             ),
         )?;
-        for (id, whys) in group(
-            s.comparison
-                .blockers
-                .iter()
-                .map(|b| (&b.schedule_id, &b.why)),
-        ) {
+        for (id, whys) in group(s.comparison.blockers.iter().map(|b| (b.schedule_id, b.why))) {
             writeln!(out, "    {id:<width$}  {}", whys.join("; "))?;
         }
     } else {
@@ -193,13 +188,11 @@ fn write_section(
 }
 
 /// Consecutive entries of the same row, grouped (entries are in schedule order).
-fn group<'a>(
-    entries: impl Iterator<Item = (&'a String, &'a String)>,
-) -> Vec<(&'a str, Vec<&'a str>)> {
-    let mut out: Vec<(&str, Vec<&str>)> = Vec::new();
+fn group<'a>(entries: impl Iterator<Item = (String, &'a str)>) -> Vec<(String, Vec<&'a str>)> {
+    let mut out: Vec<(String, Vec<&str>)> = Vec::new();
     for (id, what) in entries {
         match out.last_mut() {
-            Some((last, whats)) if *last == id.as_str() => whats.push(what),
+            Some((last, whats)) if *last == id => whats.push(what),
             _ => out.push((id, vec![what])),
         }
     }
@@ -207,7 +200,7 @@ fn group<'a>(
 }
 
 /// Interventions with their rows, e.g. `3 in 2 rows (a/01, a/02)`, or `0`.
-fn with_rows(n: usize, rows: &[String]) -> String {
+fn with_rows(n: usize, rows: &Ids) -> String {
     if rows.is_empty() {
         super::interventions(n, rows)
     } else {
