@@ -14,7 +14,10 @@
 //!
 //! - **one row, once** (rule 4): a change names each scheduled attempt at most once;
 //! - **a retry** (rule 4): a row that holds an attempt is never filled again — a change that
-//!   fills it (a writer's import or put) or gives it another record or native outcome is refused;
+//!   gives it another record or native outcome, writes the same attempt again, or writes the
+//!   same record's attempt with another field (a re-import of changed harness output, a hand
+//!   edit) is refused, with the field that shows it; asked of the rows alone, so a writer and
+//!   the commit validator get the same reasons for the same rows;
 //! - **the transition** (rule 4, [`transition`]): a DEFERRED row becomes a valid attempted row
 //!   that names its record (a hand record named after its own row), or a filled row gains only
 //!   appended `repair` interventions, each with a note;
@@ -204,12 +207,6 @@ pub struct LedgerChange {
     /// The changed rows, in the order reasons are listed (schedule order, or a writer's).
     pub rows: Vec<RowEdit>,
     pub records: Records,
-    /// The change fills every row it names (a writer's import or put, or `sync` replaying a
-    /// local fill): a row that already holds an attempt is then a retry whatever its new state.
-    /// The commit validator sees only trees and asks without it: a commit that rewrites fields
-    /// of a filled row, outcome and record kept, is refused by the transition's reasons
-    /// instead (see `docs/decisions.md`, "One retry question").
-    pub fills: bool,
 }
 
 impl LedgerChange {
@@ -228,7 +225,6 @@ impl LedgerChange {
         LedgerChange {
             rows,
             records: Records::Keys,
-            fills: false,
         }
     }
 }
@@ -253,11 +249,7 @@ impl LedgerChange {
                 }
             }
         };
-        LedgerChange {
-            rows,
-            records,
-            fills: self.fills,
-        }
+        LedgerChange { rows, records }
     }
 }
 
@@ -320,7 +312,7 @@ pub fn admit(
             continue;
         }
         seen.insert(id, &e.from);
-        if let Some(r) = retry(decl, &e.before, &e.after, change.fills) {
+        if let Some(r) = retry(decl, &e.before, &e.after) {
             reasons.push(r);
             if !hints.iter().any(|h| h == RETRY_HINT) {
                 hints.push(RETRY_HINT.to_owned());
@@ -528,15 +520,13 @@ fn records(
     Ok(())
 }
 
-/// A retry: `before` holds an attempt, and the change gives it another native outcome or
-/// record, or fills it again with the same row. The reason names the field that shows it (the
-/// outcome first). A change that `fills` makes any change of a filled row a retry.
-fn retry(decl: &Declaration, before: &Row, after: &Row, fills: bool) -> Option<Reason> {
-    let field = match retried(decl, before, after) {
-        Some(field) => field,
-        None if fills && !before.is_deferred() => None,
-        None => return None,
-    };
+/// A retry: `before` holds an attempt, and the new row gives it another native outcome or
+/// record, fills it again with the same row, or writes the attempt of the same record again
+/// with another field (a re-import of changed harness output, or a hand edit of a filled row:
+/// the rows cannot tell them apart, so each is told it is a retry and which field shows it).
+/// The reason names that field (the outcome first); asked of the rows alone, whoever asks.
+fn retry(decl: &Declaration, before: &Row, after: &Row) -> Option<Reason> {
+    let retried = retried(decl, before, after)?;
     let attempt = |r: &Row| {
         format!(
             "{}{}",
@@ -546,11 +536,31 @@ fn retry(decl: &Declaration, before: &Row, after: &Row, fills: bool) -> Option<R
                 .unwrap_or_default()
         )
     };
-    let (was, now) = (attempt(before), attempt(after));
-    let now = if now == was {
-        String::new()
-    } else {
-        format!("; the new row: {now}")
+    let was = attempt(before);
+    let (now, field) = match retried {
+        Retried::Another(f) => {
+            let now = attempt(after);
+            let now = if now == was {
+                String::new() // the same key, another sha256
+            } else {
+                format!("; the new row: {now}")
+            };
+            (now, Some(f))
+        }
+        Retried::Again => (String::new(), None),
+        Retried::Rewritten(f) => {
+            // Short values are shown (a hand edit's); a long one (a runtime identity) only named.
+            let (a, b) = (before.get(f).to_string(), after.get(f).to_string());
+            let values = if a.len() + b.len() <= 120 {
+                format!(" (was {a}, now {b})")
+            } else {
+                String::new()
+            };
+            (
+                format!("; the new row, from the same record, changes {f}{values}"),
+                Some(f),
+            )
+        }
     };
     let r = Reason::new(format!(
         "already holds an attempt ({was}){now}; a filled row is never replaced (a retry needs a new declared schedule, and the original row stays)"
@@ -563,23 +573,38 @@ fn retry(decl: &Declaration, before: &Row, after: &Row, fills: bool) -> Option<R
     })
 }
 
-/// Whether `after` retries `before` (see [`retry`]): `Some` with the field that shows it
-/// (`None` inside: the same row again).
-fn retried(decl: &Declaration, before: &Row, after: &Row) -> Option<Option<&'static str>> {
-    if before.is_deferred() {
-        return None;
+/// How `after` retries `before` (see [`retry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retried<'a> {
+    /// Another native outcome or record, in this field.
+    Another(&'static str),
+    /// The same attempt again (the same row, or the row without repairs recorded since).
+    Again,
+    /// The same outcome and record, and this field (the first in the declaration's order)
+    /// written otherwise.
+    Rewritten(&'a str),
+}
+
+/// Whether `after` retries `before` (see [`retry`]); `None` when `before` is DEFERRED, or
+/// when only the interventions differ (what [`transition`] decides: appended repairs, or a
+/// recorded intervention changed).
+fn retried<'a>(decl: &'a Declaration, before: &Row, after: &Row) -> Option<Retried<'a>> {
+    if before.is_deferred() || before.schedule_id() != after.schedule_id() {
+        return None; // a row that names another attempt: the transition's reason
     }
-    let field = if before.native_outcome() != after.native_outcome() {
-        Some("native_outcome")
-    } else if !json::value_eq(before.get("native_record"), after.get("native_record")) {
-        Some("native_record")
-    } else {
-        None
-    };
-    if field.is_none() && !same_attempt(decl, before, after) {
-        return None;
+    if before.native_outcome() != after.native_outcome() {
+        return Some(Retried::Another("native_outcome"));
     }
-    Some(field)
+    if !json::value_eq(before.get("native_record"), after.get("native_record")) {
+        return Some(Retried::Another("native_record"));
+    }
+    if same_attempt(decl, before, after) {
+        return Some(Retried::Again);
+    }
+    (decl.attempt_fields.iter())
+        .filter(|f| *f != "interventions_decision_or_repair")
+        .find(|f| !json::value_eq(before.get(f), after.get(f)))
+        .map(|f| Retried::Rewritten(f.as_str()))
 }
 
 /// Whether `after` is `before` again, or `before`'s attempt written again without some of the
@@ -603,9 +628,10 @@ fn same_attempt(decl: &Declaration, before: &Row, after: &Row) -> bool {
 pub enum Did {
     /// A DEFERRED row now holds an attempt.
     Filled,
-    /// A row that held an attempt was given another (or the same again): a retry, refused.
+    /// A row that held an attempt was given another, the same again, or its record's attempt
+    /// with another field: a retry, refused.
     Retried,
-    /// A filled row changed otherwise: a repair when [`admit`] admits it.
+    /// A filled row's interventions changed, nothing else: a repair when [`admit`] admits it.
     Changed,
     /// A DEFERRED row stays DEFERRED.
     Nothing,
@@ -634,7 +660,7 @@ pub fn row_transition(
     child: &Row,
     at: &str,
 ) -> Result<RowChange, Vec<Reason>> {
-    if let Some(r) = retry(decl, parent, child, false) {
+    if let Some(r) = retry(decl, parent, child) {
         return Err(vec![r.at(at)]);
     }
     transition(decl, parent, child).map_err(|r| r.into_iter().map(|r| r.at(at)).collect())

@@ -194,7 +194,8 @@ pub fn check_change<S: Store + ?Sized>(store: &mut S, change: &Change) -> Result
 
 /// [`check_change`]'s verdict before it becomes an [`Error`]: what the step does (its kind and
 /// what each row does), or the refusal with every reason as a value. `Err` when the store
-/// cannot be read. An import or put fills every row it names (`LedgerChange::fills`).
+/// cannot be read. Whether a row is retried is asked of its rows alone, as the commit validator
+/// asks it (`docs/decisions.md`, "One retry question").
 pub fn verdict<S: Store + ?Sized>(
     store: &mut S,
     change: &Change,
@@ -242,7 +243,6 @@ pub fn verdict<S: Store + ?Sized>(
     let model = LedgerChange {
         rows,
         records: Records::Files { files, name: None },
-        fills: change.kind != ChangeKind::Repair,
     };
     admission::admit(store.declaration(), &model, &mut Owners(owners))
 }

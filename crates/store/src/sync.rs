@@ -1279,8 +1279,9 @@ impl Tip<'_> {
         Ok((replayed, answer.same.len(), refused))
     }
 
-    /// Local rows `rows` as a change of this tip: a fill replayed (admission's kind of the
-    /// local commit's rows) fills every row it names, as the writer that made it did.
+    /// Local rows `rows` as a change of this tip: each row as the tip holds it and as the local
+    /// commit wrote it, and the record files they would add or change there (admission asks
+    /// the rows alone whether one is a retry, as it does for the writers and the validator).
     fn change(&self, rows: &[LocalRow]) -> Result<LedgerChange> {
         let at = "the remote's tip";
         let mut edits = Vec::with_capacity(rows.len());
@@ -1326,7 +1327,6 @@ impl Tip<'_> {
                 files,
                 name: Some(layout::record_path),
             },
-            fills: rows.iter().any(|r| r.filled),
         })
     }
 }

@@ -57,7 +57,6 @@ fn change(rows: Vec<RowEdit>, files: Vec<RecordFile>) -> LedgerChange {
     LedgerChange {
         rows,
         records: Records::Files { files, name: None },
-        fills: false,
     }
 }
 
@@ -167,22 +166,39 @@ fn a_retry_is_refused_naming_what_shows_it() {
         ]
     );
     assert_eq!(r.hints(), [RETRY_HINT]);
-    // A filled row whose outcome and record stay, edited otherwise: from two states (the
-    // validator) the transition's reasons (a filled row gains only appended repairs); from a
-    // writer that fills it, a retry.
+    // A filled row whose outcome and record stay, edited otherwise (a re-import of changed
+    // harness output, or a hand edit): a retry naming the field, whoever asks, with the
+    // record's reason as for every retry.
     let mut v = before.to_value();
     v["reason"] = "filled again from the same record".into();
-    let mut c = change(vec![edit(before.clone(), row(&decl, &v))], vec![]);
-    let r = verdict(&decl, &c, vec![]).unwrap_err();
+    let c = change(vec![edit(before.clone(), row(&decl, &v))], vec![]);
+    let r = verdict(&decl, &c, vec!["arena:r1"]).unwrap_err();
     assert_eq!(
         named(&r),
-        [(Some(sid.as_str()), Some("reason"), Some(Rule::Admission(4)))]
+        [
+            (Some(sid.as_str()), Some("reason"), Some(Rule::Admission(4))),
+            (
+                Some(sid.as_str()),
+                Some("native_record"),
+                Some(Rule::Admission(5))
+            )
+        ]
     );
-    c.fills = true;
-    let r = verdict(&decl, &c, vec![]).unwrap_err();
+    assert!(r.reasons()[0]
+        .sentence
+        .starts_with("already holds an attempt"));
+    assert!(r.reasons()[0]
+        .sentence
+        .contains("from the same record, changes reason"));
+    assert_eq!(r.hints(), [RETRY_HINT]);
+    // Its interventions alone changed: no retry, the transition decides (a repair).
+    let mut v = before.to_value();
+    v["interventions_decision_or_repair"] =
+        serde_json::json!([{"kind": "repair", "note": "fixed"}]);
+    let c = change(vec![edit(before.clone(), row(&decl, &v))], vec![]);
     assert_eq!(
-        named(&r)[0],
-        (Some(sid.as_str()), None, Some(Rule::Admission(4)))
+        verdict(&decl, &c, vec![]).unwrap(),
+        [RowChange::Repaired(1)]
     );
     // The same attempt written again over a row repaired since (an import or put of the same
     // record): a retry too, not a lost repair.
@@ -251,14 +267,17 @@ fn a_filled_row_admits_only_appended_repairs_with_a_note() {
     let c = change(vec![edit(row(&decl, &v), parent.clone())], vec![]);
     let r = verdict(&decl, &c, vec![]).unwrap_err();
     assert_eq!(r.reasons()[0].sentence, "already holds an attempt (FAIL, from hand:arena/sympy-matrix/01); a filled row is never replaced (a retry needs a new declared schedule, and the original row stays)", "{r:?}");
+    // A field edited, outcome and record kept: that record's attempt written otherwise, a
+    // retry naming the field (its record is checked as every retry's is).
     let mut v = parent.to_value();
     v["reason"] = "edited".into();
     let c = change(vec![edit(parent.clone(), row(&decl, &v))], vec![]);
     let r = verdict(&decl, &c, vec![]).unwrap_err();
     assert_eq!(
-        named(&r),
-        [(Some(a.as_str()), Some("reason"), Some(Rule::Admission(4)))]
+        named(&r)[0],
+        (Some(a.as_str()), Some("reason"), Some(Rule::Admission(4)))
     );
+    assert_eq!(r.reasons()[0].sentence, "already holds an attempt (FAIL, from hand:arena/sympy-matrix/01); the new row, from the same record, changes reason (was \"oracle failed\", now \"edited\"); a filled row is never replaced (a retry needs a new declared schedule, and the original row stays)", "{r:?}");
 }
 
 #[test]

@@ -403,12 +403,9 @@ pub fn ledger_at(
                 crate::refusal::Reason::new(format!("row {} is missing ({path})", e.id)).at(&at),
             ),
             Some((mode, _)) if !is_regular(mode) => reasons.push(
-                crate::refusal::Reason::new(format!(
-                    "{path} has mode {}; every entry is a regular file (100644)",
-                    super::objects::describe_mode(mode)
-                ))
-                .row(e.id)
-                .at(&at),
+                crate::refusal::Reason::new(super::objects::not_regular(&path, mode))
+                    .row(e.id)
+                    .at(&at),
             ),
             Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
                 Ok(row) => rows.push(row),

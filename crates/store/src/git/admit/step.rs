@@ -98,7 +98,6 @@ impl Admission<'_> {
                 files: reduced.files,
                 name: Some(layout::record_path),
             },
-            fills: false,
         };
         let mut state = ParentRecords {
             trees: &self.trees,
