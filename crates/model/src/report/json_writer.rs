@@ -96,7 +96,7 @@ pub const BLOCK_ROWS: usize = 16 * 1024;
 
 /// The canonical report document with `"rows": []`.
 fn without_rows(
-    (admitted, refused): (bool, Option<&str>),
+    (admitted, refused): (bool, Option<&[crate::refusal::Reason]>),
     declaration: &DeclarationRef,
     ledger: &LedgerState,
     sections: &BTreeMap<&'static str, Section>,
@@ -256,7 +256,7 @@ struct ReportJson<'a> {
     admitted: bool,
     declaration: &'a DeclarationRef,
     ledger: &'a LedgerState,
-    refused: Option<&'a str>,
+    refused: Option<&'a [crate::refusal::Reason]>,
     rows: [(); 0],
     sections: &'a BTreeMap<&'static str, Section>,
 }

@@ -400,7 +400,9 @@ pub fn ledger_at(
         let path = layout::row_path(&e.id);
         match by_path.remove(&path) {
             None => reasons.push(
-                crate::refusal::Reason::new(format!("row {} is missing ({path})", e.id)).at(&at),
+                crate::refusal::Reason::new(format!("is missing ({path})"))
+                    .row(&e.id)
+                    .at(&at),
             ),
             Some((mode, _)) if !is_regular(mode) => reasons.push(
                 crate::refusal::Reason::new(format!(
@@ -473,12 +475,16 @@ fn each_row_at(
     for e in decl.schedule() {
         let path = layout::row_path(&e.id);
         match by_path.remove(&path) {
-            None => reasons.push(format!("{at}: row {} is missing ({path})", e.id)),
-            Some((mode, _)) if !is_regular(mode) => reasons.push(format!(
-                "{at}: row {}: {}",
-                e.id,
-                super::objects::not_regular(&path, mode)
-            )),
+            None => reasons.push(
+                crate::refusal::Reason::new(format!("is missing ({path})"))
+                    .row(&e.id)
+                    .at(&at),
+            ),
+            Some((mode, _)) if !is_regular(mode) => reasons.push(
+                crate::refusal::Reason::new(super::objects::not_regular(&path, mode))
+                    .row(&e.id)
+                    .at(&at),
+            ),
             Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
                 // After a refusal nothing is handed on: the rows are refused whole.
                 Ok(row) if reasons.is_empty() => {
@@ -494,9 +500,12 @@ fn each_row_at(
     let mut extra: Vec<_> = by_path.into_keys().collect();
     extra.sort();
     for p in extra {
-        reasons.push(format!(
-            "{at}: {p} is not a row of the schedule (no row is added)"
-        ));
+        reasons.push(
+            crate::refusal::Reason::new(format!(
+                "{p} is not a row of the schedule (no row is added)"
+            ))
+            .at(&at),
+        );
     }
     reasons.into_result()?;
     records.sort_unstable();
@@ -768,7 +777,9 @@ pub(crate) fn count_filled(
         let path = layout::row_path(&e.id);
         let Some((_, id)) = find_in_tree(repo, tree, &path)? else {
             return Err(Error::refused(
-                crate::refusal::Reason::new(format!("row {} is missing ({path})", e.id)).at(at),
+                crate::refusal::Reason::new(format!("is missing ({path})"))
+                    .row(&e.id)
+                    .at(at),
             ));
         };
         let row = read_row(repo, decl, id, &e.id, max_bytes, at)?.map_err(Error::refusal)?;
@@ -813,7 +824,8 @@ impl Store for RefStore {
                     .at(&at),
             )),
             None => Err(Error::refused(
-                crate::refusal::Reason::new(format!("row {schedule_id} is missing ({path})"))
+                crate::refusal::Reason::new(format!("is missing ({path})"))
+                    .row(schedule_id)
                     .at(&at),
             )),
         }
