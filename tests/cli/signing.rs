@@ -703,7 +703,10 @@ fn a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify(prefix: &st
         "{why}"
     );
     assert!(
-        why["sentence"].as_str().unwrap().starts_with("it is not signed"),
+        why["sentence"]
+            .as_str()
+            .unwrap()
+            .starts_with("it is not signed"),
         "{why}"
     );
     // A signed commit that changes the writers file: rule 2.
