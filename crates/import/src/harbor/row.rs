@@ -125,7 +125,7 @@ pub fn trial_row(
     task: &Task,
     schedule_id: &str,
     trial: &HarborTrial,
-) -> std::result::Result<Built, Vec<String>> {
+) -> std::result::Result<Built, Vec<crate::refusal::Reason>> {
     let spec = task.harbor.as_ref().expect("a harbor task");
     let r = &trial.result;
     let label = format!("{} (for {schedule_id})", trial.label());
@@ -200,12 +200,14 @@ pub fn trial_row(
                 let mut names: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
                 names.sort_unstable();
                 if !names.is_empty() {
-                    return Err(vec![format!(
-                        "{label}: the verifier recorded no reward {:?} but has rewards {}: the declaration (task {}, harbor.reward) and the trial disagree",
+                    return Err(vec![crate::refusal::Reason::new(format!(
+                        "the verifier recorded no reward {:?} but has rewards {}: the declaration (task {}, harbor.reward) and the trial disagree",
                         spec.reward,
                         names.join(", "),
                         task.id
-                    )]);
+                    ))
+                    .rule(crate::refusal::Rule::Workflow(4))
+                    .at(&label)]);
                 }
                 (
                     "UNSCORED",

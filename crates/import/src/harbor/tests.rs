@@ -200,12 +200,24 @@ fn rewards_without_the_declared_one_are_refused_naming_them() {
     let Err(r) = trial_row(&d, &env, &task, "harbor/hello-file/01", &t) else {
         panic!("a trial with other rewards converted");
     };
+    // As values: the trial is the place, workflow rule 4 the rule.
+    assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(
-        r,
-        vec![format!(
+        r[0].place,
+        [format!("{} (for harbor/hello-file/01)", t.label())]
+    );
+    assert_eq!(r[0].rule, Some(crate::refusal::Rule::Workflow(4)));
+    assert_eq!(
+        r[0].sentence,
+        "the verifier recorded no reward \"reward\" but has rewards accuracy, score: the declaration (task harbor/hello-file, harbor.reward) and the trial disagree"
+    );
+    // Rendered, it reads as it always did.
+    assert_eq!(
+        r[0].to_string(),
+        format!(
             "{} (for harbor/hello-file/01): the verifier recorded no reward \"reward\" but has rewards accuracy, score: the declaration (task harbor/hello-file, harbor.reward) and the trial disagree",
             t.label()
-        )]
+        )
     );
     // An exception whose reward does not count is an ERROR whatever the rewards say.
     let t = trial(result(Some("VerifierTimeoutError"), json!({"score": 1.0})));

@@ -147,7 +147,9 @@ fn what_changed(
         find_in_tree(repo, info.tree, ROWS)?
             .filter(|(m, _)| m.is_tree())
             .map(|(_, id)| id)
-            .ok_or_else(|| Error::refused(format!("commit {}: rows/ is missing", info.id)))
+            .ok_or_else(|| {
+                Error::refused(Reason::new("rows/ is missing").at(format!("commit {}", info.id)))
+            })
     };
     let (a, b) = (rows_of(p)?, rows_of(c)?);
     let (mut filled, mut repaired, mut newly) = (Vec::new(), Vec::new(), 0);

@@ -463,7 +463,9 @@ fn each_row_at(
     let known = declaration_at(&mut admission, repo, info.tree, &at)?;
     let decl = &known.decl;
     let Some((_, rows_tree)) = find_in_tree(repo, info.tree, layout::ROWS)? else {
-        return Err(Error::refused(format!("{at}: rows/ is missing")));
+        return Err(Error::refused(
+            crate::refusal::Reason::new("rows/ is missing").at(&at),
+        ));
     };
     let mut files = Vec::new();
     list_blobs(repo, rows_tree, "rows".into(), &mut files)?;
@@ -933,20 +935,20 @@ impl RefStore {
             let sid = w.row.schedule_id();
             let mut bound = |what: String, len: usize| {
                 if len as u64 > self.max_bytes {
-                    r.push(format!(
-                        "{what} would be {len} bytes, over the input bound of {} bytes (--max-input-bytes)",
-                        self.max_bytes
-                    ));
+                    r.push(
+                        crate::refusal::Reason::new(format!(
+                            "{what} would be {len} bytes, over the input bound of {} bytes (--max-input-bytes)",
+                            self.max_bytes
+                        ))
+                        .row(sid),
+                    );
                 }
             };
-            bound(
-                format!("row {sid} ({})", layout::row_path(sid)),
-                bytes.len(),
-            );
+            bound(format!("its file {}", layout::row_path(sid)), bytes.len());
             if let (Some(record), Some(rec)) = (&w.record, w.row.native_record()) {
                 let key = rec.key();
                 let path = layout::record_path(&key);
-                bound(format!("row {sid}: record {key} ({path})"), record.len());
+                bound(format!("record {key} ({path})"), record.len());
             }
         }
         if !r.is_empty() {
