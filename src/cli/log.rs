@@ -97,8 +97,9 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
                 Some(p) => format!("  signed by {p} {}", s.fingerprint),
                 None => format!("  signed by key {}", s.fingerprint),
             },
-            (None, Some(why)) if history.writers => format!("  rule 8: {why}"),
-            (None, Some(why)) => format!("  signature not verified: {why}"),
+            // Each reason of rule 8 says so (`rule 8: …`).
+            (None, Some(why)) if history.writers => format!("  {}", joined(why)),
+            (None, Some(why)) => format!("  signature not verified: {}", joined(why)),
             (None, None) => String::new(),
         };
         let refused = e
@@ -115,6 +116,13 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
         )?;
     }
     refuse_lies(lies, &name)
+}
+
+/// Reasons as the one line of text a log entry shows.
+fn joined(reasons: &[crate::refusal::Reason]) -> String {
+    (reasons.iter().map(ToString::to_string))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Exit 0 when every message said what its commit did; else a refusal listing each rule 7

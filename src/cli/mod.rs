@@ -439,47 +439,6 @@ pub fn open_store(
     }
 }
 
-/// Whether the ledger state at `commit` may be shown as admitted (`report`, `show`): `Ok(None)`
-/// when `verify` admits it; when it does not, the refusal (exit 2: the first reason, and where
-/// the others are), or under `--unverified` that first reason, for the banner. `name` names
-/// the ledger (its ref, when the commit is on one) and `command` the command, for the hints.
-pub fn admitted_state(
-    repo: &gix::Repository,
-    commit: gix::ObjectId,
-    name: Option<&str>,
-    max: u64,
-    unverified: bool,
-    command: &str,
-) -> Result<Option<String>> {
-    let at = format!("commit {commit}");
-    let Some(reasons) = crate::git::read::admitted(repo, commit, name.unwrap_or(&at), max)? else {
-        return Ok(None);
-    };
-    let first = reasons
-        .reasons()
-        .first()
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    if unverified {
-        return Ok(Some(first));
-    }
-    let mut r = crate::error::Reasons::one(crate::refusal::Reason::new(format!(
-        "ledger state {commit} is not admitted: {first}"
-    )));
-    let others = reasons.len() - 1;
-    r.hint(match name {
-        Some(name) => format!(
-            "{}`git ledger verify {name}` gives every reason, and `git ledger log {name}` marks each commit it refuses",
-            if others > 0 { format!("{others} more reason{}: ", if others == 1 { "" } else { "s" }) } else { String::new() }
-        ),
-        None => "it is on no ledger ref's history here; `git ledger verify <REF>` gives every reason for the ref that holds it".to_owned(),
-    });
-    r.hint(format!(
-        "to read it anyway, under a banner saying it is not admitted: `git ledger {command} --unverified …`"
-    ));
-    Err(Error::Refused(r))
-}
-
 #[cfg(test)]
 mod tests {
     use crate::error::{Error, Reasons};

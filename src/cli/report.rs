@@ -89,7 +89,7 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
                 report::LedgerState::Ref { ledger_ref, .. } => ledger_ref.clone(),
                 report::LedgerState::File { .. } => None,
             };
-            let refused = super::admitted_state(
+            let refused = crate::git::read::admitted_state(
                 &repo,
                 commit,
                 on_ref.as_deref(),

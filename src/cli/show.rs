@@ -44,9 +44,15 @@ pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
         Some(r) => Some(crate::git::store::resolve_ref(&repo, Some(r))?.0),
         None => None,
     };
-    let refused =
-        super::admitted_state(&repo, commit, name.as_deref(), max, args.unverified, "show")?;
-    if let Some(first) = refused {
+    let refused = crate::git::read::admitted_state(
+        &repo,
+        commit,
+        name.as_deref(),
+        max,
+        args.unverified,
+        "show",
+    )?;
+    if let Some(first) = refused.as_ref().and_then(|r| r.first()) {
         writeln!(
             io.err,
             "NOT ADMITTED: verify refuses this ledger state ({first}); it is shown only because --unverified was given"

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::{git, git_run, ledger, Run};
 use crate::gitstore::{read_files, regular, state_commit, Fixture};
@@ -70,12 +70,25 @@ fn an_edited_row_reached_by_a_mirror_clone_is_refused_unless_unverified(prefix: 
     r.expect_code(2);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
     assert!(
-        r.stderr
-            .contains(&format!("ledger state {edited} is not admitted"))
-            && r.stderr.contains("rule 4")
-            && r.stderr.contains("--unverified"),
+        r.stderr.contains(&format!(
+            "\n  ledger state {edited}: commit {edited}: rule 4: "
+        )) && r.stderr.contains("--unverified"),
         "{}",
         r.stderr
+    );
+    // As values: every reason verify gives, each at the state.
+    let j = at(dir, &["report", "--json"]);
+    j.expect_code(2);
+    let details = j.json()["details"].clone();
+    assert_eq!(
+        details[0]["place"],
+        json!([format!("ledger state {edited}"), format!("commit {edited}")]),
+        "{details}"
+    );
+    assert_eq!(
+        details[0]["rule"],
+        json!({"spec": "admission", "number": 4}),
+        "{details}"
     );
     for args in [
         vec!["show"],
@@ -123,7 +136,16 @@ fn an_edited_row_reached_by_a_mirror_clone_is_refused_unless_unverified(prefix: 
         .clone();
     assert!(j.starts_with("{\n  \"admitted\": false,"), "{j}");
     let v: Value = serde_json::from_str(&j).unwrap();
-    assert!(v["refused"].as_str().unwrap().contains("rule 4"), "{v}");
+    assert_eq!(
+        v["refused"][0]["rule"],
+        json!({"spec": "admission", "number": 4}),
+        "{v}"
+    );
+    assert_eq!(
+        v["refused"][0]["place"],
+        json!([format!("commit {edited}")]),
+        "{v}"
+    );
     let s = at(dir, &["show", "--unverified"]);
     s.ok();
     assert!(
@@ -159,6 +181,20 @@ fn an_edited_row_reached_by_a_mirror_clone_is_refused_unless_unverified(prefix: 
         .json();
     assert_eq!(dj["admitted"]["a"], true);
     assert_eq!(dj["admitted"]["b"], false);
+    let side = &dj["admitted"]["refused"][0];
+    assert_eq!(
+        (&side["side"], &side["rev"]),
+        (&json!("B"), &json!(edited)),
+        "{dj}"
+    );
+    assert_eq!(
+        (&side["reasons"][0]["place"], &side["reasons"][0]["rule"]),
+        (
+            &json!([format!("commit {edited}")]),
+            &json!({"spec": "admission", "number": 4})
+        ),
+        "{dj}"
+    );
     at(dir, &["verify"]).expect_code(2);
 
     // The honest state in the same clone is shown as admitted.

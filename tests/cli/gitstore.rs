@@ -1299,7 +1299,7 @@ fn tampering_with_plumbing_is_refused_by_verify_and_the_validator(prefix: &str) 
         &bad_root,
         &[
             "rule 1",
-            &format!("row {filled} differs from its template row"),
+            &format!("row {filled}: differs from its template row"),
         ],
     );
 }

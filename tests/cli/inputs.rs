@@ -247,6 +247,78 @@ fn pre_commit_refuses_a_ledger_file_that_stops_being_one() {
     b.commit("flip back").ok();
 }
 
+#[test]
+fn pre_commit_keeps_the_reasons_of_a_staged_ledger_over_the_bound() {
+    let b = Branch::new("ledger.json");
+    let dir = b.dir();
+    let len = |p: &str| std::fs::metadata(dir.join(p)).unwrap().len();
+    let head_len = len(&b.path());
+    // Room for the declaration and a filled row more; the padding goes past it.
+    let bound = head_len.max(len("eval/campaign.json")) + 600;
+    git(dir, &["config", "ledger.maxBlobBytes", &bound.to_string()]);
+    // The staged version, padded past the bound: it cannot be read as a ledger file.
+    let mut padded = std::fs::read(dir.join(b.path())).unwrap();
+    padded.extend(std::iter::repeat_n(b' ', (bound - head_len + 100) as usize));
+    write(dir, &b.path(), &padded);
+    let r = b.commit("padded");
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    let lead = "\n  eval/ledger.json: HEAD's version is a ledger file and the staged one cannot be read as one\n  eval/ledger.json";
+    assert!(r.stderr.contains(lead), "{}", r.stderr);
+    // The bound's own reason follows on a line of its own, with its hint.
+    let after = &r.stderr[r.stderr.find(lead).unwrap() + lead.len()..];
+    let line = after.lines().next().unwrap_or_default();
+    assert!(
+        line.contains(&format!("over the input bound of {bound} bytes")),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("\nhint: "), "{}", r.stderr);
+    b.reset();
+    // The other side: padded within the bound, with an admissible fill, it commits.
+    b.fill(OTHER, "eval/campaign.json", &b.path());
+    let mut within = std::fs::read(dir.join(b.path())).unwrap();
+    within.extend(std::iter::repeat_n(b' ', 10));
+    assert!((within.len() as u64) < bound, "{} {bound}", within.len());
+    write(dir, &b.path(), &within);
+    b.commit("fill, padded a little").ok();
+}
+
+#[test]
+fn pre_commit_after_an_invalid_head_keeps_each_reason_head_gives() {
+    let b = Branch::new("ledger.json");
+    let dir = b.dir();
+    let good = b.ledger_value();
+    // HEAD's version, committed past the hook: a ledger file, but not a valid ledger.
+    let mut bad = good.clone();
+    let row = bad["rows"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["schedule_id"] == FILLED)
+        .unwrap();
+    row["native_outcome"] = json!("NOT_AN_OUTCOME");
+    write(dir, &b.path(), pretty(&bad));
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "--no-verify", "-m", "broken"]);
+    // A filled ledger cannot follow it: the refusal says so, then gives HEAD's own reasons,
+    // each kept with its row and field, at HEAD's version.
+    write(dir, &b.path(), pretty(&good));
+    b.refused(
+        "filled ledger after an invalid HEAD",
+        &[
+            "\n  eval/ledger.json (against HEAD): HEAD's version is a ledger file but not a valid ledger of HEAD's declaration",
+            &format!("\n  eval/ledger.json (HEAD): row {FILLED}: native_outcome: "),
+        ],
+    );
+    // The other side: a ledger without filled rows may follow it.
+    let template = ledger(dir, &["template", "eval/campaign.json"])
+        .ok()
+        .stdout
+        .clone();
+    write(dir, &b.path(), &template);
+    b.commit("start again").ok();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Item 8: unbounded refusal output.
 

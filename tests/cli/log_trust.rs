@@ -78,10 +78,15 @@ fn without_writers_a_garbage_signature_with_a_real_key_names_no_signer(prefix: &
     r.expect_code(0);
     let v = json(&r);
     assert_eq!(v[0]["signer"], Value::Null);
-    assert!(v[0]["signature_refused"]
-        .as_str()
-        .unwrap()
-        .contains("does not verify"));
+    let why = &v[0]["signature_refused"][0];
+    assert!(
+        why["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("does not verify"),
+        "{why}"
+    );
+    assert_eq!(why.get("rule"), None, "no writers: no rule 8, {why}");
     assert_eq!(v[0]["admitted"], true);
     // Git agrees that the signature is bad.
     let allowed = keys.path().join("allowed");
@@ -136,11 +141,15 @@ fn with_writers_a_garbage_signature_is_refused_and_marked_so(prefix: &str) {
     let v = json(&s.run(&["log", "--json"]));
     assert_eq!(v[0]["signer"], Value::Null);
     assert_eq!(v[0]["admitted"], false);
-    assert!(
-        v[0]["refused"].as_str().unwrap().contains("rule 8"),
+    let rule8 = serde_json::json!({"spec": "admission", "number": 8});
+    let why = &v[0]["refused"][0];
+    assert_eq!(
+        (&why["place"], &why["rule"]),
+        (&serde_json::json!([format!("commit {forged}")]), &rule8),
         "{}",
         v[0]
     );
+    assert_eq!(v[0]["signature_refused"][0]["rule"], rule8, "{}", v[0]);
     assert_eq!(v[1]["admitted"], true);
     assert_eq!(v[1]["refused"], Value::Null);
     assert_eq!(v[1]["signer"]["fingerprint"], fpr.as_str());
@@ -219,8 +228,15 @@ fn a_tip_that_swaps_the_writers_blob_does_not_change_who_log_calls_a_writer(pref
     let v = json(&s.run(&["log", "--json"]));
     assert_eq!(v[0]["admitted"], false);
     assert_eq!(v[0]["signer"], Value::Null);
+    let why = &v[0]["refused"][0];
     assert!(
-        v[0]["refused"].as_str().unwrap().contains("writers"),
+        why["sentence"].as_str().unwrap().contains("writer"),
+        "{}",
+        v[0]
+    );
+    assert_eq!(
+        why["rule"],
+        serde_json::json!({"spec": "admission", "number": 8}),
         "{}",
         v[0]
     );

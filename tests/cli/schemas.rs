@@ -200,6 +200,61 @@ pub fn check_output(args: &[&str], run: &Run) {
     if schema == "refusal" {
         details_hold_the_text(args, &value);
     }
+    for d in embedded_reasons(schema, &value) {
+        let sentence = d["sentence"].as_str().unwrap_or_default();
+        assert!(
+            !holds_structure(sentence),
+            "`git-ledger {}`: a reason in {schema}'s JSON holds a place or a rule number in its sentence: {d}",
+            args.join(" ")
+        );
+    }
+}
+
+/// The reason objects (refusal.schema.json's reason) an output other than a refusal carries:
+/// a report's `refused`, a diff's sides not admitted and `why_not`, a log entry's `refused`
+/// and `signature_refused`, an audit's `shown_otherwise` and each ledger's `refused` and
+/// declaration `reasons`.
+fn embedded_reasons<'v>(schema: &str, v: &'v Value) -> Vec<&'v Value> {
+    fn each(v: &Value) -> Vec<&Value> {
+        v.as_array().map(|a| a.iter().collect()).unwrap_or_default()
+    }
+    let mut out: Vec<&Value> = Vec::new();
+    match schema {
+        "report" => out.extend(each(&v["refused"])),
+        "diff" => {
+            for side in each(&v["admitted"]["refused"]) {
+                out.extend(each(&side["reasons"]));
+            }
+            out.extend(each(&v["follows"]["why_not"]));
+        }
+        "log" => {
+            for e in each(v) {
+                out.extend(each(&e["refused"]));
+                out.extend(each(&e["signature_refused"]));
+            }
+        }
+        "audit" => {
+            out.extend(each(&v["shown_otherwise"]));
+            for l in each(&v["ledgers"]) {
+                out.extend(each(&l["refused"]));
+                out.extend(each(&l["declaration"]["reasons"]));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Whether a reason's sentence holds what should be a value: it starts with a place (a ref, an
+/// absolute path, `commit <id>`) or names a rule number (`rule 4: `).
+fn holds_structure(sentence: &str) -> bool {
+    let head = sentence.split(": ").next().unwrap_or_default();
+    let commit = head.strip_prefix("commit ").unwrap_or_default();
+    let place_like = sentence.contains(": ")
+        && (head.starts_with("refs/")
+            || head.starts_with('/')
+            || (commit.len() >= 40 && commit.chars().all(|c| c.is_ascii_hexdigit())));
+    place_like || (0..=9).any(|n| sentence.contains(&format!("rule {n}: ")))
 }
 
 /// A refusal's `details` hold everything its text says: each reason's text is its values
@@ -211,14 +266,6 @@ fn details_hold_the_text(args: &[&str], v: &Value) {
         return;
     };
     assert_eq!(details.len(), reasons.len());
-    let place_like = |s: &str| {
-        let head = s.split(": ").next().unwrap_or_default();
-        let commit = head.strip_prefix("commit ").unwrap_or_default();
-        s.contains(": ")
-            && (head.starts_with("refs/")
-                || head.starts_with('/')
-                || (commit.len() >= 40 && commit.chars().all(|c| c.is_ascii_hexdigit())))
-    };
     for (d, text) in details.iter().zip(reasons) {
         let text = text.as_str().unwrap();
         let sentence = d["sentence"].as_str().unwrap();
@@ -256,7 +303,7 @@ fn details_hold_the_text(args: &[&str], v: &Value) {
             );
         }
         assert!(
-            !place_like(sentence) && !(0..=9).any(|n| sentence.contains(&format!("rule {n}: "))),
+            !holds_structure(sentence),
             "`git-ledger {}`: the sentence holds a place or a rule number: {sentence:?}",
             args.join(" ")
         );
@@ -1451,3 +1498,28 @@ fn the_common_helpers_validate_what_they_run() {
 }
 
 crate::common::under_both_prefixes!(a_ledger_ref_and_every_json_output_validate);
+
+/// The reasons other outputs carry are found and judged: a sentence that starts with a commit
+/// or a ref, or names a rule number, is caught; a sentence of words is not.
+#[test]
+fn reasons_inside_other_outputs_are_found_and_judged() {
+    let c = "a".repeat(40);
+    let bad = json!({"sentence": format!("commit {c}: it is not signed")});
+    let good = json!({"place": [format!("commit {c}")], "sentence": "it is not signed"});
+    let log = json!([{"refused": [good.clone()], "signature_refused": [bad.clone()]}]);
+    assert_eq!(embedded_reasons("log", &log), vec![&good, &bad]);
+    let diff = json!({"admitted": {"refused": [{"side": "B", "rev": "x", "reasons": [good.clone()]}]},
+        "follows": {"why_not": [bad.clone()]}});
+    assert_eq!(embedded_reasons("diff", &diff), vec![&good, &bad]);
+    let audit = json!({"shown_otherwise": [good.clone()],
+        "ledgers": [{"refused": [bad.clone()], "declaration": {"reasons": [good.clone()]}}]});
+    assert_eq!(embedded_reasons("audit", &audit).len(), 3);
+    assert_eq!(
+        embedded_reasons("report", &json!({"refused": null})).len(),
+        0
+    );
+    assert!(holds_structure(bad["sentence"].as_str().unwrap()));
+    assert!(holds_structure("refs/ledgers/x: moved"));
+    assert!(holds_structure("a filled row, rule 4: never replaced"));
+    assert!(!holds_structure(good["sentence"].as_str().unwrap()));
+}

@@ -693,9 +693,20 @@ fn a_changed_writers_file_and_an_unsigned_step_are_refused_by_verify(prefix: &st
     // diff's "follows" runs the same rule: the unsigned commit does not follow the root.
     let v = s.run(&["diff", &root, &c, "--json"]).ok().json();
     assert_eq!(v["follows"]["follows"], false, "{v}");
-    let why = v["follows"]["why_not"].to_string();
+    let why = &v["follows"]["why_not"][0];
+    assert_eq!(
+        (&why["place"], &why["rule"]),
+        (
+            &serde_json::json!([format!("commit {c}")]),
+            &serde_json::json!({"spec": "admission", "number": 8})
+        ),
+        "{why}"
+    );
     assert!(
-        why.contains(&format!("commit {c}: rule 8: it is not signed")),
+        why["sentence"]
+            .as_str()
+            .unwrap()
+            .starts_with("it is not signed"),
         "{why}"
     );
     // A signed commit that changes the writers file: rule 2.

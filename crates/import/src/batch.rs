@@ -17,6 +17,7 @@ use super::rows::{arena_row, for_schedule_id, scenario_row, Context, Converted};
 use super::{ArenaAttempt, ScenarioRecord};
 use crate::declaration::Kind;
 use crate::error::{Error, Reasons, Result};
+use crate::refusal::Reason;
 use crate::store::{Change, ChangeKind, RowWrite, Store};
 
 /// One record named on the command line, with the schedule id it fills.
@@ -287,18 +288,18 @@ fn inspect_rows<S: Store + ?Sized>(
             let task_name = log.eval.get("task").display();
             match index.target(decl, log, sample) {
                 Target::Undeclared if ctx.skip_undeclared => skipped.undeclared.push(label),
-                Target::Undeclared => reasons.push(format!(
-                    "{label}: sample {} (epoch {}) of Inspect task {task_name:?} is not declared (no task of declaration {} has this inspect.task and inspect.sample_id); --skip-undeclared skips it",
+                Target::Undeclared => reasons.push(Reason::new(format!(
+                    "sample {} (epoch {}) of Inspect task {task_name:?} is not declared (no task of declaration {} has this inspect.task and inspect.sample_id); --skip-undeclared skips it",
                     sample.id.display(),
                     sample.epoch.display(),
                     decl.id
-                )),
-                Target::Unscheduled { task, epoch } => reasons.push(format!(
-                    "{label}: epoch {epoch} of sample {} is not scheduled: task {} has {} repetitions (an unscheduled attempt; a retry needs a new declared schedule)",
+                )).at(&label)),
+                Target::Unscheduled { task, epoch } => reasons.push(Reason::new(format!(
+                    "epoch {epoch} of sample {} is not scheduled: task {} has {} repetitions (an unscheduled attempt; a retry needs a new declared schedule)",
                     sample.id.display(),
                     task.id,
                     decl.repetitions
-                )),
+                )).at(&label)),
                 Target::Scheduled { task, schedule_id } => {
                     match super::inspect::sample_row(decl, &env, task, &schedule_id, log, sample) {
                         Ok(b) => rows.push((schedule_id, label, sample, b)),
@@ -406,10 +407,10 @@ fn harbor_rows<S: Store + ?Sized>(
             if ctx.skip_undeclared {
                 skipped.undeclared.push(label);
             } else {
-                reasons.push(format!(
-                    "{label}: trial {} of Harbor task {:?} is not declared (no task of declaration {} has this harbor.task); --skip-undeclared skips it",
+                reasons.push(Reason::new(format!(
+                    "trial {} of Harbor task {:?} is not declared (no task of declaration {} has this harbor.task); --skip-undeclared skips it",
                     trial.trial_name, trial.task_name, decl.id
-                ));
+                )).at(&label));
             }
             continue;
         };
@@ -457,10 +458,10 @@ fn harbor_rows<S: Store + ?Sized>(
             None => match first_free {
                 Some(sid) => sid,
                 None => {
-                    reasons.push(format!(
-                        "{label}: trial {} of task {} is not scheduled: all {} repetitions are filled by other trials (an unscheduled attempt; a retry needs a new declared schedule)",
+                    reasons.push(Reason::new(format!(
+                        "trial {} of task {} is not scheduled: all {} repetitions are filled by other trials (an unscheduled attempt; a retry needs a new declared schedule)",
                         trial.trial_name, task_id, repetitions
-                    ));
+                    )).at(&label));
                     continue;
                 }
             },

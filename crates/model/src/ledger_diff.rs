@@ -130,8 +130,8 @@ pub struct Follows {
     pub follows: bool,
     /// How many admitted commits lead from A to B (when it follows; 1 for two files).
     pub steps: Option<usize>,
-    /// Why not (when it does not).
-    pub why_not: Vec<String>,
+    /// Why not (when it does not): every reason, as a value.
+    pub why_not: Vec<crate::refusal::Reason>,
 }
 
 /// Whether each side is a ledger state `verify` admits (two ledger files: both are, judged by
@@ -140,8 +140,31 @@ pub struct Follows {
 pub struct SidesAdmitted {
     pub a: bool,
     pub b: bool,
-    /// For each side that is not: `A (<rev>) is not admitted: <verify's first reason>`.
-    pub refused: Vec<String>,
+    /// For each side that is not: the side, its revision and `verify`'s reasons.
+    pub refused: Vec<SideRefused>,
+}
+
+/// One side of a diff that `verify` does not admit.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideRefused {
+    /// `A` or `B`.
+    pub side: &'static str,
+    /// The revision the side was named by.
+    pub rev: String,
+    /// Every reason `verify` gives, as values.
+    pub reasons: Vec<crate::refusal::Reason>,
+}
+
+impl std::fmt::Display for SideRefused {
+    /// The line the text and HTML forms show: `<side> (<rev>) is not admitted: <verify's first
+    /// reason>` (every reason is in the JSON).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}) is not admitted", self.side, self.rev)?;
+        match self.reasons.first() {
+            Some(first) => write!(f, ": {first}"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl SidesAdmitted {

@@ -39,8 +39,8 @@ pub struct Report {
     pub declaration: DeclarationRef,
     /// The ledger state the report describes (docs/reference/workflow.md, rule 6).
     pub ledger: LedgerState,
-    /// When not admitted: the first reason `verify` gives (`null` when admitted).
-    pub refused: Option<String>,
+    /// When not admitted: every reason `verify` gives, as values (`null` when admitted).
+    pub refused: Option<Vec<crate::refusal::Reason>>,
     pub sections: BTreeMap<&'static str, Section>,
     pub rows: Rows,
 }

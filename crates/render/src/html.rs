@@ -612,7 +612,9 @@ mod tests {
         let mut r = fixture::mixed();
         assert!(!render(&r).contains("NOT ADMITTED"));
         r.admitted = false;
-        r.refused = Some("commit c: rule 4: <b>*x*</b>".into());
+        r.refused = Some(vec![git_ledger_base::refusal::Reason::new("<b>*x*</b>")
+            .rule(git_ledger_base::refusal::Rule::Admission(4))
+            .at("commit c")]);
         let html = render(&r);
         let body = &html[html.find("<body").unwrap()..];
         let first = body.lines().nth(1).unwrap();

@@ -61,7 +61,7 @@ fn page(h: &mut String, d: &LedgerDiff, full: bool) -> std::fmt::Result {
         writeln!(
             h,
             "<p class=\"not-admitted\" role=\"alert\">NOT ADMITTED: {}</p>",
-            esc(why)
+            esc(&why.to_string())
         )?;
     }
     if d.follows.follows {
@@ -78,7 +78,7 @@ fn page(h: &mut String, d: &LedgerDiff, full: bool) -> std::fmt::Result {
             "<div class=\"blockers\" id=\"follows\"><p><span class=\"badge blocked\">B does not follow A</span> by admitted steps:</p><ul>"
         )?;
         for w in &d.follows.why_not {
-            writeln!(h, "<li>{}</li>", esc(w))?;
+            writeln!(h, "<li>{}</li>", esc(&w.to_string()))?;
         }
         writeln!(h, "</ul></div>")?;
     }
@@ -266,7 +266,7 @@ mod tests {
                 why_not: if follows {
                     Vec::new()
                 } else {
-                    vec!["row x: <retry>".into()]
+                    vec![git_ledger_base::refusal::Reason::new("<retry>").row("x")]
                 },
             },
         }

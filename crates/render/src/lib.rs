@@ -20,7 +20,8 @@ pub fn not_admitted(report: &Report) -> Option<String> {
     (!report.admitted).then(|| {
         format!(
             "NOT ADMITTED: verify refuses this ledger state ({}); it is shown only because --unverified was given, and nothing below is an admitted result",
-            report.refused.as_deref().unwrap_or("no reason recorded")
+            (report.refused.as_deref().and_then(<[_]>::first))
+                .map_or_else(|| "no reason recorded".to_owned(), ToString::to_string)
         )
     })
 }

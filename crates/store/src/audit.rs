@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::error::{Error, Reasons, Result};
 use crate::git::layout::LedgerRefs;
 use crate::git::transport;
+use crate::refusal::Reason;
 
 /// The namespace of the refs an audit fetches.
 pub const AUDIT_PREFIX: &str = "refs/ledger-audit/";
@@ -50,8 +51,8 @@ pub struct Audit {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub witnessed_not_served: Vec<Deleted>,
     /// Each replace ref and note the remote serves that changes what `git log` shows of a
-    /// ledger.
-    pub shown_otherwise: Vec<String>,
+    /// ledger, as a reason placed at it (`<ref> on <remote>`).
+    pub shown_otherwise: Vec<Reason>,
     /// Every ledger verifies, every declaration checks, nothing known was rewritten or deleted.
     pub ok: bool,
     /// Every reason `ok` is false, as refusal reasons.
@@ -73,9 +74,9 @@ pub struct LedgerAudit {
     /// How many commits were admitted, root to tip (when `admitted`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commits: Option<usize>,
-    /// Why the chain is not admitted.
+    /// Why the chain is not admitted: every reason, as a value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub refused: Vec<String>,
+    pub refused: Vec<Reason>,
     /// The declared writers that signed its commits (when the declaration names writers).
     pub signature: Signature,
     pub declaration: DeclarationCheck,
@@ -109,8 +110,9 @@ pub struct DeclarationCheck {
     pub source_revision: String,
     /// `matches`, `differs`, or `not served` (the remote does not serve the pinned commit).
     pub status: &'static str,
+    /// Why it does not match (or cannot be checked): every reason, as a value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Reason>,
 }
 
 /// A tip seen (or expected) before that the served tip extends.
@@ -243,19 +245,20 @@ pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
     let tips: Vec<(String, ObjectId)> = refs.iter().map(|(r, _, t)| (r.clone(), *t)).collect();
     let mut shown_otherwise = Vec::new();
     for s in crate::git::replace::find_shown_otherwise(&repo, &tips, replace, notes)? {
-        let text = if s.note {
+        let sentence = if s.note {
             format!(
-                "{} on {remote}: it holds a note on {} {} of {}, which `git log` shows under its message as if it were part of what was admitted",
-                s.name, s.kind, s.id, s.ledger
+                "it holds a note on {} {} of {}, which `git log` shows under its message as if it were part of what was admitted",
+                s.kind, s.id, s.ledger
             )
         } else {
             format!(
-                "{} on {remote}: it replaces {} {} of {}, so `git log`, `git show` and a mirror clone show another object there than the one admitted",
-                s.name, s.kind, s.id, s.ledger
+                "it replaces {} {} of {}, so `git log`, `git show` and a mirror clone show another object there than the one admitted",
+                s.kind, s.id, s.ledger
             )
         };
-        reasons.push(text.clone());
-        shown_otherwise.push(text);
+        let why = Reason::new(sentence).at(format!("{} on {remote}", s.name));
+        reasons.push(why.clone());
+        shown_otherwise.push(why);
     }
     let mut witnessed_not_served = Vec::new();
     if let Some((witness, signers)) = &options.witness {
@@ -346,9 +349,9 @@ fn ledger(
     {
         Ok(n) => (true, Some(n), Vec::new()),
         Err(Error::Refused(r)) => {
-            let text = r.reasons().iter().map(ToString::to_string).collect();
+            let refused = r.reasons().to_vec();
             reasons.absorb(r);
-            (false, None, text)
+            (false, None, refused)
         }
         Err(e) => return Err(e.context(remote_ref)),
     };
@@ -460,13 +463,13 @@ fn check_declaration(
     let known = match admission.declaration_of_tree(info.tree, &at) {
         Ok(k) => k,
         Err(Error::Refused(r)) => {
-            let text = r.reasons().iter().map(ToString::to_string).collect();
+            let why = r.reasons().to_vec();
             reasons.absorb(r);
             return Ok(DeclarationCheck {
                 sha256: String::new(),
                 source_revision: String::new(),
                 status: "differs",
-                reasons: text,
+                reasons: why,
             });
         }
         Err(e) => return Err(e),
@@ -494,11 +497,14 @@ fn check_declaration(
     // A fresh handle sees what was just fetched.
     let fresh = crate::git::open(Some(dir))?;
     if pinned.is_none_or(|p| !fresh.has_object(p)) {
-        let why = format!(
-            "declaration {} (sha256 {}): its pinned commit {rev} is not served by {url}, so its pins cannot be checked",
+        let why = Reason::new(format!(
+            "its pinned commit {rev} is not served by {url}, so its pins cannot be checked"
+        ))
+        .at(format!(
+            "declaration {} (sha256 {})",
             decl.id,
             decl.short_hash()
-        );
+        ));
         reasons.push(why.clone());
         check.status = "not served";
         check.reasons.push(why);
@@ -509,7 +515,7 @@ fn check_declaration(
         Err(Error::Refused(r)) => {
             let r = r.at(format!("declaration {} at {rev}", decl.id));
             check.status = "differs";
-            check.reasons = r.reasons().iter().map(ToString::to_string).collect();
+            check.reasons = r.reasons().to_vec();
             reasons.absorb(r);
         }
         Err(e) => return Err(e),

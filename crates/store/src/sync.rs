@@ -232,6 +232,8 @@ pub fn sync_with_progress(
     let error = if !reasons.is_empty() {
         Some(Error::Refused(reasons))
     } else if !contended.is_empty() {
+        // Not a refusal: no rule is broken, the remote kept moving (exit 3, run sync again);
+        // an operational error's message, one line per ledger that raced.
         Some(Error::Contended(contended.join("\n")))
     } else {
         None
@@ -242,12 +244,12 @@ pub fn sync_with_progress(
     })
 }
 
-fn rewritten_reason(refs: &LedgerRefs, remote: &str, id: &str) -> String {
-    format!(
-        "{}: the ledger on {remote} was rewritten (its tip does not follow {}{id}); it is reported, not followed — ask whoever rewrote it, and check it with `git ledger verify`",
-        refs.name(id),
+fn rewritten_reason(refs: &LedgerRefs, remote: &str, id: &str) -> Reason {
+    Reason::new(format!(
+        "the ledger on {remote} was rewritten (its tip does not follow {}{id}); it is reported, not followed — ask whoever rewrote it, and check it with `git ledger verify`",
         refs.tracking_prefix(remote)
-    )
+    ))
+    .at(refs.name(id))
 }
 
 /// The ledger was deleted on the remote: `tracking` still holds the tip it had there.
@@ -356,11 +358,14 @@ impl One<'_> {
             // published.
             if let Some((from, to)) = tracking_rewritten(repo, &tracking)? {
                 let mut r = Reasons::one(rewritten_reason(refs, remote, id));
-                r.push(format!(
-                    "{tracking} was moved from {from} to {to}, which does not follow it (a forced fetch, `git fetch origin +{}*:…`); {refname} stays at {}",
-                    refs.prefix(),
-                    local.map_or("nothing".to_owned(), |l| l.to_string())
-                ));
+                r.push(
+                    Reason::new(format!(
+                        "was moved from {from} to {to}, which does not follow it (a forced fetch, `git fetch origin +{}*:…`); {refname} stays at {}",
+                        refs.prefix(),
+                        local.map_or("nothing".to_owned(), |l| l.to_string())
+                    ))
+                    .at(&tracking),
+                );
                 r.hint(format!(
                     "compare the two with `git ledger diff {from} {to}` and check the remote's with `git ledger verify {tracking}`; once it is settled, `git update-ref -d {tracking}` forgets the rewritten copy"
                 ));
@@ -514,12 +519,16 @@ impl One<'_> {
                 Pushed::Raced(why) => raced = why,
                 Pushed::Refused(why) => {
                     let mut r = Reasons::new();
+                    // The server's own lines after the first are its text, kept as it wrote them.
                     r.extend(
-                        std::iter::once(format!(
-                            "{refname}: {remote} refused the push: {}",
-                            why.lines().next().unwrap_or("")
-                        ))
-                        .chain(why.lines().skip(1).map(str::to_owned)),
+                        std::iter::once(
+                            Reason::new(format!(
+                                "{remote} refused the push: {}",
+                                why.lines().next().unwrap_or("")
+                            ))
+                            .at(&refname),
+                        )
+                        .chain(why.lines().skip(1).map(Reason::new)),
                     );
                     // Attempts already kept aside are still reported.
                     r.absorb(kept_refusal(remote, &refname, &kept));
@@ -1070,9 +1079,11 @@ fn local_rows(
             Some(rec) => {
                 let rpath = layout::record_path(&rec.key());
                 let Some((_, rid)) = find_in_tree(repo, info.tree, &rpath)? else {
-                    return Err(Error::refused(format!(
-                        "commit {c}: row {sid}: its record file {rpath} is missing"
-                    )));
+                    return Err(Error::refused(
+                        Reason::new(format!("its record file {rpath} is missing"))
+                            .row(sid)
+                            .at(format!("commit {c}")),
+                    ));
                 };
                 Some((rpath, rid))
             }

@@ -206,6 +206,7 @@ pub fn trial_row(
                         names.join(", "),
                         task.id
                     ))
+                    .rule(crate::refusal::Rule::Workflow(4))
                     .at(&label)]);
                 }
                 (

@@ -205,7 +205,7 @@ fn rewards_without_the_declared_one_are_refused_naming_them() {
         place = [format!("{} (for harbor/hello-file/01)", t.label())],
         row = None,
         field = None,
-        rule = None,
+        rule = Some(crate::refusal::Rule::Workflow(4)),
         sentence =
             "the verifier recorded no reward \"reward\" but has rewards accuracy, score: the \
                     declaration (task harbor/hello-file, harbor.reward) and the trial disagree"

@@ -56,7 +56,7 @@ struct Head<'a> {
     admitted: bool,
     declaration: &'a DeclarationRef,
     ledger: &'a LedgerState,
-    refused: Option<&'a str>,
+    refused: Option<&'a [crate::refusal::Reason]>,
 }
 
 /// A writer that indents every line after the first by two more spaces.

@@ -23,7 +23,7 @@ pub fn files(decl_path: &Path, a_file: &str, b_file: &str, max: u64) -> Result<L
     let b = Ledger::read_for_change(&decl, Path::new(b_file), max)?;
     let (steps, why_not) = match ledger_diff::files_verdict(&decl, &a, &b)? {
         Ok(n) => (n, Vec::new()),
-        Err(r) => (0, r.into_iter().map(|r| r.at(b_file).to_string()).collect()),
+        Err(r) => (0, r.into_iter().map(|r| r.at(b_file)).collect()),
     };
     let mut rows = Vec::new();
     for e in crate::admission::LedgerChange::between(&decl, &a, &b).rows {
@@ -92,10 +92,11 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
             (Some(sid), Some((ma, _)), Some((mb, _))) if !is_regular(ma) || !is_regular(mb) => {
                 for (m, at) in [(ma, a), (mb, b)] {
                     if !is_regular(m) {
-                        reasons.push(format!(
-                            "commit {at}: row {sid}: {}",
-                            super::objects::not_regular(&path, m)
-                        ));
+                        reasons.push(
+                            crate::refusal::Reason::new(super::objects::not_regular(&path, m))
+                                .row(sid)
+                                .at(format!("commit {at}")),
+                        );
                     }
                 }
             }
@@ -120,9 +121,11 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
             // side is not a ledger state; say so rather than report "no row differs".
             (Some(sid), None, Some(_)) | (Some(sid), Some(_), None) => {
                 let at = if old.is_none() { a } else { b };
-                reasons.push(format!(
-                    "commit {at}: row {sid} is missing ({path} is not a file there)"
-                ));
+                reasons.push(
+                    crate::refusal::Reason::new(format!("is missing ({path} is not a file there)"))
+                        .row(sid)
+                        .at(format!("commit {at}")),
+                );
             }
             _ if old.is_none() && layout::is_record_path(&path) => {}
             _ => other.push(format!(
@@ -148,7 +151,7 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
         Err(why) => Follows {
             follows: false,
             steps: None,
-            why_not: why.iter().map(ToString::to_string).collect(),
+            why_not: why,
         },
     };
     // Whether each side is an admitted state: shown either way, and said.
@@ -156,11 +159,11 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
     for (side, rev, commit) in [("A", a_rev, a), ("B", b_rev, b)] {
         let name = format!("commit {commit}");
         if let Some(r) = super::read::admitted(repo, commit, &name, max)? {
-            let first = r.reasons().first().map(ToString::to_string);
-            admitted.refused.push(format!(
-                "{side} ({rev}) is not admitted: {}",
-                first.unwrap_or_default()
-            ));
+            admitted.refused.push(ledger_diff::SideRefused {
+                side,
+                rev: rev.to_owned(),
+                reasons: r.into_vec(),
+            });
             match side {
                 "A" => admitted.a = false,
                 _ => admitted.b = false,

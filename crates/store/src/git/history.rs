@@ -16,7 +16,7 @@ use crate::git::objects::{find_in_tree, read_commit, CommitInfo};
 use crate::git::signature;
 use crate::ledger::Row;
 use crate::portfolio::classify;
-use crate::refusal::Reason;
+use crate::refusal::{Reason, Rule};
 
 /// Who signed commit `id`, and on a ledger with writers why rule 8 does not hold for it.
 fn signer_of(
@@ -24,7 +24,7 @@ fn signer_of(
     id: gix::ObjectId,
     writers: Option<&AllowedSigners>,
     buf: &mut Vec<u8>,
-) -> Result<(Option<Signer>, Option<String>)> {
+) -> Result<(Option<Signer>, Option<Vec<Reason>>)> {
     let raw = gix::objs::Find::try_find(&repo.objects, &id, buf)
         .map_err(|e| Error::failed(format!("cannot read commit {id}: {e}")))?
         .map(|d| d.data)
@@ -39,7 +39,7 @@ fn signer_of(
                 }),
                 None,
             ),
-            Err(why) => (None, Some(why)),
+            Err(why) => (None, Some(vec![Reason::new(why).rule(Rule::Admission(8))])),
         },
         // No writers: a key is named only when the signature verifies with it.
         None => match signature::self_verified(raw, hash) {
@@ -51,7 +51,7 @@ fn signer_of(
                 }),
                 None,
             ),
-            Some(Err(why)) => (None, Some(why)),
+            Some(Err(why)) => (None, Some(vec![Reason::new(why)])),
         },
     })
 }
@@ -81,14 +81,14 @@ pub struct Entry {
     /// and the key's fingerprint when rule 8 holds; elsewhere the key's fingerprint (principal
     /// null) when the signature verifies with the key it carries.
     pub signer: Option<Signer>,
-    /// Why the signature is not good: on a ledger with writers, why rule 8 does not hold for
-    /// this commit; elsewhere, why a signature the commit carries does not verify.
-    pub signature_refused: Option<String>,
+    /// Why the signature is not good, as values: on a ledger with writers, why rule 8 does
+    /// not hold for this commit; elsewhere, why a signature the commit carries does not verify.
+    pub signature_refused: Option<Vec<Reason>>,
     /// Whether `verify` admits the chain from the root up to this commit.
     pub admitted: bool,
     /// When it does not: the reasons `verify` gives for the first commit it refuses, or, for
-    /// the commits after it, that they follow a refused commit.
-    pub refused: Option<String>,
+    /// the commits after it, one reason at the refused commit they follow.
+    pub refused: Option<Vec<Reason>>,
     /// What the text form shows of `refused`: the rules broken (`rule 7`, `rule 8`, …), or
     /// the short id of the refused commit this one follows (the reasons themselves go to
     /// stderr, as `verify` prints them).
@@ -147,7 +147,9 @@ fn what_changed(
         find_in_tree(repo, info.tree, ROWS)?
             .filter(|(m, _)| m.is_tree())
             .map(|(_, id)| id)
-            .ok_or_else(|| Error::refused(format!("commit {}: rows/ is missing", info.id)))
+            .ok_or_else(|| {
+                Error::refused(Reason::new("rows/ is missing").at(format!("commit {}", info.id)))
+            })
     };
     let (a, b) = (rows_of(p)?, rows_of(c)?);
     let (mut filled, mut repaired, mut newly) = (Vec::new(), Vec::new(), 0);
@@ -232,14 +234,15 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
     let (writers, writers_refused) = if known.decl.writers.is_some() {
         match signature::writers_of(repo, &known, root.tree, &format!("commit {}", root.id), max) {
             Ok(w) => (w.map(|(_, w)| w), None),
+            // Rule 8 cannot hold for any commit: each reason, found by rule 8 around the
+            // root's writers file.
             Err(Error::Refused(r)) => (
                 None,
                 Some(
-                    r.reasons()
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; "),
+                    r.into_vec()
+                        .into_iter()
+                        .map(|r| r.within_around(Rule::Admission(8)))
+                        .collect::<Vec<_>>(),
                 ),
             ),
             Err(e) => return Err(e),
@@ -315,11 +318,6 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
             .map(|e| e.commit.clone())
             .unwrap_or_default();
         let reasons = r.into_vec();
-        let text = reasons
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ");
         let mut rules: Vec<String> = reasons
             .iter()
             .map(|r| match r.rule {
@@ -332,10 +330,13 @@ pub fn history(repo: &gix::Repository, tip: gix::ObjectId) -> Result<History> {
         for (i, e) in entries.iter_mut().enumerate().skip(done) {
             e.admitted = false;
             if i == done {
-                e.refused = Some(text.clone());
+                e.refused = Some(reasons.clone());
                 e.refused_short = Some(format!("{}; the reasons are below", rules.join(", ")));
             } else {
-                e.refused = Some(format!("it follows commit {first}, which verify refuses"));
+                e.refused = Some(vec![Reason::new(
+                    "verify refuses this commit, and every commit after it follows it",
+                )
+                .at(format!("commit {first}"))]);
                 e.refused_short = Some(format!(
                     "it follows {}, which verify refuses",
                     &first[..7.min(first.len())]

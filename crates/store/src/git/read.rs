@@ -188,15 +188,17 @@ pub fn row_at(repo: &gix::Repository, commit: ObjectId, id: &str, max: u64) -> R
     let known = super::store::declaration_at(&mut admission, repo, info.tree, &at)?;
     let decl = &known.decl;
     if decl.schedule_position(id).is_none() {
-        return Err(Error::refused(format!(
-            "{id} is not scheduled by declaration {}",
-            decl.id
-        )));
+        return Err(Error::refused(
+            crate::refusal::Reason::new(format!("is not scheduled by declaration {}", decl.id))
+                .row(id),
+        ));
     }
     let path = super::layout::row_path(id);
     let Some((mode, blob)) = super::objects::find_in_tree(repo, info.tree, &path)? else {
         return Err(Error::refused(
-            crate::refusal::Reason::new(format!("row {id} is missing ({path})")).at(&at),
+            crate::refusal::Reason::new(format!("is missing ({path})"))
+                .row(id)
+                .at(&at),
         ));
     };
     // Never print a symlink's target text or read a submodule's commit as the row.
@@ -260,4 +262,37 @@ pub fn admitted(
         &[(name.to_owned(), commit)],
     )?);
     Ok((!reasons.is_empty()).then_some(reasons))
+}
+
+/// Whether the ledger state at `commit` may be shown as admitted (`report`, `show`): `Ok(None)`
+/// when `verify` admits it ([`admitted`]). When it does not: under `unverified`, `verify`'s
+/// reasons as they are (for the banner and the report's `refused`); else the refusal, every
+/// reason found at the state (`ledger state <commit>`) and the next steps. `name` names the
+/// ledger (its ref, when the commit is on one) and `command` the command, for the hints.
+pub fn admitted_state(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    name: Option<&str>,
+    max: u64,
+    unverified: bool,
+    command: &str,
+) -> Result<Option<Vec<crate::refusal::Reason>>> {
+    let at = format!("commit {commit}");
+    let Some(reasons) = admitted(repo, commit, name.unwrap_or(&at), max)? else {
+        return Ok(None);
+    };
+    if unverified {
+        return Ok(Some(reasons.into_vec()));
+    }
+    let mut r = reasons.at(format!("ledger state {commit}"));
+    r.hint(match name {
+        Some(name) => format!(
+            "`git ledger verify {name}` gives every reason, and `git ledger log {name}` marks each commit it refuses"
+        ),
+        None => "it is on no ledger ref's history here; `git ledger verify <REF>` gives every reason for the ref that holds it".to_owned(),
+    });
+    r.hint(format!(
+        "to read it anyway, under a banner saying it is not admitted: `git ledger {command} --unverified …`"
+    ));
+    Err(Error::Refused(r))
 }

@@ -400,7 +400,9 @@ pub fn ledger_at(
         let path = layout::row_path(&e.id);
         match by_path.remove(&path) {
             None => reasons.push(
-                crate::refusal::Reason::new(format!("row {} is missing ({path})", e.id)).at(&at),
+                crate::refusal::Reason::new(format!("is missing ({path})"))
+                    .row(&e.id)
+                    .at(&at),
             ),
             Some((mode, _)) if !is_regular(mode) => reasons.push(
                 crate::refusal::Reason::new(super::objects::not_regular(&path, mode))
@@ -458,7 +460,9 @@ fn each_row_at(
     let known = declaration_at(&mut admission, repo, info.tree, &at)?;
     let decl = &known.decl;
     let Some((_, rows_tree)) = find_in_tree(repo, info.tree, layout::ROWS)? else {
-        return Err(Error::refused(format!("{at}: rows/ is missing")));
+        return Err(Error::refused(
+            crate::refusal::Reason::new("rows/ is missing").at(&at),
+        ));
     };
     let mut files = Vec::new();
     list_blobs(repo, rows_tree, "rows".into(), &mut files)?;
@@ -470,12 +474,16 @@ fn each_row_at(
     for e in decl.schedule() {
         let path = layout::row_path(&e.id);
         match by_path.remove(&path) {
-            None => reasons.push(format!("{at}: row {} is missing ({path})", e.id)),
-            Some((mode, _)) if !is_regular(mode) => reasons.push(format!(
-                "{at}: row {}: {}",
-                e.id,
-                super::objects::not_regular(&path, mode)
-            )),
+            None => reasons.push(
+                crate::refusal::Reason::new(format!("is missing ({path})"))
+                    .row(&e.id)
+                    .at(&at),
+            ),
+            Some((mode, _)) if !is_regular(mode) => reasons.push(
+                crate::refusal::Reason::new(super::objects::not_regular(&path, mode))
+                    .row(&e.id)
+                    .at(&at),
+            ),
             Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
                 // After a refusal nothing is handed on: the rows are refused whole.
                 Ok(row) if reasons.is_empty() => {
@@ -491,9 +499,12 @@ fn each_row_at(
     let mut extra: Vec<_> = by_path.into_keys().collect();
     extra.sort();
     for p in extra {
-        reasons.push(format!(
-            "{at}: {p} is not a row of the schedule (no row is added)"
-        ));
+        reasons.push(
+            crate::refusal::Reason::new(format!(
+                "{p} is not a row of the schedule (no row is added)"
+            ))
+            .at(&at),
+        );
     }
     reasons.into_result()?;
     records.sort_unstable();
@@ -765,7 +776,9 @@ pub(crate) fn count_filled(
         let path = layout::row_path(&e.id);
         let Some((_, id)) = find_in_tree(repo, tree, &path)? else {
             return Err(Error::refused(
-                crate::refusal::Reason::new(format!("row {} is missing ({path})", e.id)).at(at),
+                crate::refusal::Reason::new(format!("is missing ({path})"))
+                    .row(&e.id)
+                    .at(at),
             ));
         };
         let row = read_row(repo, decl, id, &e.id, max_bytes, at)?.map_err(Error::refusal)?;
@@ -810,7 +823,8 @@ impl Store for RefStore {
                     .at(&at),
             )),
             None => Err(Error::refused(
-                crate::refusal::Reason::new(format!("row {schedule_id} is missing ({path})"))
+                crate::refusal::Reason::new(format!("is missing ({path})"))
+                    .row(schedule_id)
                     .at(&at),
             )),
         }
@@ -918,20 +932,20 @@ impl RefStore {
             let sid = w.row.schedule_id();
             let mut bound = |what: String, len: usize| {
                 if len as u64 > self.max_bytes {
-                    r.push(format!(
-                        "{what} would be {len} bytes, over the input bound of {} bytes (--max-input-bytes)",
-                        self.max_bytes
-                    ));
+                    r.push(
+                        crate::refusal::Reason::new(format!(
+                            "{what} would be {len} bytes, over the input bound of {} bytes (--max-input-bytes)",
+                            self.max_bytes
+                        ))
+                        .row(sid),
+                    );
                 }
             };
-            bound(
-                format!("row {sid} ({})", layout::row_path(sid)),
-                bytes.len(),
-            );
+            bound(format!("its file {}", layout::row_path(sid)), bytes.len());
             if let (Some(record), Some(rec)) = (&w.record, w.row.native_record()) {
                 let key = rec.key();
                 let path = layout::record_path(&key);
-                bound(format!("row {sid}: record {key} ({path})"), record.len());
+                bound(format!("record {key} ({path})"), record.len());
             }
         }
         if !r.is_empty() {

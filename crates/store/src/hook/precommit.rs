@@ -168,16 +168,15 @@ fn judge_file(
             )
         }
         Version::TooLarge(why) if old_bytes.is_some() => {
-            // The staged file's own reasons, in the words of this one.
-            let why = (why.reasons().iter().map(ToString::to_string))
-                .collect::<Vec<_>>()
-                .join("; ");
-            return refused(
-                Reason::new(format!(
-                    "HEAD's version is a ledger file and the staged one cannot be read as one: {why}"
-                ))
+            // This reason, then the staged file's own reasons and hints, each kept as it is.
+            let mut r = Reasons::one(
+                Reason::new(
+                    "HEAD's version is a ledger file and the staged one cannot be read as one",
+                )
                 .at(shown),
             );
+            r.absorb(why);
+            return Ok(Err(r));
         }
         _ => return Ok(Ok(false)),
     };
@@ -223,15 +222,16 @@ fn judge_file(
             if new.filled() == 0 {
                 return whole().map(Ok);
             }
-            let why = (e.refusal_reasons().first().map(ToString::to_string))
-                .or_else(|| e.message())
-                .unwrap_or_default();
-            return refused(
-                Reason::new(format!(
-                    "HEAD's version is a ledger file but not a valid ledger of HEAD's declaration ({why}), so the staged rows cannot be checked against it; only a ledger without filled rows may follow it (commit with --no-verify to override)"
-                ))
+            // This reason, then every reason HEAD's version is not a valid ledger, each kept
+            // as a value at HEAD's version.
+            let mut r = Reasons::one(
+                Reason::new(
+                    "HEAD's version is a ledger file but not a valid ledger of HEAD's declaration, so the staged rows cannot be checked against it; only a ledger without filled rows may follow it (commit with --no-verify to override)"
+                )
                 .at(&at)
             );
+            r.absorb(e.into_reasons().at(format!("{shown} (HEAD)")));
+            return Ok(Err(r));
         }
     };
     if old.rows.len() != new.rows.len() {

@@ -27,10 +27,13 @@ impl Admission<'_> {
     pub(super) fn spend_commit(&mut self, tip: ObjectId) -> Result<()> {
         self.commits_walked += 1;
         match self.budget {
-            Some(b) if self.commits_walked > b.max_commits => Err(Error::refused(format!(
-                "commit {tip}: bound: this update walks more than {} commits (raise it with `git config {}`)",
-                b.max_commits, b.commits_key
-            ))),
+            Some(b) if self.commits_walked > b.max_commits => Err(Error::refused(
+                crate::refusal::Reason::new(format!(
+                    "bound: this update walks more than {} commits (raise it with `git config {}`)",
+                    b.max_commits, b.commits_key
+                ))
+                .at(format!("commit {tip}")),
+            )),
             _ => Ok(()),
         }
     }

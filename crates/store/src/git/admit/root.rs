@@ -95,8 +95,8 @@ impl Admission<'_> {
                     r.push(breaks(format!("{rule}: {}", not_regular(path, *mode))))
                 }
                 Some(want) if want != *id => match layout::schedule_id_of(path) {
-                    Some(sid) => r.push(breaks(format!("{rule}: row {sid} differs from its template row (a root row is DEFERRED, byte for byte)"
-                    ))),
+                    Some(sid) => r.push(breaks(format!("differs from its template row (a root row is DEFERRED, byte for byte; {rule})"
+                    )).row(sid)),
                     None => r.push(breaks(format!("{rule}: {path} differs from what `init` writes"))),
                 },
                 Some(_) => {}

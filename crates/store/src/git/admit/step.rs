@@ -253,13 +253,12 @@ impl Admission<'_> {
             let known_dir =
                 path == RECORDS || layout::is_fanout_dir(path) || known.is_row_dir(path);
             if !known_dir {
-                let what = match scheduled(decl, path) {
-                    Some(sid) => {
-                        format!("row {sid}: {path} is a directory (a tree entry), not a row file")
-                    }
+                let sid = scheduled(decl, path);
+                let what = match sid {
+                    Some(_) => format!("{path} is a directory (a tree entry), not a row file"),
                     None => outside_layout(path),
                 };
-                r.push(breaks(at, 3, None, what));
+                r.push(breaks(at, 3, sid, what));
                 out.bad_dirs.push(path.to_owned());
             }
         }
