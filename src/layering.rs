@@ -103,6 +103,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("hand", Store),
     ("import", Store),
     ("sync", Store),
+    ("verify", Store),
     ("audit", Store),
     ("witness", Store),
     ("hook", Store),
