@@ -61,7 +61,7 @@ pub fn run(args: AuditArgs, io: &mut Io) -> Result<i32> {
     } else {
         if audit.ledgers.is_empty() {
             writeln!(io.out, "{} serves no ledger", audit.remote)?;
-            if let Some(hint) = other_prefix_hint(&dir, &audit.remote)? {
+            if let Some(hint) = crate::audit::other_prefix_hint(&dir, &audit.remote)? {
                 writeln!(io.err, "hint: {hint}")?;
             }
         }
@@ -95,28 +95,4 @@ pub fn run(args: AuditArgs, io: &mut Io) -> Result<i32> {
     }
     io.out.flush()?;
     Err(e)
-}
-
-/// When `url` serves no ledger under this repository's `ledger.refPrefix` but does under the
-/// other prefix git-ledger knows (`refs/ledgers/`, `refs/heads/ledgers/`), the line that says
-/// so: a reviewer of a forge's repository who did not set the prefix would otherwise read
-/// "serves no ledger" as a pass.
-pub(crate) fn other_prefix_hint(dir: &std::path::Path, url: &str) -> Result<Option<String>> {
-    use crate::git::layout::{LedgerRefs, DEFAULT_PREFIX, FORGE_PREFIX, KEY_PREFIX};
-    let prefix = LedgerRefs::of(&crate::git::open(Some(dir))?)?
-        .prefix()
-        .to_owned();
-    let other = if prefix == DEFAULT_PREFIX {
-        FORGE_PREFIX
-    } else {
-        DEFAULT_PREFIX
-    };
-    let served = crate::git::transport::served(dir, url, other)?;
-    Ok((!served.is_empty()).then(|| {
-        format!(
-            "{url} serves {} ref(s) under {other} (first: {}), and this repository reads ledgers under {prefix}; `git config {KEY_PREFIX} {other}` reads those",
-            served.len(),
-            served[0].0
-        )
-    }))
 }

@@ -49,7 +49,7 @@ pub fn run(args: WitnessArgs, io: &mut Io) -> Result<i32> {
         &mut |audit| {
             if audit.ledgers.is_empty() {
                 writeln!(io.out, "{} serves no ledger", audit.remote)?;
-                if let Some(hint) = super::audit::other_prefix_hint(&dir, &audit.remote)? {
+                if let Some(hint) = crate::audit::other_prefix_hint(&dir, &audit.remote)? {
                     writeln!(io.err, "hint: {hint}")?;
                 }
             }
