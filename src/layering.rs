@@ -104,6 +104,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("import", Store),
     ("sync", Store),
     ("verify", Store),
+    ("write", Store),
     ("audit", Store),
     ("witness", Store),
     ("hook", Store),

@@ -10,6 +10,7 @@ pub mod store;
 pub mod sync;
 pub mod verify;
 pub mod witness;
+pub mod write;
 
 // The lower crates' modules, named as the crate's own (`crate::declaration`, `crate::json`, …).
 use git_ledger_base::{civil, error, json, refusal, sha256_hex, Result};
