@@ -39,23 +39,13 @@ pub struct AuditArgs {
 }
 
 pub fn run(args: AuditArgs, io: &mut Io) -> Result<i32> {
-    let repo = crate::git::open(args.repo.as_deref())?;
-    let expect = (args.expect_tip.iter())
-        .map(|a| crate::git::read::parse_expect_tip(&repo, a))
-        .collect::<Result<Vec<_>>>()?;
-    let dir = crate::git::transport::repo_dir(&repo)?;
-    drop(repo);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let options = crate::audit::Options {
-        expect,
-        max_bytes: args.input.max_input_bytes,
-        now,
-        witness: args.witness.clone().zip(args.witness_signers.clone()),
-    };
-    let audit = crate::audit::audit(&dir, &args.remote, &options)?;
+    let (dir, audit) = crate::audit::audit_in(
+        args.repo.as_deref(),
+        &args.remote,
+        &args.expect_tip,
+        args.witness.clone().zip(args.witness_signers.clone()),
+        args.input.max_input_bytes,
+    )?;
     if args.json {
         io.out.write_all(&crate::json::canonical(&audit))?;
     } else {
