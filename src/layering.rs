@@ -103,6 +103,8 @@ const LAYERS: &[(&str, Layer)] = &[
     ("hand", Store),
     ("import", Store),
     ("sync", Store),
+    ("verify", Store),
+    ("write", Store),
     ("audit", Store),
     ("witness", Store),
     ("hook", Store),

@@ -17,4 +17,4 @@ pub use git_ledger_cite as cite;
 pub use git_ledger_import as import;
 pub use git_ledger_model::{admission, declaration, ledger, ledger_diff, portfolio, report};
 pub use git_ledger_render as render;
-pub use git_ledger_store::{audit, git, hand, hook, store, sync, witness};
+pub use git_ledger_store::{audit, git, hand, hook, store, sync, verify, witness, write};

@@ -39,29 +39,19 @@ pub struct AuditArgs {
 }
 
 pub fn run(args: AuditArgs, io: &mut Io) -> Result<i32> {
-    let repo = crate::git::open(args.repo.as_deref())?;
-    let expect = (args.expect_tip.iter())
-        .map(|a| crate::git::read::parse_expect_tip(&repo, a))
-        .collect::<Result<Vec<_>>>()?;
-    let dir = crate::git::transport::repo_dir(&repo)?;
-    drop(repo);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let options = crate::audit::Options {
-        expect,
-        max_bytes: args.input.max_input_bytes,
-        now,
-        witness: args.witness.clone().zip(args.witness_signers.clone()),
-    };
-    let audit = crate::audit::audit(&dir, &args.remote, &options)?;
+    let (dir, audit) = crate::audit::audit_in(
+        args.repo.as_deref(),
+        &args.remote,
+        &args.expect_tip,
+        args.witness.clone().zip(args.witness_signers.clone()),
+        args.input.max_input_bytes,
+    )?;
     if args.json {
         io.out.write_all(&crate::json::canonical(&audit))?;
     } else {
         if audit.ledgers.is_empty() {
             writeln!(io.out, "{} serves no ledger", audit.remote)?;
-            if let Some(hint) = other_prefix_hint(&dir, &audit.remote)? {
+            if let Some(hint) = crate::audit::other_prefix_hint(&dir, &audit.remote)? {
                 writeln!(io.err, "hint: {hint}")?;
             }
         }
@@ -95,28 +85,4 @@ pub fn run(args: AuditArgs, io: &mut Io) -> Result<i32> {
     }
     io.out.flush()?;
     Err(e)
-}
-
-/// When `url` serves no ledger under this repository's `ledger.refPrefix` but does under the
-/// other prefix git-ledger knows (`refs/ledgers/`, `refs/heads/ledgers/`), the line that says
-/// so: a reviewer of a forge's repository who did not set the prefix would otherwise read
-/// "serves no ledger" as a pass.
-pub(crate) fn other_prefix_hint(dir: &std::path::Path, url: &str) -> Result<Option<String>> {
-    use crate::git::layout::{LedgerRefs, DEFAULT_PREFIX, FORGE_PREFIX, KEY_PREFIX};
-    let prefix = LedgerRefs::of(&crate::git::open(Some(dir))?)?
-        .prefix()
-        .to_owned();
-    let other = if prefix == DEFAULT_PREFIX {
-        FORGE_PREFIX
-    } else {
-        DEFAULT_PREFIX
-    };
-    let served = crate::git::transport::served(dir, url, other)?;
-    Ok((!served.is_empty()).then(|| {
-        format!(
-            "{url} serves {} ref(s) under {other} (first: {}), and this repository reads ledgers under {prefix}; `git config {KEY_PREFIX} {other}` reads those",
-            served.len(),
-            served[0].0
-        )
-    }))
 }

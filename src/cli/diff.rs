@@ -85,21 +85,18 @@ pub fn run(args: DiffArgs, io: &mut Io) -> Result<i32> {
                 args.a, args.a
             )))
         }
-        (false, b, None) => {
-            let repo = crate::git::open(args.repo.as_deref())?;
-            // B defaults to the ledger ref's tip, as `git diff A` compares A with the state
-            // one works on.
-            let b = match b {
-                Some(b) => b.clone(),
-                None => crate::git::read::ledger_ref(&repo, args.ledger_ref.as_deref())
-                    .map_err(|e| {
-                        super::name_a_ledger(e, None, |id| {
-                            format!("git ledger diff {} --ref {id}", args.a)
-                        })
-                    })?,
-            };
-            crate::git::diff::commits(&repo, &args.a, &b, max)?
-        }
+        (false, b, None) => crate::git::diff::commits_in(
+            args.repo.as_deref(),
+            &args.a,
+            b.as_deref(),
+            args.ledger_ref.as_deref(),
+            max,
+        )
+        .map_err(|e| {
+            super::name_a_ledger(e, None, |id| {
+                format!("git ledger diff {} --ref {id}", args.a)
+            })
+        })?,
     };
     match args.format() {
         DiffFormat::Json => ledger_diff::write_json(&d, io.out)?,

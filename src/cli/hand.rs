@@ -1,11 +1,12 @@
-//! `git-ledger put` and `git-ledger repair`: rows written by hand.
+//! `git-ledger put` and `git-ledger repair`: rows written by hand ([`crate::write::put`],
+//! [`crate::write::repair`]); this parses, calls one and prints what it wrote.
 
 use std::path::PathBuf;
 
-use super::dry_run::DryRun;
 use super::{InputOpts, Io, LedgerTarget};
 use crate::error::Result;
-use crate::store;
+use crate::store::Store;
+use crate::write::Written;
 
 /// Write one hand-written row into a DEFERRED slot (e.g. an INTERRUPTED_UNGRADED attempt).
 #[derive(Debug, clap::Args)]
@@ -49,53 +50,39 @@ pub struct RepairArgs {
 }
 
 pub fn put(args: PutArgs, io: &mut Io) -> Result<i32> {
-    if args.dry_run {
-        crate::git::decl_cache::write_no_derived_data();
-    }
-    let mut store = super::open_store(&args.target, &args.input, "put")?;
-    let bytes = crate::json::read_bounded(&args.row, args.input.max_input_bytes)?;
-    let source = args.row.display().to_string();
-    let build = |s: &mut (dyn store::Store + 'static)| {
-        crate::hand::put(
-            s,
-            &args.schedule_id,
-            &bytes,
-            &source,
-            args.input.max_input_bytes,
-        )
-    };
-    if args.dry_run {
-        let r = store::rehearse(&mut *store, build)?;
-        let dry = DryRun::new("put", &*store, args.target.ledger.as_deref(), &r);
-        dry.print(args.json, false, io)?;
-        return Ok(0);
-    }
-    let change = store::apply(&mut *store, build)?;
-    super::print_change(&*store, &change, io)?;
-    if let Some(at) = store.location() {
-        writeln!(io.out, "{at}")?;
-    }
-    Ok(0)
+    let written = crate::write::put(
+        &args.target.to_target(),
+        &args.schedule_id,
+        &args.row,
+        args.input.max_input_bytes,
+        args.dry_run,
+    )
+    .map_err(|e| args.target.name_a_ledger(e, "put"))?;
+    print(written, args.json, io)
 }
 
 pub fn repair(args: RepairArgs, io: &mut Io) -> Result<i32> {
-    if args.dry_run {
-        crate::git::decl_cache::write_no_derived_data();
-    }
-    let mut store = super::open_store(&args.target, &args.input, "repair")?;
-    let build = |s: &mut (dyn store::Store + 'static)| {
-        crate::hand::repair(s, &args.schedule_id, &args.note)
-    };
-    if args.dry_run {
-        let r = store::rehearse(&mut *store, build)?;
-        let dry = DryRun::new("repair", &*store, args.target.ledger.as_deref(), &r);
-        dry.print(args.json, false, io)?;
-        return Ok(0);
-    }
-    let change = store::apply(&mut *store, build)?;
-    super::print_change(&*store, &change, io)?;
-    if let Some(at) = store.location() {
-        writeln!(io.out, "{at}")?;
+    let written = crate::write::repair(
+        &args.target.to_target(),
+        &args.schedule_id,
+        &args.note,
+        args.input.max_input_bytes,
+        args.dry_run,
+    )
+    .map_err(|e| args.target.name_a_ledger(e, "repair"))?;
+    print(written, args.json, io)
+}
+
+/// The rows written and where (ref and new tip, or nothing for a file), or the dry run.
+fn print((store, written): (Box<dyn Store>, Written), json: bool, io: &mut Io) -> Result<i32> {
+    match written {
+        Written::Rehearsed(dry) => super::dry_run::print(&dry, json, false, io)?,
+        Written::Applied(change) => {
+            super::print_change(&*store, &change, io)?;
+            if let Some(at) = store.location() {
+                writeln!(io.out, "{at}")?;
+            }
+        }
     }
     Ok(0)
 }

@@ -163,19 +163,13 @@ pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
             repo,
             forge,
         } => {
-            let repo = crate::git::open(repo.as_deref())?;
             if let Some(forge) = forge {
-                let top = repo.workdir().ok_or_else(|| {
-                    Error::failed(
-                        "--forge writes CI files into a work tree; this repository is bare",
-                    )
-                })?;
-                for o in super::forge::install(top, forge, force)? {
+                for o in hook::forge::install_in(repo.as_deref(), forge.into(), force)? {
                     match o {
-                        super::forge::Installed::Written(p) => {
+                        hook::forge::Installed::Written(p) => {
                             writeln!(io.out, "wrote {}", p.display())?
                         }
-                        super::forge::Installed::AlreadyThere(p) => {
+                        hook::forge::Installed::AlreadyThere(p) => {
                             writeln!(io.out, "already there {}", p.display())?
                         }
                     }
@@ -186,8 +180,8 @@ pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
                 )?;
                 return Ok(0);
             }
-            let dir = hook::install::hooks_dir(&repo)?;
-            for o in hook::install::install(&dir, server, force)? {
+            let installed = hook::install::install_in(repo.as_deref(), server, force)?;
+            for o in installed.outcomes {
                 match o {
                     hook::install::Outcome::Installed(p) => {
                         writeln!(io.out, "installed {}", p.display())?
@@ -203,7 +197,7 @@ pub fn run_hooks(args: HooksArgs, io: &mut Io) -> Result<i32> {
                     )?,
                 }
             }
-            if crate::git::transport::which("git-ledger").is_none() {
+            if !installed.on_path {
                 writeln!(
                     io.err,
                     "warning: git-ledger is not on PATH; the hooks call it by name (or set GIT_LEDGER to its path in the hooks' environment), and without it they refuse every ledger file and ledger ref update"

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::{InputOpts, Io};
 use crate::error::{Error, Result};
 use crate::import::batch::Source;
-use crate::import::call::{self, Options, Outcome, Summary};
+use crate::import::call::{self, Imported, Options, Outcome, Summary};
 
 /// Fill DEFERRED rows from native records: scenario runs (`result.json` or its evidence
 /// directory), Arena attempts (a store directory holding `results.sqlite3`, and an attempt
@@ -174,10 +174,6 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
             "import needs at least one record: --scenario <ID> <RUN-DIR|result.json>, --arena <ID> <STORE> <ATTEMPT>, --inspect <LOG.eval|LOG.json|DIR> or --harbor <JOB-DIR|TRIAL-DIR> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
         ));
     }
-    if args.dry_run {
-        crate::git::decl_cache::write_no_derived_data();
-    }
-    let mut store = super::open_store(&args.target, &args.input, "import")?;
     let options = Options {
         runtime_identity: args.runtime_identity.as_deref(),
         skip_undeclared: args.skip_undeclared,
@@ -188,29 +184,31 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     };
     let mut bar = (sources.len() > PROGRESS_FROM)
         .then(|| super::term::Progress::new("reading records", sources.len() as u64));
-    let outcome = call::import(&mut *store, sources, &options, &mut |done, total| {
-        if let Some(b) = bar.as_mut() {
-            b.set(done as u64)
-        }
-        if done == total {
-            bar = None; // every record read: the line is cleared
-        }
-    });
+    let imported = call::import_into(
+        &args.target.to_target(),
+        sources,
+        &options,
+        &mut |done, total| {
+            if let Some(b) = bar.as_mut() {
+                b.set(done as u64)
+            }
+            if done == total {
+                bar = None; // every record read: the line is cleared
+            }
+        },
+    );
     drop(bar);
-    let Outcome {
-        summary,
-        rehearsal,
-        kept,
-    } = outcome?;
-    match &rehearsal {
-        Some(r) => {
-            let mut dry =
-                super::dry_run::DryRun::new("import", &*store, args.target.ledger.as_deref(), r);
-            dry.notes = dry_notes(&summary);
+    let Imported {
+        store,
+        outcome: Outcome { summary, kept, .. },
+        dry_run,
+    } = imported.map_err(|e| args.target.name_a_ledger(e, "import"))?;
+    match &dry_run {
+        Some(dry) => {
             if !args.json {
                 print(&summary, false, "would import", io)?;
             }
-            dry.print(args.json, true, io)?;
+            super::dry_run::print(dry, args.json, true, io)?;
         }
         None => print(&summary, args.json, "imported", io)?,
     }
@@ -219,29 +217,8 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
     // Inspect samples (`docs/benchmarks.md`). The store is dropped as usual (it holds a
     // repository and files).
     std::mem::forget((kept, summary));
+    drop(store);
     Ok(0)
-}
-
-/// An import's notes as a dry run lists them: each row's, the call's, and the samples skipped.
-fn dry_notes(summary: &Summary) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for r in &summary.imported {
-        out.extend(r.notes.iter().map(|n| format!("{}: {n}", r.schedule_id)));
-    }
-    out.extend(summary.notes.iter().cloned());
-    if let Some(skipped) = &summary.skipped {
-        out.extend(
-            skipped
-                .already_in_ledger
-                .iter()
-                .map(|s| format!("skipped {s}")),
-        );
-        out.extend(
-            (skipped.undeclared.iter())
-                .map(|s| format!("skipped {s}: undeclared (--skip-undeclared)")),
-        );
-    }
-    out
 }
 
 fn print(summary: &Summary, json: bool, verb: &str, io: &mut Io) -> Result<()> {

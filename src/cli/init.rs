@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use super::{InputOpts, Io};
-use crate::declaration::Declaration;
 use crate::error::Result;
 
 /// Create the ledger ref (<ledger.refPrefix><id>, default refs/ledgers/<id>): a root commit
@@ -27,19 +26,19 @@ pub struct InitArgs {
 }
 
 pub fn run(args: InitArgs, io: &mut Io) -> Result<i32> {
-    let decl = Declaration::read(&args.declaration, args.input.max_input_bytes)?;
-    let mut repo = crate::git::open(args.repo.as_deref())?;
-    if args.forge.is_some() {
-        repo = super::forge::use_branch_prefix(repo)?;
-    }
-    let (name, commit) = crate::git::store::init(&repo, &decl)?;
+    let forge = args.forge.map(crate::hook::forge::Forge::from);
+    let init = crate::git::store::init_at(
+        args.repo.as_deref(),
+        &args.declaration,
+        args.input.max_input_bytes,
+        forge.is_some(),
+    )?;
     writeln!(
         io.out,
-        "{name} {commit} (declare {}: {} scheduled attempts)",
-        decl.id,
-        decl.schedule_len()
+        "{} {} (declare {}: {} scheduled attempts)",
+        init.name, init.commit, init.id, init.scheduled
     )?;
-    if let Some(forge) = args.forge {
+    if let Some(forge) = forge {
         writeln!(io.out, "{}", forge.protections())?;
     }
     Ok(0)

@@ -31,9 +31,8 @@ pub struct LogArgs {
 }
 
 pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
-    let repo = crate::git::open(args.repo.as_deref())?;
-    let (name, tip) = crate::git::store::resolve_ref(
-        &repo,
+    let (name, history) = crate::git::history::of_ref(
+        args.repo.as_deref(),
         args.ledger_ref.as_deref().or(args.ref_flag.as_deref()),
     )
     .map_err(|e| {
@@ -41,7 +40,6 @@ pub fn run(args: LogArgs, io: &mut Io) -> Result<i32> {
             format!("git ledger log {id}")
         })
     })?;
-    let history = crate::git::history::history(&repo, tip)?;
     let (mut entries, lies) = (history.entries, history.reasons);
     entries.reverse();
     if args.reverse {

@@ -42,6 +42,23 @@ pub struct LedgerTarget {
     pub repo: Option<std::path::PathBuf>,
 }
 
+impl LedgerTarget {
+    /// The target as the library's writing operations take it.
+    pub fn to_target(&self) -> crate::write::Target {
+        crate::write::Target {
+            declaration: self.declaration.clone(),
+            ledger: self.ledger.clone(),
+            ledger_ref: self.ledger_ref.clone(),
+            repo: self.repo.clone(),
+        }
+    }
+
+    /// Finish the usage error for several ledger refs and no `--ref` with `cmd`'s line to type.
+    pub fn name_a_ledger(&self, e: Error, cmd: &str) -> Error {
+        name_a_ledger(e, None, |id| format!("git ledger {cmd} … --ref {id}"))
+    }
+}
+
 mod audit;
 mod completions;
 mod diff;
@@ -401,41 +418,6 @@ pub fn name_a_ledger(e: Error, flag: Option<&str>, example: impl Fn(&str) -> Str
             Error::Usage(format!("{m}\nfor example: `{}`", example(first)))
         }
         e => e,
-    }
-}
-
-/// Open the ledger a writing command works on: file mode with `<DECLARATION> <LEDGER>`;
-/// without them, ref mode on the ledger ref `--ref` names (default: the only one) in the
-/// repository at `--repo`.
-pub fn open_store(
-    target: &LedgerTarget,
-    input: &InputOpts,
-    cmd: &str,
-) -> Result<Box<dyn crate::store::Store>> {
-    match (&target.declaration, &target.ledger) {
-        (Some(d), Some(l)) => {
-            if target.ledger_ref.is_some() {
-                return Err(Error::Usage(format!(
-                    "{cmd}: --ref is for ref mode; give either <DECLARATION> <LEDGER> or --ref"
-                )));
-            }
-            Ok(Box::new(crate::store::file::FileStore::open(
-                d,
-                l,
-                input.max_input_bytes,
-            )?))
-        }
-        (Some(_), None) => Err(Error::Usage(format!(
-            "{cmd} needs both <DECLARATION> and <LEDGER> for file mode (or neither, for ref mode on a ledger ref): `git ledger {cmd} … <DECLARATION> <LEDGER>`"
-        ))),
-        _ => Ok(Box::new(
-            crate::git::store::RefStore::open(
-                target.repo.as_deref(),
-                target.ledger_ref.as_deref(),
-                input.max_input_bytes,
-            )
-            .map_err(|e| name_a_ledger(e, None, |id| format!("git ledger {cmd} … --ref {id}")))?,
-        )),
     }
 }
 

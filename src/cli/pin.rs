@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use super::{InputOpts, Io};
-use crate::declaration::Declaration;
 use crate::error::Result;
 use crate::git::pin;
 
@@ -48,58 +47,39 @@ pub struct CheckArgs {
 }
 
 pub fn run_pin(args: PinArgs, io: &mut Io) -> Result<i32> {
-    let draft = crate::json::read_bounded(&args.draft, args.input.max_input_bytes)?;
-    let repo = crate::git::open(args.repo.as_deref())?;
     let mut bar: Option<super::term::Progress> = None;
-    let bytes = pin::pin_with_progress(
-        &repo,
-        &draft,
+    let pinned = pin::pin_file(
+        args.repo.as_deref(),
+        &args.draft,
         &args.revision,
         args.input.max_input_bytes,
+        args.output.as_deref(),
         &mut |done, total| {
             bar.get_or_insert_with(|| {
                 super::term::Progress::new("hashing pinned items", total as u64)
             })
             .set(done as u64)
         },
-    )
-    .map_err(|e| e.context(args.draft.display()))?;
+    );
     drop(bar);
-    match &args.output {
-        Some(path) => {
-            crate::store::file::write_atomically(path, &bytes)?;
-            let decl = Declaration::parse(&bytes, u64::MAX)?;
-            writeln!(
-                io.err,
-                "pinned {} to {}: {} tasks, {} scheduled attempts; sha256 {}",
-                decl.id,
-                decl.source_revision.as_deref().unwrap_or_default(),
-                decl.tasks.len(),
-                decl.schedule_len(),
-                decl.sha256
-            )?;
-        }
-        None => io.out.write_all(&bytes)?,
+    match pinned? {
+        pin::Pinned::Written(d) => writeln!(
+            io.err,
+            "pinned {} to {}: {} tasks, {} scheduled attempts; sha256 {}",
+            d.id, d.source_revision, d.tasks, d.scheduled, d.sha256
+        )?,
+        pin::Pinned::Bytes(bytes) => io.out.write_all(&bytes)?,
     }
     Ok(0)
 }
 
 pub fn run_check(args: CheckArgs, io: &mut Io) -> Result<i32> {
-    let decl = Declaration::read(&args.declaration, args.input.max_input_bytes)?;
-    // The pinned commit is named by its id: no ref is read, any ref backend will do; --ready
-    // reads HEAD, which only the files backend keeps where gix reads it.
-    let repo = if args.ready {
-        crate::git::open(args.repo.as_deref())?
-    } else {
-        crate::git::open_any_ref_storage(args.repo.as_deref())?
-    };
-    let max = args.input.max_input_bytes;
-    let checked = if args.ready {
-        crate::git::ready::check_ready(&repo, &decl, max).map(|(c, r)| (c, Some(r)))
-    } else {
-        pin::check(&repo, &decl, max).map(|c| (c, None))
-    };
-    let (report, ready) = checked.map_err(|e| e.context(args.declaration.display()))?;
+    let (report, ready) = crate::git::ready::check_file(
+        args.repo.as_deref(),
+        &args.declaration,
+        args.input.max_input_bytes,
+        args.ready,
+    )?;
     if args.json {
         let mut v = serde_json::to_value(&report).expect("serialisable");
         v["ok"] = true.into();

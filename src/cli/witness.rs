@@ -28,28 +28,15 @@ pub struct WitnessArgs {
 }
 
 pub fn run(args: WitnessArgs, io: &mut Io) -> Result<i32> {
-    let repo = crate::git::open(args.repo.as_deref())?;
-    let dir = crate::git::transport::repo_dir(&repo)?;
-    drop(repo);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let options = crate::audit::Options {
-        expect: Vec::new(),
-        max_bytes: args.input.max_input_bytes,
-        now,
-        witness: None,
-    };
-    let (written, reasons) = crate::audit::witness(
-        &dir,
+    let (written, reasons) = crate::audit::witness_in(
+        args.repo.as_deref(),
         &args.remote,
         args.ref_name.as_deref(),
-        &options,
-        &mut |audit| {
+        args.input.max_input_bytes,
+        &mut |dir, audit| {
             if audit.ledgers.is_empty() {
                 writeln!(io.out, "{} serves no ledger", audit.remote)?;
-                if let Some(hint) = super::audit::other_prefix_hint(&dir, &audit.remote)? {
+                if let Some(hint) = crate::audit::other_prefix_hint(dir, &audit.remote)? {
                     writeln!(io.err, "hint: {hint}")?;
                 }
             }

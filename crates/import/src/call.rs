@@ -91,6 +91,61 @@ pub struct Outcome {
     pub kept: (Loaded, Change, Vec<Converted>),
 }
 
+/// What [`import_into`] did: the store written to (for what the caller prints of it), the
+/// import's outcome and, with `dry_run`, the dry run (its notes the import's).
+pub struct Imported {
+    pub store: Box<dyn Store>,
+    pub outcome: Outcome,
+    pub dry_run: Option<crate::write::DryRun>,
+}
+
+/// `git ledger import`: open the ledger `target` names ([`crate::write::open`]; with
+/// `dry_run`, writing no derived data either) and [`import`] `sources` into it.
+pub fn import_into(
+    target: &crate::write::Target,
+    sources: &[Source],
+    options: &Options,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Imported> {
+    if options.dry_run {
+        crate::git::decl_cache::write_no_derived_data();
+    }
+    let mut store = crate::write::open(target, options.max_input_bytes, "import")?;
+    let outcome = import(&mut *store, sources, options, progress)?;
+    let dry_run = outcome.rehearsal.as_ref().map(|r| {
+        let mut dry = crate::write::DryRun::new("import", &*store, target.ledger.as_deref(), r);
+        dry.notes = dry_notes(&outcome.summary);
+        dry
+    });
+    Ok(Imported {
+        store,
+        outcome,
+        dry_run,
+    })
+}
+
+/// An import's notes as a dry run lists them: each row's, the call's, and the samples skipped.
+fn dry_notes(summary: &Summary) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &summary.imported {
+        out.extend(r.notes.iter().map(|n| format!("{}: {n}", r.schedule_id)));
+    }
+    out.extend(summary.notes.iter().cloned());
+    if let Some(skipped) = &summary.skipped {
+        out.extend(
+            skipped
+                .already_in_ledger
+                .iter()
+                .map(|s| format!("skipped {s}")),
+        );
+        out.extend(
+            (skipped.undeclared.iter())
+                .map(|s| format!("skipped {s}: undeclared (--skip-undeclared)")),
+        );
+    }
+    out
+}
+
 /// Import `sources` into `store`: read every record (`progress(read, total)` after each),
 /// read what they need of the repository, build the change against the store's current state
 /// and write it through [`store::apply`] (with `dry_run`, [`store::rehearse`]), then summarise

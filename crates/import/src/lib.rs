@@ -10,7 +10,7 @@ use git_ledger_base::{civil, error, json, refusal};
 #[cfg(test)]
 use git_ledger_model::testutil;
 use git_ledger_model::{declaration, ledger, portfolio};
-use git_ledger_store::{git, store};
+use git_ledger_store::{git, store, write};
 
 pub mod arena;
 pub mod batch;

@@ -131,6 +131,62 @@ pub struct Deleted {
     pub last_tip: String,
 }
 
+/// Seconds since the epoch now: when the tips an audit sees were seen.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// `git ledger audit`: audit `remote` from the repository at `repo` (default: discovered),
+/// each of `expect_tip` (`ID@TIP | TIP`, as given) held to its ledger's chain, and with
+/// `witness` (`--witness W --witness-signers FILE`) every ledger checked against W's
+/// checkpoints. Returns the repository's directory (for [`other_prefix_hint`]) and the audit.
+pub fn audit_in(
+    repo: Option<&Path>,
+    remote: &str,
+    expect_tip: &[String],
+    witness: Option<(String, std::path::PathBuf)>,
+    max_bytes: u64,
+) -> Result<(std::path::PathBuf, Audit)> {
+    let repo = crate::git::open(repo)?;
+    let expect = (expect_tip.iter())
+        .map(|a| crate::git::read::parse_expect_tip(&repo, a))
+        .collect::<Result<Vec<_>>>()?;
+    let dir = transport::repo_dir(&repo)?;
+    drop(repo);
+    let options = Options {
+        expect,
+        max_bytes,
+        now: now(),
+        witness,
+    };
+    let audit = audit(&dir, remote, &options)?;
+    Ok((dir, audit))
+}
+
+/// `git ledger witness`: [`witness`] from the repository at `repo` (default: discovered);
+/// `audited` is given the repository's directory (for [`other_prefix_hint`]) with the audit.
+pub fn witness_in(
+    repo: Option<&Path>,
+    remote: &str,
+    ref_name: Option<&str>,
+    max_bytes: u64,
+    audited: &mut dyn FnMut(&Path, &Audit) -> Result<()>,
+) -> Result<(Vec<crate::witness::Witnessed>, Reasons)> {
+    let repo = crate::git::open(repo)?;
+    let dir = transport::repo_dir(&repo)?;
+    drop(repo);
+    let options = Options {
+        expect: Vec::new(),
+        max_bytes,
+        now: now(),
+        witness: None,
+    };
+    witness(&dir, remote, ref_name, &options, &mut |a| audited(&dir, a))
+}
+
 /// Run the audit of `remote` from the repository at `dir`.
 pub fn audit(dir: &Path, remote: &str, options: &Options) -> Result<Audit> {
     transport::check_version(dir)?;
@@ -620,4 +676,28 @@ impl LedgerAudit {
         }
         format!("{}: {}", self.citation, parts.join("; "))
     }
+}
+
+/// When `url` serves no ledger under this repository's `ledger.refPrefix` but does under the
+/// other prefix git-ledger knows (`refs/ledgers/`, `refs/heads/ledgers/`), the line that says
+/// so: a reviewer of a forge's repository who did not set the prefix would otherwise read
+/// "serves no ledger" as a pass.
+pub fn other_prefix_hint(dir: &std::path::Path, url: &str) -> Result<Option<String>> {
+    use crate::git::layout::{LedgerRefs, DEFAULT_PREFIX, FORGE_PREFIX, KEY_PREFIX};
+    let prefix = LedgerRefs::of(&crate::git::open(Some(dir))?)?
+        .prefix()
+        .to_owned();
+    let other = if prefix == DEFAULT_PREFIX {
+        FORGE_PREFIX
+    } else {
+        DEFAULT_PREFIX
+    };
+    let served = crate::git::transport::served(dir, url, other)?;
+    Ok((!served.is_empty()).then(|| {
+        format!(
+            "{url} serves {} ref(s) under {other} (first: {}), and this repository reads ledgers under {prefix}; `git config {KEY_PREFIX} {other}` reads those",
+            served.len(),
+            served[0].0
+        )
+    }))
 }

@@ -1,6 +1,6 @@
 //! The ledger where it is kept — a file or a ref — and everything that writes or checks it
 //! there: the `Store` and its writers (`store`, `hand`), the ledger on a ref (`git`), `sync`,
-//! `audit`, `witness` and the hooks.
+//! `verify`, `audit`, `witness` and the hooks.
 
 pub mod audit;
 pub mod git;
@@ -8,7 +8,9 @@ pub mod hand;
 pub mod hook;
 pub mod store;
 pub mod sync;
+pub mod verify;
 pub mod witness;
+pub mod write;
 
 // The lower crates' modules, named as the crate's own (`crate::declaration`, `crate::json`, …).
 use git_ledger_base::{civil, error, json, refusal, sha256_hex, Result};

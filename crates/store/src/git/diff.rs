@@ -55,6 +55,24 @@ pub fn files(decl_path: &Path, a_file: &str, b_file: &str, max: u64) -> Result<L
     })
 }
 
+/// `diff A [B]`: two commits of one ledger in the repository at `repo` (default: discovered);
+/// B defaults to the tip of the ledger ref `ledger_ref` names (default: the only one), as
+/// `git diff A` compares A with the state one works on.
+pub fn commits_in(
+    repo: Option<&Path>,
+    a_rev: &str,
+    b_rev: Option<&str>,
+    ledger_ref: Option<&str>,
+    max: u64,
+) -> Result<LedgerDiff> {
+    let repo = crate::git::open(repo)?;
+    let b = match b_rev {
+        Some(b) => b.to_owned(),
+        None => super::read::ledger_ref(&repo, ledger_ref)?,
+    };
+    commits(&repo, a_rev, &b, max)
+}
+
 /// Two commits of one ledger, named by revisions `a_rev` and `b_rev`: the rows that differ
 /// (their trees compared skipping unchanged subtrees, so the cost follows the changed rows),
 /// every other path that differs, the counts, and whether B follows A by admitted steps (the

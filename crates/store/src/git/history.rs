@@ -203,6 +203,17 @@ pub struct History {
     pub writers: bool,
 }
 
+/// `log`: the history of the ledger ref `ledger_ref` names (default: the only one) in the
+/// repository at `repo` (default: discovered), with the ref's full name.
+pub fn of_ref(
+    repo: Option<&std::path::Path>,
+    ledger_ref: Option<&str>,
+) -> Result<(String, History)> {
+    let repo = crate::git::open(repo)?;
+    let (name, tip) = crate::git::store::resolve_ref(&repo, ledger_ref)?;
+    Ok((name, history(&repo, tip)?))
+}
+
 /// The history of the ledger whose tip is `tip`, oldest first: one entry per commit with what
 /// its trees say it did, who signed it (named only after the signature verified, with the
 /// declared writers), and whether `verify` admits it; never more trusting than `verify`.

@@ -24,6 +24,51 @@ pub fn pin(
     pin_with_progress(repo, draft_bytes, revision, max_input_bytes, &mut |_, _| {})
 }
 
+/// What `pin` made: the declaration's bytes for standard output, or, written to a file, what
+/// the command reports of it.
+pub enum Pinned {
+    Bytes(Vec<u8>),
+    Written(PinnedSummary),
+}
+
+/// The declaration `pin -o FILE` wrote.
+pub struct PinnedSummary {
+    pub id: String,
+    pub source_revision: String,
+    pub tasks: usize,
+    pub scheduled: usize,
+    pub sha256: String,
+}
+
+/// `git ledger pin`: read the draft at `draft` (bounded by `max_input_bytes`), pin it at
+/// `revision` in the repository at `repo` (default: discovered; `progress` as in
+/// [`pin_with_progress`]), and write the declaration atomically to `output`, or return its bytes.
+pub fn pin_file(
+    repo: Option<&std::path::Path>,
+    draft: &std::path::Path,
+    revision: &str,
+    max_input_bytes: u64,
+    output: Option<&std::path::Path>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Pinned> {
+    let draft_bytes = json::read_bounded(draft, max_input_bytes)?;
+    let repo = git::open(repo)?;
+    let bytes = pin_with_progress(&repo, &draft_bytes, revision, max_input_bytes, progress)
+        .map_err(|e| e.context(draft.display()))?;
+    let Some(path) = output else {
+        return Ok(Pinned::Bytes(bytes));
+    };
+    crate::store::file::write_atomically(path, &bytes)?;
+    let decl = Declaration::parse(&bytes, u64::MAX)?;
+    Ok(Pinned::Written(PinnedSummary {
+        id: decl.id.clone(),
+        source_revision: decl.source_revision.clone().unwrap_or_default(),
+        tasks: decl.tasks.len(),
+        scheduled: decl.schedule_len(),
+        sha256: decl.sha256.clone(),
+    }))
+}
+
 /// As [`pin`], calling `progress(done, total)` after each pinned item (the profile, each policy
 /// file, the runner tools, each task definition and oracle) is hashed, so that a caller can
 /// show how far a long pin has come. `total` is known before the first item.

@@ -58,6 +58,31 @@ pub fn fix_command(decl: &Declaration, rev: &str) -> String {
     format!("git worktree add ../run-{} {rev}", decl.id)
 }
 
+/// `git ledger check [--ready]`: read the declaration at `declaration` and recompute every
+/// pinned hash from the repository at `repo` (default: discovered); with `ready`, also check
+/// the working tree ([`check_ready`]). The pinned commit is named by its id: no ref is read,
+/// so any ref backend will do; `ready` reads HEAD, which only the files backend keeps where
+/// gix reads it.
+pub fn check_file(
+    repo: Option<&std::path::Path>,
+    declaration: &std::path::Path,
+    max_input_bytes: u64,
+    ready: bool,
+) -> Result<(crate::git::pin::CheckReport, Option<ReadyReport>)> {
+    let decl = Declaration::read(declaration, max_input_bytes)?;
+    let repo = if ready {
+        crate::git::open(repo)?
+    } else {
+        crate::git::open_any_ref_storage(repo)?
+    };
+    let checked = if ready {
+        check_ready(&repo, &decl, max_input_bytes).map(|(c, r)| (c, Some(r)))
+    } else {
+        crate::git::pin::check(&repo, &decl, max_input_bytes).map(|c| (c, None))
+    };
+    checked.map_err(|e| e.context(declaration.display()))
+}
+
 /// `check --ready`: the declaration checked against its pinned commit ([`crate::git::pin::check`])
 /// and the working tree of `repo` judged ([`ready`]), both verdicts at once: a declaration that
 /// does not match and a working tree that is not ready are refused together.

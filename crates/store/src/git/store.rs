@@ -37,6 +37,8 @@ use crate::store::{Change, Store, WriteError};
 
 mod checked;
 pub use checked::admitted;
+mod create;
+pub use create::{init_at, use_branch_prefix, Initialized};
 
 /// The hint Git gives when it knows no identity.
 pub const IDENTITY_HINT: &str = "tell Git who you are: `git config user.name \"Your Name\"` and `git config user.email you@example.com` (add --global for every repository)";

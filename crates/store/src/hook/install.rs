@@ -120,6 +120,26 @@ pub fn hooks_dir(repo: &gix::Repository) -> Result<PathBuf> {
     })
 }
 
+/// What `hooks install` did in a repository.
+#[derive(Debug)]
+pub struct InstalledIn {
+    /// One outcome per script, in install order.
+    pub outcomes: Vec<Outcome>,
+    /// Whether `git-ledger` is on `PATH`, where the scripts call it by name.
+    pub on_path: bool,
+}
+
+/// `git ledger hooks install`: the hooks (only pre-receive with `server`) into the hooks
+/// directory of the repository at `repo` (default: discovered), honouring `core.hooksPath`.
+pub fn install_in(repo: Option<&Path>, server: bool, force: bool) -> Result<InstalledIn> {
+    let repo = crate::git::open(repo)?;
+    let outcomes = install(&hooks_dir(&repo)?, server, force)?;
+    Ok(InstalledIn {
+        outcomes,
+        on_path: crate::git::transport::which("git-ledger").is_some(),
+    })
+}
+
 /// Install the hooks into `dir`. Refuses (before writing anything) when a hook with other
 /// content exists and `force` is not given, or when its `.local` name is taken too.
 pub fn install(dir: &Path, server: bool, force: bool) -> Result<Vec<Outcome>> {

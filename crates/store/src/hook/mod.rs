@@ -9,10 +9,12 @@
 //!   that `git update-ref`, `git fetch` or a script cannot move a ledger ref either.
 //! - [`precommit`]: ledger files kept on a branch.
 //! - [`install`]: the shipped scripts (`hooks/*`) into a repository's hooks directory.
+//! - [`forge`]: on a hosted forge that runs no hook, the CI job in the hook's place.
 //!
 //! Each entry point takes parsed input and returns the refusal reasons; the command line prints
 //! them on standard error, where Git relays them to a pusher as `remote:` lines.
 
+pub mod forge;
 pub mod install;
 pub mod precommit;
 
