@@ -315,3 +315,60 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{checked, complete_pass, declaration, ledger_with, set};
+    use serde_json::json;
+
+    fn store(decl: Declaration, ledger: Ledger, max_input_bytes: u64) -> FileStore {
+        let bytes = ledger.canonical(&decl);
+        FileStore {
+            decl,
+            path: PathBuf::from("ledger.json"),
+            max_input_bytes,
+            bytes,
+            ledger,
+            records: None,
+        }
+    }
+
+    #[test]
+    fn the_next_ledger_proved_is_the_one_the_parse_reads_and_the_rest_is_left_to_the_parse() {
+        let decl = declaration();
+        let ids: Vec<String> = decl.schedule().map(|e| e.id).collect();
+        let before = ledger_with(&decl, &[complete_pass(&decl, &ids[0])]);
+        let row = checked(&decl, &complete_pass(&decl, &ids[1]));
+        let replaced = HashMap::from([(1, &row)]);
+        let s = store(decl.clone(), before.clone(), u64::MAX);
+        let bytes = before.canonical_replacing(&decl, &replaced);
+        // Proved: exactly the ledger the parse of the bytes gives.
+        let proved = s.next_proved(&bytes, &replaced).expect("proved");
+        assert_eq!(proved, Ledger::parse(&decl, &bytes, u64::MAX).unwrap());
+        assert_eq!(proved.canonical(&decl), bytes);
+        // Over the input bound: not proved (the parse names it).
+        let tight = store(decl.clone(), before.clone(), bytes.len() as u64 - 1);
+        assert!(tight.next_proved(&bytes, &replaced).is_none());
+        let at_bound = store(decl.clone(), before.clone(), bytes.len() as u64);
+        assert!(at_bound.next_proved(&bytes, &replaced).is_some());
+        // A record already filling another row: not proved (group 7, the parse refuses it).
+        let mut twice = complete_pass(&decl, &ids[1]);
+        set(
+            &mut twice,
+            json!({"native_record": before.rows[0].fields()["native_record"].clone()}),
+        );
+        let twice = checked(&decl, &twice);
+        let replaced = HashMap::from([(1, &twice)]);
+        let bytes = before.canonical_replacing(&decl, &replaced);
+        assert!(s.next_proved(&bytes, &replaced).is_none());
+        assert!(Ledger::parse(&decl, &bytes, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn nesting_counts_containers() {
+        assert_eq!(nesting(&json!(1)), 0);
+        assert_eq!(nesting(&json!([])), 1);
+        assert_eq!(nesting(&json!({"a": [1, {"b": []}]})), 4);
+    }
+}
