@@ -65,11 +65,62 @@ impl FileStore {
             .collect();
         let bytes = self.ledger.canonical_replacing(&self.decl, &replaced);
         // The resulting ledger must pass every check of the report, under the same input bound
-        // the next reader will hold it to (a ledger written over it could not be read back);
-        // what that parse gives is the store's next ledger.
+        // the next reader will hold it to (a ledger written over it could not be read back).
+        // When that is proved from what is already checked, the bytes are not parsed again;
+        // otherwise the parse decides, names every fault, and gives the store's next ledger.
+        if let Some(next) = self.next_proved(&bytes, &replaced) {
+            return Ok((bytes, next));
+        }
         let next = Ledger::parse(&self.decl, &bytes, self.max_input_bytes)
             .map_err(|e| e.context("the resulting ledger"))?;
         Ok((bytes, next))
+    }
+
+    /// The next ledger without reading `bytes` back, when they are proved to be a ledger the
+    /// report's checks pass under the input bound; `None` leaves it to the parse. Every row
+    /// of `bytes` is a checked [`Row`] (the unchanged ones passed when this ledger was read,
+    /// under the same declaration; a change's rows are built only by the row checks), in
+    /// schedule order, one per position, below the same header; the canonical bytes are
+    /// valid UTF-8 and strict JSON (serde_json writes finite numbers and escaped strings, a
+    /// map has no duplicate key). What is left to prove is what only the bytes or the whole
+    /// ledger show: the length against the input bound, the nesting of each changed row
+    /// against the depth limit (a row is three containers deep: the document, `rows`, the
+    /// row), and that no record fills two rows (group 7; the admission decided it already,
+    /// and it is checked here again rather than assumed).
+    fn next_proved(&self, bytes: &[u8], replaced: &HashMap<usize, &Row>) -> Option<Ledger> {
+        if bytes.len() as u64 > self.max_input_bytes {
+            return None;
+        }
+        let rows = &self.ledger.rows;
+        if rows.len() != self.decl.schedule_len() {
+            return None;
+        }
+        for row in replaced.values() {
+            let deepest = (row.fields().values())
+                .map(|v| 1 + nesting(v))
+                .max()
+                .unwrap_or(1);
+            if 2 + deepest > crate::json::MAX_DEPTH {
+                return None;
+            }
+        }
+        let mut next = rows.clone();
+        for (&i, row) in replaced {
+            *next.get_mut(i)? = Row::clone(row);
+        }
+        let mut records = std::collections::HashSet::with_capacity(next.len());
+        for row in &next {
+            if let Some(n) = row.native_record() {
+                if !records.insert((n.kind, n.id)) {
+                    return None;
+                }
+            }
+        }
+        Some(Ledger {
+            declaration_id: self.ledger.declaration_id.clone(),
+            declaration_sha256: self.ledger.declaration_sha256.clone(),
+            rows: next,
+        })
     }
 }
 
@@ -142,6 +193,15 @@ impl Store for FileStore {
         self.bytes = bytes;
         self.records = None;
         Ok(())
+    }
+}
+
+/// How many arrays and objects deep `v` is (0 for a scalar).
+fn nesting(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::Array(a) => 1 + a.iter().map(nesting).max().unwrap_or(0),
+        serde_json::Value::Object(m) => 1 + m.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -254,4 +314,61 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{checked, complete_pass, declaration, ledger_with, set};
+    use serde_json::json;
+
+    fn store(decl: Declaration, ledger: Ledger, max_input_bytes: u64) -> FileStore {
+        let bytes = ledger.canonical(&decl);
+        FileStore {
+            decl,
+            path: PathBuf::from("ledger.json"),
+            max_input_bytes,
+            bytes,
+            ledger,
+            records: None,
+        }
+    }
+
+    #[test]
+    fn the_next_ledger_proved_is_the_one_the_parse_reads_and_the_rest_is_left_to_the_parse() {
+        let decl = declaration();
+        let ids: Vec<String> = decl.schedule().map(|e| e.id).collect();
+        let before = ledger_with(&decl, &[complete_pass(&decl, &ids[0])]);
+        let row = checked(&decl, &complete_pass(&decl, &ids[1]));
+        let replaced = HashMap::from([(1, &row)]);
+        let s = store(decl.clone(), before.clone(), u64::MAX);
+        let bytes = before.canonical_replacing(&decl, &replaced);
+        // Proved: exactly the ledger the parse of the bytes gives.
+        let proved = s.next_proved(&bytes, &replaced).expect("proved");
+        assert_eq!(proved, Ledger::parse(&decl, &bytes, u64::MAX).unwrap());
+        assert_eq!(proved.canonical(&decl), bytes);
+        // Over the input bound: not proved (the parse names it).
+        let tight = store(decl.clone(), before.clone(), bytes.len() as u64 - 1);
+        assert!(tight.next_proved(&bytes, &replaced).is_none());
+        let at_bound = store(decl.clone(), before.clone(), bytes.len() as u64);
+        assert!(at_bound.next_proved(&bytes, &replaced).is_some());
+        // A record already filling another row: not proved (group 7, the parse refuses it).
+        let mut twice = complete_pass(&decl, &ids[1]);
+        set(
+            &mut twice,
+            json!({"native_record": before.rows[0].fields()["native_record"].clone()}),
+        );
+        let twice = checked(&decl, &twice);
+        let replaced = HashMap::from([(1, &twice)]);
+        let bytes = before.canonical_replacing(&decl, &replaced);
+        assert!(s.next_proved(&bytes, &replaced).is_none());
+        assert!(Ledger::parse(&decl, &bytes, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn nesting_counts_containers() {
+        assert_eq!(nesting(&json!(1)), 0);
+        assert_eq!(nesting(&json!([])), 1);
+        assert_eq!(nesting(&json!({"a": [1, {"b": []}]})), 4);
+    }
 }
