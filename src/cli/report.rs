@@ -1,6 +1,8 @@
 //! `git-ledger report`: classify every attempt of a ledger and say whether each section's
 //! comparison is blocked. File mode reads `<DECLARATION> <LEDGER>`; ref mode (`--at REV`, or
-//! no paths) reads the ledger commit directly, the same document `show` prints.
+//! no paths) reads the ledger commit directly, the same document `show` prints. Each mode is
+//! one operation ([`crate::report::from_files`], [`crate::git::read::report_at`]); this parses,
+//! calls it and prints.
 
 use std::path::PathBuf;
 
@@ -73,35 +75,14 @@ pub fn run(args: ReportArgs, io: &mut Io) -> Result<i32> {
             "report needs <DECLARATION> <LEDGER> (file mode), or --at REV / --ref REF (ref mode)"
                 .into(),
         )),
-        _ => {
-            let repo = crate::git::open(args.repo.as_deref())?;
-            let commit =
-                super::show::ledger_commit(&repo, args.at.as_deref(), args.ledger_ref.as_deref())
-                    .map_err(|e| {
-                    super::name_a_ledger(e, None, |id| format!("git ledger report --ref {id}"))
-                })?;
-            // Each row file read, checked, summarised and dropped in turn.
-            let (known, rows) =
-                crate::git::store::kept_at(&repo, commit, max, false, &report::Summarise::new())?;
-            let state =
-                crate::git::read::state_at(&repo, &known.decl, commit, args.ledger_ref.as_deref())?;
-            let on_ref = match &state {
-                report::LedgerState::Ref { ledger_ref, .. } => ledger_ref.clone(),
-                report::LedgerState::File { .. } => None,
-            };
-            let refused = crate::git::read::admitted_state(
-                &repo,
-                commit,
-                on_ref.as_deref(),
-                max,
-                args.unverified,
-                "report",
-            )?;
-            let mut report = report::build_from(&known.decl, rows, state);
-            report.admitted = refused.is_none();
-            report.refused = refused;
-            report
-        }
+        _ => crate::git::read::report_at(
+            args.repo.as_deref(),
+            args.at.as_deref(),
+            args.ledger_ref.as_deref(),
+            max,
+            args.unverified,
+        )
+        .map_err(|e| super::name_a_ledger(e, None, |id| format!("git ledger report --ref {id}")))?,
     };
     match args.format() {
         Format::Json => report::write_json(&report, io.out)?,

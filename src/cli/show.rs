@@ -1,10 +1,12 @@
 //! `git-ledger show`: the ledger document of a ledger commit, byte-identical to the file-mode
-//! ledger of the same state (or one row, or the declaration's exact bytes).
+//! ledger of the same state (or one row, or the declaration's exact bytes), as
+//! [`crate::git::read::show_at`] reads it; this parses, calls it and prints (the banner first).
 
 use std::path::PathBuf;
 
 use super::{InputOpts, Io};
 use crate::error::Result;
+use crate::git::read::Part;
 
 /// Print the ledger document (or one row, or the declaration) of a ledger commit.
 #[derive(Debug, clap::Args)]
@@ -32,43 +34,27 @@ pub struct ShowArgs {
     pub input: InputOpts,
 }
 
-/// Kept here for the commands that resolve `--at` and `--ref` as `show` does.
-pub use crate::git::read::ledger_commit;
-
 pub fn run(args: ShowArgs, io: &mut Io) -> Result<i32> {
-    let repo = crate::git::open(args.repo.as_deref())?;
-    let commit = ledger_commit(&repo, args.at.as_deref(), args.ledger_ref.as_deref())
-        .map_err(|e| super::name_a_ledger(e, None, |id| format!("git ledger show --ref {id}")))?;
-    let max = args.input.max_input_bytes;
-    let name = match &args.ledger_ref {
-        Some(r) => Some(crate::git::store::resolve_ref(&repo, Some(r))?.0),
-        None => None,
+    let part = match (&args.row, args.declaration) {
+        (_, true) => Part::Declaration,
+        (Some(id), false) => Part::Row(id),
+        (None, false) => Part::Document,
     };
-    let refused = crate::git::read::admitted_state(
-        &repo,
-        commit,
-        name.as_deref(),
-        max,
+    let shown = crate::git::read::show_at(
+        args.repo.as_deref(),
+        args.at.as_deref(),
+        args.ledger_ref.as_deref(),
+        part,
+        args.input.max_input_bytes,
         args.unverified,
-        "show",
-    )?;
-    if let Some(first) = refused.as_ref().and_then(|r| r.first()) {
+    )
+    .map_err(|e| super::name_a_ledger(e, None, |id| format!("git ledger show --ref {id}")))?;
+    if let Some(first) = shown.refused.as_ref().and_then(|r| r.first()) {
         writeln!(
             io.err,
             "NOT ADMITTED: verify refuses this ledger state ({first}); it is shown only because --unverified was given"
         )?;
     }
-    if args.declaration {
-        io.out
-            .write_all(&crate::git::read::declaration_bytes_at(&repo, commit, max)?)?;
-        return Ok(0);
-    }
-    if let Some(id) = &args.row {
-        io.out
-            .write_all(&crate::git::read::row_at(&repo, commit, id, max)?)?;
-        return Ok(0);
-    }
-    // A row at a time: every row checked first, then written (nothing for a refused state).
-    crate::git::store::write_ledger_at(&repo, commit, max, false, io.out)?;
+    shown.write(io.out)?;
     Ok(0)
 }

@@ -296,3 +296,97 @@ pub fn admitted_state(
     ));
     Err(Error::Refused(r))
 }
+
+/// What `show` prints of a ledger commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part<'a> {
+    /// The ledger document, byte-identical to the file-mode ledger of the same state.
+    Document,
+    /// One row's canonical bytes.
+    Row(&'a str),
+    /// The declaration's exact bytes.
+    Declaration,
+}
+
+/// A ledger state `show` may print ([`show_at`]): the commit, and `verify`'s reasons when it
+/// refuses the state (only under `--unverified`; the banner's). What is printed is read when
+/// it is written ([`Shown::write`]), after the banner.
+pub struct Shown<'a> {
+    repo: gix::Repository,
+    pub commit: ObjectId,
+    pub refused: Option<Vec<crate::refusal::Reason>>,
+    part: Part<'a>,
+    max: u64,
+}
+
+impl Shown<'_> {
+    /// Write the part asked for: the document a row at a time, every row checked first, then
+    /// written (nothing for a refused state); or one row, or the declaration.
+    pub fn write(&self, out: &mut dyn std::io::Write) -> Result<()> {
+        let (repo, commit, max) = (&self.repo, self.commit, self.max);
+        match self.part {
+            Part::Declaration => out.write_all(&declaration_bytes_at(repo, commit, max)?)?,
+            Part::Row(id) => out.write_all(&row_at(repo, commit, id, max)?)?,
+            Part::Document => super::store::write_ledger_at(repo, commit, max, false, out)?,
+        }
+        Ok(())
+    }
+}
+
+/// `show`: the ledger commit `--at REV` names in the repository at `repo` (default:
+/// discovered), else the tip of the ledger ref `ledger_ref` names (default: the only one), if
+/// `verify` admits its state ([`admitted_state`]; under `unverified`, with the reasons it
+/// does not). Several ledger refs and none named is `Error::SeveralLedgers`, for the caller to
+/// finish with the line to type.
+pub fn show_at<'a>(
+    repo: Option<&std::path::Path>,
+    at: Option<&str>,
+    ledger_ref: Option<&str>,
+    part: Part<'a>,
+    max: u64,
+    unverified: bool,
+) -> Result<Shown<'a>> {
+    let repo = super::open(repo)?;
+    let commit = ledger_commit(&repo, at, ledger_ref)?;
+    let name = match ledger_ref {
+        Some(r) => Some(super::store::resolve_ref(&repo, Some(r))?.0),
+        None => None,
+    };
+    let refused = admitted_state(&repo, commit, name.as_deref(), max, unverified, "show")?;
+    Ok(Shown {
+        repo,
+        commit,
+        refused,
+        part,
+        max,
+    })
+}
+
+/// `report` in ref mode: the report of the ledger commit `--at REV` names in the repository
+/// at `repo` (default: discovered), else of the tip of the ledger ref `ledger_ref` names
+/// (default: the only one), each row file read, checked, summarised and dropped in turn. The
+/// state is named by its ref when the commit is on the ref's first-parent chain
+/// ([`state_at`]); `admitted` and `refused` say whether `verify` admits it
+/// ([`admitted_state`]: a refused state is an error unless `unverified`).
+pub fn report_at(
+    repo: Option<&std::path::Path>,
+    at: Option<&str>,
+    ledger_ref: Option<&str>,
+    max: u64,
+    unverified: bool,
+) -> Result<crate::report::Report> {
+    let repo = super::open(repo)?;
+    let commit = ledger_commit(&repo, at, ledger_ref)?;
+    let summarise = crate::report::Summarise::new();
+    let (known, rows) = super::store::kept_at(&repo, commit, max, false, &summarise)?;
+    let state = state_at(&repo, &known.decl, commit, ledger_ref)?;
+    let on_ref = match &state {
+        crate::report::LedgerState::Ref { ledger_ref, .. } => ledger_ref.clone(),
+        crate::report::LedgerState::File { .. } => None,
+    };
+    let refused = admitted_state(&repo, commit, on_ref.as_deref(), max, unverified, "report")?;
+    let mut report = crate::report::build_from(&known.decl, rows, state);
+    report.admitted = refused.is_none();
+    report.refused = refused;
+    Ok(report)
+}
