@@ -421,7 +421,10 @@ struct Refs {
 /// (layer, path prefixes). The CLI parses arguments, calls one operation and prints, so it
 /// reads no Git objects itself (`git::objects`, `git::tree`) and walks no commit's tree diff
 /// or row files (`git::admit`'s `tree_changes`, `TreeChange`, `read_row`:
-/// that is `git::diff`'s, `git::history`'s and `git::read`'s work). The validator itself,
+/// that is `git::diff`'s, `git::history`'s and `git::read`'s work), and decides no ledger
+/// state's admission and classifies no row (`git::read`'s `admitted_state`, `state_at`, and the
+/// row reads `show` and `report` do are `git::read::show_at`'s and `report_at`'s;
+/// `portfolio::classify` of a written row is `write::Applied`'s). The validator itself,
 /// `git::admit::Admission`, is one operation (`verify` runs a chain through it). A name
 /// reached through another module's re-export is checked as the path written, not the path it
 /// stands for (the module edges see through re-exports; these names do not).
@@ -433,6 +436,12 @@ const NOT_NAMED: &[(Layer, &[&str])] = &[(
         "git::admit::tree_changes",
         "git::admit::TreeChange",
         "git::admit::read_row",
+        "git::read::admitted",
+        "git::read::admitted_state",
+        "git::read::state_at",
+        "git::store::kept_at",
+        "git::store::write_ledger_at",
+        "portfolio::classify",
     ],
 )];
 

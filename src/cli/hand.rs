@@ -77,8 +77,8 @@ pub fn repair(args: RepairArgs, io: &mut Io) -> Result<i32> {
 fn print((store, written): (Box<dyn Store>, Written), json: bool, io: &mut Io) -> Result<i32> {
     match written {
         Written::Rehearsed(dry) => super::dry_run::print(&dry, json, false, io)?,
-        Written::Applied(change) => {
-            super::print_change(&*store, &change, io)?;
+        Written::Applied(applied) => {
+            super::print_change(&applied.rows, io)?;
             if let Some(at) = store.location() {
                 writeln!(io.out, "{at}")?;
             }

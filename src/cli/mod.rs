@@ -370,34 +370,26 @@ pub fn run(command: Command, io: &mut Io) -> Result<i32> {
 }
 
 /// Print what a written change did: one line per row with its schedule id, native outcome,
-/// portfolio outcome and gaps.
-pub fn print_change(
-    store: &dyn crate::store::Store,
-    change: &crate::store::Change,
-    io: &mut Io,
-) -> Result<()> {
-    let decl = store.declaration();
-    for w in &change.rows {
-        let c = crate::portfolio::classify(decl, &w.row);
-        let status = w
-            .row
-            .native_status()
+/// portfolio outcome and gaps (each row as [`crate::write::Applied`] classified it).
+pub fn print_change(rows: &[crate::write::DryRow], io: &mut Io) -> Result<()> {
+    for row in rows {
+        let status = (row.native_status.as_ref())
             .map(|s| format!(" ({s})"))
             .unwrap_or_default();
         write!(
             io.out,
             "{}  {}{}  {}",
-            w.row.schedule_id(),
-            w.row.native_outcome(),
+            row.schedule_id,
+            row.native_outcome,
             status,
-            c.outcome.label().to_lowercase()
+            row.label.to_lowercase()
         )?;
-        if !c.gaps.is_empty() {
-            write!(io.out, "  [{}]", c.gaps.join("; "))?;
-        } else if !c.deviations.is_empty() {
-            write!(io.out, "  [{}]", c.deviations.join("; "))?;
+        if !row.gaps.is_empty() {
+            write!(io.out, "  [{}]", row.gaps.join("; "))?;
+        } else if !row.deviations.is_empty() {
+            write!(io.out, "  [{}]", row.deviations.join("; "))?;
         }
-        if change.kind == crate::store::ChangeKind::Repair {
+        if row.repair {
             write!(io.out, "  + repair")?;
         }
         writeln!(io.out)?;

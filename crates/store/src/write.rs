@@ -51,8 +51,16 @@ pub fn open(target: &Target, max_input_bytes: u64, cmd: &str) -> Result<Box<dyn 
 
 /// What a write did: the change written, or (`--dry-run`) what it would write.
 pub enum Written {
-    Applied(Change),
+    Applied(Applied),
     Rehearsed(DryRun),
+}
+
+/// A change written: the change, and each of its rows classified as the dry run classifies
+/// it (what the caller prints of each row; the classification is the portfolio's, not the
+/// printer's).
+pub struct Applied {
+    pub change: Change,
+    pub rows: Vec<DryRow>,
 }
 
 /// `git ledger put`: write the row file at `row` into the DEFERRED slot `schedule_id` of the
@@ -113,10 +121,12 @@ fn write(
             &r,
         )));
     }
-    Ok(Written::Applied(store::apply(&mut **store, build)?))
+    let change = store::apply(&mut **store, build)?;
+    let rows = DryRow::of_change(store.declaration(), &change);
+    Ok(Written::Applied(Applied { change, rows }))
 }
 
-/// One row the write would change.
+/// One row the write would change (or, [`Applied`], changed).
 #[derive(Debug, Clone, Serialize)]
 pub struct DryRow {
     pub schedule_id: String,
@@ -135,6 +145,34 @@ pub struct DryRow {
     pub source: String,
     /// Whether the change appends a repair to the row (repair) rather than filling it.
     pub repair: bool,
+}
+
+impl DryRow {
+    /// Each row of `change`, classified by the portfolio under `decl`, in the change's order.
+    pub fn of_change(decl: &crate::declaration::Declaration, change: &Change) -> Vec<DryRow> {
+        let rows = change.rows.iter();
+        rows.map(|w| {
+            let c = crate::portfolio::classify(decl, &w.row);
+            DryRow {
+                schedule_id: w.row.schedule_id().to_owned(),
+                native_outcome: w.row.native_outcome().to_owned(),
+                native_status: w.row.native_status().map(str::to_owned),
+                outcome: c.outcome.key(),
+                label: c.outcome.label(),
+                gaps: c.gaps,
+                deviations: c.deviations,
+                over_limits: c
+                    .limits
+                    .iter()
+                    .filter(|(_, s)| **s == LimitState::Over)
+                    .map(|(n, _)| format!("over limit {n}"))
+                    .collect(),
+                source: w.source.clone(),
+                repair: change.kind == ChangeKind::Repair,
+            }
+        })
+        .collect()
+    }
 }
 
 /// What `--dry-run --json` prints (`docs/schemas/dry-run.schema.json`).
@@ -166,31 +204,7 @@ impl DryRun {
         r: &Rehearsal,
     ) -> DryRun {
         let decl = store.declaration();
-        let rows = r
-            .change
-            .rows
-            .iter()
-            .map(|w| {
-                let c = crate::portfolio::classify(decl, &w.row);
-                DryRow {
-                    schedule_id: w.row.schedule_id().to_owned(),
-                    native_outcome: w.row.native_outcome().to_owned(),
-                    native_status: w.row.native_status().map(str::to_owned),
-                    outcome: c.outcome.key(),
-                    label: c.outcome.label(),
-                    gaps: c.gaps,
-                    deviations: c.deviations,
-                    over_limits: c
-                        .limits
-                        .iter()
-                        .filter(|(_, s)| **s == LimitState::Over)
-                        .map(|(n, _)| format!("over limit {n}"))
-                        .collect(),
-                    source: w.source.clone(),
-                    repair: r.change.kind == ChangeKind::Repair,
-                }
-            })
-            .collect();
+        let rows = DryRow::of_change(decl, &r.change);
         let ledger = match (file, store.location()) {
             (Some(f), _) => f.display().to_string(),
             (None, Some(at)) => at,
