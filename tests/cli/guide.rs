@@ -852,7 +852,10 @@ mod runner {
         assert!(m[0].describe().contains("+b\n"), "{}", m[0].describe());
         // The first block still runs, and fails when it no longer matches.
         let page = "```console\n$ echo a\nwrong\n```\n```console\n$ echo b\nb\n```\n";
-        assert_eq!(run_page(&mut shell, "p.md", page, Some(5)).unwrap().len(), 1);
+        assert_eq!(
+            run_page(&mut shell, "p.md", page, Some(5)).unwrap().len(),
+            1
+        );
     }
 
     #[test]
