@@ -603,7 +603,7 @@ fn harbor_venv(clone: &Path) -> Option<PathBuf> {
     use std::io::Write;
     let _ = writeln!(
         std::io::stderr(),
-        "\n!!!!!!!! SKIPPED: {problem} !!!!!!!!\n"
+        "\n!!!!!!!! SKIPPED: {problem} (its blocks before its NEEDS_HARBOR line still run) !!!!!!!!\n"
     );
     None
 }
