@@ -33,6 +33,10 @@
 //! hold `[..]`, which matches any text within that line. So the guide shows real ids and
 //! hashes, and a changed commit id alone never fails it.
 //!
+//! A page that needs a venv (the Inspect page, the Harbor page) is skipped without it, loudly
+//! (under `CI` that is a failure); the Harbor page's blocks before its line
+//! `<!-- guide: the blocks below need the Harbor venv and root -->` run without Harbor.
+//!
 //! A mismatch fails the test naming the page, the block's line, the command and a diff; every
 //! mismatch of the whole guide is reported at once. `GUIDE_BLESS=1 cargo test --test cli guide`
 //! rewrites, in place, the output shown for every command whose output no longer matches
@@ -43,6 +47,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::common::{bin, project_root, require_tool};
+
+/// The line of the Harbor page from which on its blocks need the Harbor venv and root: without
+/// them, the blocks before it still run.
+const NEEDS_HARBOR: &str = "<!-- guide: the blocks below need the Harbor venv and root -->";
 
 /// The identity every guide command commits as.
 const NAME: &str = "Ada Evaluator";
@@ -440,11 +448,20 @@ impl Mismatch {
     }
 }
 
-/// Run every block of one page in `shell`; returns the commands whose output did not match.
-fn run_page(shell: &mut Shell, page: &str, text: &str) -> Result<Vec<Mismatch>, String> {
+/// Run every block of one page in `shell` (with `before`, only the blocks that open before that
+/// 1-based line); returns the commands whose output did not match.
+fn run_page(
+    shell: &mut Shell,
+    page: &str,
+    text: &str,
+    before: Option<usize>,
+) -> Result<Vec<Mismatch>, String> {
     let blocks = parse(text).map_err(|e| format!("{page}: {e}"))?;
     let mut mismatches = Vec::new();
     for block in blocks {
+        if before.is_some_and(|line| block.line >= line) {
+            break;
+        }
         for cmd in block.cmds {
             let (actual, status) = shell.run(&cmd.text);
             if status != cmd.status || !output_matches(&cmd.expected, &actual) {
@@ -586,7 +603,7 @@ fn harbor_venv(clone: &Path) -> Option<PathBuf> {
     use std::io::Write;
     let _ = writeln!(
         std::io::stderr(),
-        "\n!!!!!!!! SKIPPED: {problem} !!!!!!!!\n"
+        "\n!!!!!!!! SKIPPED: {problem} (its blocks before its NEEDS_HARBOR line still run) !!!!!!!!\n"
     );
     None
 }
@@ -655,15 +672,22 @@ fn the_guide_runs_as_written() {
         if name.contains("inspect") && inspect_venv.is_none() {
             continue;
         }
-        // The Harbor page needs the Harbor venv (built by .ci/harbor-venv.sh) and root.
+        // The Harbor page needs the Harbor venv (built by .ci/harbor-venv.sh) and root from
+        // its `NEEDS_HARBOR` line on (the whole page without one); the blocks before it run
+        // without them.
+        let mut run_before = None;
         if name.contains("harbor") && harbor_venv.is_none() {
-            continue;
+            match text.lines().position(|l| l.trim() == NEEDS_HARBOR) {
+                Some(i) => run_before = Some(i + 1),
+                None => continue,
+            }
         }
         // A Harbor job starts Python and Harbor several times: on a loaded machine a command
         // may take minutes.
         shell.timeout =
             std::time::Duration::from_secs(if name.contains("harbor") { 600 } else { 120 });
-        let mismatches = run_page(&mut shell, &name, &text).unwrap_or_else(|e| panic!("{e}"));
+        let mismatches =
+            run_page(&mut shell, &name, &text, run_before).unwrap_or_else(|e| panic!("{e}"));
         if mismatches.is_empty() {
             continue;
         }
@@ -733,7 +757,7 @@ mod runner {
 
     fn run(text: &str) -> Vec<Mismatch> {
         let mut shell = Shell::new();
-        run_page(&mut shell, "page.md", text).unwrap()
+        run_page(&mut shell, "page.md", text, None).unwrap()
     }
 
     #[test]
@@ -784,6 +808,7 @@ mod runner {
             &mut shell,
             "page.md",
             "```console\n$ echo started; sleep 30 & wait\nstarted\n```\n",
+            None,
         )
         .unwrap();
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
@@ -811,6 +836,26 @@ mod runner {
         // Exported variables carry over; plain shell variables do not; `unset` ends one.
         let page = "```console\n$ export A=1; B=2\n$ echo \"$A-$B\"\n1-\n$ unset A\n$ echo \"[$A]\"\n[]\n```\n";
         assert!(run(page).is_empty());
+    }
+
+    #[test]
+    fn blocks_from_the_line_given_on_are_not_run() {
+        // The page's second block opens at line 5: run before line 5, it does not run (its
+        // wrong output is no mismatch); run before line 6, it does.
+        let page = "```console\n$ echo a\na\n```\n```console\n$ echo b\nwrong\n```\n";
+        let mut shell = Shell::new();
+        assert!(run_page(&mut shell, "p.md", page, Some(5))
+            .unwrap()
+            .is_empty());
+        let m = run_page(&mut shell, "p.md", page, Some(6)).unwrap();
+        assert_eq!(m.len(), 1);
+        assert!(m[0].describe().contains("+b\n"), "{}", m[0].describe());
+        // The first block still runs, and fails when it no longer matches.
+        let page = "```console\n$ echo a\nwrong\n```\n```console\n$ echo b\nb\n```\n";
+        assert_eq!(
+            run_page(&mut shell, "p.md", page, Some(5)).unwrap().len(),
+            1
+        );
     }
 
     #[test]
@@ -864,7 +909,7 @@ mod runner {
     fn bless_rewrites_what_differs_and_the_result_passes() {
         let page = "# P\n\n```console\n$ echo kept\nkept\n$ echo new; exit 4\nold\n\n$ echo took 9 ms; echo b\ntook [..] ms\nc\n```\n\nend\n";
         let mut shell = Shell::new();
-        let m = run_page(&mut shell, "p.md", page).unwrap();
+        let m = run_page(&mut shell, "p.md", page, None).unwrap();
         assert_eq!(m.len(), 2);
         let blessed = bless(page, &m);
         assert_eq!(
