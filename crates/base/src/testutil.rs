@@ -202,19 +202,6 @@ macro_rules! assert_only_reason {
     };
 }
 
-/// Each reason of an error rendered as its text (or the one message of an error that is not a
-/// refusal), for the tests that read the text.
-pub fn texts(e: &crate::error::Error) -> Vec<String> {
-    match e.message() {
-        Some(m) => vec![m],
-        None => e
-            .refusal_reasons()
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

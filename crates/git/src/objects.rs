@@ -191,15 +191,18 @@ pub fn read_blob_bounded_at(
         .map_err(|e| Error::failed(format!("cannot read {} (blob {id}): {e}", shown())))?;
     if header.kind() != Kind::Blob {
         return Err(Error::refused(
-            Reason::new(format!("{what} is a {}, not a file", header.kind())).at(at),
+            Reason::new(format!("is a {}, not a file", header.kind()))
+                .at(what)
+                .at(at),
         ));
     }
     if header.size() > max_bytes {
         return Err(Error::refused_with_hint(
             Reason::new(format!(
-                "{what} is {} bytes, over the input bound of {max_bytes} bytes (--max-input-bytes)",
+                "{} bytes is over the input bound of {max_bytes} bytes (--max-input-bytes)",
                 header.size()
             ))
+            .at(what)
             .at(at),
             crate::error::MAX_INPUT_HINT,
         ));

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use crate::declaration::{Declaration, ACCEPTANCE_RULES, STANDARD_FIELDS};
 use crate::json::DEFAULT_MAX_INPUT_BYTES;
 
-pub use git_ledger_base::testutil::{git, texts, Want};
+pub use git_ledger_base::testutil::{git, Want};
 pub use git_ledger_base::{assert_only_reason, assert_reason};
 
 /// `n` copies of the hex digit `c` (a stand-in SHA-256 or commit id).

@@ -451,12 +451,11 @@ fn ledger(
                 behind: k,
                 from,
             }),
-            Err(why) => {
-                let why = if *from == "seen" {
-                    format!("{why} (an earlier audit of {url} saw {t} as its tip)")
-                } else {
-                    why
-                };
+            Err(mut why) => {
+                if *from == "seen" {
+                    let saw = format!(" (an earlier audit of {url} saw {t} as its tip)");
+                    why.sentence.push_str(&saw);
+                }
                 reasons.push(why);
                 rewritten.push(t.to_string());
             }

@@ -228,7 +228,7 @@ fn chain(
     });
     drawn?;
     on(Event::Checked { refname: name })?;
-    let not_held = |why: String| Reasons::one(why).at(name);
+    let not_held = |why: crate::refusal::Reason| Reasons::one(why).at(name);
     match result {
         Ok(n) => {
             // Listed for the reviewer's commands (`report`, `show`, …), which then check only

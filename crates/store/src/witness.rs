@@ -196,15 +196,15 @@ pub fn witness(
         if let Some(prev) = prev {
             let last = read_checkpoint(repo, prev)?;
             let why = if last.ledger != new.ledger {
-                Some(format!(
+                Some(crate::refusal::Reason::new(format!(
                     "{refname} checkpoints ledger {}, not {}",
                     last.ledger, new.ledger
-                ))
+                )))
             } else if last.declaration != new.declaration || last.root != new.root {
-                Some(format!(
+                Some(crate::refusal::Reason::new(format!(
                     "rewritten: {}@{} has declaration {} and root {}, but the last checkpoint {prev} is of declaration {} and root {}",
                     l.id, l.tip, new.declaration, new.root, last.declaration, last.root
-                ))
+                )))
             } else {
                 let last_tip = ObjectId::from_hex(last.tip.as_bytes())
                     .map_err(|e| Error::failed(format!("checkpoint {prev}: tip: {e}")))?;
@@ -216,17 +216,17 @@ pub fn witness(
                         continue;
                     }
                     Ok(_) => None,
-                    Err(why) => Some(format!(
-                        "{why} (the tip of the last checkpoint {prev}); a rewrite is never checkpointed"
-                    )),
+                    Err(mut why) => {
+                        why.sentence.push_str(&format!(
+                            " (the tip of the last checkpoint {prev}); a rewrite is never checkpointed"
+                        ));
+                        Some(why)
+                    }
                 }
             };
             if let Some(why) = why {
-                reasons.push(
-                    crate::refusal::Reason::new(why.clone())
-                        .at(format!("{} on {remote}", refs.name(&l.id))),
-                );
-                result.reason = Some(why);
+                result.reason = Some(why.to_string());
+                reasons.push(why.at(format!("{} on {remote}", refs.name(&l.id))));
                 out.push(result);
                 continue;
             }

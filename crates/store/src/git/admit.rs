@@ -217,12 +217,15 @@ impl<'r> Admission<'r> {
         let decl = match cached {
             Some(decl) => decl,
             None => {
-                // Its refusals are found at `at` already: the rule follows that place.
+                // Its refusals are found at `at` (then `campaign.json`) already: the rule
+                // follows the outermost place, `at`.
                 let bytes = read_blob_bounded_at(self.repo, blob, self.max_bytes, at, CAMPAIGN)
                     .map_err(|e| match (e, rule) {
-                        (Error::Refused(r), Some(rule)) => {
-                            Error::Refused(r.map(|r| r.within(rule)))
-                        }
+                        (Error::Refused(r), Some(rule)) => Error::Refused(r.map(|r| {
+                            let mut r = r.within(rule);
+                            r.rule_inside = r.place.len().saturating_sub(1);
+                            r
+                        })),
                         (e, _) => e,
                     })?;
                 let len = bytes.len() as u64;

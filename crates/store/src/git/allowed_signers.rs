@@ -11,6 +11,8 @@
 use ssh_key::public::KeyData;
 use ssh_key::HashAlg;
 
+use crate::refusal::Reason;
+
 /// One key line.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -43,10 +45,10 @@ pub fn fingerprint(key: &KeyData) -> String {
 const KEY_TYPES: [&str; 3] = ["ssh-ed25519", "ecdsa-sha2-nistp256", "ssh-rsa"];
 
 impl AllowedSigners {
-    /// Parse the file's bytes; every line that breaks a rule is one reason (`line N: …`).
-    pub fn parse(bytes: &[u8]) -> std::result::Result<Self, Vec<String>> {
-        let text =
-            std::str::from_utf8(bytes).map_err(|e| vec![format!("it is not UTF-8 text ({e})")])?;
+    /// Parse the file's bytes; every line that breaks a rule is one reason, found at `line N`.
+    pub fn parse(bytes: &[u8]) -> std::result::Result<Self, Vec<Reason>> {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| vec![Reason::new(format!("it is not UTF-8 text ({e})"))])?;
         let mut entries = Vec::new();
         let mut reasons = Vec::new();
         for (i, raw) in text.split('\n').enumerate() {
@@ -57,16 +59,16 @@ impl AllowedSigners {
             }
             match parse_line(rest, i + 1) {
                 Ok(e) => entries.push(e),
-                Err(why) => reasons.push(format!("line {}: {why}", i + 1)),
+                Err(why) => reasons.push(Reason::new(why).at(format!("line {}", i + 1))),
             }
         }
         if !reasons.is_empty() {
             return Err(reasons);
         }
         if entries.is_empty() {
-            return Err(vec![
-                "it declares no key (a ledger with writers needs at least one)".to_owned(),
-            ]);
+            return Err(vec![Reason::new(
+                "it declares no key (a ledger with writers needs at least one)",
+            )]);
         }
         Ok(AllowedSigners { entries })
     }
@@ -326,7 +328,7 @@ mod tests {
     const ED: &str =
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAQNvbR0/X0pMlFmThGyGDhrBjqFfo6xSNW83MPMmRNH";
 
-    fn parse(text: &str) -> std::result::Result<AllowedSigners, Vec<String>> {
+    fn parse(text: &str) -> std::result::Result<AllowedSigners, Vec<Reason>> {
         AllowedSigners::parse(text.as_bytes())
     }
 
@@ -352,38 +354,68 @@ mod tests {
         for (line, why) in [
             (
                 format!("a@x cert-authority {ED}"),
-                "cert-authority is not supported",
+                "option cert-authority is not supported (git-ledger verifies keys listed one by one, not certificates)",
             ),
-            (format!("a@x no-touch-required {ED}"), "is not supported"),
-            (format!("a@x namespaces=git {ED}"), "double quotes"),
-            (format!("a@x valid-after=\"20260101\" {ED}"), "no time zone"),
+            (
+                format!("a@x no-touch-required {ED}"),
+                "option \"no-touch-required\" is not supported (allowed signers options: namespaces, valid-after, valid-before)",
+            ),
+            (
+                format!("a@x namespaces=git {ED}"),
+                "option namespaces: the value must be in double quotes",
+            ),
+            (
+                format!("a@x valid-after=\"20260101\" {ED}"),
+                "option valid-after: \"20260101\" has no time zone: add Z (UTC); ssh-keygen reads a time without one in the local time zone of whoever verifies, and a ledger's verdict must not depend on where it is checked",
+            ),
             (
                 format!("a@x valid-after=\"2026010Z\" {ED}"),
-                "is not YYYYMMDD",
+                "option valid-after: \"2026010Z\" is not YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS followed by Z",
             ),
             (
                 format!("a@x valid-after=\"20260230Z\" {ED}"),
-                "not a valid date",
+                "option valid-after: \"20260230Z\" is not a valid date and time",
             ),
             (
                 format!("a@x valid-after=\"20270101Z\",valid-before=\"20260101Z\" {ED}"),
-                "not after",
+                "valid-before is not after valid-after",
             ),
             (
                 format!("a@x namespaces=\"git\",namespaces=\"git\" {ED}"),
-                "twice",
+                "option namespaces is given twice",
             ),
-            ("a@x ecdsa-sha2-nistp384 AAAA".to_owned(), "not supported"),
-            ("a@x ssh-ed25519 notbase64".to_owned(), "does not parse"),
-            ("a@x".to_owned(), "no key"),
+            (
+                "a@x ecdsa-sha2-nistp384 AAAA".to_owned(),
+                "key type ecdsa-sha2-nistp384 is not supported (git-ledger verifies ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa)",
+            ),
+            (
+                "a@x ssh-ed25519 notbase64".to_owned(),
+                "the ssh-ed25519 public key does not parse (Base64 encoding error: invalid Base64 encoding)",
+            ),
+            ("a@x".to_owned(), "principals \"a@x\" are followed by no key"),
         ] {
             let r = parse(&line).unwrap_err();
-            assert!(
-                r[0].starts_with("line 1: ") && r[0].contains(why),
-                "{line}: {r:?}"
-            );
+            git_ledger_base::assert_only_reason!(r, place = ["line 1"], sentence = why);
         }
-        assert!(parse("# nothing\n").unwrap_err()[0].contains("no key"));
+        // A second bad line is a second reason, at its own line; a comment is no line.
+        let r = parse(&format!("# writers\na@x {ED}\nb@x\nc@x\n")).unwrap_err();
+        assert_eq!(r.len(), 2, "{r:?}");
+        git_ledger_base::assert_reason!(
+            r,
+            place = ["line 3"],
+            text = "line 3: principals \"b@x\" are followed by no key"
+        );
+        git_ledger_base::assert_reason!(
+            r,
+            place = ["line 4"],
+            sentence = "principals \"c@x\" are followed by no key"
+        );
+        let r = parse("# nothing\n").unwrap_err();
+        git_ledger_base::assert_only_reason!(
+            r,
+            place = Vec::<String>::new(),
+            sentence = "it declares no key (a ledger with writers needs at least one)"
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@ fn signer_of(
                 }),
                 None,
             ),
-            Err(why) => (None, Some(vec![Reason::new(why).rule(Rule::Admission(8))])),
+            Err(why) => (None, Some(vec![why.rule(Rule::Admission(8))])),
         },
         // No writers: a key is named only when the signature verifies with it.
         None => match signature::self_verified(raw, hash) {

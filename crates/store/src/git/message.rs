@@ -13,6 +13,7 @@
 
 use crate::admission::{self, Kind};
 use crate::declaration::Declaration;
+use crate::error::Reasons;
 use crate::ledger::Row;
 use crate::portfolio::classify;
 use crate::refusal::{Reason, Rule};
@@ -335,17 +336,18 @@ fn is_ledger_key(key: &str) -> bool {
 }
 
 /// Why `message` is not a message that says exactly what `expected` describes: each reason
-/// breaking rule 7 (the caller names the commit). Empty when it is.
+/// breaking rule 7 (the caller names the commit; a reason about one trailer line is found at
+/// `line <n>`, inside the commit, and the rule follows the commit). Empty when it is.
 pub fn check(message: &str, expected: &Expected) -> Vec<Reason> {
     let r = sentences(message, expected);
-    (r.into_iter())
-        .map(|s| Reason::new(s).rule(Rule::Admission(7)))
+    (r.into_vec().into_iter())
+        .map(|r| r.within_around(Rule::Admission(7)))
         .collect()
 }
 
-/// [`check`]'s sentences.
-fn sentences(message: &str, expected: &Expected) -> Vec<String> {
-    let mut r = Vec::new();
+/// [`check`]'s reasons, without their rule.
+fn sentences(message: &str, expected: &Expected) -> Reasons {
+    let mut r = Reasons::new();
     let (subject, body, trailers) = split(message);
     let want_subject = &expected.subject;
     match subject.first() {
@@ -388,16 +390,16 @@ fn sentences(message: &str, expected: &Expected) -> Vec<String> {
             )),
             Some(key) if is_ledger_key(key) => {
                 if ![T_DECLARATION, T_ATTEMPT, T_REPAIR, T_FILLED].contains(&key) {
-                    r.push(format!(
-                        "line {n}: trailer key {key} is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)"
-                    ));
+                    r.push(Reason::new(format!(
+                        "trailer key {key} is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)"
+                    )).at(format!("line {n}")));
                 } else {
                     got.push((n, line));
                 }
             }
-            Some(key) => r.push(format!(
-                "line {n}: trailer {key} is not one the tool writes; a ledger commit's last paragraph holds only its Ledger- trailers (no Signed-off-by, Reviewed-by or other claim: the message says what the change did, nothing more)"
-            )),
+            Some(key) => r.push(Reason::new(format!(
+                "trailer {key} is not one the tool writes; a ledger commit's last paragraph holds only its Ledger- trailers (no Signed-off-by, Reviewed-by or other claim: the message says what the change did, nothing more)"
+            )).at(format!("line {n}"))),
         }
     }
     let want: Vec<&str> = expected.trailers.iter().map(String::as_str).collect();
@@ -441,9 +443,12 @@ fn sentences(message: &str, expected: &Expected) -> Vec<String> {
                         .join(", ")
                 ),
             };
-            r.push(format!(
-                "line {n}: trailer {line:?} does not say what the commit did ({says})"
-            ));
+            r.push(
+                Reason::new(format!(
+                    "trailer {line:?} does not say what the commit did ({says})"
+                ))
+                .at(format!("line {n}")),
+            );
         }
     }
     for w in &want {
@@ -468,7 +473,7 @@ fn sentences(message: &str, expected: &Expected) -> Vec<String> {
 
 /// Why the body `body` (its lines, with their numbers) is not the one the tool writes for
 /// `expected`: the first line that differs, or the first line beyond the tool's.
-fn body_sentences(body: &Lines<'_>, expected: &Expected, r: &mut Vec<String>) {
+fn body_sentences(body: &Lines<'_>, expected: &Expected, r: &mut Reasons) {
     let mut lines = body.iter().peekable();
     let what = "one line per row it fills or repairs, in schedule order, then the repair's note or the `from` line naming its input";
     for b in &expected.body {
@@ -522,7 +527,7 @@ fn body_sentences(body: &Lines<'_>, expected: &Expected, r: &mut Vec<String>) {
 
 /// Once every line is the tool's: whether the message is laid out as the tool lays it out
 /// (one blank line between the parts, none inside the body, no trailing blanks).
-fn layout_sentence(message: &str, expected: &Expected, body: &Lines<'_>, r: &mut Vec<String>) {
+fn layout_sentence(message: &str, expected: &Expected, body: &Lines<'_>, r: &mut Reasons) {
     let mut written = format!("{}\n\n", expected.subject);
     if !body.is_empty() {
         for (_, l) in body {
@@ -624,25 +629,34 @@ mod tests {
         let e = root_expected(&d);
         let t = e.trailers.join("\n");
         let s = &e.subject;
-        for (m, why) in [
+        for (m, line, why) in [
             (
                 format!("{s}\n\nIndependently re-run and audited by the maintainers.\n\n{t}\n"),
-                "line 3 of the body (\"Independently re-run and audited by the maintainers.\") is not a line the tool writes for this change; the body is one line per row it fills or repairs, in schedule order, then the repair's note or the `from` line naming its input, no other text (a claim about the attempt belongs nowhere in a ledger commit: the row says what happened)",
+                None, "line 3 of the body (\"Independently re-run and audited by the maintainers.\") is not a line the tool writes for this change; the body is one line per row it fills or repairs, in schedule order, then the repair's note or the `from` line naming its input, no other text (a claim about the attempt belongs nowhere in a ledger commit: the row says what happened)",
             ),
             (
                 format!("{s}\n\n{t}\nReviewed-by: The Maintainers <m@example.org>\n"),
-                "line 5: trailer Reviewed-by is not one the tool writes; a ledger commit's last paragraph holds only its Ledger- trailers (no Signed-off-by, Reviewed-by or other claim: the message says what the change did, nothing more)",
+                Some(5), "trailer Reviewed-by is not one the tool writes; a ledger commit's last paragraph holds only its Ledger- trailers (no Signed-off-by, Reviewed-by or other claim: the message says what the change did, nothing more)",
             ),
             (
                 format!("{s}\n\n{t}\nSigned-off-by: A <a@b>\n"),
-                "line 5: trailer Signed-off-by is not one the tool writes; a ledger commit's last paragraph holds only its Ledger- trailers (no Signed-off-by, Reviewed-by or other claim: the message says what the change did, nothing more)",
+                Some(5), "trailer Signed-off-by is not one the tool writes; a ledger commit's last paragraph holds only its Ledger- trailers (no Signed-off-by, Reviewed-by or other claim: the message says what the change did, nothing more)",
             ),
-            (format!("{s}\n\n\n{t}\n"), "its lines are the tool's but not laid out as the tool writes them (the subject, a blank line, the body, a blank line, the trailers, each line ending in one newline, no other blank line and no trailing blanks)"),
-            (format!("{s}\n \n{t}\n"), "its lines are the tool's but not laid out as the tool writes them (the subject, a blank line, the body, a blank line, the trailers, each line ending in one newline, no other blank line and no trailing blanks)"),
+            (format!("{s}\n\n\n{t}\n"), None, "its lines are the tool's but not laid out as the tool writes them (the subject, a blank line, the body, a blank line, the trailers, each line ending in one newline, no other blank line and no trailing blanks)"),
+            (format!("{s}\n \n{t}\n"), None, "its lines are the tool's but not laid out as the tool writes them (the subject, a blank line, the body, a blank line, the trailers, each line ending in one newline, no other blank line and no trailing blanks)"),
         ] {
             let got = check(&m, &e);
-            git_ledger_base::assert_reason!(got, rule = Rule::Admission(7), sentence = why);
+            let place: Vec<String> = line.map(|n| format!("line {n}")).into_iter().collect();
+            git_ledger_base::assert_reason!(got, rule = Rule::Admission(7), place = place, sentence = why);
         }
+        // A trailer's line is a place inside the commit: the rule follows the commit.
+        let got = check(&format!("{s}\n\n{t}\nReviewed-by: M <m@x>\n"), &e);
+        let got: Vec<Reason> = got.into_iter().map(|r| r.at("commit c")).collect();
+        git_ledger_base::assert_only_reason!(
+            got,
+            place = ["commit c", "line 5"],
+            text = "commit c: rule 7: line 5: trailer Reviewed-by is not one the tool writes; a ledger commit's last paragraph holds only its Ledger- trailers (no Signed-off-by, Reviewed-by or other claim: the message says what the change did, nothing more)"
+        );
         // A fill: its row's line, then at most one `from` line in the tool's form.
         let a = filled(&d, 0, true);
         let e = expected(&d, &[&a], &[], 0).unwrap();
@@ -684,48 +698,49 @@ mod tests {
         let t = e.trailers.join("\n");
         let s = &e.subject;
         let n = d.schedule_len();
-        for (m, why) in [
-            (format!("declare x\n\n{t}\n"), "its subject is \"declare x\"; for what its tree does the tool writes \"declare reliability-slice-1: 6 scheduled attempts\""),
-            (format!("{s}\nmore\n\n{t}\n"), "its subject runs on to line 2 (\"more\"); Git shows the whole first paragraph as the subject, so the subject is one line followed by a blank line"),
+        for (m, line, why) in [
+            (format!("declare x\n\n{t}\n"), None, "its subject is \"declare x\"; for what its tree does the tool writes \"declare reliability-slice-1: 6 scheduled attempts\""),
+            (format!("{s}\nmore\n\n{t}\n"), None, "its subject runs on to line 2 (\"more\"); Git shows the whole first paragraph as the subject, so the subject is one line followed by a blank line"),
             (
                 format!("{s}\n\nLedger-Filled: 9/9\n\n{t}\n"),
-                "line 3 of the body parses as a Ledger- trailer (\"Ledger-Filled: 9/9\"); only the trailer paragraph at the end says what the commit did",
+                None, "line 3 of the body parses as a Ledger- trailer (\"Ledger-Filled: 9/9\"); only the trailer paragraph at the end says what the commit did",
             ),
             (
                 format!("{s}\n\nledger-attempt : x\n\n{t}\n"),
-                "line 3 of the body parses as a Ledger- trailer (\"ledger-attempt : x\"); only the trailer paragraph at the end says what the commit did",
+                None, "line 3 of the body parses as a Ledger- trailer (\"ledger-attempt : x\"); only the trailer paragraph at the end says what the commit did",
             ),
             (
                 format!("{s}\n\n{t}\nLedger-Foo: 1\n"),
-                "line 5: trailer key Ledger-Foo is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)",
+                Some(5), "trailer key Ledger-Foo is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)",
             ),
             (
                 format!("{s}\n\n{t}\nledger-filled: 0/{n}\n"),
-                "line 5: trailer key ledger-filled is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)",
+                Some(5), "trailer key ledger-filled is not one the tool writes (Ledger-Declaration, Ledger-Attempt, Ledger-Repair, Ledger-Filled, spelled so)",
             ),
-            (format!("{s}\n\n{t}\nsome words\n"), "line 5 of the last paragraph is not a trailer (\"some words\"); the last paragraph holds only `Key: value` trailers, so that Git reads every one"),
-            (format!("{s}\n\n{t}\n{t}\n"), &*format!("trailer \"Ledger-Filled: 0/{n}\" appears 2 times; once per row")),
-            (format!("{s}\n\n{}\n", e.trailers[0]), "trailer \"Ledger-Filled: 0/6\" is missing"),
+            (format!("{s}\n\n{t}\nsome words\n"), None, "line 5 of the last paragraph is not a trailer (\"some words\"); the last paragraph holds only `Key: value` trailers, so that Git reads every one"),
+            (format!("{s}\n\n{t}\n{t}\n"), None, &*format!("trailer \"Ledger-Filled: 0/{n}\" appears 2 times; once per row")),
+            (format!("{s}\n\n{}\n", e.trailers[0]), None, "trailer \"Ledger-Filled: 0/6\" is missing"),
             (
                 format!("{s}\n\n{}\n{}\n", e.trailers[1], e.trailers[0]),
-                "its Ledger- trailers are out of order; the tool writes Ledger-Declaration: reliability-slice-1 sha256:e4fe8355a4c8dcf63269372858757bef4aa7a7cbf063aa305f452feb0046cd2c, Ledger-Filled: 0/6",
+                None, "its Ledger- trailers are out of order; the tool writes Ledger-Declaration: reliability-slice-1 sha256:e4fe8355a4c8dcf63269372858757bef4aa7a7cbf063aa305f452feb0046cd2c, Ledger-Filled: 0/6",
             ),
             (
                 format!("{s}\n\n{}\nLedger-Filled: 1/{n}\n", e.trailers[0]),
-                "line 4: trailer \"Ledger-Filled: 1/6\" does not say what the commit did (the parent's count plus the rows this commit fills is Ledger-Filled: 0/6)",
+                Some(4), "trailer \"Ledger-Filled: 1/6\" does not say what the commit did (the parent's count plus the rows this commit fills is Ledger-Filled: 0/6)",
             ),
             (
                 format!("{s}\n\n{t}\nLedger-Attempt: a/01 PASS verified_delivery\n"),
-                "line 5: trailer \"Ledger-Attempt: a/01 PASS verified_delivery\" does not say what the commit did (this commit fills no row)",
+                Some(5), "trailer \"Ledger-Attempt: a/01 PASS verified_delivery\" does not say what the commit did (this commit fills no row)",
             ),
-            (format!("{s}\n"), "it has no trailer paragraph; its last paragraph must hold Ledger-Declaration: reliability-slice-1 sha256:e4fe8355a4c8dcf63269372858757bef4aa7a7cbf063aa305f452feb0046cd2c, Ledger-Filled: 0/6"),
+            (format!("{s}\n"), None, "it has no trailer paragraph; its last paragraph must hold Ledger-Declaration: reliability-slice-1 sha256:e4fe8355a4c8dcf63269372858757bef4aa7a7cbf063aa305f452feb0046cd2c, Ledger-Filled: 0/6"),
         ] {
             let got = check(&m, &e);
             assert!(
                 got.iter().all(|g| g.rule == Some(Rule::Admission(7))),
                 "{got:?}"
             );
-            git_ledger_base::assert_reason!(got, rule = Rule::Admission(7), sentence = why);
+            let place: Vec<String> = line.map(|n| format!("line {n}")).into_iter().collect();
+            git_ledger_base::assert_reason!(got, rule = Rule::Admission(7), place = place, sentence = why);
         }
     }
 }

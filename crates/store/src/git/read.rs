@@ -68,13 +68,13 @@ pub fn parse_expect_tip(repo: &gix::Repository, arg: &str) -> Result<ExpectTip> 
 }
 
 /// How many first-parent steps `expected` is behind `tip` (0: it is the tip), or the reason
-/// the chain does not contain it: the commit is missing from the served history, or it is
-/// another commit than any on the chain.
+/// the chain does not contain it, found at `rewritten since <expected>`: the commit is missing
+/// from the served history, or it is another commit than any on the chain.
 pub fn behind(
     repo: &gix::Repository,
     tip: gix::ObjectId,
     expected: gix::ObjectId,
-) -> Result<std::result::Result<usize, String>> {
+) -> Result<std::result::Result<usize, crate::refusal::Reason>> {
     let mut at = tip;
     let mut steps = 0;
     loop {
@@ -96,7 +96,9 @@ pub fn behind(
             "commit {expected} is not in the served history: the ledger may have been rewritten"
         )
     };
-    Ok(Err(format!("rewritten since {expected}: {what}")))
+    Ok(Err(
+        crate::refusal::Reason::new(what).at(format!("rewritten since {expected}"))
+    ))
 }
 
 /// The ledger state a report of commit `commit` names: the ledger ref (`ledger_ref`'s, else
@@ -172,8 +174,8 @@ pub fn declaration_bytes_at(repo: &gix::Repository, commit: ObjectId, max: u64) 
     match known.decl.bytes() {
         Some(bytes) => Ok(bytes.to_vec()),
         None => {
-            let what = format!("{at}: {}", super::layout::CAMPAIGN);
-            super::objects::read_blob_bounded_id(repo, known.blob, max, &what)
+            let campaign = super::layout::CAMPAIGN;
+            super::objects::read_blob_bounded_at(repo, known.blob, max, &at, campaign)
         }
     }
 }

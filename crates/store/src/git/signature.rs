@@ -24,6 +24,7 @@ use super::layout::WRITERS;
 use super::objects::{find_in_tree, is_regular, not_regular, read_blob_bounded_at};
 use super::tree::read_object;
 use crate::error::{Error, Result};
+use crate::refusal::Reason;
 
 /// The namespace Git signs commits in.
 pub const NAMESPACE: &str = "git";
@@ -117,47 +118,52 @@ fn committer(payload: &[u8], hash: gix::hash::Kind) -> std::result::Result<(Stri
 }
 
 /// Check a raw commit against the writers: the signer when rule 8 holds, the reason when not
-/// (without the `commit <id>: rule 8: ` prefix).
+/// (a sentence: the caller gives it its place and rule).
 pub fn check(
     raw: &[u8],
     hash: gix::hash::Kind,
     writers: &AllowedSigners,
-) -> std::result::Result<Signer, String> {
+) -> std::result::Result<Signer, Reason> {
     let split = split(raw, hash);
     let Some(armored) = split.signature else {
-        return Err("it is not signed; a ledger with writers admits only commits signed by a declared writer (configure signing: `git config gpg.format ssh` and `git config user.signingKey <key>`)".into());
+        return Err(Reason::new("it is not signed; a ledger with writers admits only commits signed by a declared writer (configure signing: `git config gpg.format ssh` and `git config user.signingKey <key>`)"));
     };
-    let sig = parse_block(&armored)?;
+    let sig = parse_block(&armored).map_err(Reason::new)?;
     if sig.namespace != NAMESPACE.as_bytes() {
-        return Err(format!(
+        return Err(Reason::new(format!(
             "its signature by key {} is for namespace {:?}, not {NAMESPACE:?} (commit signatures are made in namespace git)",
             fingerprint(&sig.key),
             String::from_utf8_lossy(&sig.namespace)
-        ));
+        )));
     }
     let lines: Vec<&Entry> = writers.lines_for(&sig.key).collect();
     let Some(first) = lines.first() else {
-        return Err(format!(
+        return Err(Reason::new(format!(
             "it is signed with key {}, which is not a declared writer (the ledger's writers file does not list it)",
             fingerprint(&sig.key)
-        ));
+        )));
     };
     // A declared key's fingerprint was computed when the writers file was parsed (once per
     // ledger), not once per commit.
     let fpr = first.fingerprint.clone();
     if let Err(why) = verify_sshsig(&sig, &split.payload) {
-        return Err(format!(
+        return Err(Reason::new(format!(
             "its signature by key {fpr} does not verify ({why}): the commit was changed after it was signed, or the signature was"
-        ));
+        )));
     }
     let (email, time) = committer(&split.payload, hash)
-        .map_err(|e| format!("its committer line does not parse ({e})"))?;
-    let mut why = None;
+        .map_err(|e| Reason::new(format!("its committer line does not parse ({e})")))?;
+    // Why no line admits it, and whether that reason is about a line that names the committer
+    // (which wins over one about another principal).
+    let mut why: Option<(String, bool)> = None;
     for e in &lines {
         if !matches_list(&email, &e.principals) {
-            why.get_or_insert(format!(
-                "key {fpr} is declared for {} (writers line {}), not for the committer {email}",
-                e.principals, e.line
+            why.get_or_insert((
+                format!(
+                    "key {fpr} is declared for {} (writers line {}), not for the committer {email}",
+                    e.principals, e.line
+                ),
+                false,
             ));
             continue;
         }
@@ -165,9 +171,9 @@ pub fn check(
         let mut bad = |w: String| {
             if why
                 .as_ref()
-                .is_none_or(|old| old.contains(" not for the committer "))
+                .is_none_or(|(_, names_committer)| !names_committer)
             {
-                why = Some(w);
+                why = Some((w, true));
             }
         };
         if let Some(ns) = e
@@ -204,7 +210,8 @@ pub fn check(
             fingerprint: fpr,
         });
     }
-    Err(why.expect("some line was found and refused"))
+    let (why, _) = why.expect("some line was found and refused");
+    Err(Reason::new(why))
 }
 
 const BEGIN: &[u8] = b"-----BEGIN SSH SIGNATURE-----";
@@ -781,9 +788,7 @@ pub(crate) fn rule8(
     )?;
     Ok(match check(raw, repo.object_hash(), &writers) {
         Ok(_) => Vec::new(),
-        Err(why) => vec![crate::refusal::Reason::new(why)
-            .rule(crate::refusal::Rule::Admission(8))
-            .at(at)],
+        Err(why) => vec![why.rule(crate::refusal::Rule::Admission(8)).at(at)],
     })
 }
 
@@ -923,23 +928,34 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         assert_eq!(signer.principal, "c@x.org");
         assert!(signer.fingerprint.starts_with("SHA256:"));
         let fpr = signer.fingerprint.clone();
+        // A refusal is a sentence alone: rule 8 and the commit are its caller's.
         let why = |raw: &[u8], w: &AllowedSigners| check(raw, sha1, w).unwrap_err();
+        let is = |s: String| Reason::new(s);
         let unsigned = split(&good, sha1).payload;
-        assert!(why(&unsigned, &w).starts_with("it is not signed"));
-        assert!(why(&signed(KEY, "file", "c@x.org"), &w).contains("for namespace \"file\""));
-        assert!(why(&signed(OTHER, "git", "c@x.org"), &w).contains("not a declared writer"));
+        assert_eq!(why(&unsigned, &w), is("it is not signed; a ledger with writers admits only commits signed by a declared writer (configure signing: `git config gpg.format ssh` and `git config user.signingKey <key>`)".into()));
+        assert_eq!(
+            why(&signed(KEY, "file", "c@x.org"), &w),
+            is(format!("its signature by key {fpr} is for namespace \"file\", not \"git\" (commit signatures are made in namespace git)"))
+        );
+        let other = ssh_key::PrivateKey::from_openssh(OTHER).unwrap();
+        let other = fingerprint(other.public_key().key_data());
+        assert_ne!(other, fpr);
+        assert_eq!(
+            why(&signed(OTHER, "git", "c@x.org"), &w),
+            is(format!("it is signed with key {other}, which is not a declared writer (the ledger's writers file does not list it)"))
+        );
         let changed = String::from_utf8(good.clone())
             .unwrap()
             .replace("msg", "msh");
-        let e = why(changed.as_bytes(), &w);
-        assert!(
-            e.contains(&fpr) && e.contains("changed after it was signed"),
-            "{e}"
+        assert_eq!(
+            why(changed.as_bytes(), &w),
+            is(format!("its signature by key {fpr} does not verify (the signature does not verify): the commit was changed after it was signed, or the signature was"))
         );
-        let e = why(&signed(KEY, "git", "d@x.org"), &w);
-        assert!(
-            e.contains("declared for c@x.org (writers line 1), not for the committer d@x.org"),
-            "{e}"
+        assert_eq!(
+            why(&signed(KEY, "git", "d@x.org"), &w),
+            is(format!(
+                "key {fpr} is declared for c@x.org (writers line 1), not for the committer d@x.org"
+            ))
         );
         // Patterns: a wildcard line admits, a negation refuses.
         assert!(check(
@@ -958,10 +974,26 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         let at = |opt: &str| writers(&format!("c@x.org {opt} {PUBLIC}"));
         assert!(check(&good, sha1, &at("valid-after=\"20261129100000Z\"")).is_ok());
         assert!(check(&good, sha1, &at("valid-before=\"20261129100000Z\"")).is_ok());
-        assert!(why(&good, &at("valid-after=\"20261129100001Z\"")).contains("is not yet valid"));
-        assert!(why(&good, &at("valid-before=\"20261129095959Z\"")).contains("has expired"));
-        assert!(why(&good, &at("namespaces=\"file\""))
-            .contains("not permitted to sign in namespace git"));
+        assert_eq!(
+            why(&good, &at("valid-after=\"20261129100001Z\"")),
+            is(format!("key {fpr} is not yet valid at the committer time 2026-11-29T10:00:00Z (writers line 1: valid after 2026-11-29T10:00:01Z)"))
+        );
+        assert_eq!(
+            why(&good, &at("valid-before=\"20261129095959Z\"")),
+            is(format!("key {fpr} has expired at the committer time 2026-11-29T10:00:00Z (writers line 1: valid before 2026-11-29T09:59:59Z)"))
+        );
+        assert_eq!(
+            why(&good, &at("namespaces=\"file\"")),
+            is(format!("key {fpr} is not permitted to sign in namespace git (writers line 1: namespaces=\"file\")"))
+        );
+        // A line that names the committer says why over one that names another principal.
+        let both = writers(&format!(
+            "d@x.org {PUBLIC}\nc@x.org valid-before=\"20260101Z\" {PUBLIC}\n"
+        ));
+        assert_eq!(
+            why(&good, &both),
+            is(format!("key {fpr} has expired at the committer time 2026-11-29T10:00:00Z (writers line 2: valid before 2026-01-01T00:00:00Z)"))
+        );
         assert!(check(&good, sha1, &at("namespaces=\"file,git\"")).is_ok());
         // Another line for the same key may admit what one line does not.
         let two = writers(&format!(
@@ -972,7 +1004,13 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         let broken = String::from_utf8(good.clone())
             .unwrap()
             .replacen("\n ", "\n !", 2);
-        assert!(why(broken.as_bytes(), &w).contains("malformed"));
+        assert_eq!(
+            why(broken.as_bytes(), &w),
+            is(
+                "its SSH signature block is malformed (invalid base64; ssh-keygen refuses it too)"
+                    .into()
+            )
+        );
         // As ssh-keygen reads a block (and Git accepts it): blank lines inside and text after
         // the END line do not matter.
         let text = String::from_utf8(good.clone()).unwrap();
@@ -983,7 +1021,10 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         let blank = text.replace(begin, &format!("{begin} \n"));
         assert!(check(blank.as_bytes(), sha1, &w).is_ok());
         let no_end = text.replace(&format!(" {end}"), "");
-        assert!(why(no_end.as_bytes(), &w).contains("missing footer"));
+        assert_eq!(
+            why(no_end.as_bytes(), &w),
+            is("its SSH signature block is malformed (missing footer (a line starting -----END SSH SIGNATURE-----); ssh-keygen refuses it too)".into())
+        );
     }
 
     #[test]

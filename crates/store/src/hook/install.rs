@@ -261,10 +261,12 @@ mod tests {
             .iter()
             .all(|o| matches!(o, Outcome::AlreadyInstalled(_))));
         std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho mine\n").unwrap();
-        let refused = install(&hooks, false, false).unwrap_err();
-        assert!(
-            crate::testutil::texts(&refused)[0].contains("pre-commit.local"),
-            "{refused}"
+        let refused = git_ledger_base::testutil::refused(install(&hooks, false, false));
+        let pre_commit = hooks.join("pre-commit").display().to_string();
+        git_ledger_base::assert_only_reason!(
+            refused,
+            place = [&pre_commit],
+            sentence = "a different pre-commit hook is installed; not overwritten. To keep it and run it after git-ledger's check, rename it to pre-commit.local (our script runs an executable pre-commit.local with the same input), or pass --force to do that rename"
         );
         assert_eq!(
             std::fs::read_to_string(hooks.join("pre-commit")).unwrap(),
@@ -282,7 +284,17 @@ mod tests {
         );
         // A second different hook with .local taken: refused even with --force.
         std::fs::write(hooks.join("pre-commit"), "other\n").unwrap();
-        assert!(install(&hooks, false, true).is_err());
+        let refused = git_ledger_base::testutil::refused(install(&hooks, false, true));
+        let local = hooks.join("pre-commit.local").display().to_string();
+        git_ledger_base::assert_only_reason!(
+            refused,
+            place = [&pre_commit],
+            sentence = format!("a different pre-commit hook is installed and {local} exists too; move one of them away first")
+        );
+        assert_eq!(
+            std::fs::read_to_string(hooks.join("pre-commit")).unwrap(),
+            "other\n"
+        );
     }
 
     #[test]

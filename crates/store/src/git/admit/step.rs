@@ -16,7 +16,7 @@ use crate::declaration::Declaration;
 use crate::error::{Error, Reasons, Result};
 use crate::git::layout::{self, CAMPAIGN, HEADER, RECORDS, WRITERS};
 use crate::git::message;
-use crate::git::objects::{is_regular, not_regular, read_blob_bounded_id, read_commit};
+use crate::git::objects::{is_regular, not_regular, read_blob_bounded_at, read_commit};
 use crate::git::signature;
 use crate::refusal::{Reason, Rule};
 
@@ -339,8 +339,8 @@ impl Admission<'_> {
                 return Ok(());
             }
             (None, Some((_, oid))) => {
-                let what = format!("{at}: {path}");
-                let sha256 = match read_blob_bounded_id(self.repo, oid, self.max_bytes, &what) {
+                let read = read_blob_bounded_at(self.repo, oid, self.max_bytes, at, path);
+                let sha256 = match read {
                     Ok(bytes) => Some(crate::sha256_hex(&bytes)),
                     Err(Error::Refused(reasons)) => {
                         r.absorb(reasons);
