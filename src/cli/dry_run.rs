@@ -15,30 +15,7 @@ pub fn print(dry: &DryRun, json: bool, rows_shown: bool, io: &mut Io) -> Result<
         return Ok(());
     }
     if !rows_shown {
-        for r in &dry.rows {
-            let status = r
-                .native_status
-                .as_deref()
-                .map(|s| format!(" ({s})"))
-                .unwrap_or_default();
-            write!(
-                io.out,
-                "{}  {}{}  {}",
-                r.schedule_id,
-                r.native_outcome,
-                status,
-                r.label.to_lowercase()
-            )?;
-            if !r.gaps.is_empty() {
-                write!(io.out, "  [{}]", r.gaps.join("; "))?;
-            } else if !r.deviations.is_empty() {
-                write!(io.out, "  [{}]", r.deviations.join("; "))?;
-            }
-            if r.repair {
-                write!(io.out, "  + repair")?;
-            }
-            writeln!(io.out)?;
-        }
+        super::print_change(&dry.rows, io)?;
         for n in &dry.notes {
             writeln!(io.out, "note: {n}")?;
         }
