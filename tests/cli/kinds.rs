@@ -42,7 +42,7 @@ fn another_harnesss_record_is_refused_naming_what_it_is() {
         assert_eq!(
             r.stderr,
             format!(
-                "refused (1 reason):\n  {trial}/result.json (for {sid}): not a scenario record (format scenario-result/1): it is a Harbor trial's result (task_name, trial_name, config; give its trial or job directory), which --harbor reads\n"
+                "refused (1 reason):\n  {trial}/result.json: row {sid}: not a scenario record (format scenario-result/1): it is a Harbor trial's result (task_name, trial_name, config; give its trial or job directory), which --harbor reads\n"
             )
         );
         // A scenario run given as a Harbor trial.
@@ -58,12 +58,12 @@ fn another_harnesss_record_is_refused_naming_what_it_is() {
             .join("tests/data/inspect-logs/2025-05-12T20-28-13-04-00_popularity.json");
         c.refused(
             &maybe_dry(dry, &["--scenario", sid, log.to_str().unwrap()]),
-            &["popularity.json (for scenario/bugfix-iso-weeks/01): not a scenario record (format scenario-result/1): it is an Inspect log (eval, samples), which --inspect reads"],
+            &["popularity.json: row scenario/bugfix-iso-weeks/01: not a scenario record (format scenario-result/1): it is an Inspect log (eval, samples), which --inspect reads"],
         );
         // The ledger itself, or the declaration, given as a record.
         c.refused(
             &maybe_dry(dry, &["--scenario", sid, "ledger.json"]),
-            &["ledger.json (for scenario/bugfix-iso-weeks/01): not a scenario record (format scenario-result/1): it is a ledger document (format campaign-ledger/1), not a harness record"],
+            &["ledger.json: row scenario/bugfix-iso-weeks/01: not a scenario record (format scenario-result/1): it is a ledger document (format campaign-ledger/1), not a harness record"],
         );
         c.refused(
             &maybe_dry(dry, &["--scenario", sid, "campaign.json"]),
@@ -178,7 +178,7 @@ fn a_harbor_reward_the_trials_do_not_have_is_refused_naming_theirs() {
             assert_eq!(
                 line.trim(),
                 format!(
-                    "{job}/{name}/result.json (for harbor/hello-file/0{}): the verifier recorded no reward \"rewards\" but has rewards reward: the declaration (task harbor/hello-file, harbor.reward) and the trial disagree",
+                    "{job}/{name}/result.json: row harbor/hello-file/0{}: the verifier recorded no reward \"rewards\" but has rewards reward: the declaration (task harbor/hello-file, harbor.reward) and the trial disagree",
                     if name == "hello-file__eD2pj5h" { 1 } else { 2 }
                 )
             );

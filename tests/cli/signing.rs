@@ -371,10 +371,11 @@ fn a_ledger_with_writers_refuses_to_write_unsigned_or_with_another_key(prefix: &
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "is declared for {COMMITTER} (writers line 1), not for the committer bob@example.com"
+            "is declared for {COMMITTER}, not for the committer bob@example.com"
         )),
         "{stderr}"
     );
+    assert!(stderr.contains("rule 8: writers line 1: key "), "{stderr}");
     assert_eq!(s.tip(), tip, "nothing moved");
 }
 
@@ -608,7 +609,10 @@ fn git_and_git_ledger_agree_on_every_signature_case(prefix: &str) {
     );
     let e = ledger_verdict(&s, &c).unwrap_err();
     assert!(
-        e.contains("is declared for bob@example.com (writers line 9), not for the committer committer@example.com"),
+        e.contains("writers line 9: key ")
+            && e.contains(
+                "is declared for bob@example.com, not for the committer committer@example.com"
+            ),
         "{e}"
     );
     // A malformed signature block.

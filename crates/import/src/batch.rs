@@ -334,12 +334,7 @@ fn inspect_rows<S: Store + ?Sized>(
             if let Some(h) = b.evidence_hint {
                 r.hint(h);
             }
-            match super::rows::check_row(
-                decl,
-                b.row,
-                &format!("{label} (for {schedule_id})"),
-                &mut r,
-            ) {
+            match super::rows::check_row(decl, b.row, &label, &schedule_id, &mut r) {
                 Some(row) if r.is_empty() => converted.push((
                     *position,
                     Converted {
@@ -481,7 +476,7 @@ fn harbor_rows<S: Store + ?Sized>(
         if let Some(h) = b.evidence_hint {
             r.hint(h);
         }
-        match super::rows::check_row(decl, b.row, &format!("{label} (for {schedule_id})"), &mut r) {
+        match super::rows::check_row(decl, b.row, &label, &schedule_id, &mut r) {
             Some(row) if r.is_empty() => converted.push((
                 *position,
                 Converted {
@@ -601,13 +596,13 @@ mod tests {
         assert_eq!(loaded.requests[0].position, 2);
         let r = refusal(build(&mut store, &loaded, &Context::default()));
         assert_reason!(r, place = [format!(
-                "{}/admitted (for scenario/bugfix-iso-weeks/01)",
+                "{}/admitted",
                 d.display()
-            )], row = None, field = None, rule = None, sentence = "scenario run admitted but never graded (attempt.json without result.json): import it once it finishes, or write its row with `git ledger put`");
+            )], row = "scenario/bugfix-iso-weeks/01", field = None, rule = None, sentence = "scenario run admitted but never graded (attempt.json without result.json): import it once it finishes, or write its row with `git ledger put`");
         assert_reason!(r, place = [format!(
-                "{}/r1/result.json (for scenario/interrupted-reuse/01)",
+                "{}/r1/result.json",
                 d.display()
-            )], row = None, field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but scenario/interrupted-reuse/01 schedules scenario task scenario/interrupted-reuse");
+            )], row = "scenario/interrupted-reuse/01", field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but scenario/interrupted-reuse/01 schedules scenario task scenario/interrupted-reuse");
         // A record that cannot be read at all is a failure, not a refusal.
         let e = load(
             &[source("scenario/bugfix-iso-weeks/01", d, "missing")],

@@ -149,6 +149,7 @@ fn target<'d>(
                 decl.id
             ))
             .at(label)
+            .row(schedule_id)
         );
         return None;
     };
@@ -167,7 +168,8 @@ fn target<'d>(
                 task.kind.as_str(),
                 task.id
             ))
-            .at(label),
+            .at(label)
+            .row(schedule_id),
         );
         return None;
     }
@@ -179,17 +181,18 @@ fn for_id(e: Error, schedule_id: &str) -> Reasons {
     e.into_reasons().map(|x| for_schedule_id(x, schedule_id))
 }
 
-/// Name the schedule id a record was given for in one of its reasons: the record's place
-/// `<record>` becomes `<record> (for <id>)`; a reason that names no place says it last.
+/// Name the schedule id a record was given for in one of its reasons: the reason is about
+/// that row (its `row`), unless it already names one (a row check's reason names the row
+/// it checked, which is this one).
 pub(crate) fn for_schedule_id(
-    mut reason: crate::refusal::Reason,
+    reason: crate::refusal::Reason,
     schedule_id: &str,
 ) -> crate::refusal::Reason {
-    match reason.place.first_mut() {
-        Some(place) => place.push_str(&format!(" (for {schedule_id})")),
-        None => reason.sentence.push_str(&format!(" (for {schedule_id})")),
+    if reason.row.is_some() {
+        reason
+    } else {
+        reason.row(schedule_id)
     }
-    reason
 }
 
 /// The evidence class a record's mode gives its row's `evidence` (`import.md`: `live` is live,
@@ -263,12 +266,17 @@ pub(crate) fn check_row(
     decl: &Declaration,
     value: Value,
     label: &str,
+    schedule_id: &str,
     r: &mut Reasons,
 ) -> Option<Row> {
     match Row::check_owned(decl, value, "") {
         Ok(row) => Some(row),
         Err(reasons) => {
-            r.extend(reasons.into_iter().map(|x| x.at(label)));
+            r.extend(
+                reasons
+                    .into_iter()
+                    .map(|x| for_schedule_id(x.at(label), schedule_id)),
+            );
             None
         }
     }
@@ -304,7 +312,7 @@ pub fn scenario_row(
     schedule_id: &str,
     rec: &ScenarioRecord,
 ) -> Result<Converted> {
-    let label = format!("{} (for {schedule_id})", rec.result_path.display());
+    let label = rec.result_path.display().to_string();
     let mut r = Reasons::new();
     let Some((entry, task)) = target(
         decl,
@@ -316,7 +324,7 @@ pub fn scenario_row(
     ) else {
         return Err(Error::Refused(r));
     };
-    let why = format!("{label}: a {:?} run", rec.mode);
+    let why = format!("{label}: row {schedule_id}: a {:?} run", rec.mode);
     let evidence = record_evidence(rec.evidence(), &why, task, schedule_id, &mut r);
     if let Err(e) = rec.check_reason() {
         r.absorb(for_id(e, schedule_id));
@@ -341,7 +349,7 @@ pub fn scenario_row(
         ),
         ("native_record", rec.native_record()),
     ]);
-    let row = check_row(decl, row_value(decl, fields), &label, &mut r);
+    let row = check_row(decl, row_value(decl, fields), &label, schedule_id, &mut r);
     match row {
         Some(row) if r.is_empty() => {
             let mut notes = Vec::new();
@@ -377,11 +385,7 @@ pub fn arena_row(
     schedule_id: &str,
     att: &ArenaAttempt,
 ) -> Result<Converted> {
-    let label = format!(
-        "{}#{} (for {schedule_id})",
-        att.store_dir.display(),
-        att.attempt_id
-    );
+    let label = format!("{}#{}", att.store_dir.display(), att.attempt_id);
     let mut r = Reasons::new();
     let Some((entry, task)) = target(
         decl,
@@ -395,10 +399,10 @@ pub fn arena_row(
     };
     let Some(pins) = ctx.pins else {
         return Err(Error::failed(format!(
-            "{label}: the Git pins of the declaration were not read"
+            "{label}: row {schedule_id}: the Git pins of the declaration were not read"
         )));
     };
-    let why = format!("{label}: a {:?} run", att.mode);
+    let why = format!("{label}: row {schedule_id}: a {:?} run", att.mode);
     let evidence = record_evidence(att.evidence(), &why, task, schedule_id, &mut r);
     if let Err(e) = att.check_reason() {
         r.absorb(for_id(e, schedule_id));
@@ -413,7 +417,8 @@ pub fn arena_row(
                         "case {}: base_commit {} is not the declared upstream.base_commit {}",
                         case.case_id, case.base_commit, up.base_commit
                     ))
-                    .at(&label),
+                    .at(&label)
+                    .row(schedule_id),
                 );
             }
             let stored: std::collections::BTreeSet<&str> =
@@ -431,7 +436,8 @@ pub fn arena_row(
                         missing.join(", "),
                         extra.join(", ")
                     ))
-                    .at(&label),
+                    .at(&label)
+                    .row(schedule_id),
                 );
             }
         }
@@ -440,7 +446,8 @@ pub fn arena_row(
                 "task {} declares no upstream to compare the case with",
                 task.id
             ))
-            .at(&label),
+            .at(&label)
+            .row(schedule_id),
         ),
     }
     match pins.oracles.get(&task.id) {
@@ -454,14 +461,16 @@ pub fn arena_row(
                 task.oracle.as_ref().map_or("oracle", |o| o.path.as_str()),
                 pins.revision
             ))
-            .at(&label),
+            .at(&label)
+            .row(schedule_id),
         ),
         None => r.push(
             crate::refusal::Reason::new(format!(
                 "task {} declares no oracle to compare the case with",
                 task.id
             ))
-            .at(&label),
+            .at(&label)
+            .row(schedule_id),
         ),
     }
     let mut notes = Vec::new();
@@ -503,7 +512,7 @@ pub fn arena_row(
         ),
         ("native_record", att.native_record()),
     ]);
-    let row = check_row(decl, row_value(decl, fields), &label, &mut r);
+    let row = check_row(decl, row_value(decl, fields), &label, schedule_id, &mut r);
     match row {
         Some(row) if r.is_empty() => Ok(Converted {
             row,

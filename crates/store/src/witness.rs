@@ -448,12 +448,13 @@ fn check_one(
                     }
                 }
                 // Rule 8's check, on a witness's checkpoint: no rule of the ledger is broken.
-                Err(why) => reasons.push(
-                    crate::refusal::Reason::new(format!(
-                        "judged against the witness-signers file as rule 8 judges a ledger commit against its writers: {why}"
-                    ))
-                    .at(format!("checkpoint {c}")),
-                ),
+                Err(mut why) => {
+                    why.sentence = format!(
+                        "judged against the witness-signers file as rule 8 judges a ledger commit against its writers: {}",
+                        why.sentence
+                    );
+                    reasons.push(why.at(format!("checkpoint {c}")))
+                }
             }
         }
         if info.parents.len() > 1 {

@@ -128,7 +128,7 @@ pub fn trial_row(
 ) -> std::result::Result<Built, Vec<crate::refusal::Reason>> {
     let spec = task.harbor.as_ref().expect("a harbor task");
     let r = &trial.result;
-    let label = format!("{} (for {schedule_id})", trial.label());
+    let label = trial.label();
     let agent = r.agent.as_str();
     let evidence = if SCRIPTED_AGENTS.contains(&agent) {
         Evidence::Fixture
@@ -137,7 +137,7 @@ pub fn trial_row(
     };
     let evidence_hint = (evidence != task.evidence).then(|| {
         format!(
-            "{label}: a trial of {} is {} evidence: it cannot fill a row of task {}, declared {}",
+            "{label}: row {schedule_id}: a trial of {} is {} evidence: it cannot fill a row of task {}, declared {}",
             if evidence == Evidence::Fixture {
                 format!("Harbor's scripted {agent} agent")
             } else {
@@ -207,7 +207,7 @@ pub fn trial_row(
                         task.id
                     ))
                     .rule(crate::refusal::Rule::Workflow(4))
-                    .at(&label)]);
+                    .at(&label).row(schedule_id)]);
                 }
                 (
                     "UNSCORED",

@@ -202,8 +202,8 @@ fn rewards_without_the_declared_one_are_refused_naming_them() {
     };
     crate::testutil::assert_only_reason!(
         r,
-        place = [format!("{} (for harbor/hello-file/01)", t.label())],
-        row = None,
+        place = [t.label()],
+        row = "harbor/hello-file/01",
         field = None,
         rule = Some(crate::refusal::Rule::Workflow(4)),
         sentence =

@@ -298,7 +298,7 @@ pub fn sample_row(
     log: &InspectLog,
     sample: &InspectSample,
 ) -> std::result::Result<Built, Vec<crate::refusal::Reason>> {
-    let label = format!("{} (for {schedule_id})", label(log, sample));
+    let label = label(log, sample);
     let spec = task.inspect.as_ref().expect("an inspect task");
     let mut r = Vec::new();
     // The row's evidence class: a scripted (mockllm) model is fixture evidence, any other model
@@ -311,7 +311,7 @@ pub fn sample_row(
     };
     let evidence_hint = (evidence != task.evidence).then(|| {
         format!(
-            "{label}: a run of {} model is {} evidence: it cannot fill a row of task {}, declared {}",
+            "{label}: row {schedule_id}: a run of {} model is {} evidence: it cannot fill a row of task {}, declared {}",
             if evidence == Evidence::Fixture { "a mockllm (scripted)" } else { "a live (not mockllm)" },
             evidence.as_str(),
             task.id,
@@ -323,7 +323,8 @@ pub fn sample_row(
             crate::refusal::Reason::new(
                 "the sample has no uuid and the log no eval_id or run_id: no record id",
             )
-            .at(&label),
+            .at(&label)
+            .row(schedule_id),
         );
         return Err(r);
     };
@@ -387,7 +388,7 @@ pub fn sample_row(
                     names.join(", "),
                     task.id
                 ))
-                .at(&label),
+                .at(&label).row(schedule_id),
             );
             return Err(r);
         }

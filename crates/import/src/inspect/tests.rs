@@ -629,7 +629,7 @@ fn scores_but_none_from_the_declared_scorer_are_refused_naming_them() {
     let r = convert(&one(dir.path(), s), 0).map(|b| b.row).unwrap_err();
     let found = assert_only_reason!(
         r,
-        row = None,
+        row = "inspect/arith-add-1/01",
         field = None,
         rule = None,
         sentence = "the sample has no score from the declared scorer match but has scores from \

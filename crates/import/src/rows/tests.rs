@@ -203,13 +203,13 @@ fn a_record_of_another_task_or_kind_is_refused() {
     let v = result("bugfix-iso-weeks", "live");
     assert!(convert("scenario/bugfix-iso-weeks/02", &v).is_ok());
     let r = refusal(convert(FIXTURE, &v));
-    assert_reason!(r, row = None, field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but scenario/interrupted-reuse/01 schedules scenario task scenario/interrupted-reuse");
+    assert_reason!(r, row = FIXTURE, field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but scenario/interrupted-reuse/01 schedules scenario task scenario/interrupted-reuse");
     let r = refusal(convert(ARENA, &v));
-    assert_reason!(r, row = None, field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but arena/sympy-matrix/01 schedules arena task arena/sympy-matrix");
+    assert_reason!(r, row = ARENA, field = None, rule = None, sentence = "a record of another task or kind: it is a scenario record of task scenario/bugfix-iso-weeks, but arena/sympy-matrix/01 schedules arena task arena/sympy-matrix");
     let r = refusal(convert("scenario/bugfix-iso-weeks/03", &v));
-    assert_reason!(r, row = None, field = None, rule = None, sentence = "scenario/bugfix-iso-weeks/03 is not scheduled by declaration reliability-slice-1 (a retry needs a new declared schedule)");
+    assert_reason!(r, row = "scenario/bugfix-iso-weeks/03", field = None, rule = None, sentence = "scenario/bugfix-iso-weeks/03 is not scheduled by declaration reliability-slice-1 (a retry needs a new declared schedule)");
     let r = refusal(convert_arena(LIVE, &attempt()));
-    assert_reason!(r, place = ["stores/s1#a1 (for scenario/bugfix-iso-weeks/01)"], row = None, field = None, rule = None, sentence = "a record of another task or kind: it is an arena record of task arena/sympy-matrix, but scenario/bugfix-iso-weeks/01 schedules scenario task scenario/bugfix-iso-weeks");
+    assert_reason!(r, place = ["stores/s1#a1"], row = "scenario/bugfix-iso-weeks/01", field = None, rule = None, sentence = "a record of another task or kind: it is an arena record of task arena/sympy-matrix, but scenario/bugfix-iso-weeks/01 schedules scenario task scenario/bugfix-iso-weeks");
 }
 
 /// `r` is refused by the row check as a relabeled row: one reason at the record, about the
@@ -235,10 +235,11 @@ fn relabeled(r: Result<Converted>, class: &str, task: &str, run: &str) {
     let [place] = &found.place[..] else {
         panic!("found at the record: {found:?}");
     };
+    let row = found.row.as_deref().expect("about the row");
     assert_eq!(
         r.hints(),
         [format!(
-            "{place}: {run} is {class} evidence: it cannot fill a row of task {task}, declared \
+            "{place}: row {row}: {run} is {class} evidence: it cannot fill a row of task {task}, declared \
              {declared}"
         )]
     );
@@ -278,11 +279,11 @@ fn an_unknown_mode_is_refused() {
         let s = format!(
             "mode {mode:?} is not one the import knows (live, fake, or a mode containing -hybrid)"
         );
-        assert_reason!(r, row = None, field = None, rule = None, sentence = s);
+        assert_reason!(r, row = LIVE, field = None, rule = None, sentence = s);
     }
     let mut a = attempt();
     a.mode = "replay".into();
-    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "mode \"replay\" is not one the import knows (live, fake, or a mode containing -hybrid)");
+    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1"], row = "arena/sympy-matrix/01", field = None, rule = None, sentence = "mode \"replay\" is not one the import knows (live, fake, or a mode containing -hybrid)");
 }
 
 #[test]
@@ -292,7 +293,7 @@ fn a_non_pass_needs_a_reason_and_a_pass_does_not() {
     let r = refusal(convert(LIVE, &v));
     assert_reason!(
         r,
-        row = None,
+        row = LIVE,
         field = None,
         rule = None,
         sentence = "native outcome FALSE_COMPLETE has no reason; the import never invents one"
@@ -311,8 +312,8 @@ fn a_non_pass_needs_a_reason_and_a_pass_does_not() {
     a.status = "FAILED".into();
     assert_reason!(
         refusal(convert_arena(ARENA, &a)),
-        place = ["stores/s1#a1 (for arena/sympy-matrix/01)"],
-        row = None,
+        place = ["stores/s1#a1"],
+        row = "arena/sympy-matrix/01",
         field = None,
         rule = None,
         sentence = "native outcome FAIL has no reason; the import never invents one"
@@ -452,17 +453,17 @@ fn the_revision_is_the_declared_one_only_when_the_runner_tools_match() {
 fn the_case_must_pin_the_declared_base_commit_checks_and_oracle() {
     let mut a = attempt();
     a.case.base_commit = hex('2', 40);
-    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: base_commit 2222222222222222222222222222222222222222 is not the declared upstream.base_commit 1111111111111111111111111111111111111111");
+    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1"], row = "arena/sympy-matrix/01", field = None, rule = None, sentence = "case sympy-matrix: base_commit 2222222222222222222222222222222222222222 is not the declared upstream.base_commit 1111111111111111111111111111111111111111");
     let mut a = attempt();
     a.case.required_checks = vec!["test_a".into(), "test_c".into()];
-    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: required_checks are not the declared upstream.checks (missing: [test_b]; not declared: [test_c])");
+    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1"], row = "arena/sympy-matrix/01", field = None, rule = None, sentence = "case sympy-matrix: required_checks are not the declared upstream.checks (missing: [test_b]; not declared: [test_c])");
     // Checks compare as sets: order and repetition do not matter.
     let mut a = attempt();
     a.case.required_checks = vec!["test_b".into(), "test_a".into(), "test_a".into()];
     assert!(convert_arena(ARENA, &a).is_ok());
     let mut a = attempt();
     a.case.oracle_sha256 = hex('0', 64);
-    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: oracle_sha256 0000000000000000000000000000000000000000000000000000000000000000 is another oracle than the declared arena/tasks/arena/sympy-matrix/oracle.py at cccccccccccccccccccccccccccccccccccccccc (SHA-256 ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)");
+    assert_reason!(refusal(convert_arena(ARENA, &a)), place = ["stores/s1#a1"], row = "arena/sympy-matrix/01", field = None, rule = None, sentence = "case sympy-matrix: oracle_sha256 0000000000000000000000000000000000000000000000000000000000000000 is another oracle than the declared arena/tasks/arena/sympy-matrix/oracle.py at cccccccccccccccccccccccccccccccccccccccc (SHA-256 ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)");
 }
 
 #[test]
@@ -473,21 +474,22 @@ fn every_reason_of_one_record_is_listed() {
     a.mode = "fake".into();
     a.verdict = "ERROR".into();
     let r = refusal(convert_arena(ARENA, &a));
-    assert_reason!(r, place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: base_commit 2222222222222222222222222222222222222222 is not the declared upstream.base_commit 1111111111111111111111111111111111111111");
-    assert_reason!(r, place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = None, field = None, rule = None, sentence = "case sympy-matrix: oracle_sha256 0000000000000000000000000000000000000000000000000000000000000000 is another oracle than the declared arena/tasks/arena/sympy-matrix/oracle.py at cccccccccccccccccccccccccccccccccccccccc (SHA-256 ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)");
-    assert_reason!(r, place = ["stores/s1#a1 (for arena/sympy-matrix/01)"], row = "arena/sympy-matrix/01", field = "evidence", rule = Rule::Ledger(4), sentence = "is \"fixture\" but task arena/sympy-matrix is declared live (a fixture row is never relabeled live, nor the reverse)");
+    assert_reason!(r, place = ["stores/s1#a1"], row = "arena/sympy-matrix/01", field = None, rule = None, sentence = "case sympy-matrix: base_commit 2222222222222222222222222222222222222222 is not the declared upstream.base_commit 1111111111111111111111111111111111111111");
+    assert_reason!(r, place = ["stores/s1#a1"], row = "arena/sympy-matrix/01", field = None, rule = None, sentence = "case sympy-matrix: oracle_sha256 0000000000000000000000000000000000000000000000000000000000000000 is another oracle than the declared arena/tasks/arena/sympy-matrix/oracle.py at cccccccccccccccccccccccccccccccccccccccc (SHA-256 ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff)");
+    assert_reason!(r, place = ["stores/s1#a1"], row = "arena/sympy-matrix/01", field = "evidence", rule = Rule::Ledger(4), sentence = "is \"fixture\" but task arena/sympy-matrix is declared live (a fixture row is never relabeled live, nor the reverse)");
     assert_reason!(
         r,
-        place = ["stores/s1#a1 (for arena/sympy-matrix/01)"],
-        row = None,
+        place = ["stores/s1#a1"],
+        row = "arena/sympy-matrix/01",
         field = None,
         rule = None,
         sentence = "native outcome ERROR has no reason; the import never invents one"
     );
     for reason in &r {
+        assert_eq!(reason.place, ["stores/s1#a1"], "{reason:?}");
         assert_eq!(
-            reason.place,
-            ["stores/s1#a1 (for arena/sympy-matrix/01)"],
+            reason.row.as_deref(),
+            Some("arena/sympy-matrix/01"),
             "{reason:?}"
         );
     }

@@ -39,7 +39,9 @@ fn signer_of(
                 }),
                 None,
             ),
-            Err(why) => (None, Some(vec![why.rule(Rule::Admission(8))])),
+            // Rule 8 is broken at the commit the caller places it at, around the writers line
+            // the reason may name (`commit X: rule 8: writers line 2: …`).
+            Err(why) => (None, Some(vec![why.within_around(Rule::Admission(8))])),
         },
         // No writers: a key is named only when the signature verifies with it.
         None => match signature::self_verified(raw, hash) {

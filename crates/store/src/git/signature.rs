@@ -118,7 +118,7 @@ fn committer(payload: &[u8], hash: gix::hash::Kind) -> std::result::Result<(Stri
 }
 
 /// Check a raw commit against the writers: the signer when rule 8 holds, the reason when not
-/// (a sentence: the caller gives it its place and rule).
+/// (at the writers line it is about, if any: the caller gives it its own place and rule).
 pub fn check(
     raw: &[u8],
     hash: gix::hash::Kind,
@@ -155,20 +155,22 @@ pub fn check(
         .map_err(|e| Reason::new(format!("its committer line does not parse ({e})")))?;
     // Why no line admits it, and whether that reason is about a line that names the committer
     // (which wins over one about another principal).
-    let mut why: Option<(String, bool)> = None;
+    let mut why: Option<(Reason, bool)> = None;
     for e in &lines {
         if !matches_list(&email, &e.principals) {
             why.get_or_insert((
-                format!(
-                    "key {fpr} is declared for {} (writers line {}), not for the committer {email}",
-                    e.principals, e.line
-                ),
+                Reason::new(format!(
+                    "key {fpr} is declared for {}, not for the committer {email}",
+                    e.principals
+                ))
+                .at(format!("writers line {}", e.line)),
                 false,
             ));
             continue;
         }
         // A reason about a line that names the committer wins over one about another principal.
         let mut bad = |w: String| {
+            let w = Reason::new(w).at(format!("writers line {}", e.line));
             if why
                 .as_ref()
                 .is_none_or(|(_, names_committer)| !names_committer)
@@ -182,25 +184,22 @@ pub fn check(
             .filter(|ns| !matches_list(NAMESPACE, ns))
         {
             bad(format!(
-                "key {fpr} is not permitted to sign in namespace git (writers line {}: namespaces=\"{ns}\")",
-                e.line
+                "key {fpr} is not permitted to sign in namespace git (namespaces=\"{ns}\")"
             ));
             continue;
         }
         if let Some(after) = e.valid_after.filter(|&a| time < a) {
             bad(format!(
-                "key {fpr} is not yet valid at the committer time {} (writers line {}: valid after {})",
+                "key {fpr} is not yet valid at the committer time {} (valid after {})",
                 show_time(time),
-                e.line,
                 show_time(after)
             ));
             continue;
         }
         if let Some(before) = e.valid_before.filter(|&b| time > b) {
             bad(format!(
-                "key {fpr} has expired at the committer time {} (writers line {}: valid before {})",
+                "key {fpr} has expired at the committer time {} (valid before {})",
                 show_time(time),
-                e.line,
                 show_time(before)
             ));
             continue;
@@ -211,7 +210,7 @@ pub fn check(
         });
     }
     let (why, _) = why.expect("some line was found and refused");
-    Err(Reason::new(why))
+    Err(why)
 }
 
 const BEGIN: &[u8] = b"-----BEGIN SSH SIGNATURE-----";
@@ -788,7 +787,7 @@ pub(crate) fn rule8(
     )?;
     Ok(match check(raw, repo.object_hash(), &writers) {
         Ok(_) => Vec::new(),
-        Err(why) => vec![why.rule(crate::refusal::Rule::Admission(8)).at(at)],
+        Err(why) => vec![why.within_around(crate::refusal::Rule::Admission(8)).at(at)],
     })
 }
 
@@ -931,6 +930,8 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         // A refusal is a sentence alone: rule 8 and the commit are its caller's.
         let why = |raw: &[u8], w: &AllowedSigners| check(raw, sha1, w).unwrap_err();
         let is = |s: String| Reason::new(s);
+        // A reason about one line of the writers file names it as its place.
+        let on_line = |n: usize, s: String| Reason::new(s).at(format!("writers line {n}"));
         let unsigned = split(&good, sha1).payload;
         assert_eq!(why(&unsigned, &w), is("it is not signed; a ledger with writers admits only commits signed by a declared writer (configure signing: `git config gpg.format ssh` and `git config user.signingKey <key>`)".into()));
         assert_eq!(
@@ -953,9 +954,10 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         );
         assert_eq!(
             why(&signed(KEY, "git", "d@x.org"), &w),
-            is(format!(
-                "key {fpr} is declared for c@x.org (writers line 1), not for the committer d@x.org"
-            ))
+            on_line(
+                1,
+                format!("key {fpr} is declared for c@x.org, not for the committer d@x.org")
+            )
         );
         // Patterns: a wildcard line admits, a negation refuses.
         assert!(check(
@@ -976,15 +978,20 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         assert!(check(&good, sha1, &at("valid-before=\"20261129100000Z\"")).is_ok());
         assert_eq!(
             why(&good, &at("valid-after=\"20261129100001Z\"")),
-            is(format!("key {fpr} is not yet valid at the committer time 2026-11-29T10:00:00Z (writers line 1: valid after 2026-11-29T10:00:01Z)"))
+            on_line(1, format!("key {fpr} is not yet valid at the committer time 2026-11-29T10:00:00Z (valid after 2026-11-29T10:00:01Z)"))
         );
         assert_eq!(
             why(&good, &at("valid-before=\"20261129095959Z\"")),
-            is(format!("key {fpr} has expired at the committer time 2026-11-29T10:00:00Z (writers line 1: valid before 2026-11-29T09:59:59Z)"))
+            on_line(1, format!("key {fpr} has expired at the committer time 2026-11-29T10:00:00Z (valid before 2026-11-29T09:59:59Z)"))
         );
         assert_eq!(
             why(&good, &at("namespaces=\"file\"")),
-            is(format!("key {fpr} is not permitted to sign in namespace git (writers line 1: namespaces=\"file\")"))
+            on_line(
+                1,
+                format!(
+                    "key {fpr} is not permitted to sign in namespace git (namespaces=\"file\")"
+                )
+            )
         );
         // A line that names the committer says why over one that names another principal.
         let both = writers(&format!(
@@ -992,7 +999,7 @@ LQQJKzHdNBvQZ+EehvkfAAAABW90aGVy
         ));
         assert_eq!(
             why(&good, &both),
-            is(format!("key {fpr} has expired at the committer time 2026-11-29T10:00:00Z (writers line 2: valid before 2026-01-01T00:00:00Z)"))
+            on_line(2, format!("key {fpr} has expired at the committer time 2026-11-29T10:00:00Z (valid before 2026-01-01T00:00:00Z)"))
         );
         assert!(check(&good, sha1, &at("namespaces=\"file,git\"")).is_ok());
         // Another line for the same key may admit what one line does not.
