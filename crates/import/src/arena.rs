@@ -50,6 +50,7 @@ use super::options::{analyse, DeclaredProfile, OptionsAnalysis};
 use super::{check_reason, evidence_for_mode, relative_to_repo, sha256_hex, Check, Evidence};
 use crate::error::{Error, Reasons, Result};
 use crate::json::{canonical, parse_strict};
+use crate::refusal::Reason;
 
 /// The database file inside a store directory.
 pub const DB_FILE: &str = "results.sqlite3";
@@ -740,18 +741,24 @@ fn check_case_digests(
     if let (Some(def), Some(stored)) = (&case.definition, &case.definition_digest) {
         let computed = sha256_hex(def.as_bytes());
         if computed != *stored {
-            reasons.push(format!(
-                "case {case_id}: its definition hashes to {computed}, not its definition_digest \
-                 {stored}: the definition changed"
-            ));
+            reasons.push(
+                Reason::new(format!(
+                    "its definition hashes to {computed}, not its definition_digest {stored}: \
+                     the definition changed"
+                ))
+                .at(format!("case {case_id}")),
+            );
         }
     }
     if let (Some(ran), Some(stored)) = (case_digest, &case.definition_digest) {
         if ran != stored {
-            reasons.push(format!(
-                "case {case_id}: definition_digest {stored} differs from the attempt's \
-                 case_digest {ran}: the definition changed after the attempt"
-            ));
+            reasons.push(
+                Reason::new(format!(
+                    "definition_digest {stored} differs from the attempt's case_digest {ran}: \
+                     the definition changed after the attempt"
+                ))
+                .at(format!("case {case_id}")),
+            );
         }
     }
 }
@@ -1424,8 +1431,8 @@ mod tests {
         crate::testutil::assert_only_reason!(
             r,
             sentence = format!(
-                "case {CASE}: its definition hashes to {}, not its definition_digest {}: the \
-                 definition changed",
+                "its definition hashes to {}, not its definition_digest {}: the definition \
+                 changed",
                 sha256_hex(b"{}"),
                 digest()
             )
@@ -1443,8 +1450,8 @@ mod tests {
         crate::testutil::assert_only_reason!(
             r,
             sentence = format!(
-                "case {CASE}: definition_digest {new_digest} differs from the attempt's \
-                 case_digest {}: the definition changed after the attempt",
+                "definition_digest {new_digest} differs from the attempt's case_digest {}: the \
+                 definition changed after the attempt",
                 digest()
             )
         );
@@ -1457,12 +1464,12 @@ mod tests {
             "UPDATE cases SET definition_digest = '{upper}'; UPDATE attempts SET case_digest = '{upper}';"
         ));
         let s = format!(
-            "case {CASE}: its definition hashes to {}, not its definition_digest {}: the \
-             definition changed",
+            "its definition hashes to {}, not its definition_digest {}: the definition changed",
             digest(),
             digest().to_uppercase()
         );
-        refused_with(read(&tmp, "a1"), &["attempt a1"], &s);
+        let case = format!("case {CASE}");
+        refused_with(read(&tmp, "a1"), &["attempt a1", &case], &s);
     }
 
     #[test]
