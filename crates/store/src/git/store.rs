@@ -379,55 +379,14 @@ pub fn ledger_at(
     max_bytes: u64,
     cached: bool,
 ) -> Result<(Rc<Known>, Ledger)> {
-    let info = read_commit(repo, commit)?;
     let at = format!("commit {commit}");
-    let mut admission = Admission::new(repo, max_bytes);
-    if !cached {
-        admission = admission.without_cache();
-    }
-    let known = declaration_at(&mut admission, repo, info.tree, &at)?;
+    let mut rows = Vec::new();
+    // The walk, and every reason about a row file, are `each_row_at`'s; its record-hash
+    // verdict is not needed here: the whole-ledger checks below decide group 7 and name the rows.
+    let (known, _) = each_row_at(repo, commit, max_bytes, cached, &mut |_, _, row| {
+        rows.push(row)
+    })?;
     let decl = &known.decl;
-    let Some((_, rows_tree)) = find_in_tree(repo, info.tree, layout::ROWS)? else {
-        return Err(Error::refused(
-            crate::refusal::Reason::new("rows/ is missing").at(&at),
-        ));
-    };
-    let mut files = Vec::new();
-    list_blobs(repo, rows_tree, "rows".into(), &mut files)?;
-    let mut by_path: std::collections::HashMap<String, (gix::objs::tree::EntryMode, ObjectId)> =
-        files.into_iter().map(|(p, m, i)| (p, (m, i))).collect();
-    let mut reasons = crate::error::Reasons::new();
-    let mut rows = Vec::with_capacity(decl.schedule_len());
-    for e in decl.schedule() {
-        let path = layout::row_path(&e.id);
-        match by_path.remove(&path) {
-            None => reasons.push(
-                crate::refusal::Reason::new(format!("is missing ({path})"))
-                    .row(&e.id)
-                    .at(&at),
-            ),
-            Some((mode, _)) if !is_regular(mode) => reasons.push(
-                crate::refusal::Reason::new(super::objects::not_regular(&path, mode))
-                    .row(e.id)
-                    .at(&at),
-            ),
-            Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
-                Ok(row) => rows.push(row),
-                Err(r) => reasons.extend(r),
-            },
-        }
-    }
-    let mut extra: Vec<_> = by_path.into_keys().collect();
-    extra.sort();
-    for p in extra {
-        reasons.push(
-            crate::refusal::Reason::new(format!(
-                "{p} is not a row of the schedule (no row is added)"
-            ))
-            .at(&at),
-        );
-    }
-    reasons.into_result()?;
     // The whole-ledger checks (one record per row, …) as for a ledger file.
     let value = serde_json::json!({
         "format": crate::ledger::FORMAT,
