@@ -35,7 +35,8 @@ const PARALLEL_HASH_BYTES: usize = 1 << 20;
 #[derive(Debug, Clone)]
 pub struct Declaration {
     /// The exact bytes it was parsed from; `None` when it was rebuilt from its cached form
-    /// ([`Declaration::from_cached_form`]), whose bytes are elsewhere (a Git blob).
+    /// ([`Declaration::from_cached_form`]), whose bytes are elsewhere (a Git blob), or read
+    /// by [`Declaration::read_released`], which does not keep them.
     bytes: Option<Vec<u8>>,
     /// SHA-256 of its bytes, lowercase hex (its identity).
     pub sha256: String,
@@ -123,22 +124,47 @@ impl Declaration {
         max_input_bytes: u64,
         fast_path: bool,
     ) -> Result<Self> {
+        let d = Self::parse_hashed(&input, None, mode, max_input_bytes, fast_path)?;
+        Ok(Declaration {
+            bytes: Some(input.into_owned()),
+            ..d
+        })
+    }
+
+    /// The declaration parsed and validated from `bytes`, with its hash and without its bytes.
+    /// When `bytes` is a mapped file (`input`), the hash and the fast path's schedule give
+    /// back each stretch of it once read.
+    fn parse_hashed(
+        bytes: &[u8],
+        input: Option<&json::Input>,
+        mode: Mode,
+        max_input_bytes: u64,
+        fast_path: bool,
+    ) -> Result<Self> {
         // A large declaration's SHA-256 (its identity) is computed on another core while it is
         // parsed: 10.8 MB for a 100,000-row schedule, about as long as the parse itself.
         let (parsed, sha256) = std::thread::scope(|s| {
-            let bytes: &[u8] = &input;
-            let sha256 = (bytes.len() >= PARALLEL_HASH_BYTES)
-                .then(|| s.spawn(move || crate::sha256_hex(bytes)));
-            let parsed = Self::parse_value(bytes, mode, max_input_bytes, fast_path);
+            let sha256 = (bytes.len() >= PARALLEL_HASH_BYTES).then(|| {
+                s.spawn(move || match input {
+                    Some(input) => input.sha256_released(),
+                    None => crate::sha256_hex(bytes),
+                })
+            });
+            let release = |r| {
+                if let Some(input) = input {
+                    input.release(r)
+                }
+            };
+            let parsed = Self::parse_value(bytes, mode, max_input_bytes, fast_path, &release);
             (
                 parsed,
                 sha256.map(|h| h.join().expect("hashing does not panic")),
             )
         });
         let (d, value) = parsed?;
-        let sha256 = sha256.unwrap_or_else(|| crate::sha256_hex(&input));
+        let sha256 = sha256.unwrap_or_else(|| crate::sha256_hex(bytes));
         Ok(Declaration {
-            bytes: Some(input.into_owned()),
+            bytes: None,
             sha256,
             value: Some(value),
             ..d
@@ -152,11 +178,12 @@ impl Declaration {
         mode: Mode,
         max_input_bytes: u64,
         fast_path: bool,
+        release: fast::Release,
     ) -> Result<(Self, Value)> {
         // The fast path first (a schedule compared as it streams); anything it does not accept
         // is parsed and validated again by the ordinary path, which names the fault.
         if fast_path && mode == Mode::Declaration && bytes.len() as u64 <= max_input_bytes {
-            let checked = match fast::parse_canonical(bytes) {
+            let checked = match fast::parse_canonical_releasing(bytes, release) {
                 Some(top) => Some((top, true)),
                 None => fast::parse(bytes),
             };
@@ -281,17 +308,28 @@ impl Declaration {
         self.bytes.as_deref()
     }
 
-    /// Forget the exact bytes ([`Declaration::bytes`] is `None` afterwards), for a command that
-    /// needs only what was parsed from them: `report` of a ledger file, whose declaration of a
-    /// 1,000,000-row schedule is 104 MB of text it never reads again.
-    pub fn forget_bytes(&mut self) {
-        self.bytes = None;
-    }
-
     /// Read and validate a declaration file.
     pub fn read(path: &std::path::Path, max_input_bytes: u64) -> Result<Self> {
         let bytes = json::read_bounded(path, max_input_bytes)?;
         Self::parse_vec(bytes, max_input_bytes).map_err(|e| e.context(path.display()))
+    }
+
+    /// [`Declaration::read`] for a command that needs only what is parsed from the file, never
+    /// its bytes ([`Declaration::bytes`] is `None`): `report` of a ledger file. A large file is
+    /// mapped, not copied, and its hash and the fast path's comparison of its schedule give
+    /// back each stretch once read: the 104 MB of a 1,000,000-row declaration were all
+    /// resident while it was parsed. (A declaration the fast path does not take is parsed
+    /// whole by the ordinary path, as before.)
+    pub fn read_released(path: &std::path::Path, max_input_bytes: u64) -> Result<Self> {
+        let input = json::read_streamed(path, max_input_bytes)?;
+        Self::parse_hashed(
+            &input,
+            Some(&input),
+            Mode::Declaration,
+            max_input_bytes,
+            true,
+        )
+        .map_err(|e| e.context(path.display()))
     }
 
     /// The task with this id.

@@ -17,4 +17,4 @@ pub mod testutil;
 pub const RULES: &str = env!("GIT_LEDGER_RULES");
 
 // The base's modules, named as the crate's own (`crate::error`, `crate::json`, …).
-use git_ledger_base::{error, hex, json, refusal, sha256_hex, Result};
+use git_ledger_base::{error, json, refusal, sha256_hex, Result};

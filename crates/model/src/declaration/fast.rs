@@ -29,7 +29,22 @@ pub(super) fn parse(bytes: &[u8]) -> Option<(Map<String, Value>, bool)> {
 /// with the text `tasks × repetitions` implies, without parsing them (10.8 MB for 100,000
 /// entries). Returns the top level without the schedule, as [`parse`] does when its schedule
 /// was checked; `None` when anything differs (then [`parse`] runs).
+#[cfg(test)]
 pub(super) fn parse_canonical(bytes: &[u8]) -> Option<Map<String, Value>> {
+    parse_canonical_releasing(bytes, &|_| {})
+}
+
+/// What a parse is told it may give back: each stretch of the bytes it is done with (a
+/// mapped file's pages, [`crate::json::Input::release`]).
+pub(super) type Release<'r> = &'r dyn Fn(std::ops::Range<usize>);
+
+/// [`parse_canonical`], telling `release` each stretch of the schedule once compared: the
+/// schedule is nearly all of a large declaration (104 MB of a 1,000,000-row one), and it is
+/// never read again.
+pub(super) fn parse_canonical_releasing(
+    bytes: &[u8],
+    release: Release,
+) -> Option<Map<String, Value>> {
     let start = schedule_start(bytes)?;
     // The prefix as a document of its own: `…"schedule": []}`.
     let mut doc = Vec::with_capacity(start + 3);
@@ -39,7 +54,9 @@ pub(super) fn parse_canonical(bytes: &[u8]) -> Option<Map<String, Value>> {
     let top = de::Deserializer::deserialize_map(&mut de, Prefix).ok()?;
     de.end().ok()?;
     let expected = Expected::of(&top)?;
-    let len = expected.canonical_len(&bytes[start..])?;
+    let len = expected.canonical_len(&bytes[start..], &|r| {
+        release(start + r.start..start + r.end)
+    })?;
     // Nothing but the object's end may follow, amid JSON's whitespace (not `trim_ascii`'s,
     // which also skips a form feed).
     let json_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
@@ -188,18 +205,20 @@ impl Expected {
 
 impl Expected {
     /// The length of the schedule's canonical text (as `pin` writes it, at the top level of a
-    /// two-space-indented document) when `bytes` starts with exactly that text.
-    fn canonical_len(&self, bytes: &[u8]) -> Option<usize> {
+    /// two-space-indented document) when `bytes` starts with exactly that text. `release` is
+    /// told each stretch once compared: [`RELEASE_BYTES`] or more, then the rest.
+    fn canonical_len(&self, bytes: &[u8], release: Release) -> Option<usize> {
         let mut at = 0;
-        let mut take = |want: &[u8]| -> Option<()> {
-            let end = at + want.len();
-            (bytes.get(at..end)? == want).then(|| at = end)
+        let mut released = 0;
+        let take = |at: &mut usize, want: &[u8]| -> Option<()> {
+            let end = *at + want.len();
+            (bytes.get(*at..end)? == want).then(|| *at = end)
         };
         if self.tasks.is_empty() {
-            take(b"[]")?;
+            take(&mut at, b"[]")?;
             return Some(at);
         }
-        take(b"[")?;
+        take(&mut at, b"[")?;
         let mut entry = Vec::with_capacity(256);
         let mut first = true;
         for task in &self.tasks {
@@ -221,13 +240,21 @@ impl Expected {
                 entry.extend_from_slice(b",\n      \"task\": ");
                 entry.extend_from_slice(quoted.as_bytes());
                 entry.extend_from_slice(b"\n    }");
-                take(&entry)?;
+                take(&mut at, &entry)?;
+            }
+            if at - released >= RELEASE_BYTES {
+                release(released..at);
+                released = at;
             }
         }
-        take(b"\n  ]")?;
+        take(&mut at, b"\n  ]")?;
+        release(released..at);
         Some(at)
     }
 }
+
+/// The stretch of a schedule compared before it is given back.
+const RELEASE_BYTES: usize = 4 << 20;
 
 /// `n` in decimal, zero-padded to at least `width` digits (`format!("{n:0width$}")` without
 /// the formatting machinery, which cost more than the comparison it feeds).

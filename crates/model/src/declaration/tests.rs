@@ -2067,3 +2067,79 @@ mod harbor {
         assert_eq!(Kind::Harbor.stop_status(), None);
     }
 }
+
+/// A declaration large enough to be mapped (`json::STREAM_MAP_BYTES`) and its schedule given
+/// back in several stretches: the first task copied under 60 ids, 999 repetitions each.
+fn large_declaration() -> Vec<u8> {
+    let v = with(|v| {
+        let first = v["tasks"][0].clone();
+        let id = first["id"].as_str().unwrap().to_owned();
+        v["tasks"] = (0..60)
+            .map(|k| {
+                let mut t = first.clone();
+                t["id"] = json!(format!("{id}-{k:02}"));
+                t
+            })
+            .collect();
+        v["repetitions"] = json!(999);
+    });
+    written(&v)
+}
+
+/// `report`'s reading of a declaration file (`read_released`: mapped, hashed and compared a
+/// stretch at a time) gives the declaration `read` gives, without its bytes; a file it refuses
+/// is refused with the same reasons.
+#[test]
+fn a_declaration_read_released_is_the_one_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("campaign.json");
+    let w = large_declaration();
+    assert!(
+        w.len() as u64 > crate::json::STREAM_MAP_BYTES,
+        "{}",
+        w.len()
+    );
+    std::fs::write(&path, &w).unwrap();
+    let read = Declaration::read(&path, DEFAULT_MAX_INPUT_BYTES).expect("valid");
+    let released = Declaration::read_released(&path, DEFAULT_MAX_INPUT_BYTES).expect("valid");
+    assert_eq!(released.sha256, read.sha256);
+    assert_eq!(released.sha256, crate::sha256_hex(&w));
+    assert_eq!(released.value(), read.value());
+    assert_eq!(released.schedule_len(), 60 * 999);
+    assert!(released.schedule().eq(read.schedule()));
+    assert_eq!(read.bytes(), Some(&w[..]));
+    assert_eq!(released.bytes(), None);
+
+    // One entry changed near the end: the fast path gives up, the ordinary path names it.
+    let text = String::from_utf8(w).unwrap();
+    let at = text.rfind("\"repetition\": 998").unwrap();
+    let bad = format!("{}\"repetition\": 997{}", &text[..at], &text[at + 17..]);
+    std::fs::write(&path, &bad).unwrap();
+    let r = refusal(Declaration::read(&path, DEFAULT_MAX_INPUT_BYTES));
+    assert!(!r.is_empty());
+    assert_eq!(
+        refusal(Declaration::read_released(&path, DEFAULT_MAX_INPUT_BYTES)),
+        r
+    );
+}
+
+/// The schedule's comparison gives back what it has compared, in order, every byte of the
+/// schedule once, in stretches of at least 4 MB but the last.
+#[test]
+fn a_canonical_schedule_is_given_back_as_compared() {
+    let w = large_declaration();
+    let given = std::cell::RefCell::new(Vec::new());
+    let top = fast::parse_canonical_releasing(&w, &|r| given.borrow_mut().push(r));
+    assert_eq!(top, fast::parse_canonical(&w));
+    assert!(top.is_some());
+    let given = given.into_inner();
+    assert!(given.len() >= 2, "{given:?}");
+    let schedule = w.windows(12).position(|x| x == b"\"schedule\": ").unwrap() + 12;
+    assert_eq!(given[0].start, schedule);
+    for pair in given.windows(2) {
+        assert_eq!(pair[0].end, pair[1].start, "{given:?}");
+    }
+    let (last, full) = given.split_last().unwrap();
+    assert!(full.iter().all(|r| r.len() >= 4 << 20), "{given:?}");
+    assert_eq!(last.end, w.iter().rposition(|&b| b == b']').unwrap() + 1);
+}

@@ -236,32 +236,30 @@ pub trait Keep: Sync {
 pub struct KeptRows<T>(pub(super) Vec<Vec<Placed<T>>>);
 
 /// What the fast path keeps of a checked row: the caller's part, and what the ledger-level
-/// rules ask of the row, found on the core that parsed it.
+/// rules ask of the row, found on the core that parsed it. Kept small, since every row's is
+/// held until the last is parsed: 40 bytes with a report's summary, 48 with a `usize`
+/// position and an `Option<u64>` (8 MB more at 1,000,000 rows).
 pub(crate) struct Placed<T> {
-    /// The row's position in the schedule.
-    pub(super) pos: usize,
+    /// The row's position in the schedule (a schedule of more rows is left to the ordinary path).
+    pub(super) pos: u32,
     /// Its record key (`<kind>:<id>`), hashed: equal keys hash alike.
-    pub(super) record: Option<u64>,
+    pub(super) record: Option<std::num::NonZeroU64>,
     pub(super) kept: T,
 }
 
 impl<T> KeptRows<T> {
-    /// Rows kept in the given lists, in order: their positions are their places in the whole
-    /// (no record key: checking is done with them).
+    /// Rows kept in the given lists, in order (no position or record key: checking is done
+    /// with them, and nothing reads those of rows kept so).
     pub fn in_lists(lists: Vec<Vec<T>>) -> Self {
-        let mut pos = 0;
-        let mut place = |kept| {
-            pos += 1;
-            Placed {
-                pos: pos - 1,
-                record: None,
-                kept,
-            }
+        let place = |kept| Placed {
+            pos: 0,
+            record: None,
+            kept,
         };
         KeptRows(
             lists
                 .into_iter()
-                .map(|list| list.into_iter().map(&mut place).collect())
+                .map(|list| list.into_iter().map(place).collect())
                 .collect(),
         )
     }

@@ -20,9 +20,9 @@ pub fn from_files(decl_path: &Path, ledger_path: &Path, max: u64) -> Result<Repo
     let path = ledger_path.to_path_buf();
     // Mapped without being made resident: each stretch is given back once read.
     let reading = std::thread::spawn(move || json::read_streamed(&path, max));
-    let mut decl = Declaration::read(decl_path, max)?;
-    // Its hash is taken and its schedule checked: the text is not needed again.
-    decl.forget_bytes();
+    // Its hash is taken and its schedule checked, each stretch given back once read: the
+    // text is not needed again.
+    let decl = Declaration::read_released(decl_path, max)?;
     let bytes = reading
         .join()
         .unwrap_or_else(|e| std::panic::resume_unwind(e))?;
@@ -32,7 +32,7 @@ pub fn from_files(decl_path: &Path, ledger_path: &Path, max: u64) -> Result<Repo
     // Both give back each stretch of a mapped file once read: what stays resident is
     // the declaration, a stretch per core and the summaries, not the file.
     let (rows, sha256) = std::thread::scope(|s| {
-        let hashing = s.spawn(|| sha256_released(&bytes));
+        let hashing = s.spawn(|| bytes.sha256_released());
         let release = |r| bytes.release(r);
         let rows = Ledger::parse_kept_releasing(&decl, &bytes, max, &Summarise::new(), &release);
         let sha256 = hashing
@@ -46,23 +46,4 @@ pub fn from_files(decl_path: &Path, ledger_path: &Path, max: u64) -> Result<Repo
         s.spawn(move || drop(bytes));
         build_from(&decl, rows, LedgerState::file(sha256))
     }))
-}
-
-/// The SHA-256 of `bytes`, hashed a stretch at a time, each stretch released once hashed.
-///
-/// Hashed from the mapping, not read again through a buffer: copying 225 MB out of the page
-/// cache cost as much as hashing it (100,000 rows: 1.54–1.61 s CPU through a 1 MB buffer,
-/// 1.32–1.39 s from the mapping, peak resident 25 MB either way, load average 4.6). Each
-/// reader gives back only what it has read, so a page the other has not reached yet is
-/// mapped again from the page cache when it gets there: what stays resident is a stretch
-/// per reader, however far apart they are.
-fn sha256_released(bytes: &json::Input) -> String {
-    use sha2::{Digest, Sha256};
-    const STRETCH: usize = 4 << 20;
-    let mut hasher = Sha256::new();
-    for (k, stretch) in bytes.chunks(STRETCH).enumerate() {
-        hasher.update(stretch);
-        bytes.release(k * STRETCH..k * STRETCH + stretch.len());
-    }
-    crate::hex(&hasher.finalize())
 }
