@@ -161,11 +161,28 @@ const PACK_CACHE_BYTES: usize = 64 << 20;
 /// Give a repository handle the delta-base cache gix leaves off without its `max-performance`
 /// feature (which also pulls in threads and C code this crate does not need).
 pub fn set_caches(repo: &mut gix::Repository) {
-    repo.objects.set_pack_cache(|| {
-        Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
-            PACK_CACHE_BYTES,
-        ))
-    });
+    set_pack_cache_bytes(repo, PACK_CACHE_BYTES);
+}
+
+/// Keep at most `bytes` of delta bases per object-store handle of `repo` (none for 0). The
+/// cache is per handle: a handle cloned from `repo` afterwards starts empty with this size.
+pub fn set_pack_cache_bytes(repo: &mut gix::Repository, bytes: usize) {
+    if bytes == 0 {
+        repo.objects.unset_pack_cache();
+    } else {
+        repo.objects.set_pack_cache(move || {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(bytes))
+        });
+    }
+}
+
+/// A handle on the same repository (and object store) as `repo`, with its own, empty
+/// delta-base cache of at most `bytes` ([`set_pack_cache_bytes`]); `repo`'s cache is left as
+/// it is. For a read that uses each object about once, where a large cache only costs memory.
+pub fn with_pack_cache_bytes(repo: &gix::Repository, bytes: usize) -> gix::Repository {
+    let mut other = repo.clone();
+    set_pack_cache_bytes(&mut other, bytes);
+    other
 }
 
 /// Discovery needs an absolute start: from `"."` inside a bare repository's subdirectory
