@@ -21,6 +21,8 @@ mod cat_file;
 mod harbor_bench;
 #[path = "common/inspect_bench.rs"]
 mod inspect_bench;
+#[path = "common/rusage.rs"]
+mod rusage;
 #[path = "common/venv.rs"]
 mod venv;
 
@@ -1120,6 +1122,12 @@ fn bench_harbor(t: &mut Table, root: &Path) {
         5,
         1,
     );
+    let floor_cpu = harbor_bench::floor(
+        &release_dir().join("examples/harbor_floor"),
+        &dir,
+        &template,
+        5,
+    );
     let what = format!("a Harbor job of {n} trials");
     match harbor_bench::venv_python() {
         Some(py) => {
@@ -1146,6 +1154,13 @@ fn bench_harbor(t: &mut Table, root: &Path) {
                 "(reported)",
             );
             t.add(
+                "  the floor: every file read, parsed for syntax alone, the ledger written and fsynced (examples/harbor_floor), CPU",
+                secs(floor_cpu),
+                secs(call_cpu),
+                x(floor_cpu.as_secs_f64() / call_cpu.as_secs_f64()),
+                "(reported)",
+            );
+            t.add(
                 "  Harbor's whole process, CPU (Python start and imports included)",
                 secs(ours_cpu),
                 secs(whole_cpu),
@@ -1163,6 +1178,13 @@ fn bench_harbor(t: &mut Table, root: &Path) {
                 &format!("import {what}, wall / CPU"),
                 secs(ours),
                 secs(ours_cpu),
+                "-".into(),
+                "(no Harbor venv)",
+            );
+            t.add(
+                "  the floor (examples/harbor_floor) / the fixed cost (1 trial), CPU",
+                secs(floor_cpu),
+                secs(one_cpu),
                 "-".into(),
                 "(no Harbor venv)",
             );

@@ -8,8 +8,13 @@
 //!
 //! Reads the declaration and the ledger, the job's files and every trial's `result.json` and
 //! `lock.json`, parses all of it with serde_json into `IgnoredAny` (syntax only, nothing built),
-//! then writes the ledger's bytes to a temporary file, `fsync`s and renames it. Prints the
-//! bytes read, the files and the CPU time, one line.
+//! then writes the ledger's bytes to a temporary file in a temporary directory inside DIR (the
+//! ledger's file system, as the import's), `fsync`s and renames it there. Prints the bytes
+//! read, the files and the CPU time, one line; the temporary directory is removed after the
+//! CPU time is taken (nothing is left in DIR).
+
+#[path = "common/rusage.rs"]
+mod rusage;
 
 use std::io::Write;
 use std::path::Path;
@@ -46,24 +51,19 @@ fn main() {
         }
     }
     // What the import writes is about 1.1 MB: the ledger's bytes and as much again of rows.
-    let out = dir.join("floor.tmp");
+    let tmp = tempfile::tempdir_in(dir).expect("a temporary directory in DIR");
+    let out = tmp.path().join("floor.tmp");
     let mut f = std::fs::File::create(&out).unwrap();
     f.write_all(&ledger).unwrap();
     f.write_all(&ledger[..ledger.len() * 7 / 10]).unwrap();
     f.sync_all().unwrap();
-    std::fs::rename(&out, dir.join("floor.json")).unwrap();
-    // SAFETY: getrusage writes one `rusage` into the zeroed value it is given.
-    #[allow(unsafe_code)]
-    let u = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        assert_eq!(libc::getrusage(libc::RUSAGE_SELF, &mut u), 0);
-        u
-    };
-    let us = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+    std::fs::rename(&out, tmp.path().join("floor.json")).unwrap();
+    let (user, system) = rusage::cpu(libc::RUSAGE_SELF);
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     println!(
         "{bytes} bytes in {files} files; CPU {:.1} ms ({:.1} user + {:.1} system)",
-        us(u.ru_utime) + us(u.ru_stime),
-        us(u.ru_utime),
-        us(u.ru_stime)
+        ms(user + system),
+        ms(user),
+        ms(system)
     );
 }

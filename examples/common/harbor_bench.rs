@@ -179,6 +179,22 @@ pub fn import(
         .unwrap()
 }
 
+/// The best of `runs` CPU times of `examples/harbor_floor` (`floor`, its path) over `dir`: only
+/// the work no import of the job into the template ledger can skip (every file read and parsed
+/// for syntax alone, the ledger's bytes written and `fsync`ed), whole process, as the import's.
+pub fn floor(floor: &Path, dir: &Path, template: &Path, runs: usize) -> Duration {
+    // The ledger as an import finds it.
+    std::fs::copy(template, dir.join("ledger.json")).unwrap();
+    (0..runs)
+        .map(|_| {
+            let mut c = Command::new(floor);
+            c.arg(dir);
+            crate::inspect_bench::timed(c).1
+        })
+        .min()
+        .unwrap()
+}
+
 /// Harbor's own reading of the job (best of `runs`): `JobResult` on the job's result.json and
 /// `TrialResult` on every trial's; the reading's wall and CPU time, and the whole process's CPU
 /// time (Python's start and Harbor's imports included).

@@ -143,14 +143,9 @@ pub fn timed(mut c: Command) -> (Duration, Duration, Vec<u8>) {
 }
 
 /// The CPU time (user + system) of every child this process has waited for.
-#[allow(unsafe_code)]
 fn children_cpu() -> Duration {
-    // SAFETY: getrusage writes one `rusage` into the zeroed value it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) } == 0;
-    assert!(ok, "getrusage(RUSAGE_CHILDREN)");
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(u.ru_utime) + tv(u.ru_stime)
+    let (user, system) = crate::rusage::cpu(libc::RUSAGE_CHILDREN);
+    user + system
 }
 
 /// The best of `runs` imports of the log into a fresh copy of the template ledger: (wall, CPU).

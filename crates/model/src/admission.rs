@@ -126,15 +126,25 @@ pub fn step_kind(filled: &[&Row], repaired: &[&Row]) -> Result<Option<Kind>, Rea
 fn kind_of(
     fills: bool,
     repairs: bool,
-    hand: impl Iterator<Item = bool> + Clone,
+    hand: impl Iterator<Item = bool>,
 ) -> Result<Option<Kind>, Reason> {
+    // Whether any filled row is a hand row, and any is not: one pass over the rows (each
+    // answer reads a row's record), stopping once both are seen.
+    let (mut any_hand, mut any_imported) = (false, false);
+    for h in hand {
+        any_hand |= h;
+        any_imported |= !h;
+        if any_hand && any_imported {
+            break;
+        }
+    }
     let why = if fills && repairs {
         "it both fills and repairs rows; each is its own step (a ledger commit says `import` or `put`, or `repair`): commit them separately"
-    } else if hand.clone().any(|h| h) && hand.clone().any(|h| !h) {
+    } else if any_hand && any_imported {
         "it fills hand-written rows and imported rows together; each is its own step (a ledger commit says `put` or `import`): commit them separately"
     } else {
         return Ok(match (fills, repairs) {
-            (true, _) if hand.clone().any(|h| h) => Some(Kind::Hand),
+            (true, _) if any_hand => Some(Kind::Hand),
             (true, _) => Some(Kind::Imported),
             (false, true) => Some(Kind::Repairs),
             (false, false) => None,

@@ -20,7 +20,7 @@ pub use row::Row;
 pub use view::{Check, NativeRecord, RowView};
 // What the fast path shares with the ordinary parse.
 use checks::check_members;
-use document::{assemble_rows, check_top, checked_row, Checked, Placed};
+use document::{assemble_rows, check_top, Checked, Placed};
 pub use fast::Release;
 
 /// The parse entry points: the fast path (`fast.rs`: rows parsed and checked on every core),

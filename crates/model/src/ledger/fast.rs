@@ -23,12 +23,11 @@ use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{
-    assemble_rows, check_members, check_top, checked_row, Checked, Keep, KeptRows, Ledger, Placed,
-    Row,
+    assemble_rows, check_members, check_top, Checked, Keep, KeptRows, Ledger, Placed, Row,
 };
 use crate::declaration::Declaration;
 use crate::error::Reasons;
-use crate::json::{skip_ws, ByteCursor, Node, NodeParser, NodeSeed, StrictSeed};
+use crate::json::{skip_ws, ByteCursor, Node, NodeParser, NodeSeed, StrictSeed, View};
 
 /// Below this many bytes of rows one thread does it all.
 const PARALLEL_BYTES: usize = 1 << 20;
@@ -40,10 +39,23 @@ const MAX_THREADS: usize = 8;
 /// done early takes another instead of waiting for the last one.
 const SHARES_PER_CORE: usize = 4;
 
+///
+/// Rows are read by [`NodeParser`] (serde_json where it gives up) and checked as [`Node`]s by
+/// the same [`check_members`] as a [`Row`] (as [`parse_kept`] does); only a row that passes is
+/// built into the `Map` a [`Row`] holds. The map is the one serde_json's strict parse builds.
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
-    let check = |row: &mut StrictRow| -> Option<Checked> {
-        // The row's index names it only in a refusal, and the fast path refuses nothing.
-        Some(Ok(checked_row(decl, 0, std::mem::take(&mut row.0)).ok()?))
+    let check = |row: &mut RowNode| -> Option<Checked> {
+        let Node::Object(m) = &row.0 else {
+            return None;
+        };
+        // The row's name matters only in a refusal, and the fast path refuses nothing.
+        check_members(decl, m, &"a row").ok()?;
+        let Value::Object(fields) = row.0.view().to_value() else {
+            return None;
+        };
+        Some(Ok(Row {
+            fields: std::sync::Arc::new(fields),
+        }))
     };
     Some(Ledger {
         declaration_id: decl.id.clone(),
@@ -143,8 +155,10 @@ fn threads() -> usize {
 
 /// A row parsed strictly at the depth rows have in the document (the document's object, then
 /// its `rows` list: a row is two containers deep).
+#[cfg(test)]
 struct StrictRow(Value);
 
+#[cfg(test)]
 impl<'de> Deserialize<'de> for StrictRow {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         StrictSeed { depth: 2 }.deserialize(d).map(StrictRow)
@@ -171,6 +185,7 @@ trait RowText<'a>: Deserialize<'a> {
     fn recycle(self, _parser: &mut NodeParser<'a>) {}
 }
 
+#[cfg(test)]
 impl<'a> RowText<'a> for StrictRow {}
 
 /// Rows are the report's bulk: [`NodeParser`] reads them, and takes their containers back.
