@@ -39,8 +39,8 @@ const MAX_THREADS: usize = 8;
 /// done early takes another instead of waiting for the last one.
 const SHARES_PER_CORE: usize = 4;
 
-///
-/// Rows are read by [`NodeParser`] (serde_json where it gives up) and checked as [`Node`]s by
+/// The ledger in `bytes`, when the fast path proves every row and rule holds (`None` for the
+/// ordinary path to decide). Rows are read by [`NodeParser`] (serde_json where it gives up) and checked as [`Node`]s by
 /// the same [`check_members`] as a [`Row`] (as [`parse_kept`] does); only a row that passes is
 /// built into the `Map` a [`Row`] holds. The map is the one serde_json's strict parse builds.
 pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
