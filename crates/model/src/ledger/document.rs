@@ -233,12 +233,11 @@ pub trait Keep: Sync {
 /// What [`Ledger::parse_kept`] kept of every row, in schedule order. The rows stay in the
 /// lists each core kept them in (moving 100,000 kept rows into one list took a pass on one
 /// core, and fresh memory, for nothing: they are read once, in order).
-pub struct KeptRows<T>(pub(super) Vec<Vec<Placed<T>>>);
+pub struct KeptRows<T>(pub(super) Vec<Vec<T>>);
 
-/// What the fast path keeps of a checked row: the caller's part, and what the ledger-level
-/// rules ask of the row, found on the core that parsed it. Kept small, since every row's is
-/// held until the last is parsed: 40 bytes with a report's summary, 48 with a `usize`
-/// position and an `Option<u64>` (8 MB more at 1,000,000 rows).
+/// What the fast path keeps of a checked row while its share is parsed: the caller's part, and
+/// what the ledger-level rules ask of the row, found on the core that parsed it (then split
+/// into the share's kept rows and record hashes, `ledger::fast::KeptShare`).
 pub(crate) struct Placed<T> {
     /// The row's position in the schedule (a schedule of more rows is left to the ordinary path).
     pub(super) pos: u32,
@@ -248,20 +247,9 @@ pub(crate) struct Placed<T> {
 }
 
 impl<T> KeptRows<T> {
-    /// Rows kept in the given lists, in order (no position or record key: checking is done
-    /// with them, and nothing reads those of rows kept so).
+    /// Rows kept in the given lists, in order.
     pub fn in_lists(lists: Vec<Vec<T>>) -> Self {
-        let place = |kept| Placed {
-            pos: 0,
-            record: None,
-            kept,
-        };
-        KeptRows(
-            lists
-                .into_iter()
-                .map(|list| list.into_iter().map(place).collect())
-                .collect(),
-        )
+        KeptRows(lists)
     }
     /// How many rows.
     pub fn len(&self) -> usize {
@@ -272,7 +260,7 @@ impl<T> KeptRows<T> {
     }
     /// The rows, in schedule order.
     pub fn iter(&self) -> impl Iterator<Item = &T> {
-        self.0.iter().flatten().map(|p| &p.kept)
+        self.0.iter().flatten()
     }
     /// The rows in two parts of about half each (cut between the lists they are kept in), in
     /// order: for work that can be shared by two cores.
@@ -316,7 +304,7 @@ impl<T> IntoIterator for KeptRows<T> {
 
 /// The rows of [`KeptRows`], in schedule order.
 pub struct KeptIter<T> {
-    rows: std::iter::Flatten<std::vec::IntoIter<Vec<Placed<T>>>>,
+    rows: std::iter::Flatten<std::vec::IntoIter<Vec<T>>>,
     left: usize,
 }
 
@@ -325,7 +313,7 @@ impl<T> Iterator for KeptIter<T> {
     fn next(&mut self) -> Option<T> {
         let row = self.rows.next()?;
         self.left -= 1;
-        Some(row.kept)
+        Some(row)
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left, Some(self.left))

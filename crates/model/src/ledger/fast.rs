@@ -95,9 +95,39 @@ pub(super) fn parse_kept<K: Keep>(
             kept: keep.keep(decl, row),
         })
     };
-    let (top, shares) = document(bytes, threads(), &check, release)?;
+    let (top, shares) = document_with(bytes, threads(), &check, &kept_share, release)?;
     top_ok(decl, top)?;
     placed(decl.schedule_len(), shares)
+}
+
+/// What [`parse_kept`] keeps of a share, made on the core that parsed it: the rows' kept
+/// values alone, their positions checked to follow one another (only the first is kept) and
+/// their record hashes in a list of their own. The rows' placings (40 bytes each) are held
+/// for a share at a time, not for every row until the last is parsed: at 1,000,000 rows that
+/// was 40 MB where the kept values are 24.
+struct KeptShare<T> {
+    first: usize,
+    rows: Vec<T>,
+    records: Vec<NonZeroU64>,
+}
+
+/// [`KeptShare`] of a share's placed rows; `None` when their positions do not follow one
+/// another (the ordinary path decides).
+fn kept_share<T>(placed: Vec<Placed<T>>) -> Option<KeptShare<T>> {
+    let first = placed.first().map_or(0, |p| p.pos as usize);
+    let records = placed.iter().filter_map(|p| p.record).collect();
+    let mut rows = Vec::with_capacity(placed.len());
+    for (i, p) in placed.into_iter().enumerate() {
+        if p.pos as usize != first + i {
+            return None;
+        }
+        rows.push(p.kept);
+    }
+    Some(KeptShare {
+        first,
+        rows,
+        records,
+    })
 }
 
 /// The kept rows, when they show at a glance that the ledger-level rules hold: exactly one
@@ -106,24 +136,27 @@ pub(super) fn parse_kept<K: Keep>(
 /// whose hashes collide, gives up: the ordinary path decides and names the fault. This keeps
 /// the one pass over 100,000 rows that cannot be shared between cores to comparing integers,
 /// where building the ordinary path's maps of ids and keys was a sixth of a report's time.
-fn placed<T>(n: usize, shares: Shares<Placed<T>>) -> Option<KeptRows<T>> {
-    let mut records = Vec::with_capacity(n);
+fn placed<T>(n: usize, mut shares: Vec<KeptShare<T>>) -> Option<KeptRows<T>> {
     let mut i = 0;
-    for row in shares.iter().flatten() {
-        if row.pos as usize != i {
+    for share in &shares {
+        if !share.rows.is_empty() && share.first != i {
             return None;
         }
-        records.extend(row.record);
-        i += 1;
+        i += share.rows.len();
     }
     if i != n {
         return None;
+    }
+    // Each share's list is moved into one and let go, so that the hashes are held about once.
+    let mut records = Vec::with_capacity(n);
+    for share in &mut shares {
+        records.extend(std::mem::take(&mut share.records));
     }
     records.sort_unstable();
     if records.windows(2).any(|w| w[0] == w[1]) {
         return None;
     }
-    Some(KeptRows(shares))
+    Some(KeptRows(shares.into_iter().map(|s| s.rows).collect()))
 }
 
 /// Whether the document's top level (without `rows`) passes the ledger's checks.
@@ -141,7 +174,7 @@ fn checked<'a, R: RowText<'a>>(
     check: &(impl Fn(&mut R) -> Option<Checked> + Sync),
     release: Release,
 ) -> Option<Vec<Row>> {
-    let (top, checked) = document(bytes, threads(), check, release)?;
+    let (top, checked) = document_with(bytes, threads(), check, &Some, release)?;
     top_ok(decl, top)?;
     assemble_rows(decl, Reasons::new(), checked.into_iter().flatten(), true).ok()
 }
@@ -210,16 +243,30 @@ impl<'de> Deserialize<'de> for StrictMember {
 }
 
 /// The rows of each share, in document order.
+#[cfg(test)]
 type Shares<T> = Vec<Vec<T>>;
 
 /// The document's top-level object without `rows`, and `check` of each row (`None` at the
 /// first fault), using up to `threads` cores.
+#[cfg(test)]
 fn document<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     threads: usize,
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
     release: Release,
 ) -> Option<(Map<String, Value>, Shares<T>)> {
+    document_with(bytes, threads, check, &Some, release)
+}
+
+/// [`document`], each share's checked rows turned by `finish` into what is kept of the share,
+/// on the core that parsed it (`None` gives up, as a fault does).
+fn document_with<'a, R: RowText<'a>, T, U: Send>(
+    bytes: &'a [u8],
+    threads: usize,
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
+    finish: &(impl Fn(Vec<T>) -> Option<U> + Sync),
+    release: Release,
+) -> Option<(Map<String, Value>, Vec<U>)> {
     let mut c = ByteCursor { b: bytes, pos: 0 };
     let mut top = Map::new();
     c.ws();
@@ -242,10 +289,11 @@ fn document<'a, R: RowText<'a>, T: Send>(
         } else {
             (threads * SHARES_PER_CORE).max((bytes.len() - first) / SHARE_BYTES)
         };
-        rows(
+        rows_with(
             bytes,
             &guesses(bytes, first, sep, n, release),
             check,
+            finish,
             release,
         )?
     };
@@ -331,21 +379,33 @@ fn next_row_start(bytes: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
 
 /// The checked rows of every share (in order) and the position after the list's `]`; `None`
 /// at a fault. Shares whose starts are not all proved are done again as one share.
+#[cfg(test)]
 fn rows<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
     release: Release,
 ) -> Option<(Shares<T>, usize)> {
+    rows_with(bytes, starts, check, &Some, release)
+}
+
+/// [`rows`], each share finished by `finish` (see [`document_with`]).
+fn rows_with<'a, R: RowText<'a>, T, U: Send>(
+    bytes: &'a [u8],
+    starts: &[usize],
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
+    finish: &(impl Fn(Vec<T>) -> Option<U> + Sync),
+    release: Release,
+) -> Option<(Vec<U>, usize)> {
     if starts.len() > 1 {
-        match shares(bytes, starts, check, release) {
+        match shares_with(bytes, starts, check, finish, release) {
             Spec::Done(rows, close) => return Some((rows, close)),
             Spec::Fault => return None,
             Spec::Unproved => {}
         }
     }
     // One share from the genuine first row: nothing to prove.
-    match shares(bytes, &starts[..1], check, release) {
+    match shares_with(bytes, &starts[..1], check, finish, release) {
         Spec::Done(rows, close) => Some((rows, close)),
         _ => None,
     }
@@ -353,9 +413,9 @@ fn rows<'a, R: RowText<'a>, T: Send>(
 
 /// What a speculative cut came to.
 #[derive(Debug)]
-enum Spec<T> {
-    /// Every share's start proved; the rows and the position after `]`.
-    Done(Shares<T>, usize),
+enum Spec<U> {
+    /// Every share's start proved; what was kept of each and the position after `]`.
+    Done(Vec<U>, usize),
     /// A fault in a share whose start is proved: the document is refused.
     Fault,
     /// A guessed start was not a row start.
@@ -364,15 +424,30 @@ enum Spec<T> {
 
 /// Parse and check every share on its own core (share 0 on this one) and keep the result only
 /// if each share ended exactly where the next one began.
+#[cfg(test)]
 fn shares<'a, R: RowText<'a>, T: Send>(
     bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
     release: Release,
-) -> Spec<T> {
-    let share = |k: usize| share(bytes, starts[k], starts.get(k + 1).copied(), check, release);
+) -> Spec<Vec<T>> {
+    shares_with(bytes, starts, check, &Some, release)
+}
+
+/// [`shares`], each share's rows turned by `finish` into what is kept of it on its core.
+fn shares_with<'a, R: RowText<'a>, T, U: Send>(
+    bytes: &'a [u8],
+    starts: &[usize],
+    check: &(impl Fn(&mut R) -> Option<T> + Sync),
+    finish: &(impl Fn(Vec<T>) -> Option<U> + Sync),
+    release: Release,
+) -> Spec<U> {
+    let share = |k: usize| {
+        let (rows, end) = share(bytes, starts[k], starts.get(k + 1).copied(), check, release)?;
+        Some((finish(rows)?, end))
+    };
     let workers = threads().min(starts.len());
-    let results: Vec<Option<(Vec<T>, End)>> = if workers == 1 {
+    let results: Vec<Option<(U, End)>> = if workers == 1 {
         (0..starts.len()).map(share).collect()
     } else {
         // Each core takes the next share not yet taken, so a core whose shares parse faster
@@ -556,7 +631,7 @@ mod tests {
             .map(|(rows, close)| (rows.into_iter().flatten().collect(), close))
     }
 
-    fn speculate(doc: &str, starts: &[usize]) -> Spec<Value> {
+    fn speculate(doc: &str, starts: &[usize]) -> Spec<Vec<Value>> {
         shares(doc.as_bytes(), starts, &keep_good, &|_| {})
     }
 
@@ -706,14 +781,39 @@ mod tests {
         rows(bytes, starts, &keep_good, &|_| {})
     }
 
-    /// Every row's placing is held until the last row is parsed: 40 bytes with a report's
-    /// summary (48 with a `usize` position and an `Option<u64>` record hash).
+    /// What is held of every row until the last is parsed is its kept value and its record
+    /// hash (24 + 8 bytes with a report's summary); the placing (40) only for a share.
     #[test]
-    fn a_placed_row_stays_small() {
-        assert_eq!(
-            std::mem::size_of::<super::Placed<crate::report::RowSummary>>(),
-            40
-        );
+    fn a_kept_row_stays_small() {
+        use crate::report::RowSummary;
+        assert_eq!(std::mem::size_of::<RowSummary>(), 24);
+        assert_eq!(std::mem::size_of::<super::Placed<RowSummary>>(), 40);
+    }
+
+    /// A share's placed rows are kept when their positions follow one another, else the fast
+    /// path gives up; the shares must then follow one another and fill the schedule.
+    #[test]
+    fn kept_shares_follow_one_another() {
+        use std::num::NonZeroU64;
+        let place = |pos: u32, record: Option<u64>| super::Placed {
+            pos,
+            record: record.and_then(NonZeroU64::new),
+            kept: pos,
+        };
+        let a = super::kept_share(vec![place(0, Some(7)), place(1, None)]).unwrap();
+        assert_eq!((a.first, a.rows.clone()), (0, vec![0, 1]));
+        assert_eq!(a.records, vec![NonZeroU64::new(7).unwrap()]);
+        assert!(super::kept_share(vec![place(0, None), place(2, None)]).is_none());
+        let b = || super::kept_share(vec![place(2, Some(9))]).unwrap();
+        let kept = super::placed(3, vec![a, b()]).expect("one row per position");
+        assert_eq!(kept.iter().copied().collect::<Vec<_>>(), vec![0, 1, 2]);
+        // A gap, a short schedule, a record twice.
+        let a = || super::kept_share(vec![place(0, Some(7)), place(1, None)]).unwrap();
+        assert!(super::placed(4, vec![a(), b()]).is_none());
+        let c = super::kept_share(vec![place(3, None)]).unwrap();
+        assert!(super::placed(3, vec![a(), c]).is_none());
+        let twice = super::kept_share(vec![place(2, Some(7))]).unwrap();
+        assert!(super::placed(3, vec![a(), twice]).is_none());
     }
 
     /// Text longer than a stretch is checked a stretch at a time, cut only between characters,
