@@ -266,9 +266,7 @@ impl Input {
         #[cfg(not(unix))]
         let _ = range;
     }
-}
 
-impl Input {
     /// The lowercase hex SHA-256 of the bytes, hashed a stretch at a time, each stretch
     /// released once hashed ([`Input::release`]).
     ///

@@ -95,7 +95,7 @@ pub(super) fn parse_kept<K: Keep>(
             kept: keep.keep(decl, row),
         })
     };
-    let (top, shares) = document_with(bytes, threads(), &check, &kept_share, release)?;
+    let (top, shares) = document(bytes, threads(), &check, &kept_share, release)?;
     top_ok(decl, top)?;
     placed(decl.schedule_len(), shares)
 }
@@ -174,7 +174,7 @@ fn checked<'a, R: RowText<'a>>(
     check: &(impl Fn(&mut R) -> Option<Checked> + Sync),
     release: Release,
 ) -> Option<Vec<Row>> {
-    let (top, checked) = document_with(bytes, threads(), check, &Some, release)?;
+    let (top, checked) = document(bytes, threads(), check, &Some, release)?;
     top_ok(decl, top)?;
     assemble_rows(decl, Reasons::new(), checked.into_iter().flatten(), true).ok()
 }
@@ -247,20 +247,10 @@ impl<'de> Deserialize<'de> for StrictMember {
 type Shares<T> = Vec<Vec<T>>;
 
 /// The document's top-level object without `rows`, and `check` of each row (`None` at the
-/// first fault), using up to `threads` cores.
-#[cfg(test)]
-fn document<'a, R: RowText<'a>, T: Send>(
-    bytes: &'a [u8],
-    threads: usize,
-    check: &(impl Fn(&mut R) -> Option<T> + Sync),
-    release: Release,
-) -> Option<(Map<String, Value>, Shares<T>)> {
-    document_with(bytes, threads, check, &Some, release)
-}
-
-/// [`document`], each share's checked rows turned by `finish` into what is kept of the share,
-/// on the core that parsed it (`None` gives up, as a fault does).
-fn document_with<'a, R: RowText<'a>, T, U: Send>(
+/// first fault), using up to `threads` cores; each share's checked rows are turned by `finish`
+/// into what is kept of the share, on the core that parsed it (`None` gives up, as a fault
+/// does; `&Some` keeps them as they are).
+fn document<'a, R: RowText<'a>, T, U: Send>(
     bytes: &'a [u8],
     threads: usize,
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
@@ -289,7 +279,7 @@ fn document_with<'a, R: RowText<'a>, T, U: Send>(
         } else {
             (threads * SHARES_PER_CORE).max((bytes.len() - first) / SHARE_BYTES)
         };
-        rows_with(
+        rows(
             bytes,
             &guesses(bytes, first, sep, n, release),
             check,
@@ -377,20 +367,10 @@ fn next_row_start(bytes: &[u8], from: usize, sep: &[u8]) -> Option<usize> {
     }
 }
 
-/// The checked rows of every share (in order) and the position after the list's `]`; `None`
-/// at a fault. Shares whose starts are not all proved are done again as one share.
-#[cfg(test)]
-fn rows<'a, R: RowText<'a>, T: Send>(
-    bytes: &'a [u8],
-    starts: &[usize],
-    check: &(impl Fn(&mut R) -> Option<T> + Sync),
-    release: Release,
-) -> Option<(Shares<T>, usize)> {
-    rows_with(bytes, starts, check, &Some, release)
-}
-
-/// [`rows`], each share finished by `finish` (see [`document_with`]).
-fn rows_with<'a, R: RowText<'a>, T, U: Send>(
+/// The checked rows of every share (in order), each share finished by `finish` (see
+/// [`document`]), and the position after the list's `]`; `None` at a fault. Shares whose
+/// starts are not all proved are done again as one share.
+fn rows<'a, R: RowText<'a>, T, U: Send>(
     bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
@@ -398,14 +378,14 @@ fn rows_with<'a, R: RowText<'a>, T, U: Send>(
     release: Release,
 ) -> Option<(Vec<U>, usize)> {
     if starts.len() > 1 {
-        match shares_with(bytes, starts, check, finish, release) {
+        match shares(bytes, starts, check, finish, release) {
             Spec::Done(rows, close) => return Some((rows, close)),
             Spec::Fault => return None,
             Spec::Unproved => {}
         }
     }
     // One share from the genuine first row: nothing to prove.
-    match shares_with(bytes, &starts[..1], check, finish, release) {
+    match shares(bytes, &starts[..1], check, finish, release) {
         Spec::Done(rows, close) => Some((rows, close)),
         _ => None,
     }
@@ -422,20 +402,10 @@ enum Spec<U> {
     Unproved,
 }
 
-/// Parse and check every share on its own core (share 0 on this one) and keep the result only
-/// if each share ended exactly where the next one began.
-#[cfg(test)]
-fn shares<'a, R: RowText<'a>, T: Send>(
-    bytes: &'a [u8],
-    starts: &[usize],
-    check: &(impl Fn(&mut R) -> Option<T> + Sync),
-    release: Release,
-) -> Spec<Vec<T>> {
-    shares_with(bytes, starts, check, &Some, release)
-}
-
-/// [`shares`], each share's rows turned by `finish` into what is kept of it on its core.
-fn shares_with<'a, R: RowText<'a>, T, U: Send>(
+/// Parse and check every share on its own core (share 0 on this one), each finished by
+/// `finish` there, and keep the result only if each share ended exactly where the next one
+/// began.
+fn shares<'a, R: RowText<'a>, T, U: Send>(
     bytes: &'a [u8],
     starts: &[usize],
     check: &(impl Fn(&mut R) -> Option<T> + Sync),
@@ -627,12 +597,12 @@ mod tests {
 
     /// The rows of `doc` as `document` reads them with the given guessed starts, flattened.
     fn with_starts(doc: &str, starts: &[usize]) -> Option<(Vec<Value>, usize)> {
-        rows(doc.as_bytes(), starts, &keep_good, &|_| {})
+        rows(doc.as_bytes(), starts, &keep_good, &Some, &|_| {})
             .map(|(rows, close)| (rows.into_iter().flatten().collect(), close))
     }
 
     fn speculate(doc: &str, starts: &[usize]) -> Spec<Vec<Value>> {
-        shares(doc.as_bytes(), starts, &keep_good, &|_| {})
+        shares(doc.as_bytes(), starts, &keep_good, &Some, &|_| {})
     }
 
     fn doc_of(rows: &[Value], pretty: bool) -> String {
@@ -778,7 +748,7 @@ mod tests {
     }
 
     fn rows_of_bytes(bytes: &[u8], starts: &[usize]) -> Option<(Shares<Value>, usize)> {
-        rows(bytes, starts, &keep_good, &|_| {})
+        rows(bytes, starts, &keep_good, &Some, &|_| {})
     }
 
     /// What is held of every row until the last is parsed is its kept value and its record
@@ -843,7 +813,7 @@ mod tests {
 
     /// The whole document through [`document`], with the guesses it makes itself.
     fn read(doc: &str, threads: usize) -> Option<(Map<String, Value>, Vec<Value>)> {
-        document(doc.as_bytes(), threads, &keep_good, &|_| {})
+        document(doc.as_bytes(), threads, &keep_good, &Some, &|_| {})
             .map(|(top, rows)| (top, rows.into_iter().flatten().collect()))
     }
 
@@ -896,7 +866,10 @@ mod tests {
         ] {
             let mut bytes = good.clone().into_bytes();
             bytes[at] = 0xff;
-            assert!(document(&bytes, 2, &keep_good, &|_| {}).is_none(), "{at}");
+            assert!(
+                document(&bytes, 2, &keep_good, &Some, &|_| {}).is_none(),
+                "{at}"
+            );
         }
     }
 
