@@ -197,10 +197,13 @@ pub fn node_parser(data: &[u8]) -> String {
     let Ok(text) = std::str::from_utf8(data) else {
         return "not UTF-8".to_owned();
     };
-    // One parser, as a share uses it: each value given back before the next is read.
+    // One parser, as a share uses it: each value given back before the next is read. The same
+    // text three times at a depth (from the third, a container member that repeats is the
+    // second's value, not read again), then at the other depth, and back.
+    let depths = [0, 0, 0, 2, 2, 2, 0, 2];
     let mut parser = json::NodeParser::new();
     let mut verdicts = Vec::new();
-    for depth in [0, 2, 0, 2] {
+    for depth in depths {
         let Some((node, len)) = parser.parse(text, depth) else {
             verdicts.push(match json::stream_node_prefix(text, depth) {
                 Ok((want, want_len)) => format!(
@@ -226,11 +229,43 @@ pub fn node_parser(data: &[u8]) -> String {
         ));
         parser.recycle(node);
     }
-    // The second round is shown only where the reused parser decided otherwise.
-    if verdicts[2..] == verdicts[..2] {
-        verdicts.truncate(2);
+    let values = values_in_a_row(text);
+    // Each depth's first verdict; the rest are shown only where the reused parser decided
+    // otherwise.
+    let first = |d| &verdicts[depths.iter().position(|&e| e == d).expect("both depths")];
+    if !(depths.iter().zip(&verdicts)).all(|(&d, v)| v == first(d)) {
+        verdicts.push(values);
+        return verdicts.join("; ");
     }
-    verdicts.join("; ")
+    format!("{}; {}; {values}", first(0), first(2))
+}
+
+/// The values of `text` one after another (each after the last one's end, whitespace and an
+/// optional `,`), read by one parser at a row's depth as a share reads rows: a container
+/// member of one may repeat the text of the one before it, or differ from it anywhere, and
+/// each must still be serde_json's value. Verdict: how many were read before the parser gave
+/// up or the text ended.
+fn values_in_a_row(text: &str) -> String {
+    let mut parser = json::NodeParser::new();
+    let (mut at, mut values) = (0, 0);
+    while at < text.len() {
+        let rest = &text[at..];
+        let Some((node, len)) = parser.parse(rest, 2) else {
+            break;
+        };
+        let (want, want_len) = json::stream_node_prefix(rest, 2).unwrap_or_else(|e| {
+            panic!("value {values}: the hand parser read what serde_json refuses: {e}")
+        });
+        assert_eq!(format!("{node:?}"), format!("{want:?}"), "value {values}");
+        assert_eq!(len, want_len, "value {values}");
+        parser.recycle(node);
+        values += 1;
+        at = json::skip_ws(text.as_bytes(), at + len);
+        if text.as_bytes().get(at) == Some(&b',') {
+            at = json::skip_ws(text.as_bytes(), at + 1);
+        }
+    }
+    format!("{values} in a row")
 }
 
 /// A JSON value's kind, for a verdict.
@@ -242,6 +277,7 @@ fn kind(node: &json::Node<'_>) -> &'static str {
         json::Node::String(_) => "a string",
         json::Node::Array(_) => "an array",
         json::Node::Object(_) => "an object",
+        json::Node::Shared(n) => kind(n),
     }
 }
 

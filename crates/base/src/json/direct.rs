@@ -12,6 +12,7 @@
 //! arbitrary bytes.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::view::{key_prefix, Members, Node, Num};
 use super::ByteCursor;
@@ -34,7 +35,25 @@ pub struct NodeParser<'a> {
     /// once a few rows are read, a row is read and dropped without an allocation.
     spare_members: Vec<Vec<(Cow<'a, str>, Node<'a>)>>,
     spare_items: Vec<Vec<Node<'a>>>,
+    /// The depth of the object [`NodeParser::parse`] reads, in the containers of its document
+    /// and itself (its members are looked up in `repeats`); 0 before the first parse.
+    top: usize,
+    /// What the containers of the last objects read held, by member position: a row's
+    /// runtime, models and options are the same text row after row.
+    repeats: Vec<Repeat<'a>>,
 }
+
+/// A container member of a top object (see [`NodeParser::repeated`]): its text, and once the
+/// same text has been read twice, the value it is.
+#[derive(Default)]
+struct Repeat<'a> {
+    text: &'a str,
+    node: Option<Arc<Node<'a>>>,
+}
+
+/// The shortest container text worth remembering: comparing bytes instead of reading them
+/// only pays for more than a few tokens.
+const MIN_REPEAT: usize = 64;
 
 /// Spare containers kept at most, of each kind (a row of a ledger has about twenty).
 const MAX_SPARES: usize = 256;
@@ -59,6 +78,12 @@ impl<'a> NodeParser<'a> {
                 pos: 0,
             },
         };
+        if self.top != depth + 1 {
+            // What a container holds is the same at another depth, but whether it is
+            // accepted is not (the nesting limit counts from the document's top).
+            self.repeats.clear();
+            self.top = depth + 1;
+        }
         match self.value(&mut c, depth) {
             Some(node) => Some((node, c.pos)),
             None => {
@@ -101,7 +126,7 @@ impl<'a> NodeParser<'a> {
     fn recycle_inner(&mut self, v: Node<'a>) {
         match v {
             Node::Object(_) | Node::Array(_) => self.recycle(v),
-            Node::String(Cow::Owned(_)) => drop(v),
+            Node::String(Cow::Owned(_)) | Node::Shared(_) => drop(v),
             Node::Null | Node::Bool(_) | Node::Number(_) | Node::String(Cow::Borrowed(_)) => {
                 std::mem::forget(v)
             }
@@ -119,6 +144,9 @@ impl<'a> NodeParser<'a> {
     #[inline(never)]
     fn object(&mut self, c: &mut Cursor<'a>, depth: usize) -> Option<Node<'a>> {
         let depth = enter(depth)?;
+        // The object `parse` was asked for: its containers may repeat the last one's.
+        let top = depth == self.top;
+        let mut i = 0;
         c.pos += 1;
         c.ws();
         if c.peek()? == b'}' {
@@ -148,10 +176,12 @@ impl<'a> NodeParser<'a> {
             c.eat(b':')?;
             c.ws();
             let value = match c.peek()? {
+                b'{' | b'[' if top => self.repeated(c, i, depth)?,
                 b'{' => self.object(c, depth)?,
                 b'[' => self.array(c, depth)?,
                 _ => c.scalar()?,
             };
+            i += 1;
             self.prefixes.push(prefix);
             self.members.push((key, value));
             c.ws();
@@ -163,6 +193,51 @@ impl<'a> NodeParser<'a> {
         }
         let members = self.sorted(base)?;
         Some(Node::Object(Members::from_sorted(members)))
+    }
+
+    /// The container at the cursor, the `i`th member of a top object (in `depth` containers):
+    /// when its text is, byte for byte, what the same member of the last top object held
+    /// (and that text was read twice), the value read then, shared; else read.
+    ///
+    /// The same text is the same value: a container's parse is decided by its bytes up to its
+    /// closing bracket (nothing past it is looked at), and every member of a top object is
+    /// at the same depth, so the text read at the cursor is the remembered text, and it is
+    /// the remembered value, with every check it passed (keys, numbers, depth).
+    #[inline(never)]
+    fn repeated(&mut self, c: &mut Cursor<'a>, i: usize, depth: usize) -> Option<Node<'a>> {
+        let start = c.pos;
+        let seen = self.repeats.get(i).is_some_and(|r| {
+            !r.text.is_empty() && c.text.as_bytes()[start..].starts_with(r.text.as_bytes())
+        });
+        if seen {
+            if let Some(node) = &self.repeats[i].node {
+                c.pos += self.repeats[i].text.len();
+                return Some(Node::Shared(node.clone()));
+            }
+        }
+        let node = match c.peek()? {
+            b'{' => self.object(c, depth)?,
+            _ => self.array(c, depth)?,
+        };
+        let text = &c.text[start..c.pos];
+        if self.repeats.len() <= i {
+            self.repeats.resize_with(i + 1, Repeat::default);
+        }
+        if text.len() < MIN_REPEAT {
+            return Some(node);
+        }
+        if seen {
+            // The second time: kept, to be shared from the third on.
+            let node = Arc::new(node);
+            self.repeats[i] = Repeat {
+                text,
+                node: Some(node.clone()),
+            };
+            Some(Node::Shared(node))
+        } else {
+            self.repeats[i] = Repeat { text, node: None };
+            Some(node)
+        }
     }
 
     /// The members from `base` on, taken off the stack in key order; `None` if a key is there
@@ -470,7 +545,7 @@ pub fn parse_node_prefix(text: &str, depth: usize) -> Option<(Node<'_>, usize)> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::stream_node_prefix;
+    use crate::json::{stream_node_prefix, Obj};
 
     /// The same value down to the bits: `Debug` tells `-0.0` from `0.0`, `1` from `1.0`, and
     /// prints a float's shortest round-trip form.
@@ -712,6 +787,109 @@ mod tests {
             p.recycle(node);
         }
         assert!(!p.spare_members.is_empty() && !p.spare_items.is_empty());
+    }
+
+    /// A row as rows come: the same runtime and models each time, the rest its own.
+    fn row(i: usize, models: &str) -> String {
+        format!(
+            r#"{{"id": "t/{i:03}", "runtime": {{"deps": ["a==1", "b==2", "c==3"], "python": "3.12", "psutil": "6.1.0", "n": 1.5}}, "models": {models}, "checks": [{{"name": "t{i}", "ok": true}}], "small": [1]}}"#
+        )
+    }
+
+    /// Whether the member `key` of a parsed object is held shared.
+    fn shared(node: &Node, key: &str) -> bool {
+        let Node::Object(m) = node else {
+            panic!("an object")
+        };
+        matches!(m.get(key), Some(Node::Shared(_)))
+    }
+
+    #[test]
+    fn a_container_repeated_byte_for_byte_is_read_once_and_shared() {
+        let models = r#"{"roles": {"builder": {"effort": "high", "model": "m-large"}}, "p": "x"}"#;
+        let docs: Vec<String> = (0..5).map(|i| row(i, models)).collect();
+        let mut p = NodeParser::new();
+        let mut held = Vec::new();
+        for (i, doc) in docs.iter().enumerate() {
+            let (node, len) = p.parse(doc, 2).unwrap();
+            assert_eq!(len, doc.len());
+            // The value is serde_json's, shared or not (Debug and == see through sharing).
+            let want = stream_node_prefix(doc, 2).unwrap().0;
+            assert!(identical(&node, &want), "{doc}");
+            assert_eq!(node, want);
+            // Read the first two times, and held shared from the second; a container of the
+            // row's own (its checks) and one too short to pay (`small`) are never shared.
+            assert_eq!(shared(&node, "runtime"), i >= 1, "{i}");
+            assert_eq!(shared(&node, "models"), i >= 1, "{i}");
+            assert!(!shared(&node, "checks") && !shared(&node, "small"));
+            held.push(node);
+        }
+        // From the third on, not read at all: the second's value itself.
+        fn value(n: &Node, key: &str) -> usize {
+            match n {
+                Node::Object(m) => match m.get(key) {
+                    Some(Node::Shared(v)) => Arc::as_ptr(v) as usize,
+                    _ => 0,
+                },
+                _ => 0,
+            }
+        }
+        for key in ["runtime", "models"] {
+            assert!(held[2..]
+                .iter()
+                .all(|n| value(n, key) == value(&held[1], key)));
+        }
+    }
+
+    #[test]
+    fn a_repeat_is_only_what_the_text_is() {
+        let models = r#"{"roles": {"builder": {"effort": "high", "model": "m-large"}}, "p": "x"}"#;
+        let first: Vec<String> = (0..3).map(|i| row(i, models)).collect();
+        // The remembered text followed by more of the object: not the same text.
+        let longer = models.replace(r#""p": "x"}"#, r#""p": "x", "q": 1}"#);
+        // A byte changed, a key made a duplicate, a number made NaN-like: read, or given up.
+        let changed = models.replace("high", "higH");
+        let duplicate = models.replace(r#""p": "x""#, r#""roles": 1"#);
+        let infinite = models.replace(r#""x""#, "1e999");
+        let then: Vec<String> = [&longer, &changed, &duplicate, &infinite]
+            .iter()
+            .map(|m| row(9, m))
+            .collect();
+        let mut p = NodeParser::new();
+        for doc in &first {
+            p.parse(doc, 2).unwrap();
+        }
+        for doc in &then {
+            let got = p.parse(doc, 2);
+            let want = stream_node_prefix(doc, 2).ok();
+            assert_eq!(got.is_some(), want.is_some(), "{doc}");
+            if let (Some((node, len)), Some((want, want_len))) = (got, want) {
+                assert!(identical(&node, &want), "{doc}");
+                assert_eq!(len, want_len);
+                assert!(!shared(&node, "models"), "{doc}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeat_read_at_one_depth_is_not_taken_at_another() {
+        // A member nested to exactly the limit at depth 0: too deep two containers further down.
+        let inner = format!(
+            "{}\"padding to make the text long enough to remember\"{}",
+            "[".repeat(MAX_DEPTH - 1),
+            "]".repeat(MAX_DEPTH - 1)
+        );
+        let doc = format!("{{\"deep\": {inner}}}");
+        let mut p = NodeParser::new();
+        for _ in 0..3 {
+            assert!(agree(&doc, 0).is_some());
+            let (node, _) = p.parse(&doc, 0).unwrap();
+            p.recycle(node);
+        }
+        assert!(stream_node_prefix(&doc, 2).is_err());
+        assert!(p.parse(&doc, 2).is_none());
+        // And back: read again at depth 0, the memory of it started anew.
+        assert!(p.parse(&doc, 0).is_some());
     }
 
     #[test]

@@ -234,7 +234,7 @@ pub fn same<A: View, B: View>(a: &A, b: &B) -> bool {
 /// A JSON value parsed from a document's text, its strings borrowed from the text where they
 /// have no escapes: what the fast path parses each row into (a handful of allocations instead
 /// of one per key and string).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub enum Node<'a> {
     Null,
     Bool(bool),
@@ -242,10 +242,39 @@ pub enum Node<'a> {
     String(Cow<'a, str>),
     Array(Vec<Node<'a>>),
     Object(Members<'a>),
+    /// A container (never another `Shared`) read once and shared by every document that
+    /// repeats its text byte for byte: [`super::NodeParser`] gives a member of a document's
+    /// top object that holds the same text as the same member of the document before it
+    /// (every row of a campaign carries the same runtime, models and options) as this,
+    /// instead of reading it again. It is the value it holds, as far as [`View`] can tell.
+    Shared(std::sync::Arc<Node<'a>>),
+}
+
+/// As derived, but a [`Node::Shared`] shows as the value it holds: a value prints the same
+/// however it was read.
+impl fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Node::Null => f.write_str("Null"),
+            Node::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+            Node::Number(n) => f.debug_tuple("Number").field(n).finish(),
+            Node::String(s) => f.debug_tuple("String").field(s).finish(),
+            Node::Array(a) => f.debug_tuple("Array").field(a).finish(),
+            Node::Object(o) => f.debug_tuple("Object").field(o).finish(),
+            Node::Shared(n) => n.fmt(f),
+        }
+    }
+}
+
+/// Equal as JSON values (as [`same`]): a [`Node::Shared`] is the value it holds.
+impl PartialEq for Node<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        same(self, other)
+    }
 }
 
 /// The members of a [`Node`] object, sorted by key (as a `Map` iterates), no key twice.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Members<'a>(Vec<(Cow<'a, str>, Node<'a>)>);
 
 impl<'a> Members<'a> {
@@ -269,6 +298,7 @@ impl<'a> View for Node<'a> {
             Node::String(s) => J::String(s),
             Node::Array(a) => J::Array(a),
             Node::Object(o) => J::Object(o),
+            Node::Shared(n) => n.view(),
         }
     }
 }
