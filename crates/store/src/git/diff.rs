@@ -176,7 +176,7 @@ pub fn commits(repo: &gix::Repository, a_rev: &str, b_rev: &str, max: u64) -> Re
     let mut admitted = ledger_diff::SidesAdmitted::both();
     for (side, rev, commit) in [("A", a_rev, a), ("B", b_rev, b)] {
         let name = format!("commit {commit}");
-        if let Some(r) = super::read::admitted(repo, commit, &name, max)? {
+        if let Some(r) = super::read::admitted(repo, commit, &name, max, None)? {
             admitted.refused.push(ledger_diff::SideRefused {
                 side,
                 rev: rev.to_owned(),

@@ -320,19 +320,6 @@ fn each_template_file(decl: &Declaration) -> impl Iterator<Item = (String, Vec<u
     std::iter::once(header).chain(rows)
 }
 
-/// Every `(path, blob id)` of [`template_files`], each file's bytes hashed and dropped in turn:
-/// what checking a root needs, without every template row in memory at once (102 MB for
-/// 100,000 rows; issue 30).
-pub fn template_ids(hash: gix::hash::Kind, decl: &Declaration) -> Result<Vec<(String, ObjectId)>> {
-    each_template_file(decl)
-        .map(|(path, bytes)| {
-            let id = gix::objs::compute_hash(hash, Kind::Blob, &bytes)
-                .map_err(|e| Error::failed(format!("cannot hash an object: {e}")))?;
-            Ok((path, id))
-        })
-        .collect()
-}
-
 /// Build a tree of regular files (mode 100644) from blobs already stored (`blobs`, as `(path,
 /// id)`) and from `(path, bytes)`, handing every other object to `write` (which stores it, or
 /// only hashes it). Returns the root tree id.
@@ -344,15 +331,28 @@ pub fn build_tree(
 ) -> Result<ObjectId> {
     let never = gix::objs::find::Never;
     let mut editor = gix::objs::tree::Editor::new(gix::objs::Tree::empty(), &never, hash);
-    let written = files
-        .iter()
-        .map(|(path, bytes)| Ok((path.as_str(), write(Kind::Blob, bytes)?)))
-        .collect::<Result<Vec<_>>>()?;
-    for &(path, id) in blobs.iter().chain(&written) {
-        editor
-            .upsert(path.split('/'), gix::objs::tree::EntryKind::Blob, id)
-            .map_err(|e| Error::failed(format!("cannot build the tree at {path}: {e}")))?;
+    for &(path, id) in blobs {
+        upsert(&mut editor, path, id)?;
     }
+    for (path, bytes) in files {
+        upsert(&mut editor, path, write(Kind::Blob, bytes)?)?;
+    }
+    write_tree(editor, write)
+}
+
+/// The regular file `path` of the tree `editor` builds is the blob `id`.
+fn upsert(editor: &mut gix::objs::tree::Editor<'_>, path: &str, id: ObjectId) -> Result<()> {
+    editor
+        .upsert(path.split('/'), gix::objs::tree::EntryKind::Blob, id)
+        .map(drop)
+        .map_err(|e| Error::failed(format!("cannot build the tree at {path}: {e}")))
+}
+
+/// The trees `editor` holds, each handed to `write`; the root tree's id.
+fn write_tree(
+    mut editor: gix::objs::tree::Editor<'_>,
+    write: &mut dyn FnMut(Kind, &[u8]) -> Result<ObjectId>,
+) -> Result<ObjectId> {
     let mut buf = Vec::new();
     editor.write(|tree| {
         buf.clear();
@@ -364,21 +364,29 @@ pub fn build_tree(
 
 /// The tree id `init` writes for `decl`, whose bytes are the blob `campaign` (and whose
 /// writers file is the blob `writers`, when it names writers), computed without writing any
-/// object.
+/// object. Each template file is made, hashed, put in the tree and dropped in turn: what is
+/// held is the tree's entries, not every template row (102 MB at 100,000 rows), nor a list
+/// of their paths and ids beside the entries (10 MB).
 pub fn template_tree_id(
     hash: gix::hash::Kind,
     decl: &Declaration,
     campaign: ObjectId,
     writers: Option<ObjectId>,
 ) -> Result<ObjectId> {
-    let ids = template_ids(hash, decl)?;
-    let mut blobs = vec![(CAMPAIGN, campaign)];
-    blobs.extend(writers.map(|w| (WRITERS, w)));
-    blobs.extend(ids.iter().map(|(path, id)| (path.as_str(), *id)));
-    build_tree(hash, &blobs, &[], &mut |kind, data| {
+    let mut write = |kind, data: &[u8]| {
         gix::objs::compute_hash(hash, kind, data)
             .map_err(|e| Error::failed(format!("cannot hash an object: {e}")))
-    })
+    };
+    let never = gix::objs::find::Never;
+    let mut editor = gix::objs::tree::Editor::new(gix::objs::Tree::empty(), &never, hash);
+    upsert(&mut editor, CAMPAIGN, campaign)?;
+    if let Some(w) = writers {
+        upsert(&mut editor, WRITERS, w)?;
+    }
+    for (path, bytes) in each_template_file(decl) {
+        upsert(&mut editor, &path, write(Kind::Blob, &bytes)?)?;
+    }
+    write_tree(editor, &mut write)
 }
 
 /// One `Ledger-Attempt` trailer.

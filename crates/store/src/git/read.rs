@@ -3,6 +3,9 @@
 //! The declaration is read from its blob, never from the cache.
 
 use gix::ObjectId;
+use std::rc::Rc;
+
+use super::known::Known;
 
 use crate::error::{Error, Result};
 
@@ -224,11 +227,16 @@ pub fn row_at(repo: &gix::Repository, commit: ObjectId, id: &str, max: u64) -> R
 /// ([`super::store::admitted`]), and a later state that extends a listed one has only the
 /// steps after it checked, so a report of the same tip checks nothing twice. The replace refs
 /// and notes are looked for every time (they can appear without the chain changing).
+///
+/// `known` is the declaration the caller already parsed from a blob (never from the cache),
+/// if it did: the admission takes it where the chain holds the same blob, instead of holding
+/// a second copy (10.8 MB and its parse at 100,000 rows).
 pub fn admitted(
     repo: &gix::Repository,
     commit: ObjectId,
     name: &str,
     max: u64,
+    known: Option<Rc<Known>>,
 ) -> Result<Option<crate::error::Reasons>> {
     let listed: std::collections::HashSet<ObjectId> =
         super::store::admitted::listed(repo).into_iter().collect();
@@ -246,6 +254,9 @@ pub fn admitted(
         }
         // What a reviewer is shown: declarations from their blobs, never from the cache.
         let mut admission = super::admit::Admission::new(repo, max).without_cache();
+        if let Some(known) = known {
+            admission = admission.with_known(known);
+        }
         let verdict = match base {
             Some(base) => admission.follows(base, commit)?.map(|_| ()),
             None => match admission.chain(None, commit, &mut |_, _| {}) {
@@ -270,7 +281,8 @@ pub fn admitted(
 /// when `verify` admits it ([`admitted`]). When it does not: under `unverified`, `verify`'s
 /// reasons as they are (for the banner and the report's `refused`); else the refusal, every
 /// reason found at the state (`ledger state <commit>`) and the next steps. `name` names the
-/// ledger (its ref, when the commit is on one) and `command` the command, for the hints.
+/// ledger (its ref, when the commit is on one) and `command` the command, for the hints;
+/// `known` is as for [`admitted`].
 pub fn admitted_state(
     repo: &gix::Repository,
     commit: ObjectId,
@@ -278,9 +290,10 @@ pub fn admitted_state(
     max: u64,
     unverified: bool,
     command: &str,
+    known: Option<Rc<Known>>,
 ) -> Result<Option<Vec<crate::refusal::Reason>>> {
     let at = format!("commit {commit}");
-    let Some(reasons) = admitted(repo, commit, name.unwrap_or(&at), max)? else {
+    let Some(reasons) = admitted(repo, commit, name.unwrap_or(&at), max, known)? else {
         return Ok(None);
     };
     if unverified {
@@ -354,7 +367,15 @@ pub fn show_at<'a>(
         Some(r) => Some(super::store::resolve_ref(&repo, Some(r))?.0),
         None => None,
     };
-    let refused = admitted_state(&repo, commit, name.as_deref(), max, unverified, "show")?;
+    let refused = admitted_state(
+        &repo,
+        commit,
+        name.as_deref(),
+        max,
+        unverified,
+        "show",
+        None,
+    )?;
     Ok(Shown {
         repo,
         commit,
@@ -386,7 +407,16 @@ pub fn report_at(
         crate::report::LedgerState::Ref { ledger_ref, .. } => ledger_ref.clone(),
         crate::report::LedgerState::File { .. } => None,
     };
-    let refused = admitted_state(&repo, commit, on_ref.as_deref(), max, unverified, "report")?;
+    // The chain's admission takes the declaration the rows were read with (from its blob).
+    let refused = admitted_state(
+        &repo,
+        commit,
+        on_ref.as_deref(),
+        max,
+        unverified,
+        "report",
+        Some(known.clone()),
+    )?;
     let mut report = crate::report::build_from(&known.decl, rows, state);
     report.admitted = refused.is_none();
     report.refused = refused;
