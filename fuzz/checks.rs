@@ -277,7 +277,7 @@ fn kind(node: &json::Node<'_>) -> &'static str {
         json::Node::String(_) => "a string",
         json::Node::Array(_) => "an array",
         json::Node::Object(_) => "an object",
-        json::Node::Shared(n) => kind(n),
+        json::Node::Shared(_, n) => kind(n),
     }
 }
 

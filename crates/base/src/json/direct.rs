@@ -12,6 +12,7 @@
 //! arbitrary bytes.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::view::{key_prefix, Members, Node, Num};
@@ -48,8 +49,12 @@ pub struct NodeParser<'a> {
 #[derive(Default)]
 struct Repeat<'a> {
     text: &'a str,
-    node: Option<Arc<Node<'a>>>,
+    node: Option<(u64, Arc<Node<'a>>)>,
 }
+
+/// The next [`Node::Shared`]'s number: one counter for the process, so no two shared values
+/// ever have the same one (a `u64` is not used up).
+static NEXT_REPEAT: AtomicU64 = AtomicU64::new(1);
 
 /// The shortest container text worth remembering: comparing bytes instead of reading them
 /// only pays for more than a few tokens.
@@ -126,7 +131,7 @@ impl<'a> NodeParser<'a> {
     fn recycle_inner(&mut self, v: Node<'a>) {
         match v {
             Node::Object(_) | Node::Array(_) => self.recycle(v),
-            Node::String(Cow::Owned(_)) | Node::Shared(_) => drop(v),
+            Node::String(Cow::Owned(_)) | Node::Shared(..) => drop(v),
             Node::Null | Node::Bool(_) | Node::Number(_) | Node::String(Cow::Borrowed(_)) => {
                 std::mem::forget(v)
             }
@@ -210,9 +215,9 @@ impl<'a> NodeParser<'a> {
             !r.text.is_empty() && c.text.as_bytes()[start..].starts_with(r.text.as_bytes())
         });
         if seen {
-            if let Some(node) = &self.repeats[i].node {
+            if let Some((id, node)) = &self.repeats[i].node {
                 c.pos += self.repeats[i].text.len();
-                return Some(Node::Shared(node.clone()));
+                return Some(Node::Shared(*id, node.clone()));
             }
         }
         let node = match c.peek()? {
@@ -229,11 +234,12 @@ impl<'a> NodeParser<'a> {
         if seen {
             // The second time: kept, to be shared from the third on.
             let node = Arc::new(node);
+            let id = NEXT_REPEAT.fetch_add(1, Ordering::Relaxed);
             self.repeats[i] = Repeat {
                 text,
-                node: Some(node.clone()),
+                node: Some((id, node.clone())),
             };
-            Some(Node::Shared(node))
+            Some(Node::Shared(id, node))
         } else {
             self.repeats[i] = Repeat { text, node: None };
             Some(node)
@@ -801,7 +807,7 @@ mod tests {
         let Node::Object(m) = node else {
             panic!("an object")
         };
-        matches!(m.get(key), Some(Node::Shared(_)))
+        matches!(m.get(key), Some(Node::Shared(..)))
     }
 
     #[test]
@@ -828,7 +834,7 @@ mod tests {
         fn value(n: &Node, key: &str) -> usize {
             match n {
                 Node::Object(m) => match m.get(key) {
-                    Some(Node::Shared(v)) => Arc::as_ptr(v) as usize,
+                    Some(Node::Shared(_, v)) => Arc::as_ptr(v) as usize,
                     _ => 0,
                 },
                 _ => 0,

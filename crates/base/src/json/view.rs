@@ -17,6 +17,12 @@ pub trait View: Sized {
     type Obj: Obj<V = Self>;
     /// What the value is.
     fn view(&self) -> J<'_, Self>;
+    /// The number of the one value this is a share of ([`Node::Shared`]: a container many rows
+    /// repeat, read once): two values with the same number are the same value, so whatever
+    /// is computed from one holds for the other. `None` for any other value.
+    fn repeat_id(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A JSON object: keys in sorted order, none twice.
@@ -246,8 +252,9 @@ pub enum Node<'a> {
     /// repeats its text byte for byte: [`super::NodeParser`] gives a member of a document's
     /// top object that holds the same text as the same member of the document before it
     /// (every row of a campaign carries the same runtime, models and options) as this,
-    /// instead of reading it again. It is the value it holds, as far as [`View`] can tell.
-    Shared(std::sync::Arc<Node<'a>>),
+    /// instead of reading it again. It is the value it holds, as far as [`View`] can tell,
+    /// but for [`View::repeat_id`]: its number, never given to another value.
+    Shared(u64, std::sync::Arc<Node<'a>>),
 }
 
 /// As derived, but a [`Node::Shared`] shows as the value it holds: a value prints the same
@@ -261,7 +268,7 @@ impl fmt::Debug for Node<'_> {
             Node::String(s) => f.debug_tuple("String").field(s).finish(),
             Node::Array(a) => f.debug_tuple("Array").field(a).finish(),
             Node::Object(o) => f.debug_tuple("Object").field(o).finish(),
-            Node::Shared(n) => n.fmt(f),
+            Node::Shared(_, n) => n.fmt(f),
         }
     }
 }
@@ -298,7 +305,13 @@ impl<'a> View for Node<'a> {
             Node::String(s) => J::String(s),
             Node::Array(a) => J::Array(a),
             Node::Object(o) => J::Object(o),
-            Node::Shared(n) => n.view(),
+            Node::Shared(_, n) => n.view(),
+        }
+    }
+    fn repeat_id(&self) -> Option<u64> {
+        match self {
+            Node::Shared(id, _) => Some(*id),
+            _ => None,
         }
     }
 }

@@ -1566,3 +1566,60 @@ fn a_rows_own_checks_name_the_row_the_field_and_the_refusal_group() {
     // Admitted.
     assert!(Row::check_reasons(&decl, &template_row(&decl, &sid), "row").is_ok());
 }
+
+/// Rows read one after another by one parser, as a share reads them: the runtime and models
+/// they repeat come as shared values (`json::Node::Shared`), whose comparisons with the
+/// declaration the classification keeps per thread. Each row, against each of two
+/// declarations in turn, must be classified as the same row read alone from its `Value`:
+/// whatever rows, values and declarations came before it on the thread.
+#[test]
+fn rows_sharing_a_runtime_and_models_are_classified_as_each_read_alone() {
+    use crate::testutil::{checked, complete_pass, matching_profile, matching_runtime, set};
+    let d = declaration();
+    // The same rows differ from this one in their runtime.
+    let mut v = declaration_value();
+    v["runtime_requirements"]["python"] = json!("3.99.0");
+    let other = parse(&v);
+    let mut runtime = matching_runtime();
+    runtime["python"] = json!("3.12.8");
+    let mut profile = matching_profile();
+    profile["provider"] = json!("other");
+    // Runs of three rows (a value is shared from its second row on): matching, another
+    // runtime, another profile, both, and matching again.
+    let changes = [
+        json!({}),
+        json!({"runtime_identity": runtime}),
+        json!({"actual_models_and_efforts": profile}),
+        json!({"runtime_identity": runtime, "actual_models_and_efforts": profile}),
+        json!({}),
+    ];
+    let ids = [ARENA_1, SCENARIO_1, ARENA_1];
+    let mut rows = Vec::new();
+    for c in &changes {
+        for id in ids {
+            let mut row = complete_pass(&d, id);
+            set(&mut row, c.clone());
+            rows.push(row);
+        }
+    }
+    let texts: Vec<String> = rows.iter().map(Value::to_string).collect();
+    let mut parser = json::NodeParser::new();
+    let mut shared = 0;
+    for (row, text) in rows.iter().zip(&texts) {
+        let (node, _) = parser.parse(text, 2).unwrap();
+        let json::Node::Object(m) = &node else {
+            panic!("a row is an object")
+        };
+        for decl in [&d, &other, &d] {
+            let (_, view) = check_members(decl, m, &"row").unwrap();
+            shared += usize::from(view.runtime_identity_repeat().is_some());
+            assert_eq!(
+                crate::portfolio::classify_view(decl, view),
+                crate::portfolio::classify(decl, &checked(decl, row)),
+                "{text}"
+            );
+        }
+    }
+    // Every run's second and third rows shared their runtime.
+    assert_eq!(shared, 3 * 2 * changes.len());
+}

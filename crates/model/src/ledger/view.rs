@@ -31,6 +31,19 @@ impl<'a, O: Obj> RowView<'a, O> {
             None => self.obj.field(f.name()),
         }
     }
+    /// [`View::repeat_id`] of a standard field's value: a number shared by every row whose
+    /// field is the same value read once (a campaign's runtime, its models).
+    fn repeat_id(self, f: Field) -> Option<u64> {
+        self.obj.get(f.name()).and_then(View::repeat_id)
+    }
+    /// [`RowView::repeat_id`] of `runtime_identity`.
+    pub fn runtime_identity_repeat(self) -> Option<u64> {
+        self.repeat_id(Field::RuntimeIdentity)
+    }
+    /// [`RowView::repeat_id`] of `actual_models_and_efforts`.
+    pub fn models_repeat(self) -> Option<u64> {
+        self.repeat_id(Field::ActualModelsAndEfforts)
+    }
     pub(super) fn str_field(self, f: Field) -> Option<&'a str> {
         self.get(f).as_str()
     }
