@@ -233,7 +233,9 @@ pub fn build<S: Store + ?Sized>(
             source: c.source.clone(),
         })
         .collect();
-    rows.sort_by_key(|w| decl.schedule_position(w.row.schedule_id()));
+    // The key is a look-up of the row's schedule id and its position: made once per row, not
+    // at every comparison (2 log n times).
+    rows.sort_by_cached_key(|w| decl.schedule_position(w.row.schedule_id()));
     Ok((
         Change {
             kind: ChangeKind::Import,

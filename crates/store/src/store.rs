@@ -208,15 +208,14 @@ pub fn verdict<S: Store + ?Sized>(
     let mut owners = HashMap::new();
     for w in &change.rows {
         let before = store.row(w.row.schedule_id())?;
-        if let Some(rec) = w.row.native_record() {
-            let key = rec.key();
-            if let std::collections::hash_map::Entry::Vacant(e) = owners.entry(key) {
-                let owner = store.record_owner(e.key())?;
-                e.insert(owner);
+        let key = w.row.native_record().map(|rec| rec.key());
+        if let Some(key) = &key {
+            if !owners.contains_key(key) {
+                let owner = store.record_owner(key)?;
+                owners.insert(key.clone(), owner);
             }
         }
-        if let (Some(rec), Some(bytes)) = (w.row.native_record(), &w.record) {
-            let key = rec.key();
+        if let (Some(key), Some(bytes)) = (key, &w.record) {
             let id = admission::record_id(&key);
             // One file per record: a record named by two rows is refused once, as two rows.
             if file_ids.insert(id.clone()) {

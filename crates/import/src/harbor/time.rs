@@ -32,8 +32,9 @@ pub fn parse_utc(s: &str) -> Option<i64> {
             if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
                 return None;
             }
-            let six: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
-            six.parse::<i64>().ok()?
+            // The first six digits, padded with zeros (a seventh and later are dropped).
+            (frac.bytes().chain(std::iter::repeat(b'0')).take(6))
+                .fold(0, |n, c| n * 10 + i64::from(c - b'0'))
         }
     };
     Some(crate::civil::unix_seconds(y, mo, d, h, mi, se)? * 1_000_000 + micros)

@@ -25,9 +25,9 @@ pub struct FileStore {
     max_input_bytes: u64,
     bytes: Vec<u8>,
     ledger: Ledger,
-    /// Record key parts (kind, id) → row position, built when first asked for (an import of
+    /// Record key (`<kind>:<id>`) → row position, built when first asked for (an import of
     /// thousands of Inspect samples asks once per sample) and dropped when the ledger changes.
-    records: Option<HashMap<(String, String), usize>>,
+    records: Option<HashMap<String, usize>>,
 }
 
 impl FileStore {
@@ -146,22 +146,23 @@ impl Store for FileStore {
     }
 
     fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
-        // `<kind>:<id>`, compared in parts.
-        let Some((kind, id)) = key.split_once(':') else {
+        // `<kind>:<id>`: a checked row's kind is one of a few words without `:`, so the key
+        // names one (kind, id) pair and a key without `:` names none.
+        if !key.contains(':') {
             return Ok(None);
-        };
+        }
         let ledger = &self.ledger;
         let index = self.records.get_or_insert_with(|| {
             let mut m = HashMap::new();
             for (i, r) in ledger.rows.iter().enumerate() {
                 if let Some(n) = r.native_record() {
-                    m.entry((n.kind.to_owned(), n.id.to_owned())).or_insert(i);
+                    m.entry(n.key()).or_insert(i);
                 }
             }
             m
         });
         Ok(index
-            .get(&(kind.to_owned(), id.to_owned()))
+            .get(key)
             .map(|&i| format!("row {}", self.ledger.rows[i].schedule_id())))
     }
 
