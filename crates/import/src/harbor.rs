@@ -34,10 +34,9 @@ pub const SCRIPTED_AGENTS: [&str; 2] = ["oracle", "nop"];
 pub struct HarborTrial {
     /// The trial directory.
     pub dir: PathBuf,
-    /// `result.json`'s exact bytes (the record).
-    pub bytes: Vec<u8>,
-    /// The SHA-256 of [`HarborTrial::bytes`] (the row's `native_record.sha256`).
-    pub sha256: String,
+    /// `result.json`'s exact bytes and their SHA-256 (the record; the row's
+    /// `native_record.sha256`).
+    pub record: crate::store::Record,
     /// What the row is built from, read from `result.json` (parsed strictly, checked).
     pub result: TrialResult,
     pub task_name: String,
@@ -295,8 +294,7 @@ fn read_trial(dir: &Path, bytes: Vec<u8>, job: &Job, max_bytes: u64) -> Result<H
         dir: dir.to_path_buf(),
         retried: job.retried.get(&result.trial_name).cloned(),
         from_job_dir: true,
-        sha256: crate::sha256_hex(&bytes),
-        bytes,
+        record: crate::store::Record::new(bytes),
         task_name: result.task_name.clone(),
         trial_name: result.trial_name.clone(),
         job_id: result.job_id.clone(),

@@ -310,10 +310,17 @@ pub fn trial_row(
         ("interventions_decision_or_repair", json!([])),
         (
             "native_record",
-            json!({"kind": Kind::Harbor.as_str(), "id": trial.record_id(), "sha256": trial.sha256}),
+            json!({"kind": Kind::Harbor.as_str(), "id": trial.record_id(), "sha256": trial.record.sha256()}),
         ),
     ] {
-        m.insert(k.to_owned(), v);
+        // A declared field's value replaced in place (its key kept, not made again); an
+        // undeclared one added, for the row check to refuse.
+        match m.get_mut(k) {
+            Some(slot) => *slot = v,
+            None => {
+                m.insert(k.to_owned(), v);
+            }
+        }
     }
     Ok(Built {
         row: Value::Object(m),
