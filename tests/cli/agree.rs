@@ -477,7 +477,8 @@ fn writer_change(case: &Case, kind: ChangeKind) -> Change {
             .iter()
             .map(|w| RowWrite {
                 row: w.row.clone(),
-                record: (w.record.as_ref()).map(|(_, b)| git_ledger::store::Record::new(b.as_slice())),
+                record: (w.record.as_ref())
+                    .map(|(_, b)| git_ledger::store::Record::new(b.as_slice())),
                 source: String::new(),
             })
             .collect(),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::checks::check_members;
-use super::row::{Row, RowSer};
+use super::row::{sorted_fields, Row, RowSer};
 use super::view::RowView;
 use super::FORMAT;
 use crate::declaration::Declaration;
@@ -507,10 +507,12 @@ struct RowsSer<'a>(&'a DocSer<'a>);
 impl Serialize for RowsSer<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.ledger.rows.len()))?;
+        let sorted = sorted_fields(self.0.fields);
         for (i, row) in self.0.ledger.rows.iter().enumerate() {
             seq.serialize_element(&RowSer {
                 row: self.0.replaced.get(&i).copied().unwrap_or(row),
                 fields: self.0.fields,
+                sorted: Some(&sorted),
             })?;
         }
         seq.end()

@@ -157,18 +157,53 @@ impl Row {
         json::canonical(&RowSer {
             row: self,
             fields: &decl.attempt_fields,
+            sorted: None,
         })
     }
 }
 
+/// A row written with its fields in `fields` order (the declaration's `attempt_fields`).
 pub(super) struct RowSer<'a> {
     pub(super) row: &'a Row,
     pub(super) fields: &'a [String],
+    /// The positions in `fields` of the fields in key order ([`sorted_fields`]), for a writer
+    /// of many rows: a row's members, held in key order, are then read in one pass instead of
+    /// looked up by name one field at a time.
+    pub(super) sorted: Option<&'a [usize]>,
 }
+
+/// The positions of `fields` in the order of their names (the order a row's map holds them).
+pub(super) fn sorted_fields(fields: &[String]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..fields.len()).collect();
+    order.sort_by(|&a, &b| fields[a].cmp(&fields[b]));
+    order
+}
+
+/// Most fields a row's values are gathered for on the stack (more: looked up by name).
+const GATHERED: usize = 64;
 
 impl Serialize for RowSer<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.fields.len()))?;
+        // A checked row holds exactly the declared fields: its members in key order are the
+        // fields in `sorted` order, each compared by name as it is taken. Any other row (none
+        // is, but it costs nothing to ask) is written by look-ups, as before.
+        let members = self.row.fields();
+        let n = self.fields.len();
+        if let Some(sorted) = self.sorted.filter(|s| s.len() == n && n <= GATHERED) {
+            let mut values = [&Value::Null; GATHERED];
+            let gathered = members.len() == n
+                && (members.iter().zip(sorted)).all(|((k, v), &i)| {
+                    values[i] = v;
+                    *k == self.fields[i]
+                });
+            if gathered {
+                for (f, v) in self.fields.iter().zip(values) {
+                    m.serialize_entry(f, v)?;
+                }
+                return m.end();
+            }
+        }
         for f in self.fields {
             m.serialize_entry(f, self.row.get(f))?;
         }

@@ -1566,3 +1566,47 @@ fn a_rows_own_checks_name_the_row_the_field_and_the_refusal_group() {
     // Admitted.
     assert!(Row::check_reasons(&decl, &template_row(&decl, &sid), "row").is_ok());
 }
+
+/// A ledger's writer reads each row's members in one pass in key order (`RowSer` with the
+/// fields' sorted positions); a row written so is the row written by looking each field up
+/// by name, and a map that is not exactly the declared fields (no checked row is) is written
+/// by the look-ups.
+#[test]
+fn rows_written_in_one_pass_are_the_rows_written_by_look_ups() {
+    use super::row::{sorted_fields, RowSer};
+    let decl = declaration();
+    let fields = &decl.attempt_fields;
+    let sorted = sorted_fields(fields);
+    let write = |row: &Row, sorted: Option<&[usize]>| {
+        json::canonical(&RowSer {
+            row,
+            fields,
+            sorted,
+        })
+    };
+    let mut rows = Ledger::template(&decl).rows;
+    rows.push(crate::testutil::checked(
+        &decl,
+        &crate::testutil::complete_pass(&decl, SCENARIO_1),
+    ));
+    let mut short = rows[0].fields().clone();
+    short.remove("usage");
+    let mut extra = rows[0].fields().clone();
+    extra.insert("zzz".into(), json!(1));
+    let mut renamed = rows[0].fields().clone();
+    let v = renamed.remove("usage").unwrap();
+    renamed.insert("usagf".into(), v);
+    for map in [short, extra, renamed] {
+        rows.push(Row {
+            fields: std::sync::Arc::new(map),
+        });
+    }
+    for row in &rows {
+        assert_eq!(write(row, Some(&sorted)), write(row, None));
+    }
+    // The fields' sorted positions: their names in key order.
+    let names: Vec<&str> = sorted.iter().map(|&i| fields[i].as_str()).collect();
+    let mut by_name: Vec<&str> = fields.iter().map(String::as_str).collect();
+    by_name.sort_unstable();
+    assert_eq!(names, by_name);
+}
