@@ -213,9 +213,7 @@ pub(super) fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
         }
     };
     match check_members(decl, &fields, &RowAt(i)) {
-        Ok(_) => Ok(Row {
-            fields: std::sync::Arc::new(fields),
-        }),
+        Ok(_) => Ok(Row::new(fields)),
         Err(reasons) => {
             let sid = fields.get("schedule_id").and_then(Value::as_str);
             Err((sid.map(str::to_owned), reasons))

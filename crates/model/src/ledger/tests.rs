@@ -1597,9 +1597,7 @@ fn rows_written_in_one_pass_are_the_rows_written_by_look_ups() {
     let v = renamed.remove("usage").unwrap();
     renamed.insert("usagf".into(), v);
     for map in [short, extra, renamed] {
-        rows.push(Row {
-            fields: std::sync::Arc::new(map),
-        });
+        rows.push(Row::new(map));
     }
     for row in &rows {
         assert_eq!(write(row, Some(&sorted)), write(row, None));
@@ -1609,4 +1607,26 @@ fn rows_written_in_one_pass_are_the_rows_written_by_look_ups() {
     let mut by_name: Vec<&str> = fields.iter().map(String::as_str).collect();
     by_name.sort_unstable();
     assert_eq!(names, by_name);
+}
+
+/// What a row reads once when it is made (its schedule id, whether it is DEFERRED) is what its
+/// fields say, on every path that makes a row: the template, the row check, the fast parse.
+#[test]
+fn a_rows_schedule_id_and_deferred_are_its_fields() {
+    let decl = declaration();
+    let mut value = template_value(&decl);
+    value["rows"][SCENARIO_ROW] = crate::testutil::complete_pass(&decl, SCENARIO_1);
+    let parsed = parse_ledger(&decl, &value).unwrap();
+    let checked = crate::testutil::checked(&decl, &value["rows"][SCENARIO_ROW]);
+    let rows = (Ledger::template(&decl).rows.into_iter())
+        .chain(parsed.rows)
+        .chain([checked]);
+    let mut filled = 0;
+    for row in rows {
+        assert_eq!(row.schedule_id(), row.view().schedule_id());
+        assert_eq!(row.is_deferred(), row.view().is_deferred());
+        assert_eq!(row.is_deferred(), row.native_outcome() == DEFERRED);
+        filled += usize::from(!row.is_deferred());
+    }
+    assert_eq!(filled, 2);
 }
