@@ -6,7 +6,6 @@
 //! with the admission validator, write, and on a lost race re-read and rebuild a bounded
 //! number of times.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::admission::{
@@ -231,10 +230,11 @@ pub fn verdict<S: Store + ?Sized>(
 ) -> Result<std::result::Result<admission::Step, Refusal>> {
     let mut rows = Vec::with_capacity(change.rows.len());
     let mut files: Vec<RecordFile> = Vec::new();
-    let mut file_ids = std::collections::HashSet::new();
+    // (Hashed with foldhash: a change's records are many, and SipHash showed in an import.)
+    let mut file_ids = foldhash::HashSet::default();
     // Where each record the change names is already in the ledger (asked before deciding, so
     // that the declaration can be borrowed from the store while the change is decided).
-    let mut owners = HashMap::new();
+    let mut owners = foldhash::HashMap::default();
     for w in &change.rows {
         let before = store.row(w.row.schedule_id())?;
         let key = w.row.native_record().map(|rec| rec.key());
@@ -276,7 +276,7 @@ pub fn verdict<S: Store + ?Sized>(
 }
 
 /// The owners of the records a change names, read from the store before it is decided.
-struct Owners(HashMap<String, Option<String>>);
+struct Owners(foldhash::HashMap<String, Option<String>>);
 
 impl LedgerState for Owners {
     fn record_owner(&mut self, key: &str) -> Result<Option<String>> {

@@ -27,7 +27,7 @@ pub struct FileStore {
     ledger: Ledger,
     /// Record key (`<kind>:<id>`) → row position, built when first asked for (an import of
     /// thousands of Inspect samples asks once per sample) and dropped when the ledger changes.
-    records: Option<HashMap<String, usize>>,
+    records: Option<foldhash::HashMap<String, usize>>,
 }
 
 impl FileStore {
@@ -167,7 +167,7 @@ impl Store for FileStore {
         }
         let ledger = &self.ledger;
         let index = self.records.get_or_insert_with(|| {
-            let mut m = HashMap::new();
+            let mut m = foldhash::HashMap::default();
             for (i, r) in ledger.rows.iter().enumerate() {
                 if let Some(n) = r.native_record() {
                     m.entry(n.key()).or_insert(i);
