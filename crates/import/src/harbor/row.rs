@@ -269,13 +269,8 @@ pub fn trial_row(
         };
         spent.insert(name.clone(), v);
     }
-    let mut m: Map<String, Value> = decl
-        .attempt_fields
-        .iter()
-        .map(|f| (f.clone(), Value::Null))
-        .collect();
     let repetition = decl.schedule_entry(schedule_id).map(|e| e.repetition);
-    for (k, v) in [
+    let mut fields = [
         ("schedule_id", Value::from(schedule_id)),
         ("task_id", Value::from(task.id.clone())),
         ("repetition", json!(repetition)),
@@ -312,14 +307,25 @@ pub fn trial_row(
             "native_record",
             json!({"kind": Kind::Harbor.as_str(), "id": trial.record_id(), "sha256": trial.record.sha256()}),
         ),
-    ] {
-        // A declared field's value replaced in place (its key kept, not made again); an
-        // undeclared one added, for the row check to refuse.
-        match m.get_mut(k) {
-            Some(slot) => *slot = v,
-            None => {
-                m.insert(k.to_owned(), v);
-            }
+    ]
+    .map(|(k, v)| (k, Some(v)));
+    // The row's map made once: each declared field with its value (null for a field added to
+    // the twenty, which a trial does not fill), found at its own place among the twenty, where
+    // the declaration puts it, before any search; a standard field not declared (a declaration
+    // never leaves one out) added, for the row check to refuse.
+    let mut take = |i: usize, f: &str| -> Value {
+        let at = match fields.get(i) {
+            Some((k, _)) if *k == f => Some(i),
+            _ => fields.iter().position(|(k, _)| *k == f),
+        };
+        at.and_then(|i| fields[i].1.take()).unwrap_or(Value::Null)
+    };
+    let mut m: Map<String, Value> = (decl.attempt_fields.iter().enumerate())
+        .map(|(i, f)| (f.clone(), take(i, f)))
+        .collect();
+    for (k, v) in fields {
+        if let Some(v) = v {
+            m.insert(k.to_owned(), v);
         }
     }
     Ok(Built {
