@@ -128,7 +128,8 @@ pub fn trial_row(
 ) -> std::result::Result<Built, Vec<crate::refusal::Reason>> {
     let spec = task.harbor.as_ref().expect("a harbor task");
     let r = &trial.result;
-    let label = trial.label();
+    // How the trial is named, made only for a hint or a refusal.
+    let label = || trial.label();
     let agent = r.agent.as_str();
     let evidence = if SCRIPTED_AGENTS.contains(&agent) {
         Evidence::Fixture
@@ -137,7 +138,8 @@ pub fn trial_row(
     };
     let evidence_hint = (evidence != task.evidence).then(|| {
         format!(
-            "{label}: row {schedule_id}: a trial of {} is {} evidence: it cannot fill a row of task {}, declared {}",
+            "{}: row {schedule_id}: a trial of {} is {} evidence: it cannot fill a row of task {}, declared {}",
+            label(),
             if evidence == Evidence::Fixture {
                 format!("Harbor's scripted {agent} agent")
             } else {
@@ -207,7 +209,7 @@ pub fn trial_row(
                         task.id
                     ))
                     .rule(crate::refusal::Rule::Workflow(4))
-                    .at(&label).row(schedule_id)]);
+                    .at(label()).row(schedule_id)]);
                 }
                 (
                     "UNSCORED",
@@ -269,7 +271,8 @@ pub fn trial_row(
         };
         spent.insert(name.clone(), v);
     }
-    let repetition = decl.schedule_entry(schedule_id).map(|e| e.repetition);
+    // (The repetition alone, without building the schedule entry and its id.)
+    let repetition = decl.scheduled(schedule_id).map(|(_, _, rep)| rep);
     let mut fields = [
         ("schedule_id", Value::from(schedule_id)),
         ("task_id", Value::from(task.id.clone())),
