@@ -93,7 +93,7 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
         let job = Job::read(path, max_bytes)?;
         // A directory entry's type is read from the listing; only a symbolic link is followed
         // (`is_dir`) to see whether it names a directory.
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(path)
+        let mut dirs: Vec<(std::ffi::OsString, PathBuf)> = std::fs::read_dir(path)
             .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?
             .filter_map(|e| e.ok())
             .filter(|e| match e.file_type() {
@@ -101,9 +101,13 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
                 Ok(t) if !t.is_symlink() => false,
                 _ => e.path().is_dir(),
             })
-            .map(|e| e.path())
+            .map(|e| (e.file_name(), e.path()))
             .collect();
-        dirs.sort();
+        // In name order: the paths' order (they differ only in their last component, one
+        // name each, which paths compare as bytes), without comparing them component by
+        // component.
+        dirs.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+        let dirs: Vec<PathBuf> = dirs.into_iter().map(|(_, p)| p).collect();
         trials.reserve(dirs.len());
         // Every result.json is read by one parser, its containers given back after each (a
         // trial's 40-odd objects and lists are not allocated again for the next): the records
