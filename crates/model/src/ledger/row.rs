@@ -47,7 +47,10 @@ impl Row {
         let entry = decl.schedule_entry(schedule_id)?;
         let task = decl.task(&entry.task)?;
         let fields = (decl.attempt_fields.iter())
-            .map(|f| (f.clone(), template_field(f, &entry, task).to_value()))
+            .map(|f| {
+                let v = template_field(f, &entry.id, entry.repetition, task);
+                (f.clone(), v.to_value())
+            })
             .collect();
         Some(Row::new(fields))
     }
