@@ -724,7 +724,7 @@ fn fast_import(
             .expect("one row filled on a parent with k filled");
         let files = vec![
             (layout::row_path(c.row.schedule_id()), c.row.canonical(decl)),
-            (layout::record_path(&c.key), c.record.clone()),
+            (layout::record_path(&c.key), c.record.bytes().to_vec()),
         ];
         commit(&mut w, &message, &files, false, k + 1);
     }

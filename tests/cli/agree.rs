@@ -477,7 +477,8 @@ fn writer_change(case: &Case, kind: ChangeKind) -> Change {
             .iter()
             .map(|w| RowWrite {
                 row: w.row.clone(),
-                record: w.record.as_ref().map(|(_, b)| b.clone()),
+                record: (w.record.as_ref())
+                    .map(|(_, b)| git_ledger::store::Record::new(b.as_slice())),
                 source: String::new(),
             })
             .collect(),
@@ -627,7 +628,7 @@ fn parents(dir: &Path, decl: &Declaration, rf: &str) -> Vec<Parent> {
         let key = format!("{}:{id}", kind_of(decl, sid));
         RowWrite {
             row: checked(decl, &filled_value(decl, sid, outcome, id)),
-            record: Some(record_bytes(&key)),
+            record: Some(git_ledger::store::Record::new(record_bytes(&key))),
             source: String::new(),
         }
     };

@@ -297,7 +297,7 @@ fn summarise(store: &mut dyn Store, change: &Change, imported: &[Converted]) -> 
     let decl = store.declaration();
     let mut out = Vec::with_capacity(imported.len());
     let mut any_scenario = false;
-    let written: HashMap<&str, &crate::ledger::Row> = change
+    let written: foldhash::HashMap<&str, &crate::ledger::Row> = change
         .rows
         .iter()
         .map(|w| (w.row.schedule_id(), &w.row))

@@ -34,10 +34,9 @@ pub const SCRIPTED_AGENTS: [&str; 2] = ["oracle", "nop"];
 pub struct HarborTrial {
     /// The trial directory.
     pub dir: PathBuf,
-    /// `result.json`'s exact bytes (the record).
-    pub bytes: Vec<u8>,
-    /// The SHA-256 of [`HarborTrial::bytes`] (the row's `native_record.sha256`).
-    pub sha256: String,
+    /// `result.json`'s exact bytes and their SHA-256 (the record; the row's
+    /// `native_record.sha256`).
+    pub record: crate::store::Record,
     /// What the row is built from, read from `result.json` (parsed strictly, checked).
     pub result: TrialResult,
     pub task_name: String,
@@ -94,7 +93,7 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
         let job = Job::read(path, max_bytes)?;
         // A directory entry's type is read from the listing; only a symbolic link is followed
         // (`is_dir`) to see whether it names a directory.
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(path)
+        let mut dirs: Vec<(std::ffi::OsString, PathBuf)> = std::fs::read_dir(path)
             .map_err(|e| Error::failed(format!("{}: {e}", path.display())))?
             .filter_map(|e| e.ok())
             .filter(|e| match e.file_type() {
@@ -102,11 +101,21 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
                 Ok(t) if !t.is_symlink() => false,
                 _ => e.path().is_dir(),
             })
-            .map(|e| e.path())
+            .map(|e| (e.file_name(), e.path()))
             .collect();
-        dirs.sort();
+        // In name order: the paths' order (they differ only in their last component, one
+        // name each, which paths compare as bytes), without comparing them component by
+        // component.
+        dirs.sort_unstable_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+        let dirs: Vec<PathBuf> = dirs.into_iter().map(|(_, p)| p).collect();
         trials.reserve(dirs.len());
-        for dir in dirs {
+        // Every result.json is read by one parser, its containers given back after each (a
+        // trial's 40-odd objects and lists are not allocated again for the next): the records
+        // it borrows from are kept for the loop, each in its slot.
+        let slots: Vec<std::cell::OnceCell<crate::store::Record>> =
+            dirs.iter().map(|_| std::cell::OnceCell::new()).collect();
+        let mut parser = crate::json::NodeParser::new();
+        for (dir, slot) in dirs.iter().zip(&slots) {
             let Some(bytes) = read::read_if_file(&dir.join("result.json"), max_bytes)? else {
                 notes.push(format!(
                     "{}: no result.json (a trial not finished, or not a trial): not imported",
@@ -114,7 +123,8 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
                 ));
                 continue;
             };
-            match read_trial(&dir, bytes, &job, max_bytes) {
+            let record = slot.get_or_init(|| crate::store::Record::new(bytes));
+            match read_trial(dir, record, &mut parser, &job, max_bytes) {
                 Ok(t) => trials.push(t),
                 Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
@@ -135,8 +145,17 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         let job = Job::read(parent, max_bytes)?;
-        let bytes = crate::json::read_bounded(&path.join("result.json"), max_bytes)?;
-        match read_trial(path, bytes, &job, max_bytes) {
+        let record = crate::store::Record::new(crate::json::read_bounded(
+            &path.join("result.json"),
+            max_bytes,
+        )?);
+        match read_trial(
+            path,
+            &record,
+            &mut crate::json::NodeParser::new(),
+            &job,
+            max_bytes,
+        ) {
             Ok(mut t) => {
                 t.from_job_dir = false;
                 trials.push(t)
@@ -223,23 +242,33 @@ pub fn retried_trials(log: &str) -> HashMap<String, String> {
     out
 }
 
-/// One trial from its `result.json`'s bytes: read by the fast strict reader straight into the
-/// fields a row needs when it takes the document and the document passes every check;
+/// One trial from its `result.json` (`record`): read by the fast strict reader (`parser`, kept
+/// across trials) straight into the fields a row needs when it takes the document and the
+/// document passes every check;
 /// otherwise parsed again by the ordinary strict parse, which names the fault (a truncated
 /// file, a duplicate key, another harness's record, each field that breaks Harbor's format).
 /// A document with a top-level `format` always takes the ordinary path (it may be another
 /// harness's record, which is named as such).
-fn read_trial(dir: &Path, bytes: Vec<u8>, job: &Job, max_bytes: u64) -> Result<HarborTrial> {
+fn read_trial<'a>(
+    dir: &Path,
+    record: &'a crate::store::Record,
+    parser: &mut crate::json::NodeParser<'a>,
+    job: &Job,
+    max_bytes: u64,
+) -> Result<HarborTrial> {
     let path = dir.join("result.json");
-    let fast = read::parse_fast(&bytes)
-        .filter(|n| n.view().get("format").is_none())
-        .filter(|n| check_result(n).is_empty())
-        .map(|n| TrialResult::read(&n));
+    let bytes = record.bytes();
+    let fast = read::parse_fast_with(parser, bytes).and_then(|n| {
+        let taken = (n.view().get("format").is_none() && check_result(&n).is_empty())
+            .then(|| TrialResult::read(&n));
+        parser.recycle(n);
+        taken
+    });
     let result = match fast {
         Some(r) => r,
         None => {
             let label = path.display().to_string();
-            let result = crate::json::parse_strict(&bytes).map_err(|e| {
+            let result = crate::json::parse_strict(bytes).map_err(|e| {
                 Error::refused(
                     crate::refusal::Reason::new(format!(
                         "not strict JSON ({e}): a truncated or damaged Harbor result"
@@ -295,8 +324,7 @@ fn read_trial(dir: &Path, bytes: Vec<u8>, job: &Job, max_bytes: u64) -> Result<H
         dir: dir.to_path_buf(),
         retried: job.retried.get(&result.trial_name).cloned(),
         from_job_dir: true,
-        sha256: crate::sha256_hex(&bytes),
-        bytes,
+        record: record.clone(),
         task_name: result.task_name.clone(),
         trial_name: result.trial_name.clone(),
         job_id: result.job_id.clone(),

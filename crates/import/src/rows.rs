@@ -98,8 +98,8 @@ pub struct Context<'a> {
 pub struct Converted {
     /// The checked row.
     pub row: Row,
-    /// The record file's bytes (`result.json`, or the Arena export).
-    pub record: Vec<u8>,
+    /// The record file (`result.json`, or the Arena export), shared with the change written.
+    pub record: crate::store::Record,
     /// The record key `<kind>:<id>`.
     pub key: String,
     /// Where the row came from, for messages (`from <source>`).
@@ -368,7 +368,7 @@ pub fn scenario_row(
             }
             Ok(Converted {
                 row,
-                record: rec.bytes.clone(),
+                record: crate::store::Record::new(rec.bytes.as_slice()),
                 key: format!("scenario:{}", rec.run_id),
                 source: super::relative_to_repo(&rec.result_path, ctx.repo_root),
                 notes,
@@ -516,7 +516,7 @@ pub fn arena_row(
     match row {
         Some(row) if r.is_empty() => Ok(Converted {
             row,
-            record: att.export.clone(),
+            record: crate::store::Record::new(att.export.as_slice()),
             key: format!("arena:{}/{}", att.store_id, att.attempt_id),
             source: format!(
                 "{}#{}",

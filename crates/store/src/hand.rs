@@ -73,7 +73,7 @@ pub fn put<S: Store + ?Sized>(
         kind: ChangeKind::Put,
         rows: vec![RowWrite {
             row,
-            record: Some(row_bytes.to_vec()),
+            record: Some(crate::store::Record::new(row_bytes)),
             source: source.to_owned(),
         }],
     })

@@ -6,7 +6,7 @@
 //! with the admission validator, write, and on a lost race re-read and rebuild a bounded
 //! number of times.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::admission::{
     self, LedgerChange, LedgerState, RecordEdit, RecordFile, Records, Refusal, RowEdit,
@@ -20,13 +20,41 @@ pub mod file;
 /// How many times a writer rebuilds its change after losing a race.
 pub const MAX_ATTEMPTS: usize = 64;
 
+/// A native record's bytes and their SHA-256, computed from them when the record is made: the
+/// only way to make one, and the bytes never change after, so [`Record::sha256`] is always the
+/// hash of [`Record::bytes`]. Shared, not copied: the records an import reads, the rows it
+/// converts and the change it writes hold the same bytes, hashed once (the admission compares
+/// the row's `native_record.sha256` with this hash, as it compared it with the bytes hashed
+/// again).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    bytes: Arc<[u8]>,
+    sha256: Arc<str>,
+}
+
+impl Record {
+    /// The record of `bytes`, hashed.
+    pub fn new(bytes: impl Into<Arc<[u8]>>) -> Record {
+        let bytes = bytes.into();
+        let sha256 = crate::sha256_hex(&bytes).into();
+        Record { bytes, sha256 }
+    }
+    /// The record's bytes (the record file's).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+    /// The SHA-256 of [`Record::bytes`], 64 lowercase hex digits.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+}
+
 /// A new state of one row, with the native record that justifies it (for a filled row).
 #[derive(Debug, Clone)]
 pub struct RowWrite {
     pub row: Row,
-    /// The bytes of the record file (`records/<hh>/<rest>.json` in a ledger ref); `None`
-    /// for a repair.
-    pub record: Option<Vec<u8>>,
+    /// The record file (`records/<hh>/<rest>.json` in a ledger ref); `None` for a repair.
+    pub record: Option<Record>,
     /// Where the row came from, for messages (`from <path>`).
     pub source: String,
 }
@@ -202,21 +230,21 @@ pub fn verdict<S: Store + ?Sized>(
 ) -> Result<std::result::Result<admission::Step, Refusal>> {
     let mut rows = Vec::with_capacity(change.rows.len());
     let mut files: Vec<RecordFile> = Vec::new();
-    let mut file_ids = std::collections::HashSet::new();
+    // (Hashed with foldhash: a change's records are many, and SipHash showed in an import.)
+    let mut file_ids = foldhash::HashSet::default();
     // Where each record the change names is already in the ledger (asked before deciding, so
     // that the declaration can be borrowed from the store while the change is decided).
-    let mut owners = HashMap::new();
+    let mut owners = foldhash::HashMap::default();
     for w in &change.rows {
         let before = store.row(w.row.schedule_id())?;
-        if let Some(rec) = w.row.native_record() {
-            let key = rec.key();
-            if let std::collections::hash_map::Entry::Vacant(e) = owners.entry(key) {
-                let owner = store.record_owner(e.key())?;
-                e.insert(owner);
+        let key = w.row.native_record().map(|rec| rec.key());
+        if let Some(key) = &key {
+            if !owners.contains_key(key) {
+                let owner = store.record_owner(key)?;
+                owners.insert(key.clone(), owner);
             }
         }
-        if let (Some(rec), Some(bytes)) = (w.row.native_record(), &w.record) {
-            let key = rec.key();
+        if let (Some(key), Some(record)) = (key, &w.record) {
             let id = admission::record_id(&key);
             // One file per record: a record named by two rows is refused once, as two rows.
             if file_ids.insert(id.clone()) {
@@ -229,7 +257,7 @@ pub fn verdict<S: Store + ?Sized>(
                     id,
                     shown,
                     edit: RecordEdit::Added {
-                        sha256: Some(crate::sha256_hex(bytes)),
+                        sha256: Some(record.sha256().to_owned()),
                     },
                 });
             }
@@ -248,7 +276,7 @@ pub fn verdict<S: Store + ?Sized>(
 }
 
 /// The owners of the records a change names, read from the store before it is decided.
-struct Owners(HashMap<String, Option<String>>);
+struct Owners(foldhash::HashMap<String, Option<String>>);
 
 impl LedgerState for Owners {
     fn record_owner(&mut self, key: &str) -> Result<Option<String>> {

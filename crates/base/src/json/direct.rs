@@ -29,9 +29,11 @@ pub struct NodeParser<'a> {
     prefixes: Vec<u64>,
     /// The items of the arrays being parsed, innermost last.
     items: Vec<Node<'a>>,
-    /// The order that sorted the last unsorted object's members: rows all come in their
-    /// declared order, so it sorts the next row too, which takes one pass to check.
-    order: Vec<usize>,
+    /// The orders that sorted the last unsorted objects' members, most recent first: rows all
+    /// come in their declared order, so one sorts the next row too, and a document of another
+    /// writer (a Harbor result) holds a few shapes of object, each in its writer's order, met
+    /// again in the next document; trying one takes a pass to check.
+    orders: Vec<Vec<usize>>,
     /// Emptied containers of values given back ([`NodeParser::recycle`]), to be filled again:
     /// once a few rows are read, a row is read and dropped without an allocation.
     spare_members: Vec<Vec<(Cow<'a, str>, Node<'a>)>>,
@@ -62,6 +64,9 @@ const MIN_REPEAT: usize = 64;
 
 /// Spare containers kept at most, of each kind (a row of a ledger has about twenty).
 const MAX_SPARES: usize = 256;
+
+/// Orders of unsorted objects kept at most ([`NodeParser`]'s `orders`).
+const MAX_ORDERS: usize = 16;
 
 impl<'a> NodeParser<'a> {
     pub fn new() -> Self {
@@ -260,24 +265,35 @@ impl<'a> NodeParser<'a> {
         if (1..n).all(|i| less(i - 1, i)) {
             out.extend(self.members.drain(base..));
         } else {
-            // The last order still sorts them if it leaves each key below the next (which
-            // also says no key is there twice); else sort them, and keep the order.
-            if self.order.len() != n || !self.order.windows(2).all(|w| less(w[0], w[1])) {
-                self.order.clear();
-                self.order.extend(0..n);
-                self.order.sort_unstable_by(|&i, &j| {
-                    prefixes[i]
-                        .cmp(&prefixes[j])
-                        .then_with(|| members[i].0.cmp(&members[j].0))
-                });
-                if !self.order.windows(2).all(|w| less(w[0], w[1])) {
-                    self.order.clear();
-                    return None;
+            // An order kept still sorts them if it leaves each key below the next (which also
+            // says no key is there twice); else sort them, and keep the order (first).
+            let sorts = |o: &Vec<usize>| o.len() == n && o.windows(2).all(|w| less(w[0], w[1]));
+            match self.orders.iter().position(sorts) {
+                Some(0) => {}
+                Some(k) => self.orders[..=k].rotate_right(1),
+                None => {
+                    let mut order = if self.orders.len() < MAX_ORDERS {
+                        Vec::with_capacity(n)
+                    } else {
+                        let mut last = self.orders.pop().unwrap_or_default();
+                        last.clear();
+                        last
+                    };
+                    order.extend(0..n);
+                    order.sort_unstable_by(|&i, &j| {
+                        prefixes[i]
+                            .cmp(&prefixes[j])
+                            .then_with(|| members[i].0.cmp(&members[j].0))
+                    });
+                    if !order.windows(2).all(|w| less(w[0], w[1])) {
+                        return None;
+                    }
+                    self.orders.insert(0, order);
                 }
             }
             let members = &mut self.members[base..];
             out.extend(
-                (self.order.iter()).map(|&i| std::mem::replace(&mut members[i], PLACEHOLDER)),
+                (self.orders[0].iter()).map(|&i| std::mem::replace(&mut members[i], PLACEHOLDER)),
             );
             // The placeholders own nothing: let go without a drop call each.
             self.members.drain(base..).for_each(std::mem::forget);
@@ -774,6 +790,45 @@ mod tests {
                 assert!(identical(&a, &b), "{doc}");
             }
         }
+    }
+
+    /// Objects of many shapes, each in its own unsorted order, met again in turn (more shapes
+    /// than orders are kept, so orders are dropped and made again), with keys doubled among
+    /// them: each read as serde_json reads it.
+    #[test]
+    fn orders_kept_for_many_shapes_sort_each_as_serde_json_does() {
+        let mut p = NodeParser::new();
+        let shape = |n: usize, twice: bool| {
+            let keys: Vec<String> = (0..n)
+                .rev()
+                .map(|k| format!("\"k{}\": {k}", if twice && k == 0 { 1 } else { k }))
+                .collect();
+            format!("{{{}}}", keys.join(", "))
+        };
+        let mut docs = Vec::new();
+        for round in 0..3 {
+            for n in 2..(MAX_ORDERS + 6) {
+                docs.push(shape(n, false));
+                docs.push(format!(
+                    "{{\"outer\": {}, \"a\": {}}}",
+                    shape(n, false),
+                    shape(n + 1, false)
+                ));
+                if (n + round) % 5 == 0 {
+                    docs.push(shape(n, true));
+                }
+            }
+        }
+        for doc in &docs {
+            let want = stream_node_prefix(doc, 0).ok();
+            let got = p.parse(doc, 0);
+            assert_eq!(got.is_some(), want.is_some(), "{doc}");
+            if let (Some((a, _)), Some((b, _))) = (got, want) {
+                assert!(identical(&a, &b), "{doc}");
+                p.recycle(a);
+            }
+        }
+        assert!(p.orders.len() <= MAX_ORDERS);
     }
 
     #[test]

@@ -51,10 +51,25 @@ pub(super) fn read_if_file(path: &Path, max_bytes: u64) -> Result<Option<Vec<u8>
 /// strict parse builds (duplicate keys, numbers that are not finite, nesting over the limit
 /// all make it give up); `None` leaves the document to [`crate::json::parse_strict`].
 pub(super) fn parse_fast(bytes: &[u8]) -> Option<Node<'_>> {
+    parse_fast_with(&mut NodeParser::new(), bytes)
+}
+
+/// [`parse_fast`] by a parser kept across documents (give each value back with
+/// [`NodeParser::recycle`]: the next document is then read into the same containers, without
+/// allocating them again).
+pub(super) fn parse_fast_with<'a>(
+    parser: &mut NodeParser<'a>,
+    bytes: &'a [u8],
+) -> Option<Node<'a>> {
     let text = std::str::from_utf8(bytes).ok()?;
     let start = skip_ws(bytes, 0);
-    let (node, len) = NodeParser::new().parse(&text[start..], 0)?;
-    (skip_ws(bytes, start + len) == bytes.len()).then_some(node)
+    let (node, len) = parser.parse(&text[start..], 0)?;
+    if skip_ws(bytes, start + len) == bytes.len() {
+        Some(node)
+    } else {
+        parser.recycle(node);
+        None
+    }
 }
 
 #[cfg(test)]
@@ -93,5 +108,42 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
         assert!(parse_fast(deep.as_bytes()).is_none());
         assert!(crate::json::parse_strict(deep.as_bytes()).is_err());
+    }
+
+    /// One parser kept across documents (each value given back) reads each as a new one does,
+    /// after documents it took, gave up on halfway, or refused for what follows them.
+    #[test]
+    fn a_parser_kept_across_documents_reads_each_as_a_new_one() {
+        let trial = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/data/harbor-jobs/j1/hello-file__eD2pj5h/result.json"),
+        )
+        .unwrap();
+        let docs: Vec<&[u8]> = vec![
+            &trial,
+            b"{\"a\": [1, {\"b\": [2, 3]}], \"c\": {\"d\": {}}}",
+            b"{\"a\": [1, {\"b\": [2, 3",
+            &trial,
+            b"{\"a\": 1} x",
+            b"[{\"z\": 1, \"y\": 2}, {\"y\": 2, \"z\": 1}]",
+            b"{\"a\": {\"b\": 1, \"b\": 1}}",
+            &trial,
+        ];
+        let mut parser = NodeParser::new();
+        for doc in &docs {
+            let kept = parse_fast_with(&mut parser, doc);
+            let new = parse_fast(doc);
+            assert_eq!(
+                kept.is_some(),
+                new.is_some(),
+                "{}",
+                String::from_utf8_lossy(doc)
+            );
+            if let (Some(kept), Some(new)) = (kept, new) {
+                let value = crate::json::parse_strict(doc).unwrap();
+                assert!(same(&kept, &value) && same(&new, &value));
+                parser.recycle(kept);
+            }
+        }
     }
 }

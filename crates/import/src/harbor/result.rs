@@ -6,6 +6,7 @@
 //! answers, reasons and all.
 
 use serde_json::Value;
+use std::fmt::Display;
 
 use super::time::parse_utc;
 use crate::json::{Obj, View, J};
@@ -242,7 +243,8 @@ pub fn check_result<V: View>(v: &V) -> Vec<String> {
             "verifier_result must be an object or null, not {other}"
         )),
     }
-    let exception = |out: &mut Vec<String>, name: &str, e: Option<J<'_, V>>| match e {
+    // A field's name is written out only in a reason (`format_args!`, not a `String` per field).
+    let exception = |out: &mut Vec<String>, name: &dyn Display, e: Option<J<'_, V>>| match e {
         None | Some(J::Null) => {}
         Some(J::Object(x)) => {
             if !matches!(at::<V>(x, "exception_type"), Some(J::String(s)) if !s.is_empty()) {
@@ -254,41 +256,41 @@ pub fn check_result<V: View>(v: &V) -> Vec<String> {
         }
         Some(other) => out.push(format!("{name} must be an object or null, not {other}")),
     };
-    exception(&mut out, "exception_info", at::<V>(m, "exception_info"));
+    exception(&mut out, &"exception_info", at::<V>(m, "exception_info"));
     match at::<V>(m, "step_results") {
         None | Some(J::Null) => {}
         Some(J::Array(steps)) => {
             for (i, s) in steps.iter().enumerate() {
                 exception(
                     &mut out,
-                    &format!("step_results[{i}].exception_info"),
+                    &format_args!("step_results[{i}].exception_info"),
                     s.view().get("exception_info"),
                 );
             }
         }
         Some(other) => out.push(format!("step_results must be a list or null, not {other}")),
     }
-    let timestamp = |out: &mut Vec<String>, name: &str, v: Option<J<'_, V>>| match v {
+    let timestamp = |out: &mut Vec<String>, name: &dyn Display, v: Option<J<'_, V>>| match v {
         None | Some(J::Null) => {}
         Some(J::String(s)) if parse_utc(s).is_some() => {}
         Some(other) => out.push(format!(
             "{name} must be a UTC timestamp (YYYY-MM-DDTHH:MM:SS[.ffffff]Z) or null, not {other}"
         )),
     };
-    timestamp(&mut out, "started_at", at::<V>(m, "started_at"));
-    timestamp(&mut out, "finished_at", at::<V>(m, "finished_at"));
+    timestamp(&mut out, &"started_at", at::<V>(m, "started_at"));
+    timestamp(&mut out, &"finished_at", at::<V>(m, "finished_at"));
     for phase in ["agent_execution", "verifier"] {
         match at::<V>(m, phase) {
             None | Some(J::Null) => {}
             Some(J::Object(p)) => {
                 timestamp(
                     &mut out,
-                    &format!("{phase}.started_at"),
+                    &format_args!("{phase}.started_at"),
                     at::<V>(p, "started_at"),
                 );
                 timestamp(
                     &mut out,
-                    &format!("{phase}.finished_at"),
+                    &format_args!("{phase}.finished_at"),
                     at::<V>(p, "finished_at"),
                 );
             }

@@ -128,7 +128,8 @@ pub fn trial_row(
 ) -> std::result::Result<Built, Vec<crate::refusal::Reason>> {
     let spec = task.harbor.as_ref().expect("a harbor task");
     let r = &trial.result;
-    let label = trial.label();
+    // How the trial is named, made only for a hint or a refusal.
+    let label = || trial.label();
     let agent = r.agent.as_str();
     let evidence = if SCRIPTED_AGENTS.contains(&agent) {
         Evidence::Fixture
@@ -137,7 +138,8 @@ pub fn trial_row(
     };
     let evidence_hint = (evidence != task.evidence).then(|| {
         format!(
-            "{label}: row {schedule_id}: a trial of {} is {} evidence: it cannot fill a row of task {}, declared {}",
+            "{}: row {schedule_id}: a trial of {} is {} evidence: it cannot fill a row of task {}, declared {}",
+            label(),
             if evidence == Evidence::Fixture {
                 format!("Harbor's scripted {agent} agent")
             } else {
@@ -207,7 +209,7 @@ pub fn trial_row(
                         task.id
                     ))
                     .rule(crate::refusal::Rule::Workflow(4))
-                    .at(&label).row(schedule_id)]);
+                    .at(label()).row(schedule_id)]);
                 }
                 (
                     "UNSCORED",
@@ -269,13 +271,9 @@ pub fn trial_row(
         };
         spent.insert(name.clone(), v);
     }
-    let mut m: Map<String, Value> = decl
-        .attempt_fields
-        .iter()
-        .map(|f| (f.clone(), Value::Null))
-        .collect();
-    let repetition = decl.schedule_entry(schedule_id).map(|e| e.repetition);
-    for (k, v) in [
+    // (The repetition alone, without building the schedule entry and its id.)
+    let repetition = decl.scheduled(schedule_id).map(|(_, _, rep)| rep);
+    let mut fields = [
         ("schedule_id", Value::from(schedule_id)),
         ("task_id", Value::from(task.id.clone())),
         ("repetition", json!(repetition)),
@@ -310,10 +308,28 @@ pub fn trial_row(
         ("interventions_decision_or_repair", json!([])),
         (
             "native_record",
-            json!({"kind": Kind::Harbor.as_str(), "id": trial.record_id(), "sha256": trial.sha256}),
+            json!({"kind": Kind::Harbor.as_str(), "id": trial.record_id(), "sha256": trial.record.sha256()}),
         ),
-    ] {
-        m.insert(k.to_owned(), v);
+    ]
+    .map(|(k, v)| (k, Some(v)));
+    // The row's map made once: each declared field with its value (null for a field added to
+    // the twenty, which a trial does not fill), found at its own place among the twenty, where
+    // the declaration puts it, before any search; a standard field not declared (a declaration
+    // never leaves one out) added, for the row check to refuse.
+    let mut take = |i: usize, f: &str| -> Value {
+        let at = match fields.get(i) {
+            Some((k, _)) if *k == f => Some(i),
+            _ => fields.iter().position(|(k, _)| *k == f),
+        };
+        at.and_then(|i| fields[i].1.take()).unwrap_or(Value::Null)
+    };
+    let mut m: Map<String, Value> = (decl.attempt_fields.iter().enumerate())
+        .map(|(i, f)| (f.clone(), take(i, f)))
+        .collect();
+    for (k, v) in fields {
+        if let Some(v) = v {
+            m.insert(k.to_owned(), v);
+        }
     }
     Ok(Built {
         row: Value::Object(m),

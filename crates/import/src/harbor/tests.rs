@@ -47,8 +47,7 @@ fn trial(result: Value) -> HarborTrial {
     );
     HarborTrial {
         dir: "jobs/j/hello-file__abcdefg".into(),
-        sha256: crate::sha256_hex(&bytes),
-        bytes,
+        record: crate::store::Record::new(bytes),
         task_name: result["task_name"].as_str().unwrap().into(),
         trial_name: result["trial_name"].as_str().unwrap().into(),
         job_id: result["config"]["job_id"].as_str().unwrap().into(),

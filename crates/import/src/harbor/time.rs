@@ -15,9 +15,11 @@ pub fn parse_utc(s: &str) -> Option<i64> {
     if b.len() < 20 || rest.len() < 19 {
         return None;
     }
+    // (At most four digits: read by hand, without `str::parse`'s generality.)
     let digits = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = rest.get(r)?;
-        (t.bytes().all(|c| c.is_ascii_digit())).then(|| t.parse().ok())?
+        (rest.as_bytes().get(r)?.iter()).try_fold(0, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
     };
     let sep = |i: usize, c: u8| rest.as_bytes().get(i) == Some(&c);
     if !(sep(4, b'-') && sep(7, b'-') && sep(10, b'T') && sep(13, b':') && sep(16, b':')) {
@@ -32,8 +34,9 @@ pub fn parse_utc(s: &str) -> Option<i64> {
             if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
                 return None;
             }
-            let six: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
-            six.parse::<i64>().ok()?
+            // The first six digits, padded with zeros (a seventh and later are dropped).
+            (frac.bytes().chain(std::iter::repeat(b'0')).take(6))
+                .fold(0, |n, c| n * 10 + i64::from(c - b'0'))
         }
     };
     Some(crate::civil::unix_seconds(y, mo, d, h, mi, se)? * 1_000_000 + micros)

@@ -173,7 +173,7 @@ fn a_live_scenario_pass_fills_every_field() {
     assert_eq!(row["native_record"]["kind"], "scenario");
     assert_eq!(
         row["native_record"]["sha256"],
-        json!(crate::sha256_hex(&c.record))
+        json!(crate::sha256_hex(c.record.bytes()))
     );
     assert_eq!(c.key, "scenario:run-bugfix-iso-weeks-live");
     assert_eq!(c.source, "runs/R1/result.json");
@@ -421,7 +421,7 @@ fn an_arena_pass_fills_every_field() {
         row["native_record"],
         json!({"kind": "arena", "id": "store-1/a1", "sha256": attempt().export_sha256})
     );
-    assert_eq!(c.record, attempt().export);
+    assert_eq!(c.record.bytes(), attempt().export);
     assert_eq!(c.key, "arena:store-1/a1");
     assert!(c.notes.is_empty());
 }

@@ -8,7 +8,7 @@ use std::fmt;
 
 use super::view::{Field, RowView};
 use super::{DEFERRED, NOT_ATTEMPTED, RECORD_KINDS};
-use crate::declaration::{Declaration, Evidence, Expects, ScheduleEntry, Task};
+use crate::declaration::{Declaration, Evidence, Expects, Task};
 use crate::json::{self, Obj, View, J};
 use crate::refusal::{Reason, Rule};
 
@@ -90,7 +90,15 @@ pub(crate) fn check_members<'a, O: Obj>(
 
     // Groups 5 and 6: what the outcome implies.
     match outcome {
-        Some(DEFERRED) => check_deferred(&mut r, &label, decl, m, sid, task, is_relabeled),
+        Some(DEFERRED) => check_deferred(
+            &mut r,
+            &label,
+            decl,
+            m,
+            (sid, repetition),
+            task,
+            is_relabeled,
+        ),
         Some("PASS") => check_pass(&mut r, &label, row, task),
         Some(_) => check_reason_stated(&mut r, &label, row),
         None => {}
@@ -361,16 +369,17 @@ fn check_deferred<O: Obj>(
     label: &Label,
     decl: &Declaration,
     m: &O,
-    sid: &str,
+    // The row's schedule id and repetition, scheduled (the id as the schedule writes it: its
+    // position was found from it).
+    (sid, repetition): (&str, u64),
     task: &Task,
     is_relabeled: bool,
 ) {
-    let entry = decl.schedule_entry(sid).expect("scheduled");
     for f in &decl.attempt_fields {
         if is_relabeled && f == "evidence" {
             continue; // already reported
         }
-        let (found, want) = (m.field(f), template_field(f, &entry, task));
+        let (found, want) = (m.field(f), template_field(f, sid, repetition, task));
         if !json::j_eq(found, want) {
             let why = match f.as_str() {
                 "elapsed_seconds" | "usage" | "estimated_usd" | "spent_budget" => "a DEFERRED row carries no time, usage, cost or spend (an attempt that spent anything ran, and keeps its native outcome)",
@@ -653,16 +662,19 @@ fn check_native_record<V: View>(r: &mut RowReasons, label: &Label, v: J<'_, V>, 
     }
 }
 
-/// A field of the template row of a scheduled attempt ([`Row::template`]).
+/// A field of the template row of a scheduled attempt ([`Row::template`]): the attempt's
+/// schedule id `id`, its `repetition` of `task` (given apart, so that a row's check need not
+/// build the schedule entry).
 pub(super) fn template_field<'e>(
     field: &str,
-    entry: &'e ScheduleEntry,
+    id: &'e str,
+    repetition: u64,
     task: &'e Task,
 ) -> J<'e, Value> {
     match field {
-        "schedule_id" => J::String(&entry.id),
-        "task_id" => J::String(&entry.task),
-        "repetition" => J::Number(json::Num::Pos(entry.repetition)),
+        "schedule_id" => J::String(id),
+        "task_id" => J::String(&task.id),
+        "repetition" => J::Number(json::Num::Pos(repetition)),
         "evidence" => J::String(task.evidence.as_str()),
         "native_outcome" => J::String(DEFERRED),
         "reason" => J::String(NOT_ATTEMPTED),

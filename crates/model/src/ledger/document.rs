@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::checks::check_members;
-use super::row::{Row, RowSer};
+use super::row::{sorted_fields, Row, RowSer};
 use super::view::RowView;
 use super::FORMAT;
 use crate::declaration::Declaration;
@@ -213,9 +213,7 @@ pub(super) fn checked_row(decl: &Declaration, i: usize, v: Value) -> Checked {
         }
     };
     match check_members(decl, &fields, &RowAt(i)) {
-        Ok(_) => Ok(Row {
-            fields: std::sync::Arc::new(fields),
-        }),
+        Ok(_) => Ok(Row::new(fields)),
         Err(reasons) => {
             let sid = fields.get("schedule_id").and_then(Value::as_str);
             Err((sid.map(str::to_owned), reasons))
@@ -507,10 +505,12 @@ struct RowsSer<'a>(&'a DocSer<'a>);
 impl Serialize for RowsSer<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.ledger.rows.len()))?;
+        let sorted = sorted_fields(self.0.fields);
         for (i, row) in self.0.ledger.rows.iter().enumerate() {
             seq.serialize_element(&RowSer {
                 row: self.0.replaced.get(&i).copied().unwrap_or(row),
                 fields: self.0.fields,
+                sorted: Some(&sorted),
             })?;
         }
         seq.end()

@@ -53,9 +53,7 @@ pub(super) fn parse(decl: &Declaration, bytes: &[u8]) -> Option<Ledger> {
         let Value::Object(fields) = row.0.view().to_value() else {
             return None;
         };
-        Some(Ok(Row {
-            fields: std::sync::Arc::new(fields),
-        }))
+        Some(Ok(Row::new(fields)))
     };
     Some(Ledger {
         declaration_id: decl.id.clone(),

@@ -18,20 +18,41 @@ use crate::refusal::Reason;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub(super) fields: Arc<Map<String, Value>>,
+    /// The two fields nearly every question about a row reads first, read from `fields` once
+    /// when the row is made (a look-up by name in a row's map compares keys; a writer of 1,000
+    /// rows asked for them tens of thousands of times): `schedule_id` as [`RowView`] reads it,
+    /// and whether `native_outcome` is DEFERRED.
+    schedule_id: Arc<str>,
+    deferred: bool,
 }
 
 impl Row {
+    /// A row of these (checked) fields.
+    pub(super) fn new(fields: Map<String, Value>) -> Row {
+        let view = RowView {
+            obj: &fields,
+            at: None,
+        };
+        let (schedule_id, deferred) = (view.schedule_id().into(), view.is_deferred());
+        Row {
+            fields: Arc::new(fields),
+            schedule_id,
+            deferred,
+        }
+    }
+
     /// The template row of a scheduled attempt: DEFERRED, "not attempted", lists empty, every
     /// other field null.
     pub fn template(decl: &Declaration, schedule_id: &str) -> Option<Row> {
         let entry = decl.schedule_entry(schedule_id)?;
         let task = decl.task(&entry.task)?;
         let fields = (decl.attempt_fields.iter())
-            .map(|f| (f.clone(), template_field(f, &entry, task).to_value()))
+            .map(|f| {
+                let v = template_field(f, &entry.id, entry.repetition, task);
+                (f.clone(), v.to_value())
+            })
             .collect();
-        Some(Row {
-            fields: Arc::new(fields),
-        })
+        Some(Row::new(fields))
     }
 
     /// Check a row against the declaration (groups 3–6 of `ledger.md`), returning every reason
@@ -64,9 +85,7 @@ impl Row {
         match value {
             Value::Object(fields) => {
                 check_members(decl, &fields, &at)?;
-                Ok(Row {
-                    fields: Arc::new(fields),
-                })
+                Ok(Row::new(fields))
             }
             other => Err(not_an_object(&other, at)),
         }
@@ -95,7 +114,7 @@ impl Row {
         }
     }
     pub fn schedule_id(&self) -> &str {
-        self.view().schedule_id()
+        &self.schedule_id
     }
     pub fn task_id(&self) -> &str {
         self.view().task_id()
@@ -104,7 +123,7 @@ impl Row {
         self.view().native_outcome()
     }
     pub fn is_deferred(&self) -> bool {
-        self.view().is_deferred()
+        self.deferred
     }
     pub fn native_status(&self) -> Option<&str> {
         self.view().native_status()
@@ -157,18 +176,53 @@ impl Row {
         json::canonical(&RowSer {
             row: self,
             fields: &decl.attempt_fields,
+            sorted: None,
         })
     }
 }
 
+/// A row written with its fields in `fields` order (the declaration's `attempt_fields`).
 pub(super) struct RowSer<'a> {
     pub(super) row: &'a Row,
     pub(super) fields: &'a [String],
+    /// The positions in `fields` of the fields in key order ([`sorted_fields`]), for a writer
+    /// of many rows: a row's members, held in key order, are then read in one pass instead of
+    /// looked up by name one field at a time.
+    pub(super) sorted: Option<&'a [usize]>,
 }
+
+/// The positions of `fields` in the order of their names (the order a row's map holds them).
+pub(super) fn sorted_fields(fields: &[String]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..fields.len()).collect();
+    order.sort_by(|&a, &b| fields[a].cmp(&fields[b]));
+    order
+}
+
+/// Most fields a row's values are gathered for on the stack (more: looked up by name).
+const GATHERED: usize = 64;
 
 impl Serialize for RowSer<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.fields.len()))?;
+        // A checked row holds exactly the declared fields: its members in key order are the
+        // fields in `sorted` order, each compared by name as it is taken. Any other row (none
+        // is, but it costs nothing to ask) is written by look-ups, as before.
+        let members = self.row.fields();
+        let n = self.fields.len();
+        if let Some(sorted) = self.sorted.filter(|s| s.len() == n && n <= GATHERED) {
+            let mut values = [&Value::Null; GATHERED];
+            let gathered = members.len() == n
+                && (members.iter().zip(sorted)).all(|((k, v), &i)| {
+                    values[i] = v;
+                    *k == self.fields[i]
+                });
+            if gathered {
+                for (f, v) in self.fields.iter().zip(values) {
+                    m.serialize_entry(f, v)?;
+                }
+                return m.end();
+            }
+        }
         for f in self.fields {
             m.serialize_entry(f, self.row.get(f))?;
         }

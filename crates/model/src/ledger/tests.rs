@@ -1623,3 +1623,67 @@ fn rows_sharing_a_runtime_and_models_are_classified_as_each_read_alone() {
     // Every run's second and third rows shared their runtime.
     assert_eq!(shared, 3 * 2 * changes.len());
 }
+
+/// A ledger's writer reads each row's members in one pass in key order (`RowSer` with the
+/// fields' sorted positions); a row written so is the row written by looking each field up
+/// by name, and a map that is not exactly the declared fields (no checked row is) is written
+/// by the look-ups.
+#[test]
+fn rows_written_in_one_pass_are_the_rows_written_by_look_ups() {
+    use super::row::{sorted_fields, RowSer};
+    let decl = declaration();
+    let fields = &decl.attempt_fields;
+    let sorted = sorted_fields(fields);
+    let write = |row: &Row, sorted: Option<&[usize]>| {
+        json::canonical(&RowSer {
+            row,
+            fields,
+            sorted,
+        })
+    };
+    let mut rows = Ledger::template(&decl).rows;
+    rows.push(crate::testutil::checked(
+        &decl,
+        &crate::testutil::complete_pass(&decl, SCENARIO_1),
+    ));
+    let mut short = rows[0].fields().clone();
+    short.remove("usage");
+    let mut extra = rows[0].fields().clone();
+    extra.insert("zzz".into(), json!(1));
+    let mut renamed = rows[0].fields().clone();
+    let v = renamed.remove("usage").unwrap();
+    renamed.insert("usagf".into(), v);
+    for map in [short, extra, renamed] {
+        rows.push(Row::new(map));
+    }
+    for row in &rows {
+        assert_eq!(write(row, Some(&sorted)), write(row, None));
+    }
+    // The fields' sorted positions: their names in key order.
+    let names: Vec<&str> = sorted.iter().map(|&i| fields[i].as_str()).collect();
+    let mut by_name: Vec<&str> = fields.iter().map(String::as_str).collect();
+    by_name.sort_unstable();
+    assert_eq!(names, by_name);
+}
+
+/// What a row reads once when it is made (its schedule id, whether it is DEFERRED) is what its
+/// fields say, on every path that makes a row: the template, the row check, the fast parse.
+#[test]
+fn a_rows_schedule_id_and_deferred_are_its_fields() {
+    let decl = declaration();
+    let mut value = template_value(&decl);
+    value["rows"][SCENARIO_ROW] = crate::testutil::complete_pass(&decl, SCENARIO_1);
+    let parsed = parse_ledger(&decl, &value).unwrap();
+    let checked = crate::testutil::checked(&decl, &value["rows"][SCENARIO_ROW]);
+    let rows = (Ledger::template(&decl).rows.into_iter())
+        .chain(parsed.rows)
+        .chain([checked]);
+    let mut filled = 0;
+    for row in rows {
+        assert_eq!(row.schedule_id(), row.view().schedule_id());
+        assert_eq!(row.is_deferred(), row.view().is_deferred());
+        assert_eq!(row.is_deferred(), row.native_outcome() == DEFERRED);
+        filled += usize::from(!row.is_deferred());
+    }
+    assert_eq!(filled, 2);
+}

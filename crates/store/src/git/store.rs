@@ -927,7 +927,7 @@ impl RefStore {
             if let (Some(record), Some(rec)) = (&w.record, w.row.native_record()) {
                 let key = rec.key();
                 let path = layout::record_path(&key);
-                bound(format!("record {key} ({path})"), record.len());
+                bound(format!("record {key} ({path})"), record.bytes().len());
             }
         }
         if !r.is_empty() {
@@ -944,8 +944,8 @@ impl RefStore {
                     id,
                 )
                 .map_err(|e| fail(&e))?;
-            if let (Some(bytes), Some(rec)) = (&w.record, w.row.native_record()) {
-                let rid = write_object(repo, Kind::Blob, bytes)?;
+            if let (Some(record), Some(rec)) = (&w.record, w.row.native_record()) {
+                let rid = write_object(repo, Kind::Blob, record.bytes())?;
                 editor
                     .upsert(
                         layout::record_path(&rec.key()).split('/'),

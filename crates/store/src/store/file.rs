@@ -25,9 +25,9 @@ pub struct FileStore {
     max_input_bytes: u64,
     bytes: Vec<u8>,
     ledger: Ledger,
-    /// Record key parts (kind, id) → row position, built when first asked for (an import of
+    /// Record key (`<kind>:<id>`) → row position, built when first asked for (an import of
     /// thousands of Inspect samples asks once per sample) and dropped when the ledger changes.
-    records: Option<HashMap<(String, String), usize>>,
+    records: Option<foldhash::HashMap<String, usize>>,
 }
 
 impl FileStore {
@@ -86,7 +86,10 @@ impl FileStore {
     /// ledger show: the length against the input bound, the nesting of each changed row
     /// against the depth limit (a row is three containers deep: the document, `rows`, the
     /// row), and that no record fills two rows (group 7; the admission decided it already,
-    /// and it is checked here again rather than assumed).
+    /// and it is checked here again rather than assumed). This ledger passed group 7 when it
+    /// was read, so when its records are indexed (as the admission's question asked), only
+    /// the changed rows' records are compared: with each other, and with the index, where a
+    /// record may be held only by the row the change replaces.
     fn next_proved(&self, bytes: &[u8], replaced: &HashMap<usize, &Row>) -> Option<Ledger> {
         if bytes.len() as u64 > self.max_input_bytes {
             return None;
@@ -108,11 +111,22 @@ impl FileStore {
         for (&i, row) in replaced {
             *next.get_mut(i)? = Row::clone(row);
         }
-        let mut records = std::collections::HashSet::with_capacity(next.len());
-        for row in &next {
-            if let Some(n) = row.native_record() {
-                if !records.insert((n.kind, n.id)) {
-                    return None;
+        if let Some(index) = &self.records {
+            let mut keys = std::collections::HashSet::with_capacity(replaced.len());
+            for (&i, row) in replaced {
+                if let Some(key) = row.native_record().map(|n| n.key()) {
+                    if index.get(&key).is_some_and(|&at| at != i) || !keys.insert(key) {
+                        return None;
+                    }
+                }
+            }
+        } else {
+            let mut records = std::collections::HashSet::with_capacity(next.len());
+            for row in &next {
+                if let Some(n) = row.native_record() {
+                    if !records.insert((n.kind, n.id)) {
+                        return None;
+                    }
                 }
             }
         }
@@ -146,22 +160,23 @@ impl Store for FileStore {
     }
 
     fn record_owner(&mut self, key: &str) -> Result<Option<String>> {
-        // `<kind>:<id>`, compared in parts.
-        let Some((kind, id)) = key.split_once(':') else {
+        // `<kind>:<id>`: a checked row's kind is one of a few words without `:`, so the key
+        // names one (kind, id) pair and a key without `:` names none.
+        if !key.contains(':') {
             return Ok(None);
-        };
+        }
         let ledger = &self.ledger;
         let index = self.records.get_or_insert_with(|| {
-            let mut m = HashMap::new();
+            let mut m = foldhash::HashMap::default();
             for (i, r) in ledger.rows.iter().enumerate() {
                 if let Some(n) = r.native_record() {
-                    m.entry((n.kind.to_owned(), n.id.to_owned())).or_insert(i);
+                    m.entry(n.key()).or_insert(i);
                 }
             }
             m
         });
         Ok(index
-            .get(&(kind.to_owned(), id.to_owned()))
+            .get(key)
             .map(|&i| format!("row {}", self.ledger.rows[i].schedule_id())))
     }
 
@@ -363,6 +378,33 @@ mod tests {
         let bytes = before.canonical_replacing(&decl, &replaced);
         assert!(s.next_proved(&bytes, &replaced).is_none());
         assert!(Ledger::parse(&decl, &bytes, u64::MAX).is_err());
+        // The same answers with the ledger's records indexed (the changed rows compared with
+        // the index): the record of row 0 again in row 1 is not proved, ...
+        let mut s = store(decl.clone(), before.clone(), u64::MAX);
+        let key = before.rows[0].native_record().unwrap().key();
+        assert_eq!(
+            s.record_owner(&key).unwrap(),
+            Some(format!("row {}", ids[0]))
+        );
+        assert!(s.records.is_some());
+        assert!(s.next_proved(&bytes, &replaced).is_none());
+        // ... nor two changed rows naming one record, ...
+        let mut two = complete_pass(&decl, &ids[0]);
+        set(
+            &mut two,
+            json!({"native_record": row.fields()["native_record"].clone()}),
+        );
+        let two = checked(&decl, &two);
+        let replaced = HashMap::from([(0, &two), (1, &row)]);
+        let bytes = before.canonical_replacing(&decl, &replaced);
+        assert!(s.next_proved(&bytes, &replaced).is_none());
+        assert!(Ledger::parse(&decl, &bytes, u64::MAX).is_err());
+        // ... while a row replacing the one that holds its record, and a new record, are.
+        let again = checked(&decl, &complete_pass(&decl, &ids[0]));
+        let replaced = HashMap::from([(0, &again), (1, &row)]);
+        let bytes = before.canonical_replacing(&decl, &replaced);
+        let proved = s.next_proved(&bytes, &replaced).expect("proved");
+        assert_eq!(proved, Ledger::parse(&decl, &bytes, u64::MAX).unwrap());
     }
 
     #[test]
