@@ -9,7 +9,8 @@
 //! bench/run --inspect  # only the Inspect import (1,000 samples × 2 epochs) beside read_eval_log
 //! bench/run --harbor   # only the Harbor import (a job of 1,000 trials) beside Harbor's models
 //! bench/run --signing  # only the signed-ledger figures (hook per push size, verify signed)
-//! bench/run --report   # only the report figures: 100,000 rows (file, ref, show) and 1,000,000
+//! bench/run --report   # only the report figures: 100,000 rows (file, ref, show), issue 30's
+//!                      # mix and 1,000,000
 //! ```
 //!
 //! Times are the best of several runs (the machine is shared); memory is the maximum resident
@@ -453,6 +454,7 @@ fn bench_report(t: &mut Table, big: &Campaign, rows: usize, root: &Path, million
         c
     };
     let floor = best(3, || timed(floor_cmd(&ledger)));
+    let hash = hash_floor(&big.repo, &ledger);
     let (_, rss, cpu) = time_cpu(&report(&campaign, &ledger));
     let (_, py_rss, py_cpu) = time_cpu(&py_cmd());
     let what = format!(
@@ -487,6 +489,7 @@ fn bench_report(t: &mut Table, big: &Campaign, rows: usize, root: &Path, million
         x(py_rss as f64 / rss as f64),
         "< 64 MB",
     );
+    two_core_floor(t, rows, ours, floor, hash);
     t.verdict(
         &format!(
             "report on {rows} rows at >= 1 M rows/s ({:.2} M rows/s)",
@@ -559,8 +562,100 @@ fn bench_report(t: &mut Table, big: &Campaign, rows: usize, root: &Path, million
         "(reported: time, max RSS)",
     );
     if million {
+        bench_report_thirds(t, big, root);
         bench_report_million(t, big, root);
     }
+}
+
+/// The file's SHA-256 alone, one core (`parse_floor --sha256`): the report names the ledger by
+/// it, so no report is cheaper.
+fn hash_floor(dir: &Path, ledger: &Path) -> Duration {
+    best(3, || {
+        let mut c = cmd(release_dir().join("examples/parse_floor"), dir);
+        c.arg("--sha256").arg(ledger);
+        timed(c)
+    })
+}
+
+/// What two cores allow at best: the hash and the bare parse, with nothing checked, shared
+/// between them without loss (the larger of the hash and half their sum), and the rows a
+/// second that allows.
+fn two_core_floor(t: &mut Table, rows: usize, ours: Duration, parse: Duration, hash: Duration) {
+    let bound = hash.max((hash + parse) / 2);
+    t.add(
+        &format!(
+            "report: the file's SHA-256 alone; the floor on two cores ({:.2} M rows/s at most)",
+            rows as f64 / bound.as_secs_f64() / 1e6
+        ),
+        secs(hash),
+        secs(bound),
+        x(ours.as_secs_f64() / bound.as_secs_f64()),
+        "(reported: report / floor)",
+    );
+}
+
+/// The report of a ledger made as issue 30's was: 100,000 rows dealt a verified PASS, an ERROR
+/// and a DEFERRED row in turn (`synth --ledger-only --thirds`), beside the bare parse, the
+/// hash and Python; the campaign is removed afterwards.
+fn bench_report_thirds(t: &mut Table, big: &Campaign, root: &Path) {
+    let dir = root.join("thirds");
+    let mut c = cmd(release_dir().join("examples/synth"), root);
+    c.args(["--tasks", "1000", "--repetitions", "100", "--ledger-only", "--thirds", "--out"])
+        .arg(&dir);
+    c.stdout(Stdio::inherit()).stderr(Stdio::inherit());
+    assert!(c.status().expect("run synth").success(), "synth failed");
+    let campaign = dir.join("harness/campaign.json");
+    let ledger = dir.join("ledger.json");
+    let size = std::fs::metadata(&ledger).expect("ledger.json").len();
+    let report = || {
+        let mut c = big.ledger(&["report", "--json", "--max-input-bytes", BIG_INPUT]);
+        c.arg(&campaign).arg(&ledger);
+        c
+    };
+    let ours = best(3, || timed(report()));
+    let floor = best(3, || {
+        let mut c = cmd(release_dir().join("examples/parse_floor"), root);
+        c.arg(&ledger);
+        timed(c)
+    });
+    let hash = hash_floor(root, &ledger);
+    let py = best(2, || {
+        let mut c = cmd("python3", root);
+        c.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/report_baseline.py"))
+            .arg(&campaign)
+            .arg(&ledger);
+        timed(c)
+    });
+    let (_, rss, _) = time_cpu(&report());
+    t.add(
+        &format!(
+            "report: issue 30's mix, 100,000 rows ({:.0} MB, a third each PASS, ERROR, DEFERRED) vs Python",
+            size as f64 / 1e6
+        ),
+        secs(ours),
+        secs(py),
+        x(py.as_secs_f64() / ours.as_secs_f64()),
+        ">= 5x, >= 1 M rows/s",
+    );
+    t.add(
+        "report: issue 30's mix vs the bare parse; peak memory",
+        secs(floor),
+        mb(rss),
+        x(ours.as_secs_f64() / floor.as_secs_f64()),
+        "<= 2x, < 64 MB",
+    );
+    two_core_floor(t, 100_000, ours, floor, hash);
+    t.verdict(
+        &format!(
+            "report on issue 30's mix at >= 1 M rows/s ({:.2} M rows/s)",
+            1e5 / ours.as_secs_f64() / 1e6
+        ),
+        1e5 / ours.as_secs_f64() >= 1e6,
+    );
+    t.verdict("report on issue 30's mix <= 2x the bare parse", ours <= floor * 2);
+    t.verdict("report on issue 30's mix >= 5x Python", py >= ours * 5);
+    t.verdict("report on issue 30's mix in < 64 MB", rss < 64 * 1024);
+    std::fs::remove_dir_all(&dir).expect("remove the thirds campaign");
 }
 
 /// The report of a 1,000,000-row ledger file (2,000 tasks x 500 repetitions, made by

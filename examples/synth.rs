@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release --example synth -- --tasks 1000 --repetitions 100 --out DIR \
 //!     [--history 10000] [--fill 0.95] [--spare 8] [--blob-mb 200 --files 20000] [--seed N]
+//!     [--ledger-only [--sample 256] [--thirds]]
 //! ```
 //!
 //! Writes, under `DIR` (which must not exist or be empty):
@@ -27,7 +28,9 @@
 //! no spare records): `--sample` rows (default 256) are converted from records exactly as
 //! above, and every other filled row is a copy of one of them with its schedule id, task,
 //! repetition and record id replaced, written as it is made (a 1,000,000-row ledger in
-//! seconds, without 1,000,000 record files or rows in memory).
+//! seconds, without 1,000,000 record files or rows in memory). With `--thirds` (ledger only)
+//! the rows are not drawn but dealt in turn, as issue 30's ledger was made: a verified PASS
+//! (hidden tests all passing), an ERROR, a DEFERRED row, and again (`--fill` is not used).
 //!
 //! Everything is deterministic for a seed (fixed identities and dates, no network).
 
@@ -67,6 +70,8 @@ struct Args {
     ledger_only: bool,
     /// With `--ledger-only`: how many rows are converted from records.
     sample: usize,
+    /// With `--ledger-only`: rows dealt a verified PASS, an ERROR and a DEFERRED in turn.
+    thirds: bool,
 }
 
 fn parse_args() -> Args {
@@ -83,6 +88,7 @@ fn parse_args() -> Args {
         writers: None,
         ledger_only: false,
         sample: 256,
+        thirds: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -105,6 +111,7 @@ fn parse_args() -> Args {
             "--writers" => a.writers = Some(PathBuf::from(value())),
             "--ledger-only" => a.ledger_only = true,
             "--sample" => a.sample = value().parse().unwrap_or_else(|_| usage("--sample N")),
+            "--thirds" => a.thirds = true,
             _ => usage(&format!("unknown argument {flag}")),
         }
     }
@@ -114,6 +121,9 @@ fn parse_args() -> Args {
     if a.tasks == 0 || a.repetitions == 0 || a.tasks > 9999 {
         usage("--tasks 1..=9999 and --repetitions ≥ 1");
     }
+    if a.thirds && !a.ledger_only {
+        usage("--thirds is for --ledger-only");
+    }
     if a.history + a.spare > a.tasks * a.repetitions {
         usage("--history + --spare exceeds the rows scheduled");
     }
@@ -121,7 +131,7 @@ fn parse_args() -> Args {
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("synth: {msg}\nusage: synth --tasks N --repetitions N --out DIR [--history N] [--fill F] [--spare N] [--blob-mb N --files N] [--seed N] [--writers KEY] [--ledger-only [--sample N]]");
+    eprintln!("synth: {msg}\nusage: synth --tasks N --repetitions N --out DIR [--history N] [--fill F] [--spare N] [--blob-mb N --files N] [--seed N] [--writers KEY] [--ledger-only [--sample N] [--thirds]]");
     std::process::exit(64)
 }
 
@@ -272,13 +282,15 @@ fn draft(a: &Args) -> Value {
 
 /// The `result.json` of the run filling schedule entry `index` (task `t`), with an outcome
 /// drawn from a realistic mix: verified passes, passes without oracle evidence, false
-/// completions, honest blockers, errors and skips.
+/// completions, honest blockers, errors and skips; or, with `draw` given, the outcome of that
+/// draw (0: a verified PASS, 90: an ERROR).
 fn result_json(
     decl: &Declaration,
     argv: &[String],
     index: usize,
     t: usize,
     rng: &mut Rng,
+    draw: Option<u64>,
 ) -> Value {
     let run_id = format!("20261101T{:06}Z-s{index:06}", index % 240000);
     let checks = |failing: u64| -> Value {
@@ -309,7 +321,7 @@ fn result_json(
             "usage": {"input_tokens": input, "output_tokens": output}},
         "elapsed_seconds": wall + 12.5,
     });
-    let (verdict, status, reason, oracle) = match r % 100 {
+    let (verdict, status, reason, oracle) = match draw.unwrap_or(r % 100) {
         0..=49 => (
             "PASS",
             json!("COMPLETE"),
@@ -481,7 +493,7 @@ fn main() {
         }
         let t = i / a.repetitions;
         let mut rng = Rng(a.seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let v = result_json(&decl, &argv, i, t, &mut rng);
+        let v = result_json(&decl, &argv, i, t, &mut rng, None);
         let run_id = v["run_id"].as_str().expect("run id").to_owned();
         let rel = format!(".scenario-runs/{run_id}/result.json");
         let path = repo_dir.join(&rel);
@@ -571,7 +583,14 @@ fn templated_ledger(a: &Args, decl: &Declaration, repo_dir: &Path, out: &Path) {
     let run_id = |index: usize| format!("20261101T{:06}Z-s{index:06}", index % 240000);
     let n = decl.schedule_len();
     assert!(n <= 1_000_000, "run ids have six digits");
-    let sample = a.sample.clamp(1, n);
+    // With `--thirds`, sample `k` stands for rows of its own kind: `i % sample` keeps `i % 3`.
+    let sample = if a.thirds {
+        a.sample.clamp(1, n).div_ceil(3) * 3
+    } else {
+        a.sample.clamp(1, n)
+    };
+    let dealt = |i: usize| [Some(0), Some(90), None][i % 3];
+    assert!(!a.thirds || sample <= n, "--thirds needs at least {sample} rows");
     // Each sample row's canonical bytes as the ledger document holds them (two levels deep).
     let indent = |bytes: Vec<u8>| -> String {
         String::from_utf8(bytes)
@@ -583,7 +602,8 @@ fn templated_ledger(a: &Args, decl: &Declaration, repo_dir: &Path, out: &Path) {
         .map(|i| {
             let e = decl.schedule_at(i);
             let mut rng = Rng(a.seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            let v = result_json(decl, &argv, i, i / a.repetitions, &mut rng);
+            let draw = if a.thirds { dealt(i).or(Some(0)) } else { None };
+            let v = result_json(decl, &argv, i, i / a.repetitions, &mut rng, draw);
             let path = repo_dir.join(format!(".scenario-runs/{}/result.json", run_id(i)));
             write(&path, &git_ledger::json::canonical(&v));
             let loaded = batch::load(
@@ -623,7 +643,8 @@ fn templated_ledger(a: &Args, decl: &Declaration, repo_dir: &Path, out: &Path) {
         w.write_all(if i == 0 { b"\n    " } else { b",\n    " })
             .unwrap();
         let fill = (rng.next() % 10_000) as f64 / 10_000.0 < a.fill;
-        let row = if i < sample {
+        let fill = if a.thirds { dealt(i).is_some() } else { fill };
+        let row = if i < sample && (!a.thirds || fill) {
             samples[i].clone()
         } else if fill {
             let k = i % sample;
@@ -648,7 +669,12 @@ fn templated_ledger(a: &Args, decl: &Declaration, repo_dir: &Path, out: &Path) {
     }
     w.write_all(&empty[at..]).unwrap();
     w.flush().unwrap();
-    eprintln!("synth: {} of {n} rows filled", filled + sample);
+    let sampled = if a.thirds {
+        (0..sample).filter(|&i| dealt(i).is_some()).count()
+    } else {
+        sample
+    };
+    eprintln!("synth: {} of {n} rows filled", filled + sampled);
 }
 
 /// Write the root commit and one import commit per history row with `git fast-import`; returns
