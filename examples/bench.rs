@@ -600,8 +600,16 @@ fn two_core_floor(t: &mut Table, rows: usize, ours: Duration, parse: Duration, h
 fn bench_report_thirds(t: &mut Table, big: &Campaign, root: &Path) {
     let dir = root.join("thirds");
     let mut c = cmd(release_dir().join("examples/synth"), root);
-    c.args(["--tasks", "1000", "--repetitions", "100", "--ledger-only", "--thirds", "--out"])
-        .arg(&dir);
+    c.args([
+        "--tasks",
+        "1000",
+        "--repetitions",
+        "100",
+        "--ledger-only",
+        "--thirds",
+        "--out",
+    ])
+    .arg(&dir);
     c.stdout(Stdio::inherit()).stderr(Stdio::inherit());
     assert!(c.status().expect("run synth").success(), "synth failed");
     let campaign = dir.join("harness/campaign.json");
@@ -621,9 +629,12 @@ fn bench_report_thirds(t: &mut Table, big: &Campaign, root: &Path) {
     let hash = hash_floor(root, &ledger);
     let py = best(2, || {
         let mut c = cmd("python3", root);
-        c.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/report_baseline.py"))
-            .arg(&campaign)
-            .arg(&ledger);
+        c.arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/bench/report_baseline.py"
+        ))
+        .arg(&campaign)
+        .arg(&ledger);
         timed(c)
     });
     let (_, rss, _) = time_cpu(&report());
@@ -652,7 +663,10 @@ fn bench_report_thirds(t: &mut Table, big: &Campaign, root: &Path) {
         ),
         1e5 / ours.as_secs_f64() >= 1e6,
     );
-    t.verdict("report on issue 30's mix <= 2x the bare parse", ours <= floor * 2);
+    t.verdict(
+        "report on issue 30's mix <= 2x the bare parse",
+        ours <= floor * 2,
+    );
     t.verdict("report on issue 30's mix >= 5x Python", py >= ours * 5);
     t.verdict("report on issue 30's mix in < 64 MB", rss < 64 * 1024);
     std::fs::remove_dir_all(&dir).expect("remove the thirds campaign");

@@ -590,7 +590,10 @@ fn templated_ledger(a: &Args, decl: &Declaration, repo_dir: &Path, out: &Path) {
         a.sample.clamp(1, n)
     };
     let dealt = |i: usize| [Some(0), Some(90), None][i % 3];
-    assert!(!a.thirds || sample <= n, "--thirds needs at least {sample} rows");
+    assert!(
+        !a.thirds || sample <= n,
+        "--thirds needs at least {sample} rows"
+    );
     // Each sample row's canonical bytes as the ledger document holds them (two levels deep).
     let indent = |bytes: Vec<u8>| -> String {
         String::from_utf8(bytes)
