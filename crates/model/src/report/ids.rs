@@ -5,7 +5,7 @@
 //! of one shape share.
 
 use serde::Serialize;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::sync::Arc;
 
 use super::Shape;
@@ -54,8 +54,8 @@ impl ScheduleIds {
                 width,
             } => {
                 out.push_str(&tasks[p / repetitions]);
-                // Writing to a String cannot fail.
-                let _ = write!(out, "/{:0width$}", p % repetitions + 1, width = width);
+                out.push('/');
+                push_padded(out, p % repetitions + 1, *width);
             }
             Source::Listed(ids) => out.push_str(&ids[p]),
         }
@@ -87,6 +87,28 @@ impl fmt::Debug for ScheduleIds {
             Source::Listed(ids) => write!(f, "ScheduleIds({ids:?})"),
         }
     }
+}
+
+/// `n` in decimal, zero-padded to `width` digits, after what `out` holds: what
+/// `write!(out, "{n:0width$}")` writes, without the formatting machinery (a report writes an id
+/// for every row it lists, 100,000 and more).
+fn push_padded(out: &mut String, mut n: usize, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let len = digits.len() - at;
+    for _ in len..width {
+        out.push('0');
+    }
+    // ASCII digits only.
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// The position of a row, as a report keeps it. A schedule longer than `u32::MAX` would be a
@@ -166,8 +188,17 @@ impl fmt::Debug for Ids {
 }
 
 impl Serialize for Ids {
+    /// The schedule ids, each written into one buffer in turn (not a `String` each).
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter())
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.positions.len()))?;
+        let mut id = String::new();
+        for &p in &self.positions {
+            id.clear();
+            self.ids.write(p, &mut id);
+            seq.serialize_element(id.as_str())?;
+        }
+        seq.end()
     }
 }
 
@@ -376,5 +407,38 @@ impl Shape {
             gaps: &c.gaps,
             limits: &c.limits,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_is_its_task_and_its_repetition_zero_padded_as_format_pads_it() {
+        for width in 1..=7 {
+            for n in [
+                1, 7, 9, 10, 42, 99, 100, 999, 1000, 123_456, 9_999_999, 12_345_678,
+            ] {
+                let mut out = String::from("t/");
+                push_padded(&mut out, n, width);
+                assert_eq!(out, format!("t/{n:0width$}"), "{n} in {width} digits");
+            }
+        }
+        let ids = ScheduleIds(Arc::new(Source::Declared {
+            tasks: vec!["a/x".to_owned(), "b".to_owned()].into_boxed_slice(),
+            repetitions: 100,
+            width: 3,
+        }));
+        let written: Vec<String> = [0, 9, 99, 100, 199].map(|p| ids.id(p)).to_vec();
+        assert_eq!(written, ["a/x/001", "a/x/010", "a/x/100", "b/001", "b/100"]);
+        let mut listed = Ids::new(&ids);
+        for p in [199, 0, 100] {
+            listed.push(p);
+        }
+        assert_eq!(
+            serde_json::to_string(&listed).unwrap(),
+            r#"["b/100","a/x/001","b/001"]"#
+        );
     }
 }

@@ -39,10 +39,20 @@ pub fn write_json(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(b"]")?;
     }
     out.write_all(b",\n  \"sections\": ")?;
-    // Serialised as a document of its own, each line indented once more: where the canonical
-    // writer puts it, one level deep (a JSON string holds no raw newline).
-    let mut indented = Indented(&mut out);
-    serde_json::to_writer_pretty(&mut indented, &report.sections).map_err(io::Error::other)?;
+    // Serialised as a document of its own, then each line indented once more: where the
+    // canonical writer puts it, one level deep (a JSON string holds no raw newline). Made in
+    // memory first (its ids lists are a row's mention each, a few MB at most): serde_json's
+    // pretty printer writes a few bytes a call, each of which a line-splitting writer would
+    // have searched.
+    let sections = serde_json::to_vec_pretty(&report.sections).map_err(io::Error::other)?;
+    let mut lines = sections.split(|&b| b == b'\n');
+    if let Some(first) = lines.next() {
+        out.write_all(first)?;
+    }
+    for line in lines {
+        out.write_all(b"\n  ")?;
+        out.write_all(line)?;
+    }
     out.write_all(b"\n}\n")?;
     out.flush()
 }
@@ -57,26 +67,6 @@ struct Head<'a> {
     declaration: &'a DeclarationRef,
     ledger: &'a LedgerState,
     refused: Option<&'a [crate::refusal::Reason]>,
-}
-
-/// A writer that indents every line after the first by two more spaces.
-struct Indented<W>(W);
-
-impl<W: Write> Write for Indented<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut lines = buf.split(|&b| b == b'\n');
-        if let Some(first) = lines.next() {
-            self.0.write_all(first)?;
-        }
-        for line in lines {
-            self.0.write_all(b"\n  ")?;
-            self.0.write_all(line)?;
-        }
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
 }
 
 /// Below this many rows one thread writes them all.
