@@ -277,14 +277,26 @@ impl Input {
     /// another reader has not reached yet is mapped again from the page cache when it gets
     /// there: what stays resident is a stretch per reader, however far apart they are.
     pub fn sha256_released(&self) -> String {
+        let go_on = std::sync::atomic::AtomicBool::new(false);
+        self.sha256_released_unless(&go_on).expect("never stopped")
+    }
+
+    /// [`Input::sha256_released`], given up (`None`) once `stop` is set: it is checked before
+    /// each stretch of 4 MB, so a reader whose hash is no longer wanted (the declaration or
+    /// the rows beside it were refused) stops within a few milliseconds, not at the file's end.
+    pub fn sha256_released_unless(&self, stop: &std::sync::atomic::AtomicBool) -> Option<String> {
         use sha2::{Digest, Sha256};
+        use std::sync::atomic::Ordering;
         const STRETCH: usize = 4 << 20;
         let mut hasher = Sha256::new();
         for (k, stretch) in self.chunks(STRETCH).enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
             hasher.update(stretch);
             self.release(k * STRETCH..k * STRETCH + stretch.len());
         }
-        crate::hex(&hasher.finalize())
+        Some(crate::hex(&hasher.finalize()))
     }
 }
 
@@ -774,6 +786,8 @@ mod tests {
         assert!(matches!(input, Input::Read(_)));
         input.release(0..1000);
         assert_eq!(input.sha256_released(), crate::sha256_hex(&bytes[..1000]));
+        let stop = std::sync::atomic::AtomicBool::new(true);
+        assert_eq!(input.sha256_released_unless(&stop), None);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! whole file.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::{build_from, LedgerState, Report, Summarise};
@@ -23,14 +24,29 @@ pub fn from_files(decl_path: &Path, ledger_path: &Path, max: u64) -> Result<Repo
     // is mapped.
     let path = ledger_path.to_path_buf();
     let (mapped, input) = std::sync::mpsc::sync_channel(1);
-    let hashing = std::thread::spawn(move || -> Result<String> {
+    // Set when the hash is no longer wanted (a fault is returned instead): the thread stops
+    // at its next stretch rather than hash the rest of the file for nobody.
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let hashing = std::thread::spawn(move || -> Result<Option<String>> {
         // Mapped without being made resident: each stretch is given back once read (by the
         // hash and by the parse alike: the text is not needed again).
         let bytes = Arc::new(json::read_streamed(&path, max)?);
         let _ = mapped.send(bytes.clone());
-        Ok(bytes.sha256_released())
+        Ok(bytes.sha256_released_unless(&stopped))
     });
-    let decl = Declaration::read_released(decl_path, max)?;
+    let give_up = |hashing: std::thread::JoinHandle<_>| {
+        stop.store(true, Ordering::Relaxed);
+        // Its result is not wanted, nor its fault: the fault returned is the one found here.
+        let _ = join(hashing);
+    };
+    let decl = match Declaration::read_released(decl_path, max) {
+        Ok(decl) => decl,
+        Err(e) => {
+            give_up(hashing);
+            return Err(e);
+        }
+    };
     let Ok(bytes) = input.recv() else {
         // Not read: its fault is what the thread returned.
         return Err(join(hashing).expect_err("a ledger not read is a fault"));
@@ -39,10 +55,14 @@ pub fn from_files(decl_path: &Path, ledger_path: &Path, max: u64) -> Result<Repo
     // report is built from the summaries, never from 100,000 rows held at once. What stays
     // resident is the declaration, a stretch per core and the summaries, not the file.
     let release = |r| bytes.release(r);
-    let rows = Ledger::parse_kept_releasing(&decl, &bytes, max, &Summarise::new(), &release);
-    let sha256 = join(hashing);
-    let rows = rows.map_err(|e| e.context(ledger_path.display()))?;
-    let sha256 = sha256?;
+    let rows = match Ledger::parse_kept_releasing(&decl, &bytes, max, &Summarise::new(), &release) {
+        Ok(rows) => rows,
+        Err(e) => {
+            give_up(hashing);
+            return Err(e.context(ledger_path.display()));
+        }
+    };
+    let sha256 = join(hashing)?.expect("a hash not stopped is finished");
     // Unmapping 225 MB takes a while: beside the building, not before it (the hash's own
     // handle is gone with its thread).
     Ok(std::thread::scope(|s| {
