@@ -225,3 +225,36 @@ pub fn json_str(out: &mut Vec<u8>, s: &str) {
         out.push(b'"');
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line after the first indented by two more spaces, whatever blocks the writes
+    /// come in: the whole document at once, or serde's own few-byte writes over many blocks.
+    #[test]
+    fn indented_is_each_line_after_the_first_two_spaces_deeper_across_blocks() {
+        let items: Vec<String> = (0..12_000).map(|i| format!("row/{i:05}\nx")).collect();
+        let doc = serde_json::json!({"a": items, "b": {"c": [1, 2, {"d": []}]}});
+        let pretty = serde_json::to_vec_pretty(&doc).unwrap();
+        assert!(pretty.len() > 3 * INDENT_BLOCK, "spans several blocks");
+        let expected: Vec<u8> = String::from_utf8(pretty.clone())
+            .unwrap()
+            .replace('\n', "\n  ")
+            .into_bytes();
+        let mut by_serde = Vec::new();
+        let mut w = Indented::new(&mut by_serde);
+        serde_json::to_writer_pretty(&mut w, &doc).unwrap();
+        w.flush().unwrap();
+        assert!(by_serde == expected);
+        for cut in [1, 7, INDENT_BLOCK - 1, INDENT_BLOCK, INDENT_BLOCK + 1] {
+            let mut whole = Vec::new();
+            let mut w = Indented::new(&mut whole);
+            for piece in pretty.chunks(cut) {
+                w.write_all(piece).unwrap();
+            }
+            w.flush().unwrap();
+            assert!(whole == expected, "writes of {cut} bytes");
+        }
+    }
+}
