@@ -567,6 +567,22 @@ fn bench_report(t: &mut Table, big: &Campaign, rows: usize, root: &Path, million
     }
 }
 
+/// `report --json` of a ledger file.
+fn file_report(big: &Campaign, campaign: &Path, ledger: &Path) -> Command {
+    let mut c = big.ledger(&["report", "--json", "--max-input-bytes", BIG_INPUT]);
+    c.arg(campaign).arg(ledger);
+    c
+}
+
+/// The bare parse of a ledger file (`parse_floor`), best of `runs`.
+fn parse_floor(dir: &Path, ledger: &Path, runs: usize) -> Duration {
+    best(runs, || {
+        let mut c = cmd(release_dir().join("examples/parse_floor"), dir);
+        c.arg(ledger);
+        timed(c)
+    })
+}
+
 /// The file's SHA-256 alone, one core (`parse_floor --sha256`): the report names the ledger by
 /// it, so no report is cheaper.
 fn hash_floor(dir: &Path, ledger: &Path) -> Duration {
@@ -615,17 +631,9 @@ fn bench_report_thirds(t: &mut Table, big: &Campaign, root: &Path) {
     let campaign = dir.join("harness/campaign.json");
     let ledger = dir.join("ledger.json");
     let size = std::fs::metadata(&ledger).expect("ledger.json").len();
-    let report = || {
-        let mut c = big.ledger(&["report", "--json", "--max-input-bytes", BIG_INPUT]);
-        c.arg(&campaign).arg(&ledger);
-        c
-    };
+    let report = || file_report(big, &campaign, &ledger);
     let ours = best(3, || timed(report()));
-    let floor = best(3, || {
-        let mut c = cmd(release_dir().join("examples/parse_floor"), root);
-        c.arg(&ledger);
-        timed(c)
-    });
+    let floor = parse_floor(root, &ledger, 3);
     let hash = hash_floor(root, &ledger);
     let py = best(2, || {
         let mut c = cmd("python3", root);
@@ -697,17 +705,9 @@ fn bench_report_million(t: &mut Table, big: &Campaign, root: &Path) {
     let campaign = dir.join("harness/campaign.json");
     let ledger = dir.join("ledger.json");
     let size = std::fs::metadata(&ledger).expect("ledger.json").len();
-    let report = || {
-        let mut c = big.ledger(&["report", "--json", "--max-input-bytes", BIG_INPUT]);
-        c.arg(&campaign).arg(&ledger);
-        c
-    };
+    let report = || file_report(big, &campaign, &ledger);
     let ours = best(2, || timed(report()));
-    let floor = best(2, || {
-        let mut c = cmd(release_dir().join("examples/parse_floor"), root);
-        c.arg(&ledger);
-        timed(c)
-    });
+    let floor = parse_floor(root, &ledger, 2);
     let (_, rss, cpu) = time_cpu(&report());
     t.add(
         &format!(

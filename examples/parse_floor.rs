@@ -29,7 +29,7 @@ fn main() {
         eprintln!("usage: parse_floor [--sha256] LEDGER.json");
         std::process::exit(64)
     };
-    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     // SAFETY: the benchmark's own file, not changed while it runs.
     #[allow(unsafe_code)]
     let bytes = unsafe { memmap2::Mmap::map(&file) }.unwrap_or_else(|e| panic!("{path}: {e}"));

@@ -17,7 +17,7 @@ use crate::error::{Error, Reasons, Result};
 use crate::json;
 
 mod canonical;
-mod fast;
+pub(crate) mod fast;
 mod tasks;
 mod validation;
 mod vocabulary;

@@ -256,9 +256,27 @@ impl Expected {
 /// The stretch of a schedule compared before it is given back.
 const RELEASE_BYTES: usize = 4 << 20;
 
+/// What [`push_decimal`] writes into: bytes, or a string (its digits are ASCII).
+pub(crate) trait Digits {
+    fn push_ascii(&mut self, ascii: &[u8]);
+}
+
+impl Digits for Vec<u8> {
+    fn push_ascii(&mut self, ascii: &[u8]) {
+        self.extend_from_slice(ascii);
+    }
+}
+
+impl Digits for String {
+    fn push_ascii(&mut self, ascii: &[u8]) {
+        self.push_str(std::str::from_utf8(ascii).expect("ASCII digits"));
+    }
+}
+
 /// `n` in decimal, zero-padded to at least `width` digits (`format!("{n:0width$}")` without
-/// the formatting machinery, which cost more than the comparison it feeds).
-pub(super) fn push_decimal(out: &mut Vec<u8>, n: u64, width: usize) {
+/// the formatting machinery, which cost more than the comparison it feeds; a report writes
+/// one for every row it names).
+pub(crate) fn push_decimal(out: &mut impl Digits, n: u64, width: usize) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut rest = n;
@@ -271,8 +289,10 @@ pub(super) fn push_decimal(out: &mut Vec<u8>, n: u64, width: usize) {
         }
     }
     let len = digits.len() - i;
-    out.extend(std::iter::repeat_n(b'0', width.saturating_sub(len)));
-    out.extend_from_slice(&digits[i..]);
+    for _ in len..width {
+        out.push_ascii(b"0");
+    }
+    out.push_ascii(&digits[i..]);
 }
 
 impl<'de> DeserializeSeed<'de> for Expected {

@@ -9,6 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::Shape;
+use crate::declaration::fast::push_decimal;
 use crate::declaration::{repetition_width, Declaration};
 use crate::portfolio::LimitStates;
 
@@ -55,7 +56,7 @@ impl ScheduleIds {
             } => {
                 out.push_str(&tasks[p / repetitions]);
                 out.push('/');
-                push_padded(out, p % repetitions + 1, *width);
+                push_decimal(out, (p % repetitions + 1) as u64, *width);
             }
             Source::Listed(ids) => out.push_str(&ids[p]),
         }
@@ -87,28 +88,6 @@ impl fmt::Debug for ScheduleIds {
             Source::Listed(ids) => write!(f, "ScheduleIds({ids:?})"),
         }
     }
-}
-
-/// `n` in decimal, zero-padded to `width` digits, after what `out` holds: what
-/// `write!(out, "{n:0width$}")` writes, without the formatting machinery (a report writes an id
-/// for every row it lists, 100,000 and more).
-fn push_padded(out: &mut String, mut n: usize, width: usize) {
-    let mut digits = [b'0'; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let len = digits.len() - at;
-    for _ in len..width {
-        out.push('0');
-    }
-    // ASCII digits only.
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// The position of a row, as a report keeps it. A schedule longer than `u32::MAX` would be a
@@ -421,7 +400,7 @@ mod tests {
                 1, 7, 9, 10, 42, 99, 100, 999, 1000, 123_456, 9_999_999, 12_345_678,
             ] {
                 let mut out = String::from("t/");
-                push_padded(&mut out, n, width);
+                push_decimal(&mut out, n, width);
                 assert_eq!(out, format!("t/{n:0width$}"), "{n} in {width} digits");
             }
         }
