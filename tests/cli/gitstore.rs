@@ -357,6 +357,66 @@ fn init_writes_the_template_and_show_prints_it_byte_for_byte(prefix: &str) {
     f.run(&["verify"]).ok();
 }
 
+/// `show` and `report` of a ref read its row files on one thread and check them on another, 64
+/// at a time: the reasons of rows refused in different batches come in schedule order, each
+/// once, as one loop gave them (300 rows: five batches).
+fn row_reasons_across_batches_come_in_schedule_order(prefix: &str) {
+    let f = Fixture::under(100, prefix);
+    let tip = f.tip();
+    let mut files = read_files(f.dir(), &tip);
+    // Compact bytes of a valid row: not its canonical bytes.
+    let compact = |files: &mut Files, sid: &str| {
+        let path = format!("rows/{sid}.json");
+        let v: Value = serde_json::from_slice(&files[&path].bytes).unwrap();
+        files.insert(path, regular(serde_json::to_vec(&v).unwrap()));
+    };
+    let order = [
+        "arena/sympy-matrix/005",
+        "arena/sympy-matrix/090",
+        "scenario/bugfix-iso-weeks/050",
+        "scenario/interrupted-reuse/010",
+        "scenario/interrupted-reuse/100",
+    ];
+    for sid in [order[0], order[1], order[2], order[4]] {
+        compact(&mut files, sid);
+    }
+    assert!(files.remove(&format!("rows/{}.json", order[3])).is_some());
+    let bad = state_commit(f.dir(), &files, &[&tip], "damaged by hand");
+    for args in [
+        &["show", "--unverified", "--at", bad.as_str()][..],
+        &["report", "--unverified", "--at", bad.as_str()][..],
+    ] {
+        let run = f.run(args);
+        run.expect_code(2);
+        // The reasons, after the banner (which names the first).
+        let listed = run
+            .stderr
+            .split_once("refused (5 reasons):")
+            .unwrap_or_else(|| panic!("{args:?}: five reasons in\n{}", run.stderr))
+            .1;
+        let at: Vec<usize> = order
+            .iter()
+            .map(|sid| {
+                let found: Vec<_> = listed.match_indices(&format!("row {sid}:")).collect();
+                assert_eq!(found.len(), 1, "{args:?}: {sid} once in\n{}", run.stderr);
+                found[0].0
+            })
+            .collect();
+        assert!(
+            at.windows(2).all(|w| w[0] < w[1]),
+            "{args:?}: in schedule order:\n{}",
+            run.stderr
+        );
+        assert!(listed.contains("is missing (rows/scenario/interrupted-reuse/010.json)"));
+        assert_eq!(
+            listed.matches("canonical bytes").count(),
+            4,
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
 fn a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_when_damaged(
     prefix: &str,
 ) {
@@ -1596,6 +1656,7 @@ fn git_dash_c_settings_reach_the_tool(prefix: &str) {
 }
 
 crate::common::under_both_prefixes!(init_writes_the_template_and_show_prints_it_byte_for_byte);
+crate::common::under_both_prefixes!(row_reasons_across_batches_come_in_schedule_order);
 
 crate::common::under_both_prefixes!(
     a_ledger_declaration_is_cached_by_blob_id_read_from_there_and_parsed_again_when_damaged,

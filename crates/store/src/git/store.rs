@@ -420,12 +420,16 @@ fn tip_reader(repo: &gix::Repository) -> gix::Repository {
 /// same order. "One record cannot fill two rows" (group 7) is decided on hashes of the record
 /// keys: `Ok(false)` when two hash alike (two rows share a record, or two keys collide), and
 /// the caller asks [`ledger_at`], which decides and names the rows.
+///
+/// Two stages on two cores: this thread reads each row file out of Git (inflating it and its
+/// deltas: a third of the work), a second checks the bytes it is handed, in schedule order,
+/// and calls `each` (the rest), handed over [`BATCH_ROWS`] at a time.
 fn each_row_at(
     repo: &gix::Repository,
     commit: ObjectId,
     max_bytes: u64,
     cached: bool,
-    each: &mut dyn FnMut(&Declaration, ObjectId, Row),
+    each: &mut (dyn FnMut(&Declaration, ObjectId, Row) + Send),
 ) -> Result<(Rc<Known>, bool)> {
     use std::hash::BuildHasher;
     let info = read_commit(repo, commit)?;
@@ -445,34 +449,89 @@ fn each_row_at(
     list_blobs(repo, rows_tree, "rows".into(), &mut files)?;
     let mut by_path: std::collections::HashMap<String, (gix::objs::tree::EntryMode, ObjectId)> =
         files.into_iter().map(|(p, m, i)| (p, (m, i))).collect();
-    let mut reasons = crate::error::Reasons::new();
     let keys = std::hash::RandomState::new();
-    let mut records = Vec::new();
-    for e in decl.schedule() {
-        let path = layout::row_path(&e.id);
-        match by_path.remove(&path) {
-            None => reasons.push(
-                crate::refusal::Reason::new(format!("is missing ({path})"))
-                    .row(&e.id)
-                    .at(&at),
-            ),
-            Some((mode, _)) if !is_regular(mode) => reasons.push(
-                crate::refusal::Reason::new(super::objects::not_regular(&path, mode))
-                    .row(&e.id)
-                    .at(&at),
-            ),
-            Some((_, id)) => match read_row(repo, decl, id, &e.id, max_bytes, &at)? {
-                // After a refusal nothing is handed on: the rows are refused whole.
-                Ok(row) if reasons.is_empty() => {
-                    // The key `<kind>:<id>` hashed as its two parts (a kind has no `:`).
-                    records.extend(row.native_record().map(|r| keys.hash_one((r.kind, r.id))));
-                    each(decl, id, row);
+    let (handed, checked) = std::sync::mpsc::sync_channel::<Vec<RowFile>>(BATCHES_IN_FLIGHT);
+    let at = at.as_str();
+    let (read, (mut reasons, mut records)) = std::thread::scope(|s| {
+        let checker = s.spawn(|| {
+            let mut reasons = crate::error::Reasons::new();
+            let mut records = Vec::new();
+            for file in checked.into_iter().flatten() {
+                let (id, sid, path, bytes) = match file {
+                    RowFile::Refused(r) => {
+                        reasons.extend(r);
+                        continue;
+                    }
+                    RowFile::Read {
+                        id,
+                        sid,
+                        path,
+                        bytes,
+                    } => (id, sid, path, bytes),
+                };
+                match super::admit::check_row_bytes(decl, &bytes, &sid, &path, at) {
+                    // After a refusal nothing is handed on: the rows are refused whole.
+                    Ok(row) if reasons.is_empty() => {
+                        // The key `<kind>:<id>` hashed as its two parts (a kind has no `:`).
+                        records.extend(row.native_record().map(|r| keys.hash_one((r.kind, r.id))));
+                        each(decl, id, row);
+                    }
+                    Ok(_) => {}
+                    Err(r) => reasons.extend(r),
                 }
-                Ok(_) => {}
-                Err(r) => reasons.extend(r),
-            },
-        }
-    }
+            }
+            (reasons, records)
+        });
+        let read = (|| -> Result<()> {
+            let mut batch = Vec::with_capacity(BATCH_ROWS);
+            for e in decl.schedule() {
+                let path = layout::row_path(&e.id);
+                let file = match by_path.remove(&path) {
+                    None => RowFile::Refused(vec![crate::refusal::Reason::new(format!(
+                        "is missing ({path})"
+                    ))
+                    .row(&e.id)
+                    .at(at)]),
+                    Some((mode, _)) if !is_regular(mode) => {
+                        RowFile::Refused(vec![crate::refusal::Reason::new(
+                            super::objects::not_regular(&path, mode),
+                        )
+                        .row(&e.id)
+                        .at(at)])
+                    }
+                    Some((_, id)) => {
+                        match super::admit::read_row_bytes(repo, id, &path, max_bytes, at)? {
+                            Ok(bytes) => RowFile::Read {
+                                id,
+                                sid: e.id,
+                                path,
+                                bytes,
+                            },
+                            Err(r) => RowFile::Refused(r),
+                        }
+                    }
+                };
+                batch.push(file);
+                if batch.len() == BATCH_ROWS {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH_ROWS));
+                    if handed.send(full).is_err() {
+                        // The checker is gone: its panic is resumed when it is joined.
+                        return Ok(());
+                    }
+                }
+            }
+            let _ = handed.send(batch);
+            Ok(())
+        })();
+        // The checker ends when the sender is dropped, whether all was read or not.
+        drop(handed);
+        let checked = checker
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (read, checked)
+    });
+    // A row file that cannot be read at all is a failure, whatever was refused before it.
+    read?;
     let mut extra: Vec<_> = by_path.into_keys().collect();
     extra.sort();
     for p in extra {
@@ -480,13 +539,35 @@ fn each_row_at(
             crate::refusal::Reason::new(format!(
                 "{p} is not a row of the schedule (no row is added)"
             ))
-            .at(&at),
+            .at(at),
         );
     }
     reasons.into_result()?;
     records.sort_unstable();
     let distinct = !records.windows(2).any(|w| w[0] == w[1]);
     Ok((known, distinct))
+}
+
+/// Row files handed from [`each_row_at`]'s reading to its checking at a time: one hand-over
+/// (and the wake-up of a waiting thread, a system call) per row cost more than it saved.
+const BATCH_ROWS: usize = 64;
+
+/// Batches read and not yet checked, at most: enough that neither stage waits on the other's
+/// uneven rows, a few hundred KB.
+const BATCHES_IN_FLIGHT: usize = 4;
+
+/// What [`each_row_at`]'s reading hands its checking, in schedule order.
+enum RowFile {
+    /// The row's reasons found before its bytes could be checked (missing, not a regular
+    /// file, over the size bound).
+    Refused(Vec<crate::refusal::Reason>),
+    /// A row file's bytes.
+    Read {
+        id: ObjectId,
+        sid: String,
+        path: String,
+        bytes: Vec<u8>,
+    },
 }
 
 /// What `keep` takes of every row of ledger commit `commit`, in schedule order, each row read,

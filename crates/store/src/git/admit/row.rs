@@ -25,17 +25,31 @@ pub fn read_row(
     at: &str,
 ) -> crate::Result<std::result::Result<Row, Vec<Reason>>> {
     let path = layout::row_path(sid);
-    let bytes = match read_blob_bounded_id(repo, blob, max_bytes, &path) {
-        Ok(bytes) => bytes,
-        Err(Error::Refused(r)) => return Ok(Err(r.at(at).into_vec())),
-        Err(e) if at.is_empty() => return Err(e),
-        Err(e) => return Err(e.context(at)),
-    };
-    Ok(check_row_bytes(decl, &bytes, sid, &path, at))
+    Ok(match read_row_bytes(repo, blob, &path, max_bytes, at)? {
+        Ok(bytes) => check_row_bytes(decl, &bytes, sid, &path, at),
+        Err(reasons) => Err(reasons),
+    })
 }
 
-/// [`read_row`] of bytes read.
-fn check_row_bytes(
+/// The first half of [`read_row`]: the bytes of the row file `blob` at `path`, under the size
+/// bound (a refusal found at `at`), or `Err` of the outer result when it cannot be read.
+pub fn read_row_bytes(
+    repo: &gix::Repository,
+    blob: ObjectId,
+    path: &str,
+    max_bytes: u64,
+    at: &str,
+) -> crate::Result<std::result::Result<Vec<u8>, Vec<Reason>>> {
+    match read_blob_bounded_id(repo, blob, max_bytes, path) {
+        Ok(bytes) => Ok(Ok(bytes)),
+        Err(Error::Refused(r)) => Ok(Err(r.at(at).into_vec())),
+        Err(e) if at.is_empty() => Err(e),
+        Err(e) => Err(e.context(at)),
+    }
+}
+
+/// The second half of [`read_row`]: the row file `path` of `sid`, its bytes read, checked.
+pub fn check_row_bytes(
     decl: &Declaration,
     bytes: &[u8],
     sid: &str,
