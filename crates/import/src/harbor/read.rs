@@ -50,6 +50,7 @@ pub(super) fn read_if_file(path: &Path, max_bytes: u64) -> Result<Option<Vec<u8>
 /// array amid JSON's whitespace, nothing after it. Where it returns a value it is the one the
 /// strict parse builds (duplicate keys, numbers that are not finite, nesting over the limit
 /// all make it give up); `None` leaves the document to [`crate::json::parse_strict`].
+#[cfg(test)]
 pub(super) fn parse_fast(bytes: &[u8]) -> Option<Node<'_>> {
     parse_fast_with(&mut NodeParser::new(), bytes)
 }
