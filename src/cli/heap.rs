@@ -11,10 +11,11 @@
 /// written, and the process's resident size grows by at most a huge page's rounding.
 ///
 /// It does nothing where it cannot: not glibc on Linux, a heap that does not grow by `brk`
-/// (glibc then maps memory instead, and the break does not move), or a kernel whose huge pages
-/// are off (`madvise` fails, and is not asked again). Call it from the main thread before the
-/// allocations it is for; glibc's `M_TOP_PAD` stays at `reserve`, so later growth of the heap
-/// also comes in steps of `reserve` (address space, not memory). Returns the range advised.
+/// (glibc then maps memory instead, and the break does not move), or a kernel built without
+/// huge pages (`madvise` fails); where they are switched off, the advice changes nothing. Call
+/// it from the main thread before the allocations it is for; glibc's `M_TOP_PAD` stays at
+/// `reserve`, so later growth of the heap also comes in steps of `reserve` (address space, not
+/// memory). Returns the range advised.
 pub fn huge_pages_for_the_heap(reserve: usize) -> Option<std::ops::Range<usize>> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[allow(unsafe_code)]

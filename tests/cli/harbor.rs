@@ -798,6 +798,8 @@ mod harbor_job;
 /// One import of `job` into a fresh copy of `template` (in `dir`), with transparent huge pages
 /// allowed or not (`prctl(PR_SET_THP_DISABLE)`, kept across `exec`): (stdout, the ledger
 /// written, the child's minor page faults).
+// The child is reaped by `wait4` (for its rusage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn import_faults(dir: &Path, template: &Path, job: &Path, huge: bool) -> (Vec<u8>, Vec<u8>, i64) {
     use std::os::unix::process::CommandExt;
     let ledger = dir.join("ledger.json");
