@@ -174,6 +174,10 @@ pub fn run(args: ImportArgs, io: &mut Io) -> Result<i32> {
             "import needs at least one record: --scenario <ID> <RUN-DIR|result.json>, --arena <ID> <STORE> <ATTEMPT>, --inspect <LOG.eval|LOG.json|DIR> or --harbor <JOB-DIR|TRIAL-DIR> (repeatable), e.g. `git ledger import --scenario scenario/x/01 runs/<run id>`".into(),
         ));
     }
+    // What an import allocates (its rows, records, the declaration and the ledger as read)
+    // faulted in by huge pages, not 4 KB at a time: 64 MB of address space, about twice what
+    // a 1,000-trial Harbor import holds at its peak.
+    super::heap::huge_pages_for_the_heap(64 << 20);
     let options = Options {
         runtime_identity: args.runtime_identity.as_deref(),
         skip_undeclared: args.skip_undeclared,

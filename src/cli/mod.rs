@@ -65,6 +65,7 @@ mod diff;
 mod dry_run;
 mod forge;
 mod hand;
+mod heap;
 mod hook;
 mod import;
 mod init;

@@ -791,3 +791,75 @@ fn damaged_job_files_are_refused_with_their_reason_never_a_panic() {
 }
 
 crate::common::under_both_prefixes!(a_job_imports_into_a_ledger_ref_with_its_results_as_records);
+
+#[path = "../../examples/common/harbor_job.rs"]
+mod harbor_job;
+
+/// One import of `job` into a fresh copy of `template` (in `dir`), with transparent huge pages
+/// allowed or not (`prctl(PR_SET_THP_DISABLE)`, kept across `exec`): (stdout, the ledger
+/// written, the child's minor page faults).
+// The child is reaped by `wait4` (for its rusage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn import_faults(dir: &Path, template: &Path, job: &Path, huge: bool) -> (Vec<u8>, Vec<u8>, i64) {
+    use std::os::unix::process::CommandExt;
+    let ledger = dir.join("ledger.json");
+    std::fs::copy(template, &ledger).unwrap();
+    let mut cmd = std::process::Command::new(crate::common::bin());
+    crate::common::pin_env(&mut cmd);
+    cmd.current_dir(dir)
+        .args(["import", "campaign.json", "ledger.json", "--harbor"])
+        .arg(job)
+        .arg("--json")
+        .stdout(std::process::Stdio::piped());
+    #[allow(unsafe_code)]
+    // SAFETY: between fork and exec the closure calls only prctl, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if !huge && libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = Vec::new();
+    std::io::Read::read_to_end(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    let (mut status, mut usage) = (0, std::mem::MaybeUninit::<libc::rusage>::zeroed());
+    #[allow(unsafe_code)]
+    // SAFETY: wait4 on the child's own pid, with valid pointers; `child` is not waited again.
+    let usage = unsafe {
+        assert_eq!(
+            libc::wait4(child.id() as i32, &mut status, 0, usage.as_mut_ptr()),
+            child.id() as i32
+        );
+        usage.assume_init()
+    };
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "import exited {status}"
+    );
+    (stdout, std::fs::read(&ledger).unwrap(), usage.ru_minflt)
+}
+
+/// The import's heap in huge pages (`src/cli/heap.rs`) writes what the same import writes
+/// without them, and faults its memory in far fewer times: an import of 400 trials run with
+/// huge pages refused to the process (`PR_SET_THP_DISABLE`) and allowed.
+#[test]
+fn an_import_faults_its_heap_in_huge_pages_and_writes_the_same() {
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
+    if !thp.is_ok_and(|s| s.contains("[always]") || s.contains("[madvise]")) {
+        eprintln!("skipped: transparent huge pages are off on this machine");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (job, _, template) = harbor_job::generate(dir.path(), 200, 2);
+    let (out_small, ledger_small, faults_small) = import_faults(dir.path(), &template, &job, false);
+    let (out_huge, ledger_huge, faults_huge) = import_faults(dir.path(), &template, &job, true);
+    assert_eq!(out_huge, out_small, "the same --json output");
+    assert_eq!(ledger_huge, ledger_small, "the same ledger");
+    assert_ne!(ledger_huge, std::fs::read(&template).unwrap());
+    assert!(
+        faults_huge * 2 < faults_small,
+        "minor faults: {faults_huge} with huge pages, {faults_small} without"
+    );
+}

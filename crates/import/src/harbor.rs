@@ -111,11 +111,16 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
         trials.reserve(dirs.len());
         // Every result.json is read by one parser, its containers given back after each (a
         // trial's 40-odd objects and lists are not allocated again for the next): the records
-        // it borrows from are kept for the loop, each in its slot.
+        // it borrows from are kept for the loop, each in its slot. The same for every
+        // lock.json, by a parser of its own (its objects are of other shapes): a lock read by
+        // a new parser each cost twice what a result did, per byte.
         let slots: Vec<std::cell::OnceCell<crate::store::Record>> =
             dirs.iter().map(|_| std::cell::OnceCell::new()).collect();
+        let locks: Vec<std::cell::OnceCell<Vec<u8>>> =
+            dirs.iter().map(|_| std::cell::OnceCell::new()).collect();
         let mut parser = crate::json::NodeParser::new();
-        for (dir, slot) in dirs.iter().zip(&slots) {
+        let mut lock_parser = crate::json::NodeParser::new();
+        for ((dir, slot), lock) in dirs.iter().zip(&slots).zip(&locks) {
             let Some(bytes) = read::read_if_file(&dir.join("result.json"), max_bytes)? else {
                 notes.push(format!(
                     "{}: no result.json (a trial not finished, or not a trial): not imported",
@@ -124,7 +129,11 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
                 continue;
             };
             let record = slot.get_or_init(|| crate::store::Record::new(bytes));
-            match read_trial(dir, record, &mut parser, &job, max_bytes) {
+            let lock = Lock {
+                slot: lock,
+                parser: &mut lock_parser,
+            };
+            match read_trial(dir, record, &mut parser, lock, &job, max_bytes) {
                 Ok(t) => trials.push(t),
                 Err(Error::Refused(r)) => reasons.absorb(r),
                 Err(e) => return Err(e),
@@ -149,10 +158,16 @@ pub fn load(path: &Path, max_bytes: u64) -> Result<(Vec<HarborTrial>, Vec<String
             &path.join("result.json"),
             max_bytes,
         )?);
+        let slot = std::cell::OnceCell::new();
+        let lock = Lock {
+            slot: &slot,
+            parser: &mut crate::json::NodeParser::new(),
+        };
         match read_trial(
             path,
             &record,
             &mut crate::json::NodeParser::new(),
+            lock,
             &job,
             max_bytes,
         ) {
@@ -242,6 +257,13 @@ pub fn retried_trials(log: &str) -> HashMap<String, String> {
     out
 }
 
+/// Where a trial's `lock.json` is read: the slot that keeps its bytes for as long as the parser
+/// that reads it (kept across trials, as the results' is) may borrow from them.
+struct Lock<'l, 'a> {
+    slot: &'a std::cell::OnceCell<Vec<u8>>,
+    parser: &'l mut crate::json::NodeParser<'a>,
+}
+
 /// One trial from its `result.json` (`record`): read by the fast strict reader (`parser`, kept
 /// across trials) straight into the fields a row needs when it takes the document and the
 /// document passes every check;
@@ -253,6 +275,7 @@ fn read_trial<'a>(
     dir: &Path,
     record: &'a crate::store::Record,
     parser: &mut crate::json::NodeParser<'a>,
+    lock_at: Lock<'_, 'a>,
     job: &Job,
     max_bytes: u64,
 ) -> Result<HarborTrial> {
@@ -301,13 +324,12 @@ fn read_trial<'a>(
     };
     let lock = dir.join("lock.json");
     let digest = match read::read_if_file(&lock, max_bytes)? {
-        Some(b) => match read::parse_fast(&b) {
-            Some(v) => lock_digest(&v, &lock)?,
-            None => lock_digest(
-                &crate::json::parse_document(&b, &lock.display().to_string(), max_bytes)?,
-                &lock,
-            )?,
-        },
+        Some(b) => read_lock(
+            lock_at.slot.get_or_init(|| b),
+            lock_at.parser,
+            &lock,
+            max_bytes,
+        )?,
         None => None,
     };
     let base = job.dir.parent().unwrap_or(Path::new(""));
@@ -333,6 +355,28 @@ fn read_trial<'a>(
         n_attempts: job.n_attempts,
         evidence,
     })
+}
+
+/// The `task.digest` of a trial lock's bytes (`lock`, its path): read by the fast strict reader
+/// (`parser`, kept across trials) where it takes them, else by the ordinary strict parse, which
+/// names the fault.
+fn read_lock<'a>(
+    bytes: &'a [u8],
+    parser: &mut crate::json::NodeParser<'a>,
+    lock: &Path,
+    max_bytes: u64,
+) -> Result<Option<String>> {
+    match read::parse_fast_with(parser, bytes) {
+        Some(v) => {
+            let digest = lock_digest(&v, lock);
+            parser.recycle(v);
+            digest
+        }
+        None => lock_digest(
+            &crate::json::parse_document(bytes, &lock.display().to_string(), max_bytes)?,
+            lock,
+        ),
+    }
 }
 
 /// A trial lock's `task.digest` (`None` when null or absent), or why the lock is not one.

@@ -14,7 +14,8 @@ use crate::json::{skip_ws, Node, NodeParser};
 /// opens at once (and is then left alone), its type and size read from the open file. A file
 /// over `max_bytes`, or one that cannot be opened or read, is left to
 /// [`crate::json::read_bounded`], which says why (the same answers as `is_file` and then
-/// `read_bounded`, in one `open`, `fstat`, two `read`s and a `close`).
+/// `read_bounded`, in one `open`, `fstat`, `read` and `close` for a file read whole by its first
+/// read).
 pub(super) fn read_if_file(path: &Path, max_bytes: u64) -> Result<Option<Vec<u8>>> {
     #[cfg(unix)]
     {
@@ -28,10 +29,24 @@ pub(super) fn read_if_file(path: &Path, max_bytes: u64) -> Result<Option<Vec<u8>
             match file.metadata() {
                 Ok(meta) if !meta.is_file() => return Ok(None),
                 Ok(meta) if meta.len() <= max_bytes => {
-                    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-                    let read = (&file)
-                        .take(max_bytes.saturating_add(1))
-                        .read_to_end(&mut bytes);
+                    let size = meta.len() as usize;
+                    // One read asks for a byte more than the file's size: a regular file's read
+                    // stops at its end, so its size back, and not a byte more, is the whole file,
+                    // without the second read (of 0 bytes) that `read_to_end` makes to see the
+                    // end. Anything else (fewer bytes, as a file system may return, or more, a
+                    // file that grew) reads on to the end as before.
+                    let mut bytes = vec![0; size + 1];
+                    let first = (&file).read(&mut bytes);
+                    bytes.truncate(*first.as_ref().unwrap_or(&0));
+                    if size > 0 && bytes.len() == size {
+                        return Ok(Some(bytes));
+                    }
+                    let read = match first {
+                        Ok(_) => (&file)
+                            .take(max_bytes.saturating_add(1) - bytes.len() as u64)
+                            .read_to_end(&mut bytes),
+                        Err(e) => Err(e),
+                    };
                     if read.is_ok() && bytes.len() as u64 <= max_bytes {
                         return Ok(Some(bytes));
                     }
@@ -50,6 +65,7 @@ pub(super) fn read_if_file(path: &Path, max_bytes: u64) -> Result<Option<Vec<u8>
 /// array amid JSON's whitespace, nothing after it. Where it returns a value it is the one the
 /// strict parse builds (duplicate keys, numbers that are not finite, nesting over the limit
 /// all make it give up); `None` leaves the document to [`crate::json::parse_strict`].
+#[cfg(test)]
 pub(super) fn parse_fast(bytes: &[u8]) -> Option<Node<'_>> {
     parse_fast_with(&mut NodeParser::new(), bytes)
 }
@@ -76,6 +92,49 @@ pub(super) fn parse_fast_with<'a>(
 mod tests {
     use super::*;
     use crate::json::same;
+
+    /// What `read_if_file` answers by its one read is what `Path::is_file` and then
+    /// `read_bounded` answer: the same bytes (every size around the read's and the bound's
+    /// edges), the same `None`, the same failure in the same words.
+    #[test]
+    fn a_file_read_in_one_read_is_what_the_ordinary_reads_give() {
+        let dir = tempfile::tempdir().unwrap();
+        let ordinary = |p: &Path, max: u64| -> Result<Option<Vec<u8>>> {
+            if !p.is_file() {
+                return Ok(None);
+            }
+            crate::json::read_bounded(p, max).map(Some)
+        };
+        let show = |r: Result<Option<Vec<u8>>>| match r {
+            Ok(b) => format!("ok {b:?}"),
+            Err(e) => format!("{} {e}", e.exit_code()),
+        };
+        let max = 10_000;
+        for size in [0, 1, 2, 4095, 4096, 4097, 9_999, 10_000, 10_001, 70_000] {
+            let p = dir.path().join(format!("f{size}"));
+            let bytes: Vec<u8> = (0..size).map(|i| b'a' + (i % 26) as u8).collect();
+            std::fs::write(&p, &bytes).unwrap();
+            assert_eq!(
+                show(read_if_file(&p, max)),
+                show(ordinary(&p, max)),
+                "{size}"
+            );
+        }
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        for p in [dir.path().to_path_buf(), dir.path().join("missing"), fifo] {
+            assert_eq!(
+                show(read_if_file(&p, max)),
+                show(ordinary(&p, max)),
+                "{}",
+                p.display()
+            );
+        }
+    }
 
     #[test]
     fn the_fast_reader_takes_what_the_strict_parse_takes_and_gives_up_on_the_rest() {

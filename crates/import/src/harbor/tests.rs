@@ -324,3 +324,52 @@ fn a_result_that_breaks_harbors_format_names_every_field() {
         .join("")
         .contains("must be a JSON object"));
 }
+
+/// A trial lock read by the parser kept across a job's trials (`read_lock`, as `load` reads
+/// every lock.json of a job) gives what the ordinary strict parse gives for each lock: the
+/// digest, or the same failure in the same words, after locks it took, gave up on or refused.
+#[test]
+fn a_lock_read_by_the_kept_parser_reads_as_the_strict_parse_reads_it() {
+    let j1 =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/harbor-jobs/j1");
+    let real: Vec<Vec<u8>> = [
+        "hello-file__eD2pj5h",
+        "wrong-answer__iXAkqa2",
+        "slow-verifier__fUYZsC5",
+    ]
+    .iter()
+    .map(|t| std::fs::read(j1.join(t).join("lock.json")).unwrap())
+    .collect();
+    let docs: Vec<Vec<u8>> = vec![
+        real[0].clone(),
+        br#"{"task": {"digest": null}}"#.to_vec(),
+        real[1].clone(),
+        br#"{"task": {"digest": "sha256:1", "digest": "sha256:2"}}"#.to_vec(),
+        br#"{"task": {"name": "x"}, "z": [1, {"b": 2, "a": 1}]}"#.to_vec(),
+        br#"{"task": "t"}"#.to_vec(),
+        real[2].clone(),
+        br#"{"task": {"digest": 7}}"#.to_vec(),
+        br#"{"task": {"digest": "sha256:1"}"#.to_vec(),
+        br#"[{"task": {}}]"#.to_vec(),
+        br#"{"task": {"digest": "sha256:1"}} x"#.to_vec(),
+        real[0].clone(),
+        br#"{"a": 1, "task": {"digest": "sha256:3"}}"#.to_vec(),
+    ];
+    let path = std::path::Path::new("jobs/j/t/lock.json");
+    let show = |r: crate::error::Result<Option<String>>| match r {
+        Ok(d) => format!("ok {d:?}"),
+        Err(e) => format!("{} {e}", e.exit_code()),
+    };
+    let mut parser = crate::json::NodeParser::new();
+    let mut takes = 0;
+    for doc in &docs {
+        let kept = show(read_lock(doc, &mut parser, path, u64::MAX));
+        let strict = show(
+            crate::json::parse_document(doc, &path.display().to_string(), u64::MAX)
+                .and_then(|v| lock_digest(&v, path)),
+        );
+        assert_eq!(kept, strict, "{}", String::from_utf8_lossy(doc));
+        takes += usize::from(read::parse_fast(doc).is_some());
+    }
+    assert!(takes >= 8, "the fast reader took {takes} of the locks");
+}
