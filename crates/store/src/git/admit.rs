@@ -44,7 +44,7 @@ use crate::declaration::Declaration;
 use crate::error::{Error, Result};
 pub use budget::Budget;
 pub use diff::tree_changes;
-pub use row::{check_row_bytes, check_row_value, parse_row_bytes, read_row, read_row_bytes};
+pub use row::{check_row_bytes, read_row, read_row_bytes};
 pub(crate) use step::{record_file, rule7};
 
 /// One path that differs between two trees: its entry before (`None`: added) and after

@@ -56,34 +56,9 @@ pub fn check_row_bytes(
     path: &str,
     at: &str,
 ) -> std::result::Result<Row, Vec<Reason>> {
-    let value = parse_row_bytes(bytes, sid, path, at)?;
-    check_row_value(decl, value, bytes, sid, path, at)
-}
-
-/// The first step of [`check_row_bytes`]: the bytes parsed as strict JSON.
-pub fn parse_row_bytes(
-    bytes: &[u8],
-    sid: &str,
-    path: &str,
-    at: &str,
-) -> std::result::Result<serde_json::Value, Vec<Reason>> {
-    crate::json::parse_strict(bytes).map_err(|e| {
-        vec![Reason::new(format!("{path} is not valid JSON: {e}"))
-            .row(sid)
-            .at(at)]
-    })
-}
-
-/// The rest of [`check_row_bytes`]: the row `value` (parsed from `bytes`) checked.
-pub fn check_row_value(
-    decl: &Declaration,
-    value: serde_json::Value,
-    bytes: &[u8],
-    sid: &str,
-    path: &str,
-    at: &str,
-) -> std::result::Result<Row, Vec<Reason>> {
     let about = |s: String| vec![Reason::new(s).row(sid).at(at)];
+    let value = crate::json::parse_strict(bytes)
+        .map_err(|e| about(format!("{path} is not valid JSON: {e}")))?;
     // The path names the row: a reason the row's own fields cannot place (its schedule_id
     // missing or wrong) is about that row all the same.
     let row = Row::check_owned(decl, value, "").map_err(|reasons| {
