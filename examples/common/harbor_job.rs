@@ -114,11 +114,7 @@ pub fn generate(dir: &Path, tasks: usize, attempts: u64) -> (PathBuf, PathBuf, P
         "policy_files": [], "runner_tools": {"path": "tools", "sha256": "d".repeat(64), "files": 1},
         "runtime_requirements": {"python": "3.12.1"},
         "acceptance": rules.iter().map(|r| (r.to_string(), Value::Bool(true))).collect::<serde_json::Map<_, _>>(),
-        "attempt_fields": ["schedule_id", "task_id", "repetition", "evidence", "native_outcome",
-            "native_status", "reason", "source_revision", "runtime_identity",
-            "actual_models_and_efforts", "runner_options", "option_deviations", "oracle_checks",
-            "evidence_refs", "elapsed_seconds", "usage", "estimated_usd", "spent_budget",
-            "interventions_decision_or_repair", "native_record"],
+        "attempt_fields": git_ledger::declaration::STANDARD_FIELDS,
         "tasks": tasks, "schedule": schedule
     });
     // In its canonical form, as `pin` writes every declaration (and as a real campaign's is).
