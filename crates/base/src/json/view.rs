@@ -43,10 +43,10 @@ pub trait Obj {
     fn field(&self, key: &str) -> J<'_, Self::V> {
         self.get(key).map_or(J::Null, View::view)
     }
-    /// [`Obj::field`] of `key`, which the caller knows is the `i`th member in key order: read
-    /// by position where that is direct, else by name.
-    fn field_at(&self, _i: usize, key: &str) -> J<'_, Self::V> {
-        self.field(key)
+    /// [`Obj::get`] of `key`, which the caller knows is the `i`th member in key order: taken
+    /// by position where that is direct, else looked up by name.
+    fn get_at(&self, _i: usize, key: &str) -> Option<&Self::V> {
+        self.get(key)
     }
 }
 
@@ -340,10 +340,10 @@ impl<'a> Obj for Members<'a> {
     fn iter(&self) -> impl Iterator<Item = (&str, &Node<'a>)> {
         self.0.iter().map(|(k, v)| (k.as_ref(), v))
     }
-    fn field_at(&self, i: usize, key: &str) -> J<'_, Node<'a>> {
+    fn get_at(&self, i: usize, key: &str) -> Option<&Node<'a>> {
         let (k, v) = &self.0[i];
         debug_assert_eq!(k, key, "the caller's position of {key:?}");
-        v.view()
+        Some(v)
     }
 }
 

@@ -24,17 +24,22 @@ impl<O> Clone for RowView<'_, O> {
 impl<O> Copy for RowView<'_, O> {}
 
 impl<'a, O: Obj> RowView<'a, O> {
+    /// The value of a standard field, if the row has it: by its position when the row's keys
+    /// are the declared ones, else by name.
+    fn node(self, f: Field) -> Option<&'a O::V> {
+        match self.at {
+            Some(at) => self.obj.get_at(at[f as usize], f.name()),
+            None => self.obj.get(f.name()),
+        }
+    }
     /// The value of a standard field (null when missing).
     pub(super) fn get(self, f: Field) -> J<'a, O::V> {
-        match self.at {
-            Some(at) => self.obj.field_at(at[f as usize], f.name()),
-            None => self.obj.field(f.name()),
-        }
+        self.node(f).map_or(J::Null, View::view)
     }
     /// [`View::repeat_id`] of a standard field's value: a number shared by every row whose
     /// field is the same value read once (a campaign's runtime, its models).
     fn repeat_id(self, f: Field) -> Option<u64> {
-        self.obj.get(f.name()).and_then(View::repeat_id)
+        self.node(f).and_then(View::repeat_id)
     }
     /// [`RowView::repeat_id`] of `runtime_identity`.
     pub fn runtime_identity_repeat(self) -> Option<u64> {
