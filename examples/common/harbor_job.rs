@@ -7,6 +7,9 @@
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
+#[path = "bench_campaign.rs"]
+mod bench_campaign;
+
 /// (template trial directory name, its task name) in `tests/data/harbor-jobs/j1`.
 const TEMPLATES: [(&str, &str); 2] = [
     ("hello-file__eD2pj5h", "hello-file"),
@@ -117,17 +120,6 @@ pub fn generate(dir: &Path, tasks: usize, attempts: u64) -> (PathBuf, PathBuf, P
         "attempt_fields": git_ledger::declaration::STANDARD_FIELDS,
         "tasks": tasks, "schedule": schedule
     });
-    // In its canonical form, as `pin` writes every declaration (and as a real campaign's is).
-    let decl_path = dir.join("campaign.json");
-    std::fs::write(&decl_path, git_ledger::declaration::canonical(&decl)).unwrap();
-    let d =
-        git_ledger::declaration::Declaration::parse(&std::fs::read(&decl_path).unwrap(), u64::MAX)
-            .unwrap();
-    let template = dir.join("template.json");
-    std::fs::write(
-        &template,
-        git_ledger::ledger::Ledger::template(&d).canonical(&d),
-    )
-    .unwrap();
+    let (decl_path, template) = bench_campaign::write_campaign(dir, &decl);
     (job, decl_path, template)
 }

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use git_ledger::import::inspect::zip::{write_archive, Archive};
 
+#[path = "bench_campaign.rs"]
+mod bench_campaign;
+
 pub const SAMPLES: usize = 1000;
 pub const EPOCHS: u64 = 2;
 
@@ -102,17 +105,7 @@ pub fn generate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
         "attempt_fields": git_ledger::declaration::STANDARD_FIELDS,
         "tasks": tasks, "schedule": schedule
     });
-    let decl_path = dir.join("campaign.json");
-    std::fs::write(&decl_path, serde_json::to_vec_pretty(&decl).unwrap()).unwrap();
-    let d =
-        git_ledger::declaration::Declaration::parse(&std::fs::read(&decl_path).unwrap(), u64::MAX)
-            .unwrap();
-    let template = dir.join("template.json");
-    std::fs::write(
-        &template,
-        git_ledger::ledger::Ledger::template(&d).canonical(&d),
-    )
-    .unwrap();
+    let (decl_path, template) = bench_campaign::write_campaign(dir, &decl);
     (log, decl_path, template)
 }
 
