@@ -16,6 +16,8 @@
 //! Times are the best of several runs (the machine is shared); memory is the maximum resident
 //! set size that `/usr/bin/time -v` reports.
 
+#[path = "common/bench_campaign.rs"]
+mod bench_campaign;
 #[path = "common/cat_file.rs"]
 mod cat_file;
 #[path = "common/harbor_bench.rs"]

@@ -1,6 +1,6 @@
 //! A benchmark's campaign as a real one's is written: the declaration in canonical form (as
-//! `pin` writes every declaration) and the ledger template of it. `harbor_job.rs` and
-//! `inspect_bench.rs` include it.
+//! `pin` writes every declaration) and the ledger template of it. `examples/bench.rs` and
+//! `tests/cli/harbor.rs` include it, for `harbor_job.rs` and `inspect_bench.rs`.
 
 use std::path::{Path, PathBuf};
 

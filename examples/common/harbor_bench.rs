@@ -10,6 +10,9 @@
 #[path = "harbor_job.rs"]
 mod harbor_job;
 
+// What `harbor_job` writes its campaign with (its includer provides it).
+use crate::bench_campaign;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

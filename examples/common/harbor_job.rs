@@ -2,13 +2,14 @@
 //! Harbor 0.25 trial of the tests' data (`tests/data/harbor-jobs/j1`: a passing `hello-file`
 //! trial for even tasks, a failing `wrong-answer` trial for odd ones) with its task name,
 //! trial name and id replaced, a declaration of its tasks in canonical form and the ledger
-//! template. `examples/common/harbor_bench.rs` and `tests/cli/harbor.rs` include it.
+//! template. `examples/common/harbor_bench.rs` and `tests/cli/harbor.rs` include it, each with
+//! `bench_campaign.rs`.
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-#[path = "bench_campaign.rs"]
-mod bench_campaign;
+// `bench_campaign.rs`, which the includer of this file provides beside it.
+use super::bench_campaign;
 
 /// (template trial directory name, its task name) in `tests/data/harbor-jobs/j1`.
 const TEMPLATES: [(&str, &str); 2] = [

@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 
 use git_ledger::import::inspect::zip::{write_archive, Archive};
 
-#[path = "bench_campaign.rs"]
-mod bench_campaign;
+use crate::bench_campaign;
 
 pub const SAMPLES: usize = 1000;
 pub const EPOCHS: u64 = 2;

@@ -792,6 +792,8 @@ fn damaged_job_files_are_refused_with_their_reason_never_a_panic() {
 
 crate::common::under_both_prefixes!(a_job_imports_into_a_ledger_ref_with_its_results_as_records);
 
+#[path = "../../examples/common/bench_campaign.rs"]
+mod bench_campaign;
 #[path = "../../examples/common/harbor_job.rs"]
 mod harbor_job;
 
